@@ -1,0 +1,40 @@
+#include "compiler/spec/problem_key.h"
+
+#include "compiler/dsl/printer.h"
+#include "compiler/spec/alignment.h"
+
+#include <cstdio>
+
+namespace tcjit {
+
+std::string ProblemKey::hash_hex() const {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(hash));
+  return buf;
+}
+
+uint64_t fnv1a64(std::string_view bytes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char ch : bytes) {
+    h ^= ch;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+OpSpec with_resolved_math(const OpSpec &spec, bool tf32_override_off) {
+  OpSpec resolved = spec;
+  resolved.math = resolve_math(spec.math, tf32_override_off);
+  return resolved;
+}
+
+ProblemKey make_problem_key(const OpSpec &spec, std::string_view arch, bool tf32_override_off) {
+  const OpSpec resolved = with_resolved_math(spec, tf32_override_off);
+  ProblemKey key;
+  key.text = print_spec(resolved) + " align=" + alignment_signature(analyze_alignment(resolved)) +
+             " arch=" + std::string(arch);
+  key.hash = fnv1a64(key.text);
+  return key;
+}
+
+} // namespace tcjit

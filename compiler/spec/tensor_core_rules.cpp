@@ -1,0 +1,215 @@
+#include "compiler/spec/tensor_core_rules.h"
+
+#include "compiler/spec/alignment.h"
+#include "compiler/spec/arch.h"
+
+#include <string>
+
+namespace tcjit {
+
+namespace {
+
+DType input_dtype(const OpSpec &s) {
+  if (s.kind == OpKind::gemm)
+    return s.gemm.a.dtype;
+  return s.conv.pass == ConvPass::dgrad ? s.conv.y.dtype : s.conv.x.dtype;
+}
+
+bool uses_f32_math(const OpSpec &s, bool tf32_override_off) {
+  const DType in = input_dtype(s);
+  return in == DType::f32 && resolve_math(s.math, tf32_override_off) == MathMode::f32;
+}
+
+bool uses_tf32(const OpSpec &s, bool tf32_override_off) {
+  const DType in = input_dtype(s);
+  return in == DType::tf32 ||
+         (in == DType::f32 && resolve_math(s.math, tf32_override_off) == MathMode::tf32);
+}
+
+bool is_channels_first(TensorLayout l) {
+  return l == TensorLayout::nchw || l == TensorLayout::ncdhw || l == TensorLayout::kcrs ||
+         l == TensorLayout::kctrs;
+}
+
+bool is_fast_group_size(int64_t v) {
+  for (int64_t ok : {1, 4, 8, 16, 32, 64, 128, 256})
+    if (v == ok)
+      return true;
+  return false;
+}
+
+std::string s(int64_t v) { return std::to_string(v); }
+
+void check_alignment(const OpSpec &spec, std::vector<RuleFinding> &out) {
+  for (const OperandAlignment &a : analyze_alignment(spec)) {
+    if (a.elements >= a.max_elements)
+      continue;
+    const bool layout_issue = a.limited_by.rfind("layout ", 0) == 0;
+    if (layout_issue)
+      continue; // reported by the layout rule
+    const std::string dims = spec.kind == OpKind::gemm ? "the contiguous dimension and ld"
+                                                       : "the channel count";
+    out.push_back({"vector-16B",
+                   "operand " + a.operand + ": " + a.limited_by + ", so 16-byte vectors (" +
+                       s(a.max_elements) + " x " + std::string(to_string(a.dtype)) +
+                       ") are impossible; loads fall back to " + s(a.bytes()) + "-byte vectors",
+                   "pad " + dims + " of " + a.operand + " to a multiple of " + s(a.max_elements) +
+                       " (zeros do not change the result)"});
+  }
+}
+
+void check_min_32(const OpSpec &spec, std::vector<RuleFinding> &out) {
+  if (spec.kind == OpKind::gemm) {
+    const Dim &k = spec.gemm.k;
+    if (k.is_fixed() && k.value < 32)
+      out.push_back({"min-32",
+                     "k=" + s(k.value) + " < 32: each tensor-core tile along K is mostly padding",
+                     "batch several small products into one with k >= 32, or accept the low "
+                     "efficiency"});
+    return;
+  }
+  const ConvSpec &c = spec.conv;
+  if (c.groups != 1)
+    return; // grouped convolutions are judged by the grouped rule
+  if (c.c < 32)
+    out.push_back({"min-32", "c=" + s(c.c) + " input channels < 32: tensor cores are underused",
+                   "pad c to 32 (or fold a spatial dimension into channels)"});
+  if (c.k < 32)
+    out.push_back({"min-32", "k=" + s(c.k) + " output channels < 32: tensor cores are underused",
+                   "pad k to 32"});
+}
+
+void check_layout(const OpSpec &spec, std::vector<RuleFinding> &out) {
+  if (spec.kind == OpKind::gemm)
+    return;
+  const ConvSpec &c = spec.conv;
+  auto report = [&](const char *name, TensorLayout l, std::string_view fast) {
+    if (!is_channels_first(l))
+      return;
+    out.push_back({"layout-nhwc",
+                   std::string(name) + " is " + std::string(to_string(l)) +
+                       " (channels-first): the implicit-GEMM gather cannot use vectors, and "
+                       "cuDNN would transpose it first",
+                   "store " + std::string(name) + " as " + std::string(fast) +
+                       " (channels-last), the tensor cores' native layout"});
+  };
+  const bool three_d = spec.kind == OpKind::conv3d;
+  report("x", c.x.layout, three_d ? "ndhwc" : "nhwc");
+  report("filter", c.filter.layout, three_d ? "ktrsc" : "krsc");
+  report("y", c.y.layout, three_d ? "ndhwc" : "nhwc");
+}
+
+void check_groups(const OpSpec &spec, std::vector<RuleFinding> &out) {
+  if (spec.kind == OpKind::gemm || spec.conv.groups <= 1)
+    return;
+  const ConvSpec &c = spec.conv;
+  const int64_t cg = c.c / c.groups, kg = c.k / c.groups;
+  if (cg != kg)
+    out.push_back({"grouped-equal",
+                   "groups=" + s(c.groups) + " gives " + s(cg) + " input and " + s(kg) +
+                       " output channels per group: unequal per-group channels fall off the fast "
+                       "grouped kernels",
+                   "make c/groups == k/groups"});
+  if (!is_fast_group_size(cg))
+    out.push_back({"grouped-size",
+                   "c/groups=" + s(cg) +
+                       " channels per group is not in {1,4,8,16,32,64,128,256}, the sizes grouped "
+                       "kernels are fast for",
+                   "choose groups so that c/groups is one of 1,4,8,16,32,64,128,256"});
+}
+
+} // namespace
+
+MmaChoice choose_mma(const OpSpec &spec, bool tf32_override_off) {
+  MmaChoice m;
+  const DType in = input_dtype(spec);
+  m.tensor_cores = true;
+  switch (in) {
+  case DType::f16:
+    m.shape = "m16n8k16";
+    m.instruction = spec.acc == DType::f16 ? "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16"
+                                           : "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32";
+    return m;
+  case DType::bf16:
+    m.shape = "m16n8k16";
+    m.instruction = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32";
+    return m;
+  case DType::tf32:
+  case DType::f32:
+    if (uses_f32_math(spec, tf32_override_off)) {
+      m.tensor_cores = false;
+      m.note = "math=f32: SIMT FFMA, exact fp32, no tensor cores";
+      return m;
+    }
+    m.shape = "m16n8k8";
+    m.instruction = "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32";
+    m.note = "inputs rounded to tf32 (cvt.rna.tf32.f32): 10-bit mantissa, fp32 accumulate";
+    return m;
+  case DType::f64:
+    m.shape = "m8n8k4";
+    m.instruction = "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64";
+    return m;
+  case DType::s8:
+  case DType::u8: {
+    m.shape = "m16n8k32";
+    const std::string t(to_string(in));
+    m.instruction = "mma.sync.aligned.m16n8k32.row.col.s32." + t + "." + t + ".s32";
+    return m;
+  }
+  case DType::s32:
+  case DType::s4:
+  case DType::u4:
+  case DType::e4m3:
+  case DType::e5m2:
+    m.tensor_cores = false;
+    m.note = "input type " + std::string(to_string(in)) + " is not supported";
+    return m;
+  }
+  return m;
+}
+
+std::vector<RuleFinding> check_tensor_core_rules(const OpSpec &spec, std::string_view arch,
+                                                 bool tf32_override_off) {
+  std::vector<RuleFinding> out;
+  if (uses_f32_math(spec, tf32_override_off)) {
+    const bool by_env = spec.math == MathMode::automatic && tf32_override_off;
+    out.push_back({"tf32-disabled",
+                   std::string(by_env ? "NVIDIA_TF32_OVERRIDE=0 disables TF32" : "math=f32") +
+                       ": f32 inputs run on SIMT FFMA without tensor cores, expect ~8-16x slower "
+                       "(A100: 19.5 TFLOPS fp32 vs 156 TFLOPS tf32)",
+                   "use math=tf32 (or auto without NVIDIA_TF32_OVERRIDE=0) if ~1e-3 relative "
+                   "error is acceptable, or f16/bf16 inputs"});
+  }
+  check_alignment(spec, out);
+  check_min_32(spec, out);
+  check_layout(spec, out);
+  check_groups(spec, out);
+  const auto info = find_arch(arch);
+  if (info && input_dtype(spec) == DType::f64 && !info->full_rate_f64_mma)
+    out.push_back({"f64-rate",
+                   std::string(arch) + " (" + std::string(info->example) +
+                       ") runs f64 DMMA at a small fraction of A100/H100 rate",
+                   "use an sm_80 or sm_90 part for f64, or a lower precision"});
+  return out;
+}
+
+double a100_peak_ops(const OpSpec &spec, bool tf32_override_off) {
+  const DType in = input_dtype(spec);
+  switch (in) {
+  case DType::f16:
+  case DType::bf16: return 312e12;
+  case DType::tf32:
+  case DType::f32: return uses_tf32(spec, tf32_override_off) ? 156e12 : 19.5e12;
+  case DType::f64: return 19.5e12;
+  case DType::s8:
+  case DType::u8: return 624e12;
+  case DType::s32:
+  case DType::s4:
+  case DType::u4:
+  case DType::e4m3:
+  case DType::e5m2: return 0;
+  }
+  return 0;
+}
+
+} // namespace tcjit

@@ -1,0 +1,135 @@
+#include "kernels_db/binary_store.h"
+
+#include "kernels_db/canonical_json.h"
+#include "kernels_db/clock.h"
+#include "kernels_db/error.h"
+#include "kernels_db/problem_store.h"
+#include "kernels_db/sha256.h"
+
+namespace tcjit::kernels_db {
+namespace {
+
+constexpr std::string_view kBinaryColumns =
+    "p.key_text, b.config_json, b.arch, b.toolkit_version, b.compiler_version, b.ptx, b.cubin, "
+    "b.cubin_sha256, b.resources_json, b.compile_options, b.compile_ms, b.created_ms";
+
+BinaryRecord read_binary_row(const Statement &statement) {
+  BinaryRecord binary;
+  binary.key.problem_key = statement.column_text(0);
+  binary.key.config_json = statement.column_text(1);
+  binary.key.arch = statement.column_text(2);
+  binary.key.toolkit_version = statement.column_text(3);
+  binary.key.compiler_version = statement.column_text(4);
+  binary.ptx = statement.column_text(5);
+  binary.cubin = statement.column_blob(6);
+  binary.cubin_sha256 = statement.column_text(7);
+  binary.resources_json = statement.column_text(8);
+  binary.compile_options = statement.column_text(9);
+  binary.compile_ms = statement.column_double(10);
+  binary.created_ms = statement.column_int64(11);
+  return binary;
+}
+
+} // namespace
+
+void upsert_binary(Connection &connection, const BinaryRecord &binary) {
+  const auto problem_id = find_problem_id(connection, binary.key.problem_key);
+  if (!problem_id)
+    throw DbError(DbErrorKind::not_found,
+                  "binary for unknown problem '" + binary.key.problem_key + "'", connection.path(),
+                  "store the problem (put_problem) before its binaries");
+  if (binary.key.arch.empty() || binary.key.toolkit_version.empty() ||
+      binary.key.compiler_version.empty())
+    throw DbError(DbErrorKind::invalid_argument,
+                  "binary key needs arch, toolkit version and compiler version",
+                  binary.key.problem_key, "fill in every BinaryKey field");
+  auto statement = connection.cached(
+      "INSERT INTO binaries (problem_id, config_json, arch, toolkit_version, compiler_version, "
+      "ptx, cubin, cubin_sha256, resources_json, compile_options, compile_ms, created_ms) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) "
+      "ON CONFLICT (problem_id, config_json, arch, toolkit_version, compiler_version) DO UPDATE "
+      "SET ptx = excluded.ptx, cubin = excluded.cubin, cubin_sha256 = excluded.cubin_sha256, "
+      "resources_json = excluded.resources_json, compile_options = excluded.compile_options, "
+      "compile_ms = excluded.compile_ms, created_ms = excluded.created_ms");
+  statement->bind(1, *problem_id);
+  statement->bind(2, canonical_json(binary.key.config_json, "binary config_json"));
+  statement->bind(3, binary.key.arch);
+  statement->bind(4, binary.key.toolkit_version);
+  statement->bind(5, binary.key.compiler_version);
+  statement->bind(6, binary.ptx);
+  statement->bind_blob(7, binary.cubin);
+  statement->bind(8, sha256_hex(binary.cubin));
+  statement->bind(9, canonical_json_object(binary.resources_json, "binary resources_json"));
+  statement->bind(10, binary.compile_options);
+  statement->bind(11, binary.compile_ms);
+  statement->bind(12, binary.created_ms != 0 ? binary.created_ms : now_unix_ms());
+  statement->run();
+}
+
+void visit_binary_candidates(Connection &connection, const BinaryQuery &query,
+                             const std::function<bool(BinaryRecord &&)> &visit) {
+  // ?5 is NULL when any config will do.
+  auto statement = connection.cached(
+      "SELECT " + std::string(kBinaryColumns) +
+      ", (SELECT MIN(r.median_us) FROM results r WHERE r.problem_id = b.problem_id "
+      "   AND r.config_json = b.config_json AND r.arch = b.arch AND r.status = 'ok' "
+      "   AND r.provenance = 'measured') AS best_us "
+      "FROM binaries b JOIN problems p ON p.id = b.problem_id "
+      "WHERE p.key_text = ?1 AND b.arch = ?2 AND b.toolkit_version = ?3 "
+      "AND b.compiler_version = ?4 AND (?5 IS NULL OR b.config_json = ?5) "
+      "ORDER BY best_us IS NULL, best_us, b.created_ms DESC, b.id DESC");
+  statement->bind(1, query.problem_key);
+  statement->bind(2, query.arch);
+  statement->bind(3, query.toolkit_version);
+  statement->bind(4, query.compiler_version);
+  if (query.config_json)
+    statement->bind(5, canonical_json(*query.config_json, "lookup config_json"));
+  else
+    statement->bind_null(5);
+  while (statement->step())
+    if (visit(read_binary_row(*statement)))
+      return;
+}
+
+std::vector<BinaryInfo> list_binaries(Connection &connection, std::string_view problem_key) {
+  auto statement = connection.cached(
+      "SELECT p.key_text, b.config_json, b.arch, b.toolkit_version, b.compiler_version, "
+      "b.cubin_sha256, length(b.cubin), length(b.ptx), b.resources_json, b.compile_options, "
+      "b.compile_ms, b.created_ms FROM binaries b JOIN problems p ON p.id = b.problem_id "
+      "WHERE p.key_text = ?1 ORDER BY b.arch, b.toolkit_version, b.compiler_version, "
+      "b.config_json");
+  statement->bind(1, problem_key);
+  std::vector<BinaryInfo> binaries;
+  while (statement->step()) {
+    BinaryInfo info;
+    info.key = {statement->column_text(0), statement->column_text(1), statement->column_text(2),
+                statement->column_text(3), statement->column_text(4)};
+    info.cubin_sha256 = statement->column_text(5);
+    info.cubin_bytes = statement->column_int64(6);
+    info.ptx_bytes = statement->column_int64(7);
+    info.resources_json = statement->column_text(8);
+    info.compile_options = statement->column_text(9);
+    info.compile_ms = statement->column_double(10);
+    info.created_ms = statement->column_int64(11);
+    binaries.push_back(std::move(info));
+  }
+  return binaries;
+}
+
+std::optional<BinaryRecord> read_binary(Connection &connection, const BinaryKey &key) {
+  auto statement = connection.cached(
+      "SELECT " + std::string(kBinaryColumns) +
+      " FROM binaries b JOIN problems p ON p.id = b.problem_id WHERE p.key_text = ?1 "
+      "AND b.config_json = ?2 AND b.arch = ?3 AND b.toolkit_version = ?4 "
+      "AND b.compiler_version = ?5");
+  statement->bind(1, key.problem_key);
+  statement->bind(2, canonical_json(key.config_json, "binary config_json"));
+  statement->bind(3, key.arch);
+  statement->bind(4, key.toolkit_version);
+  statement->bind(5, key.compiler_version);
+  if (!statement->step())
+    return std::nullopt;
+  return read_binary_row(*statement);
+}
+
+} // namespace tcjit::kernels_db

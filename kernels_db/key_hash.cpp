@@ -1,0 +1,29 @@
+#include "kernels_db/key_hash.h"
+
+#include <charconv>
+#include <cstdio>
+
+namespace tcjit::kernels_db {
+
+std::string format_key_hash(uint64_t hash) {
+  char buffer[17];
+  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(hash));
+  return buffer;
+}
+
+std::optional<uint64_t> parse_key_hash(std::string_view text) {
+  bool prefixed = false;
+  if (text.starts_with("0x") || text.starts_with("0X")) {
+    text.remove_prefix(2);
+    prefixed = true;
+  }
+  if (text.empty() || text.size() > 16 || (!prefixed && text.size() != 16))
+    return std::nullopt;
+  uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, 16);
+  if (ec != std::errc() || end != text.data() + text.size())
+    return std::nullopt;
+  return value;
+}
+
+} // namespace tcjit::kernels_db

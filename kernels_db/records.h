@@ -1,0 +1,96 @@
+// The plain values kernels_db stores. Problems are identified by the caller's canonical key text
+// (and its 64-bit hash); configs are canonical JSON text; nothing here knows the compiler.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tcjit::kernels_db {
+
+struct ProblemRecord {
+  std::string key_text;    // canonical problem key (unique)
+  uint64_t key_hash = 0;   // the caller's 64-bit hash of key_text
+  std::string op;          // "gemm", "conv2d", "conv3d"
+  std::string dtype;       // "f16", ...
+  std::string arch;        // "sm_80", ...
+  std::string spec_text;   // the DSL text of the problem
+  std::string shape_json;  // small JSON object of integer shape fields: {"m":..,"n":..,"k":..}
+  int64_t created_ms = 0;  // set by put_problem when 0
+};
+
+// What a binary was built for. A lookup only returns a binary whose every field matches.
+struct BinaryKey {
+  std::string problem_key;
+  std::string config_json;
+  std::string arch;
+  std::string toolkit_version;
+  std::string compiler_version;
+};
+
+struct BinaryRecord {
+  BinaryKey key;
+  std::string ptx;
+  std::vector<uint8_t> cubin;
+  std::string cubin_sha256;    // computed by put_binary
+  std::string resources_json;  // ptxas use: {"registers":..,"spill_bytes":..,"shared_bytes":..}
+  std::string compile_options; // e.g. "-O3 --gpu-name sm_80"
+  double compile_ms = 0;
+  int64_t created_ms = 0;      // set by put_binary when 0
+};
+
+enum class ResultStatus { ok, failed, illegal };
+enum class ProvenanceKind { measured, predicted, emulated };
+
+std::string_view to_string(ResultStatus status);
+std::string_view to_string(ProvenanceKind kind);
+// Throw DbError(invalid_argument) for an unknown name.
+ResultStatus parse_result_status(std::string_view text);
+ProvenanceKind parse_provenance_kind(std::string_view text);
+
+// Where a result comes from: measured on a named device/driver/clock, predicted by a model, or
+// verified on the emulator.
+struct Provenance {
+  ProvenanceKind kind = ProvenanceKind::measured;
+  std::string device;             // measured: e.g. "NVIDIA A100-SXM4-80GB"
+  std::string driver;             // measured: e.g. "550.54.15"
+  std::optional<int64_t> clock_mhz;
+  std::string model;              // predicted: the model's name and version
+};
+
+// Kernel time in microseconds over the repetitions of one measurement.
+struct Timing {
+  double median_us = 0;
+  double min_us = 0;
+  double max_us = 0;
+  double stddev_us = 0;
+};
+
+struct ResultRecord {
+  std::string problem_key;
+  std::string config_json;
+  std::string arch;
+  ResultStatus status = ResultStatus::ok;
+  std::optional<Timing> timing;  // absent for failed/illegal configs
+  std::optional<double> tflops;
+  Provenance provenance;
+  std::string tuner_version;
+  int64_t measured_ms = 0;       // set by put_result when 0
+  std::string message;           // why a config failed or is illegal
+};
+
+// The binary's metadata without PTX and cubin, for listings.
+struct BinaryInfo {
+  BinaryKey key;
+  std::string cubin_sha256;
+  int64_t cubin_bytes = 0;
+  int64_t ptx_bytes = 0;
+  std::string resources_json;
+  std::string compile_options;
+  double compile_ms = 0;
+  int64_t created_ms = 0;
+};
+
+} // namespace tcjit::kernels_db

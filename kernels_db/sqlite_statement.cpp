@@ -1,0 +1,153 @@
+#include "kernels_db/sqlite_statement.h"
+
+#include "kernels_db/error.h"
+
+#include <sqlite3.h>
+
+namespace tcjit::kernels_db {
+
+void SqliteCloser::operator()(sqlite3 *db) const { sqlite3_close_v2(db); }
+
+void Statement::Finalizer::operator()(sqlite3_stmt *stmt) const { sqlite3_finalize(stmt); }
+
+void throw_sqlite_error(sqlite3 *db, int code, std::string_view operation) {
+  std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(code);
+  std::string where;
+  if (db != nullptr) {
+    const char *file = sqlite3_db_filename(db, "main");
+    where = file != nullptr && *file != '\0' ? file : ":memory:";
+  }
+  if (!operation.empty())
+    where += (where.empty() ? "" : ", ") + std::string(operation);
+  const int primary = code & 0xff;
+  switch (primary) {
+  case SQLITE_BUSY:
+  case SQLITE_LOCKED:
+    throw DbError(DbErrorKind::busy, "database is locked: " + message, where,
+                  "another process kept the database locked for too long; retry, or stop the "
+                  "process that holds it",
+                  code);
+  case SQLITE_CORRUPT:
+  case SQLITE_NOTADB:
+    throw DbError(DbErrorKind::corrupt, "database file is damaged: " + message, where,
+                  "run `tcjit db check`; the database is a cache: delete the file (it is rebuilt) "
+                  "or restore it with `tcjit db import` from an export",
+                  code);
+  case SQLITE_CANTOPEN:
+  case SQLITE_PERM:
+  case SQLITE_READONLY:
+  case SQLITE_IOERR:
+  case SQLITE_AUTH:
+    throw DbError(DbErrorKind::io, "cannot access the database: " + message, where,
+                  "check that the file and its directory exist and are writable, or choose "
+                  "another --db (or $TCJIT_DB)",
+                  code);
+  case SQLITE_FULL:
+    throw DbError(DbErrorKind::io, "disk full: " + message, where,
+                  "free disk space, or run `tcjit db prune` and `tcjit db vacuum`", code);
+  case SQLITE_CONSTRAINT:
+    throw DbError(DbErrorKind::invalid_argument, "constraint violated: " + message, where,
+                  "check the values passed (status, provenance, problem key)", code);
+  default:
+    throw DbError(DbErrorKind::sqlite, "SQLite error: " + message, where,
+                  "this is unexpected; please report it with the command that failed", code);
+  }
+}
+
+Statement::Statement(sqlite3 *db, std::string_view sql, bool persistent) : db_(db), sql_(sql) {
+  sqlite3_stmt *raw = nullptr;
+  const int rc = sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()),
+                                    persistent ? SQLITE_PREPARE_PERSISTENT : 0, &raw, nullptr);
+  stmt_.reset(raw);
+  if (rc != SQLITE_OK)
+    throw_sqlite_error(db, rc, "prepare");
+}
+
+namespace {
+void check_bind(sqlite3 *db, int rc) {
+  if (rc != SQLITE_OK)
+    throw_sqlite_error(db, rc, "bind");
+}
+} // namespace
+
+void Statement::bind(int index, int64_t value) {
+  check_bind(db_, sqlite3_bind_int64(stmt_.get(), index, value));
+}
+void Statement::bind(int index, double value) {
+  check_bind(db_, sqlite3_bind_double(stmt_.get(), index, value));
+}
+void Statement::bind(int index, std::string_view text) {
+  check_bind(db_, sqlite3_bind_text64(stmt_.get(), index, text.data(), text.size(),
+                                      SQLITE_TRANSIENT, SQLITE_UTF8));
+}
+void Statement::bind(int index, std::optional<int64_t> value) {
+  if (value)
+    bind(index, *value);
+  else
+    bind_null(index);
+}
+void Statement::bind(int index, std::optional<double> value) {
+  if (value)
+    bind(index, *value);
+  else
+    bind_null(index);
+}
+void Statement::bind_blob(int index, std::span<const uint8_t> bytes) {
+  // A zero-length blob must not bind as NULL.
+  static const uint8_t empty = 0;
+  const void *data = bytes.empty() ? &empty : bytes.data();
+  check_bind(db_, sqlite3_bind_blob64(stmt_.get(), index, data, bytes.size(), SQLITE_TRANSIENT));
+}
+void Statement::bind_null(int index) { check_bind(db_, sqlite3_bind_null(stmt_.get(), index)); }
+
+bool Statement::step() {
+  const int rc = sqlite3_step(stmt_.get());
+  if (rc == SQLITE_ROW)
+    return true;
+  if (rc == SQLITE_DONE)
+    return false;
+  sqlite3_reset(stmt_.get());
+  throw_sqlite_error(db_, rc, "step");
+}
+
+void Statement::run() {
+  while (step()) {
+  }
+}
+
+void Statement::reset() {
+  sqlite3_reset(stmt_.get());
+  sqlite3_clear_bindings(stmt_.get());
+}
+
+bool Statement::is_null(int column) const {
+  return sqlite3_column_type(stmt_.get(), column) == SQLITE_NULL;
+}
+int64_t Statement::column_int64(int column) const {
+  return sqlite3_column_int64(stmt_.get(), column);
+}
+double Statement::column_double(int column) const {
+  return sqlite3_column_double(stmt_.get(), column);
+}
+std::string Statement::column_text(int column) const {
+  const auto *text = sqlite3_column_text(stmt_.get(), column);
+  const int size = sqlite3_column_bytes(stmt_.get(), column);
+  return text != nullptr ? std::string(reinterpret_cast<const char *>(text), size) : std::string();
+}
+std::vector<uint8_t> Statement::column_blob(int column) const {
+  const auto *data = static_cast<const uint8_t *>(sqlite3_column_blob(stmt_.get(), column));
+  const int size = sqlite3_column_bytes(stmt_.get(), column);
+  return data != nullptr ? std::vector<uint8_t>(data, data + size) : std::vector<uint8_t>();
+}
+std::optional<int64_t> Statement::column_optional_int64(int column) const {
+  if (is_null(column))
+    return std::nullopt;
+  return column_int64(column);
+}
+std::optional<double> Statement::column_optional_double(int column) const {
+  if (is_null(column))
+    return std::nullopt;
+  return column_double(column);
+}
+
+} // namespace tcjit::kernels_db

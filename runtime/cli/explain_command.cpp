@@ -1,0 +1,115 @@
+#include "runtime/cli/explain_command.h"
+
+#include "compiler/dsl/printer.h"
+#include "compiler/spec/arch.h"
+#include "compiler/spec/explain.h"
+#include "runtime/cli/exit_codes.h"
+#include "runtime/cli/spec_input.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <memory>
+
+namespace tcjit::cli {
+
+namespace {
+
+struct ExplainOptions {
+  std::string spec;
+  std::string arch = "sm_80";
+  bool json = false;
+};
+
+nlohmann::json dim_json(const Dim &d) {
+  switch (d.kind) {
+  case Dim::Kind::fixed: return d.value;
+  case Dim::Kind::any: return "?";
+  case Dim::Kind::range: return std::to_string(d.lo) + ".." + std::to_string(d.hi);
+  }
+  return nullptr;
+}
+
+nlohmann::json to_json(const WorkloadEntry &entry, const Explanation &e) {
+  nlohmann::json j;
+  if (!entry.name.empty())
+    j["name"] = entry.name;
+  j["weight"] = entry.weight;
+  j["spec"] = e.canonical;
+  j["key"] = e.key.text;
+  j["hash"] = e.key.hash_hex();
+  j["arch"] = e.arch;
+  j["gemm"] = {{"m", dim_json(e.gemm.m)},
+               {"n", dim_json(e.gemm.n)},
+               {"k", dim_json(e.gemm.k)},
+               {"batch", dim_json(e.gemm.batch)},
+               {"groups", e.gemm.groups}};
+  if (e.conv_output)
+    j["output"] = {{"o", e.conv_output->o}, {"p", e.conv_output->p}, {"q", e.conv_output->q}};
+  j["flops"] = e.flops ? nlohmann::json(*e.flops) : nlohmann::json(nullptr);
+  j["bytes"] = e.bytes ? nlohmann::json(*e.bytes) : nlohmann::json(nullptr);
+  j["arithmetic_intensity"] =
+      e.arithmetic_intensity ? nlohmann::json(*e.arithmetic_intensity) : nlohmann::json(nullptr);
+  for (const OperandAlignment &a : e.alignment)
+    j["alignment"][a.operand] = {{"elements", a.elements},
+                                 {"bytes", a.bytes()},
+                                 {"max_elements", a.max_elements},
+                                 {"limited_by", a.limited_by}};
+  j["tensor_cores"] = e.mma.tensor_cores;
+  j["mma"] = e.mma.instruction;
+  j["mma_note"] = e.mma.note;
+  j["findings"] = nlohmann::json::array();
+  for (const RuleFinding &f : e.findings)
+    j["findings"].push_back({{"rule", f.rule}, {"problem", f.problem}, {"fix", f.fix}});
+  return j;
+}
+
+int run_explain(const ExplainOptions &opt) {
+  if (!find_arch(opt.arch)) {
+    std::cerr << "tcjit explain: error: unknown arch '" << opt.arch << "' (tcjit targets "
+              << known_arch_list() << ")\n";
+    return kExitUsage;
+  }
+  ParseResult parsed;
+  if (!load_workload(opt.spec, parsed))
+    return kExitBadSpec;
+  const bool tf32_off = tf32_disabled_by_environment();
+  nlohmann::json all = nlohmann::json::array();
+  bool first = true;
+  for (const WorkloadEntry &entry : parsed.entries) {
+    const Explanation e = explain_spec(entry.spec, opt.arch, tf32_off);
+    if (opt.json) {
+      all.push_back(to_json(entry, e));
+      continue;
+    }
+    if (!first)
+      std::cout << "\n";
+    first = false;
+    if (!entry.name.empty() || parsed.entries.size() > 1)
+      std::cout << "== " << (entry.name.empty() ? "line " + std::to_string(entry.line) : entry.name)
+                << " (weight " << entry.weight << ")\n";
+    std::cout << render_explanation(e);
+  }
+  if (opt.json)
+    std::cout << all.dump(2) << "\n";
+  return kExitOk;
+}
+
+} // namespace
+
+void add_explain_command(CLI::App &app) {
+  auto opt = std::make_shared<ExplainOptions>();
+  CLI::App *cmd = app.add_subcommand(
+      "explain", "Explain a spec: implicit-GEMM shape, FLOPs and bytes, alignment, tensor-core "
+                 "instruction, and the tensor-core rules it breaks with their fixes");
+  cmd->add_option("spec", opt->spec,
+                  "DSL text (\"gemm m=... \"), a workload file, or - for standard input")
+      ->required();
+  cmd->add_option("--arch", opt->arch, "target architecture: sm_80, sm_86, sm_89, sm_90")
+      ->capture_default_str();
+  cmd->add_flag("--json", opt->json, "print JSON for scripts");
+  cmd->callback([opt]() { throw CLI::RuntimeError(run_explain(*opt)); });
+}
+
+} // namespace tcjit::cli

@@ -1,0 +1,75 @@
+#include "runtime/cli/spec_input.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+namespace tcjit::cli {
+
+namespace {
+
+bool looks_like_spec(const std::string &s) {
+  if (s.find('=') != std::string::npos)
+    return true;
+  for (const char *op : {"gemm", "conv2d", "conv3d"})
+    if (s.rfind(op, 0) == 0)
+      return true;
+  return false;
+}
+
+} // namespace
+
+SpecInput read_spec_input(const std::string &arg) {
+  SpecInput in;
+  if (arg == "-") {
+    in.source_name = "<stdin>";
+    in.text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+    if (std::cin.bad())
+      in.error = "could not read standard input";
+    return in;
+  }
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(arg, ec)) {
+    in.source_name = arg;
+    std::ifstream f(arg, std::ios::binary);
+    if (!f) {
+      in.error = "cannot open '" + arg + "' for reading";
+      return in;
+    }
+    std::ostringstream ss;
+    ss << f.rdbuf();
+    in.text = ss.str();
+    return in;
+  }
+  if (looks_like_spec(arg)) {
+    in.source_name = "<command line>";
+    in.text = arg;
+    return in;
+  }
+  in.error = "'" + arg +
+             "' is neither a readable file nor a spec (a spec looks like \"gemm m=128 n=128 k=64 "
+             "a=f16:row b=f16:col\"; use - to read standard input)";
+  return in;
+}
+
+bool load_workload(const std::string &arg, ParseResult &out) {
+  const SpecInput in = read_spec_input(arg);
+  if (!in.error.empty()) {
+    std::cerr << "tcjit: error: " << in.error << "\n";
+    return false;
+  }
+  out = parse_workload(in.text, in.source_name);
+  for (const Diagnostic &d : out.errors)
+    std::cerr << d.render();
+  if (!out.ok())
+    return false;
+  if (out.entries.empty()) {
+    std::cerr << "tcjit: error: " << in.source_name << " holds no operation\n";
+    return false;
+  }
+  return true;
+}
+
+} // namespace tcjit::cli

@@ -1,0 +1,120 @@
+// `tcjit explain` end to end: the binary, its exit codes, its messages.
+#include "run_tool.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace tcjit::testing {
+namespace {
+
+TEST(Cli, HelpListsSubcommandsAndEachHasHelp) {
+  const ToolResult top = run_tool("--help");
+  EXPECT_EQ(top.exit_code, 0);
+  EXPECT_NE(top.out.find("explain"), std::string::npos);
+  const ToolResult sub = run_tool("explain --help");
+  EXPECT_EQ(sub.exit_code, 0);
+  EXPECT_NE(sub.out.find("--arch"), std::string::npos);
+}
+
+TEST(Cli, NoSubcommandIsAUsageError) {
+  const ToolResult r = run_tool("");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("subcommand"), std::string::npos);
+}
+
+TEST(Cli, ExplainSpecText) {
+  const ToolResult r =
+      run_tool(shell_quote("gemm m=4096 n=4096 k=4096 a=f16:row b=f16:col c=f16:row acc=f32"));
+  ASSERT_EQ(r.exit_code, 2) << "explain is a subcommand; bare spec text is not";
+  const ToolResult e = run_tool(
+      "explain " + shell_quote("gemm m=4096 n=4096 k=4096 a=f16:row b=f16:col c=f16:row acc=f32"));
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_NE(e.out.find("gemm view:   m=4096 n=4096 k=4096"), std::string::npos) << e.out;
+  EXPECT_NE(e.out.find("tensor core: yes, mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
+            std::string::npos)
+      << e.out;
+  EXPECT_NE(e.out.find("a1b948a81e94a3b8"), std::string::npos) << e.out; // golden key hash
+  EXPECT_NE(e.out.find("alignment:   a=8 (16 B) b=8 (16 B) c=8 (16 B)"), std::string::npos);
+  EXPECT_NE(e.out.find("rules:       none broken"), std::string::npos);
+  EXPECT_NE(e.out.find("137 GFLOP"), std::string::npos) << e.out; // 2 * 4096^3 = 1.37e11
+}
+
+TEST(Cli, ExplainReportsBrokenRulesWithFixes) {
+  const ToolResult r =
+      run_tool("explain " + shell_quote("conv2d n=1 h=32 w=32 c=3 k=64 r=3 s=3 pad=1 x=f16:nchw"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("[layout-nhwc] x is nchw"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[min-32] c=3 input channels < 32"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fix: "), std::string::npos);
+}
+
+TEST(Cli, ExplainWorkloadFileAndStdin) {
+  const std::string file = std::string(TCJIT_SOURCE_DIR) + "/examples/workloads/issue_examples.tcjit";
+  const ToolResult f = run_tool("explain " + shell_quote(file));
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_NE(f.out.find("== square_f16 (weight 10)"), std::string::npos) << f.out;
+  EXPECT_NE(f.out.find("== video_dgrad (weight 1)"), std::string::npos);
+  EXPECT_NE(f.out.find("m16n8k8"), std::string::npos); // the tf32 example
+  EXPECT_NE(f.out.find("work:        depends on the symbolic dimensions"), std::string::npos);
+
+  const ToolResult s = run_tool("explain -", "", "gemm m=64 n=64 k=64 a=s8 b=s8\n");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_NE(s.out.find("m16n8k32"), std::string::npos);
+}
+
+TEST(Cli, ExplainHonoursTf32Override) {
+  const std::string spec = shell_quote("gemm m=256 n=256 k=256 a=f32 b=f32 c=f32");
+  const ToolResult on = run_tool("explain " + spec);
+  EXPECT_NE(on.out.find("m16n8k8"), std::string::npos) << on.out;
+  const ToolResult off = run_tool("explain " + spec, "NVIDIA_TF32_OVERRIDE=0");
+  EXPECT_NE(off.out.find("tensor core: no"), std::string::npos) << off.out;
+  EXPECT_NE(off.out.find("[tf32-disabled] NVIDIA_TF32_OVERRIDE=0 disables TF32"),
+            std::string::npos)
+      << off.out;
+}
+
+TEST(Cli, BadSpecGivesPreciseDiagnostic) {
+  const ToolResult r = run_tool("explain " + shell_quote("gemm m=64 n=64 k=64 a=fp16:row b=f16"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("<command line>:1:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("error: unknown dtype 'fp16' (did you mean 'f16'?)"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("gemm m=64 n=64 k=64 a=fp16:row b=f16"), std::string::npos); // the line
+  EXPECT_NE(r.err.find('^'), std::string::npos);                                    // the caret
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(Cli, NeitherFileNorSpec) {
+  const ToolResult r = run_tool("explain no_such_file.tcjit");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("'no_such_file.tcjit' is neither a readable file nor a spec"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST(Cli, UnknownArch) {
+  const ToolResult r = run_tool("explain --arch sm_75 " + shell_quote("gemm m=8 n=8 k=8 a=f16 b=f16"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown arch 'sm_75' (tcjit targets sm_80, sm_86, sm_89, sm_90)"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST(Cli, ExplainJson) {
+  const ToolResult r = run_tool(
+      "explain --json " +
+      shell_quote("conv2d n=8 h=28 w=28 c=128 k=128 r=3 s=3 pad=1 groups=128 x=f16:nhwc"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), 1u);
+  EXPECT_EQ(j[0]["gemm"]["groups"], 128);
+  EXPECT_EQ(j[0]["gemm"]["n"], 1);
+  EXPECT_EQ(j[0]["gemm"]["k"], 9);
+  EXPECT_EQ(j[0]["alignment"]["x"]["elements"], 1);
+  EXPECT_EQ(j[0]["hash"].get<std::string>().size(), 16u);
+  EXPECT_EQ(j[0]["tensor_cores"], true);
+}
+
+} // namespace
+} // namespace tcjit::testing
