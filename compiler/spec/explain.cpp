@@ -1,6 +1,7 @@
 #include "compiler/spec/explain.h"
 
 #include "compiler/dsl/printer.h"
+#include "compiler/spec/validate.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -45,6 +46,7 @@ Explanation explain_spec(const OpSpec &spec, std::string_view arch, bool tf32_ov
   e.bytes = min_bytes(spec);
   if (e.flops && e.bytes && *e.bytes > 0)
     e.arithmetic_intensity = *e.flops / *e.bytes;
+  e.integer_ops = is_integer_type(input_dtype(spec));
   e.a100_peak_ops = a100_peak_ops(spec, tf32_override_off);
   if (e.arithmetic_intensity)
     e.a100_roofline_ops = std::min(e.a100_peak_ops, *e.arithmetic_intensity * kA100Bandwidth);
@@ -71,14 +73,16 @@ std::string render_explanation(const Explanation &e) {
   line(g);
   if (e.flops && e.bytes) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "work:        %s, %s moved at least, %.1f FLOP/byte",
-                  si(*e.flops, "FLOP").c_str(), si(*e.bytes, "B").c_str(),
-                  e.arithmetic_intensity.value_or(0.0));
+    const char *op = e.integer_ops ? "OP" : "FLOP";
+    std::snprintf(buf, sizeof buf, "work:        %s, %s moved at least, %.1f %s/byte",
+                  si(*e.flops, op).c_str(), si(*e.bytes, "B").c_str(),
+                  e.arithmetic_intensity.value_or(0.0), op);
     line(buf);
     if (e.a100_roofline_ops && e.a100_peak_ops > 0) {
       const bool memory_bound = *e.a100_roofline_ops < e.a100_peak_ops;
-      line("roofline:    A100 bound " + si(*e.a100_roofline_ops, "FLOP/s") + " of " +
-           si(e.a100_peak_ops, "FLOP/s") + " peak (" +
+      const char *rate = e.integer_ops ? "OP/s" : "FLOP/s";
+      line("roofline:    A100 bound " + si(*e.a100_roofline_ops, rate) + " of " +
+           si(e.a100_peak_ops, rate) + " peak (" +
            (memory_bound ? "memory-bound" : "compute-bound") + ")");
     }
   } else {

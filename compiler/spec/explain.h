@@ -22,6 +22,7 @@ struct Explanation {
   std::optional<double> flops;
   std::optional<double> bytes;
   std::optional<double> arithmetic_intensity; // flops / bytes
+  bool integer_ops = false;                   // s8/u8 inputs: OP/s rather than FLOP/s
   double a100_peak_ops = 0;                   // for the input type and math
   std::optional<double> a100_roofline_ops;    // min(peak, intensity * bandwidth)
   std::vector<OperandAlignment> alignment;

@@ -2,18 +2,13 @@
 
 #include "compiler/spec/alignment.h"
 #include "compiler/spec/arch.h"
+#include "compiler/spec/validate.h"
 
 #include <string>
 
 namespace tcjit {
 
 namespace {
-
-DType input_dtype(const OpSpec &s) {
-  if (s.kind == OpKind::gemm)
-    return s.gemm.a.dtype;
-  return s.conv.pass == ConvPass::dgrad ? s.conv.y.dtype : s.conv.x.dtype;
-}
 
 bool uses_f32_math(const OpSpec &s, bool tf32_override_off) {
   const DType in = input_dtype(s);

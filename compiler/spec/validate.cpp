@@ -1,0 +1,642 @@
+#include "compiler/spec/validate.h"
+
+#include "compiler/spec/shape.h"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <string_view>
+
+namespace tcjit {
+
+namespace {
+
+using Errors = std::vector<SpecError>;
+
+void add(Errors &errors, std::string_view key, std::string message) {
+  errors.push_back(SpecError{std::string(key), std::move(message)});
+}
+
+std::string str(int64_t v) {
+  return std::to_string(v);
+}
+
+std::string str(std::string_view s) {
+  return std::string(s);
+}
+
+std::string str(double v) {
+  if (v == 0.0)
+    return "0";
+  char buffer[64];
+  const auto result = std::to_chars(buffer, buffer + sizeof buffer, v);
+  return std::string(buffer, result.ptr);
+}
+
+std::string dim_text(const Dim &d) {
+  switch (d.kind) {
+  case Dim::Kind::fixed:
+    return str(d.value);
+  case Dim::Kind::any:
+    return "?";
+  case Dim::Kind::range:
+    return str(d.lo) + ".." + str(d.hi);
+  }
+  return "?";
+}
+
+// The DSL spelling of a per-dimension list: one number when the used entries are equal.
+std::string per_dim_text(const std::array<int64_t, 3> &values, OpKind kind) {
+  const size_t first = kind == OpKind::conv3d ? 0 : 1;
+  bool all_equal = true;
+  for (size_t i = first; i < 3; ++i)
+    all_equal = all_equal && values[i] == values[first];
+  if (all_equal)
+    return str(values[first]);
+  std::string text;
+  for (size_t i = first; i < 3; ++i)
+    text += (i == first ? "" : ",") + str(values[i]);
+  return text;
+}
+
+const std::string range_rule = "1.." + str(max_size);
+
+// m, n, k, batch (gemm) and n (conv): a fixed size, `?` or a range lo..hi.
+bool check_dim(Errors &errors, std::string_view key, const Dim &d) {
+  switch (d.kind) {
+  case Dim::Kind::fixed:
+    if (d.value >= 1 && d.value <= max_size)
+      return true;
+    add(errors, key, str(key) + "=" + dim_text(d) + " is out of range: sizes are " + range_rule);
+    return false;
+  case Dim::Kind::any:
+    return true;
+  case Dim::Kind::range:
+    if (d.lo >= 1 && d.lo <= d.hi && d.hi <= max_size)
+      return true;
+    add(errors, key,
+        str(key) + "=" + dim_text(d) +
+            " is not a valid range: a range lo..hi needs 1 <= lo <= hi <= " + str(max_size));
+    return false;
+  }
+  return false;
+}
+
+bool check_size(Errors &errors, std::string_view key, int64_t v) {
+  if (v >= 1 && v <= max_size)
+    return true;
+  add(errors, key, str(key) + "=" + str(v) + " is out of range: sizes are " + range_rule);
+  return false;
+}
+
+// The largest value a dimension takes, for overflow checks: the value, the range's upper end, or
+// 1 for `?` (checked at run time).
+int64_t upper_bound(const Dim &d) {
+  switch (d.kind) {
+  case Dim::Kind::fixed:
+    return d.value;
+  case Dim::Kind::any:
+    return 1;
+  case Dim::Kind::range:
+    return d.hi;
+  }
+  return 1;
+}
+
+// True when the product of `factors` times the dtype's bits fits in int64.
+bool size_fits(std::initializer_list<int64_t> factors, DType dtype) {
+  int64_t product = dtype_bits(dtype);
+  for (const int64_t f : factors)
+    if (__builtin_mul_overflow(product, f, &product))
+      return false;
+  return true;
+}
+
+void check_operand_size(Errors &errors, std::string_view key,
+                        std::initializer_list<int64_t> factors, DType dtype) {
+  if (size_fits(factors, dtype))
+    return;
+  std::string product;
+  for (const int64_t f : factors)
+    product += (product.empty() ? "" : " x ") + str(f);
+  add(errors, key,
+      str(key) + " is too large: " + product + " elements of " + str(int64_t{dtype_bits(dtype)}) +
+          " bits do not fit 64-bit size arithmetic; make the problem smaller");
+}
+
+std::string allowed_acc_text(DType input) {
+  switch (input) {
+  case DType::f16:
+    return "f32 or f16";
+  case DType::bf16:
+  case DType::tf32:
+  case DType::f32:
+    return "f32";
+  case DType::f64:
+    return "f64";
+  case DType::s8:
+  case DType::u8:
+    return "s32";
+  case DType::s32:
+  case DType::s4:
+  case DType::u4:
+  case DType::e4m3:
+  case DType::e5m2:
+    return "nothing";
+  }
+  return "nothing";
+}
+
+std::string allowed_output_text(DType input) {
+  switch (input) {
+  case DType::f16:
+    return "f16 or f32";
+  case DType::bf16:
+    return "bf16 or f32";
+  case DType::tf32:
+  case DType::f32:
+    return "f32";
+  case DType::f64:
+    return "f64";
+  case DType::s8:
+  case DType::u8:
+    return "s32 or s8";
+  case DType::s32:
+  case DType::s4:
+  case DType::u4:
+  case DType::e4m3:
+  case DType::e5m2:
+    return "nothing";
+  }
+  return "nothing";
+}
+
+// Reports a reserved dtype; true when the dtype is usable.
+bool check_not_reserved(Errors &errors, std::string_view key, DType dtype) {
+  if (!is_reserved_type(dtype))
+    return true;
+  add(errors, key, "dtype '" + str(to_string(dtype)) + "' is not supported yet");
+  return false;
+}
+
+struct DTypeRoles {
+  std::string_view op;        // "" for gemm, else "fprop" ... for the messages
+  std::string_view first_key; // the first multiplied input
+  DType first;
+  std::string_view second_key; // the other multiplied input
+  DType second;
+  std::string_view output_key; // the computed tensor
+  DType output;
+};
+
+// The dtype rules shared by gemm and convolutions.
+void check_dtypes(Errors &errors, const DTypeRoles &roles, DType acc, MathMode math) {
+  const bool first_usable = check_not_reserved(errors, roles.first_key, roles.first);
+  const bool second_usable = check_not_reserved(errors, roles.second_key, roles.second);
+  const bool output_usable = check_not_reserved(errors, roles.output_key, roles.output);
+  const bool acc_usable = check_not_reserved(errors, "acc", acc);
+  if (!first_usable)
+    return;
+  const std::string input = str(to_string(roles.first));
+  const std::string multiplies = roles.op.empty() ? std::string()
+                                                  : " (" + str(roles.op) + " multiplies " +
+                                                        str(roles.first_key) + " and " +
+                                                        str(roles.second_key) + ")";
+  if (!is_multiplicand_type(roles.first)) {
+    add(errors, roles.first_key,
+        str(roles.first_key) + "=" + input + " cannot be a multiplied input" + multiplies +
+            ": use f16, bf16, tf32, f32, f64, s8 or u8");
+    return;
+  }
+  if (second_usable && roles.second != roles.first) {
+    const std::string where = roles.op.empty() ? std::string() : " in " + str(roles.op) + ",";
+    add(errors, roles.second_key,
+        str(roles.second_key) + "=" + str(to_string(roles.second)) + " does not match " +
+            str(roles.first_key) + "=" + input + ":" + where + " the multiplied inputs " +
+            str(roles.first_key) + " and " + str(roles.second_key) + " must have the same dtype");
+  }
+  if (acc_usable && !is_allowed_acc(roles.first, acc))
+    add(errors, "acc",
+        "acc=" + str(to_string(acc)) + " is not allowed for " + input + " inputs: " + input +
+            " accumulates in " + allowed_acc_text(roles.first) +
+            " (use acc=" + str(to_string(default_acc_dtype(roles.first))) + ")");
+  if (output_usable && !is_allowed_output(roles.first, roles.output)) {
+    const std::string computes =
+        roles.op.empty() ? std::string()
+                         : " (" + str(roles.op) + " computes " + str(roles.output_key) + ")";
+    add(errors, roles.output_key,
+        str(roles.output_key) + "=" + str(to_string(roles.output)) + " is not a valid output for " +
+            input + " inputs" + computes + ": " + input + " inputs produce " +
+            allowed_output_text(roles.first) + " (use " + str(roles.output_key) + "=" +
+            str(to_string(default_output_dtype(roles.first))) + ")");
+  }
+  switch (roles.first) {
+  case DType::f32:
+    return;
+  case DType::tf32:
+    if (math == MathMode::f32)
+      add(errors, "math",
+          "math=f32 contradicts tf32 inputs: tf32 storage is always multiplied as tf32 (use "
+          "math=tf32 or math=auto, or store the inputs as f32)");
+    return;
+  case DType::f16:
+  case DType::bf16:
+  case DType::f64:
+  case DType::s8:
+  case DType::u8:
+  case DType::s32:
+  case DType::s4:
+  case DType::u4:
+  case DType::e4m3:
+  case DType::e5m2:
+    if (math != MathMode::automatic)
+      add(errors, "math",
+          "math=" + str(to_string(math)) + " does not apply to " + input +
+              " inputs: math= selects how f32 inputs are multiplied (tf32 or full f32); remove "
+              "it");
+    return;
+  }
+}
+
+void check_epilogue_numbers(Errors &errors, const Epilogue &e) {
+  if (!std::isfinite(e.alpha))
+    add(errors, "alpha",
+        "alpha=" + str(e.alpha) + " is not a finite number: alpha and beta must be finite");
+  if (!std::isfinite(e.beta))
+    add(errors, "beta",
+        "beta=" + str(e.beta) + " is not a finite number: alpha and beta must be finite");
+}
+
+// --- gemm ---------------------------------------------------------------------------------------
+
+struct MatrixRole {
+  std::string_view key;    // "a"
+  std::string_view ld_key; // "lda"
+  std::string_view rows_key, cols_key;
+  const Dim &rows;
+  const Dim &cols;
+  const MatrixOperand &operand;
+};
+
+// lda >= k for a row-major A (m x k), lda >= m for a column-major one; likewise for B and C.
+bool check_leading_dimension(Errors &errors, const MatrixRole &role, bool dims_valid) {
+  if (!role.operand.ld)
+    return true;
+  const int64_t ld = *role.operand.ld;
+  if (ld < 1 || ld > max_size) {
+    add(errors, role.ld_key,
+        str(role.ld_key) + "=" + str(ld) + " is out of range: leading dimensions are " +
+            range_rule);
+    return false;
+  }
+  if (!dims_valid)
+    return true;
+  const bool row = role.operand.layout == MatrixLayout::row;
+  const Dim &contiguous = row ? role.cols : role.rows;
+  const std::string_view contiguous_key = row ? role.cols_key : role.rows_key;
+  if (!contiguous.is_fixed() || ld >= contiguous.value)
+    return true;
+  add(errors, role.ld_key,
+      str(role.ld_key) + "=" + str(ld) + " is too small: " + str(role.key) + " is " +
+          (row ? "row" : "column") + "-major " + str(role.rows_key) + " x " + str(role.cols_key) +
+          ", so " + str(role.ld_key) + " must be at least " + str(contiguous_key) + "=" +
+          str(contiguous.value));
+  return false;
+}
+
+void check_gemm_operand_size(Errors &errors, const MatrixRole &role, const Dim &batch) {
+  const bool row = role.operand.layout == MatrixLayout::row;
+  const int64_t outer = upper_bound(row ? role.rows : role.cols);
+  const int64_t inner =
+      role.operand.ld ? *role.operand.ld : upper_bound(row ? role.cols : role.rows);
+  check_operand_size(errors, role.key, {upper_bound(batch), outer, inner}, role.operand.dtype);
+}
+
+void validate_gemm(Errors &errors, const OpSpec &spec) {
+  const GemmSpec &g = spec.gemm;
+  bool dims_valid = check_dim(errors, "m", g.m);
+  dims_valid = check_dim(errors, "n", g.n) && dims_valid;
+  dims_valid = check_dim(errors, "k", g.k) && dims_valid;
+  dims_valid = check_dim(errors, "batch", g.batch) && dims_valid;
+
+  check_dtypes(errors, DTypeRoles{"", "a", g.a.dtype, "b", g.b.dtype, "c", g.c.dtype}, spec.acc,
+               spec.math);
+
+  const std::array<MatrixRole, 3> roles{
+      MatrixRole{"a", "lda", "m", "k", g.m, g.k, g.a},
+      MatrixRole{"b", "ldb", "k", "n", g.k, g.n, g.b},
+      MatrixRole{"c", "ldc", "m", "n", g.m, g.n, g.c},
+  };
+  bool lds_valid = true;
+  for (const MatrixRole &role : roles)
+    lds_valid = check_leading_dimension(errors, role, dims_valid) && lds_valid;
+  if (dims_valid && lds_valid)
+    for (const MatrixRole &role : roles)
+      check_gemm_operand_size(errors, role, g.batch);
+
+  check_epilogue_numbers(errors, spec.epilogue);
+}
+
+// --- convolutions -------------------------------------------------------------------------------
+
+struct SpatialDim {
+  size_t index; // into pad/stride/dilation
+  std::string_view name, input_key, filter_key, output_key;
+  int64_t input, filter;
+};
+
+bool check_per_dim(Errors &errors, std::string_view key, const std::array<int64_t, 3> &values,
+                   OpKind kind, int64_t lowest, std::string_view what) {
+  const size_t first = kind == OpKind::conv3d ? 0 : 1;
+  for (size_t i = first; i < 3; ++i) {
+    if (values[i] >= lowest && values[i] <= max_size)
+      continue;
+    add(errors, key,
+        str(key) + "=" + per_dim_text(values, kind) + " is out of range: " + str(what) + " are " +
+            str(lowest) + ".." + str(max_size) + " in every dimension");
+    return false;
+  }
+  return true;
+}
+
+std::string_view activation_family(OpKind kind) {
+  return kind == OpKind::conv3d ? "ndhwc or ncdhw" : "nhwc or nchw";
+}
+
+std::string_view filter_family(OpKind kind) {
+  return kind == OpKind::conv3d ? "ktrsc or kctrs" : "krsc or kcrs";
+}
+
+void check_tensor_layout(Errors &errors, OpKind kind, std::string_view key, bool filter,
+                         TensorLayout layout) {
+  if (is_allowed_tensor_layout(kind, filter, layout))
+    return;
+  add(errors, key,
+      "layout '" + str(to_string(layout)) + "' is not valid for " + str(key) + " of " +
+          str(to_string(kind)) + " (use " +
+          str(filter ? filter_family(kind) : activation_family(kind)) + ")");
+}
+
+DTypeRoles conv_dtype_roles(const ConvSpec &c) {
+  switch (c.pass) {
+  case ConvPass::fprop:
+    return DTypeRoles{"fprop", "x", c.x.dtype, "filter", c.filter.dtype, "y", c.y.dtype};
+  case ConvPass::dgrad:
+    return DTypeRoles{"dgrad", "y", c.y.dtype, "filter", c.filter.dtype, "x", c.x.dtype};
+  case ConvPass::wgrad:
+    return DTypeRoles{"wgrad", "x", c.x.dtype, "y", c.y.dtype, "filter", c.filter.dtype};
+  }
+  return DTypeRoles{"fprop", "x", c.x.dtype, "filter", c.filter.dtype, "y", c.y.dtype};
+}
+
+// out = (in + 2*pad - dilation*(filter-1) - 1)/stride + 1 must be at least 1.
+bool check_output_dim(Errors &errors, const ConvSpec &c, const SpatialDim &d) {
+  const int64_t pad = c.pad[d.index], dilation = c.dilation[d.index];
+  const int64_t dilated_filter = dilation * (d.filter - 1) + 1;
+  const int64_t padded_input = d.input + 2 * pad;
+  if (dilated_filter <= padded_input)
+    return true;
+  add(errors, d.filter_key,
+      "output " + str(d.name) + " is less than 1: " + str(d.output_key) + " = (" +
+          str(d.input_key) + " + 2*pad - dilation*(" + str(d.filter_key) +
+          "-1) - 1)/stride + 1 with " + str(d.input_key) + "=" + str(d.input) +
+          ", pad=" + str(pad) + ", dilation=" + str(dilation) + ", " + str(d.filter_key) + "=" +
+          str(d.filter) + ": the dilated filter (" + str(dilated_filter) +
+          ") is larger than the padded input (" + str(padded_input) + "); use a smaller " +
+          str(d.filter_key) + " or dilation, more padding, or a larger " + str(d.input_key));
+  return false;
+}
+
+void validate_conv(Errors &errors, const OpSpec &spec) {
+  const ConvSpec &c = spec.conv;
+  const bool is_3d = spec.kind == OpKind::conv3d;
+  bool geometry_valid = check_dim(errors, "n", c.n);
+  if (is_3d)
+    geometry_valid = check_size(errors, "d", c.d) && geometry_valid;
+  geometry_valid = check_size(errors, "h", c.h) && geometry_valid;
+  geometry_valid = check_size(errors, "w", c.w) && geometry_valid;
+  geometry_valid = check_size(errors, "c", c.c) && geometry_valid;
+  geometry_valid = check_size(errors, "k", c.k) && geometry_valid;
+  if (is_3d)
+    geometry_valid = check_size(errors, "t", c.t) && geometry_valid;
+  geometry_valid = check_size(errors, "r", c.r) && geometry_valid;
+  geometry_valid = check_size(errors, "s", c.s) && geometry_valid;
+  if (!is_3d && (c.d != 1 || c.t != 1 || c.pad[0] != 0 || c.stride[0] != 1 || c.dilation[0] != 1)) {
+    add(errors, "",
+        "conv2d has no depth dimension: d and t must be 1, and the depth entries of pad, stride "
+        "and dilation 0, 1 and 1");
+    geometry_valid = false;
+  }
+  geometry_valid = check_per_dim(errors, "pad", c.pad, spec.kind, 0, "pads") && geometry_valid;
+  geometry_valid =
+      check_per_dim(errors, "stride", c.stride, spec.kind, 1, "strides") && geometry_valid;
+  geometry_valid =
+      check_per_dim(errors, "dilation", c.dilation, spec.kind, 1, "dilations") && geometry_valid;
+  if (c.groups < 1 || c.groups > max_size) {
+    add(errors, "groups", "groups=" + str(c.groups) + " is out of range: groups are " + range_rule);
+    geometry_valid = false;
+  } else {
+    if (c.c >= 1 && c.c % c.groups != 0) {
+      add(errors, "groups", "groups=" + str(c.groups) + " does not divide c=" + str(c.c));
+      geometry_valid = false;
+    }
+    if (c.k >= 1 && c.k % c.groups != 0) {
+      add(errors, "groups", "groups=" + str(c.groups) + " does not divide k=" + str(c.k));
+      geometry_valid = false;
+    }
+  }
+
+  check_tensor_layout(errors, spec.kind, "x", false, c.x.layout);
+  check_tensor_layout(errors, spec.kind, "filter", true, c.filter.layout);
+  check_tensor_layout(errors, spec.kind, "y", false, c.y.layout);
+
+  check_dtypes(errors, conv_dtype_roles(c), spec.acc, spec.math);
+
+  if (c.pass == ConvPass::wgrad && spec.epilogue.bias != BiasKind::none)
+    add(errors, "bias",
+        "bias=" + str(to_string(spec.epilogue.bias)) +
+            " does not apply to pass=wgrad: wgrad computes the filter gradient, which has no "
+            "bias (use bias=none)");
+  else if (spec.epilogue.bias == BiasKind::row)
+    add(errors, "bias",
+        "bias=row is not valid for a convolution: a convolution's bias is one value per output "
+        "channel, which is bias=col");
+  check_epilogue_numbers(errors, spec.epilogue);
+
+  if (!geometry_valid)
+    return;
+  const std::array<SpatialDim, 3> spatial{
+      SpatialDim{0, "depth", "d", "t", "o", c.d, c.t},
+      SpatialDim{1, "height", "h", "r", "p", c.h, c.r},
+      SpatialDim{2, "width", "w", "s", "q", c.w, c.s},
+  };
+  bool outputs_valid = true;
+  for (const SpatialDim &d : spatial)
+    if (is_3d || d.index > 0)
+      outputs_valid = check_output_dim(errors, c, d) && outputs_valid;
+  if (!outputs_valid)
+    return;
+  const ConvOutputDims out = conv_output_dims(c);
+  const int64_t n = upper_bound(c.n);
+  check_operand_size(errors, "x", {n, c.d, c.h, c.w, c.c}, c.x.dtype);
+  check_operand_size(errors, "filter", {c.k, c.t, c.r, c.s, c.c / c.groups}, c.filter.dtype);
+  check_operand_size(errors, "y", {n, out.o, out.p, out.q, c.k}, c.y.dtype);
+}
+
+} // namespace
+
+std::vector<SpecError> validate_spec(const OpSpec &spec) {
+  Errors errors;
+  switch (spec.kind) {
+  case OpKind::gemm:
+    validate_gemm(errors, spec);
+    break;
+  case OpKind::conv2d:
+  case OpKind::conv3d:
+    validate_conv(errors, spec);
+    break;
+  }
+  return errors;
+}
+
+DType input_dtype(const OpSpec &spec) {
+  switch (spec.kind) {
+  case OpKind::gemm:
+    return spec.gemm.a.dtype;
+  case OpKind::conv2d:
+  case OpKind::conv3d:
+    return spec.conv.pass == ConvPass::dgrad ? spec.conv.y.dtype : spec.conv.x.dtype;
+  }
+  return spec.gemm.a.dtype;
+}
+
+DType default_acc_dtype(DType input) {
+  switch (input) {
+  case DType::f16:
+  case DType::bf16:
+  case DType::tf32:
+  case DType::f32:
+  case DType::e4m3:
+  case DType::e5m2:
+    return DType::f32;
+  case DType::f64:
+    return DType::f64;
+  case DType::s8:
+  case DType::u8:
+  case DType::s32:
+  case DType::s4:
+  case DType::u4:
+    return DType::s32;
+  }
+  return DType::f32;
+}
+
+DType default_output_dtype(DType input) {
+  switch (input) {
+  case DType::f16:
+    return DType::f16;
+  case DType::bf16:
+    return DType::bf16;
+  case DType::tf32:
+  case DType::f32:
+  case DType::e4m3:
+  case DType::e5m2:
+    return DType::f32;
+  case DType::f64:
+    return DType::f64;
+  case DType::s8:
+  case DType::u8:
+  case DType::s32:
+  case DType::s4:
+  case DType::u4:
+    return DType::s32;
+  }
+  return DType::f32;
+}
+
+bool is_allowed_output(DType input, DType output) {
+  switch (input) {
+  case DType::f16:
+    return output == DType::f16 || output == DType::f32;
+  case DType::bf16:
+    return output == DType::bf16 || output == DType::f32;
+  case DType::tf32:
+  case DType::f32:
+    return output == DType::f32;
+  case DType::f64:
+    return output == DType::f64;
+  case DType::s8:
+  case DType::u8:
+    return output == DType::s32 || output == DType::s8;
+  case DType::s32:
+  case DType::s4:
+  case DType::u4:
+  case DType::e4m3:
+  case DType::e5m2:
+    return false;
+  }
+  return false;
+}
+
+bool is_allowed_acc(DType input, DType acc) {
+  switch (input) {
+  case DType::f16:
+    return acc == DType::f32 || acc == DType::f16;
+  case DType::bf16:
+  case DType::tf32:
+  case DType::f32:
+    return acc == DType::f32;
+  case DType::f64:
+    return acc == DType::f64;
+  case DType::s8:
+  case DType::u8:
+    return acc == DType::s32;
+  case DType::s32:
+  case DType::s4:
+  case DType::u4:
+  case DType::e4m3:
+  case DType::e5m2:
+    return false;
+  }
+  return false;
+}
+
+bool is_multiplicand_type(DType t) {
+  switch (t) {
+  case DType::f16:
+  case DType::bf16:
+  case DType::tf32:
+  case DType::f32:
+  case DType::f64:
+  case DType::s8:
+  case DType::u8:
+    return true;
+  case DType::s32:
+  case DType::s4:
+  case DType::u4:
+  case DType::e4m3:
+  case DType::e5m2:
+    return false;
+  }
+  return false;
+}
+
+bool is_allowed_tensor_layout(OpKind kind, bool filter, TensorLayout layout) {
+  switch (layout) {
+  case TensorLayout::nhwc:
+  case TensorLayout::nchw:
+    return kind == OpKind::conv2d && !filter;
+  case TensorLayout::ndhwc:
+  case TensorLayout::ncdhw:
+    return kind == OpKind::conv3d && !filter;
+  case TensorLayout::krsc:
+  case TensorLayout::kcrs:
+    return kind == OpKind::conv2d && filter;
+  case TensorLayout::ktrsc:
+  case TensorLayout::kctrs:
+    return kind == OpKind::conv3d && filter;
+  }
+  return false;
+}
+
+} // namespace tcjit

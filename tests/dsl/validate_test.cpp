@@ -1,0 +1,202 @@
+// validate_spec on OpSpecs built in code (not through the DSL), and the dtype tables.
+#include "compiler/dsl/printer.h"
+#include "compiler/spec/validate.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+namespace tcjit {
+namespace {
+
+OpSpec half_gemm(int64_t m, int64_t n, int64_t k) {
+  OpSpec s;
+  s.gemm.m = Dim::fixed_size(m);
+  s.gemm.n = Dim::fixed_size(n);
+  s.gemm.k = Dim::fixed_size(k);
+  return s; // f16 row-major everywhere, acc f32
+}
+
+OpSpec conv2d(int64_t hw, int64_t c, int64_t k, int64_t rs) {
+  OpSpec s;
+  s.kind = OpKind::conv2d;
+  s.conv.h = s.conv.w = hw;
+  s.conv.c = c;
+  s.conv.k = k;
+  s.conv.r = s.conv.s = rs;
+  s.conv.filter.layout = TensorLayout::krsc;
+  return s;
+}
+
+// "key: message" lines, for readable comparisons.
+std::vector<std::string> errors_of(const OpSpec &spec) {
+  std::vector<std::string> lines;
+  for (const SpecError &e : validate_spec(spec))
+    lines.push_back(e.key + ": " + e.message);
+  return lines;
+}
+
+using Lines = std::vector<std::string>;
+
+TEST(Validate, ValidSpecsHaveNoErrors) {
+  EXPECT_EQ(errors_of(half_gemm(1, 1, 1)), Lines{});
+  EXPECT_EQ(errors_of(conv2d(8, 4, 4, 3)), Lines{});
+}
+
+TEST(Validate, DimsAndRanges) {
+  OpSpec s = half_gemm(0, 1, max_size + 1);
+  s.gemm.batch = Dim::range_of(4, 2);
+  EXPECT_EQ(errors_of(s), (Lines{"m: m=0 is out of range: sizes are 1..2147483647",
+                                 "k: k=2147483648 is out of range: sizes are 1..2147483647",
+                                 "batch: batch=4..2 is not a valid range: a range lo..hi needs 1 "
+                                 "<= lo <= hi <= 2147483647"}));
+  s = half_gemm(1, 1, 1);
+  s.gemm.m = Dim::range_of(0, 5);
+  EXPECT_EQ(errors_of(s), (Lines{"m: m=0..5 is not a valid range: a range lo..hi needs 1 <= lo "
+                                 "<= hi <= 2147483647"}));
+}
+
+TEST(Validate, LeadingDimensions) {
+  OpSpec s = half_gemm(100, 200, 300);
+  s.gemm.a.ld = 300; // row-major m x k: lda >= k
+  s.gemm.b.layout = MatrixLayout::col;
+  s.gemm.b.ld = 299; // column-major k x n: ldb >= k
+  s.gemm.c.ld = std::int64_t{0};
+  EXPECT_EQ(errors_of(s),
+            (Lines{"ldb: ldb=299 is too small: b is column-major k x n, so ldb must be at least "
+                   "k=300",
+                   "ldc: ldc=0 is out of range: leading dimensions are 1..2147483647"}));
+  // Against a symbolic extent the rule cannot be checked here.
+  s = half_gemm(1, 1, 1);
+  s.gemm.k = Dim::any_size();
+  s.gemm.a.ld = 1;
+  EXPECT_EQ(errors_of(s), Lines{});
+}
+
+TEST(Validate, SizeOverflowUsesRangeUpperBounds) {
+  OpSpec s = half_gemm(1 << 20, 1 << 20, 1);
+  s.gemm.batch = Dim::range_of(1, max_size); // c: 2^31 * 2^40 elements of 16 bits
+  EXPECT_EQ(errors_of(s), (Lines{"c: c is too large: 2147483647 x 1048576 x 1048576 elements of "
+                                 "16 bits do not fit 64-bit size arithmetic; make the problem "
+                                 "smaller"}));
+  s.gemm.batch = Dim::any_size(); // checked at run time
+  EXPECT_EQ(errors_of(s), Lines{});
+  // The leading dimension counts, not the logical width.
+  s = half_gemm(1 << 20, 1, 1);
+  s.gemm.a.ld = max_size;
+  s.gemm.batch = Dim::fixed_size(1 << 20);
+  EXPECT_EQ(errors_of(s), (Lines{"a: a is too large: 1048576 x 1048576 x 2147483647 elements of "
+                                 "16 bits do not fit 64-bit size arithmetic; make the problem "
+                                 "smaller"}));
+}
+
+TEST(Validate, DtypeTablesMatchTheRules) {
+  using enum DType;
+  const std::vector<std::pair<DType, std::vector<DType>>> accs{
+      {f16, {f32, f16}}, {bf16, {f32}}, {tf32, {f32}}, {f32, {f32}},
+      {f64, {f64}},      {s8, {s32}},   {u8, {s32}}};
+  const std::vector<std::pair<DType, std::vector<DType>>> outputs{
+      {f16, {f16, f32}}, {bf16, {bf16, f32}}, {tf32, {f32}},  {f32, {f32}},
+      {f64, {f64}},      {s8, {s32, s8}},     {u8, {s32, s8}}};
+  const std::vector<DType> all{f16, bf16, tf32, f32, f64, s8, u8, s32, s4, u4, e4m3, e5m2};
+  for (const auto &[input, allowed] : accs)
+    for (const DType t : all)
+      EXPECT_EQ(is_allowed_acc(input, t),
+                std::find(allowed.begin(), allowed.end(), t) != allowed.end())
+          << to_string(input) << " -> acc " << to_string(t);
+  for (const auto &[input, allowed] : outputs)
+    for (const DType t : all)
+      EXPECT_EQ(is_allowed_output(input, t),
+                std::find(allowed.begin(), allowed.end(), t) != allowed.end())
+          << to_string(input) << " -> " << to_string(t);
+  for (const DType t : all)
+    EXPECT_EQ(is_multiplicand_type(t),
+              accs.end() != std::find_if(accs.begin(), accs.end(),
+                                         [&](const auto &p) { return p.first == t; }));
+  EXPECT_EQ(default_acc_dtype(f16), f32);
+  EXPECT_EQ(default_acc_dtype(f64), f64);
+  EXPECT_EQ(default_acc_dtype(u8), s32);
+  EXPECT_EQ(default_output_dtype(tf32), f32);
+  EXPECT_EQ(default_output_dtype(s8), s32);
+  EXPECT_EQ(default_output_dtype(bf16), bf16);
+}
+
+TEST(Validate, ReservedDtypesAnywhere) {
+  OpSpec s = half_gemm(1, 1, 1);
+  s.acc = DType::e5m2;
+  s.gemm.c.dtype = DType::u4;
+  EXPECT_EQ(errors_of(s), (Lines{"c: dtype 'u4' is not supported yet",
+                                 "acc: dtype 'e5m2' is not supported yet"}));
+}
+
+TEST(Validate, EpilogueNumbersMustBeFinite) {
+  OpSpec s = half_gemm(1, 1, 1);
+  s.epilogue.alpha = std::numeric_limits<double>::quiet_NaN();
+  s.epilogue.beta = -std::numeric_limits<double>::infinity();
+  EXPECT_EQ(errors_of(s),
+            (Lines{"alpha: alpha=nan is not a finite number: alpha and beta must be finite",
+                   "beta: beta=-inf is not a finite number: alpha and beta must be finite"}));
+}
+
+TEST(Validate, ConvInputsDependOnThePass) {
+  OpSpec s = conv2d(8, 4, 4, 3);
+  s.conv.pass = ConvPass::dgrad; // multiplies y and filter, computes x
+  s.conv.x.dtype = DType::f32;
+  EXPECT_EQ(errors_of(s), Lines{});
+  EXPECT_EQ(input_dtype(s), DType::f16);
+  s.conv.pass = ConvPass::fprop; // x=f32 is now an input that does not match filter=f16
+  EXPECT_EQ(input_dtype(s), DType::f32);
+  EXPECT_EQ(errors_of(s), (Lines{"filter: filter=f16 does not match x=f32: in fprop, the "
+                                 "multiplied inputs x and filter must have the same dtype",
+                                 "y: y=f16 is not a valid output for f32 inputs (fprop computes "
+                                 "y): f32 inputs produce f32 (use y=f32)"}));
+}
+
+TEST(Validate, ConvGeometry) {
+  OpSpec s = conv2d(8, 64, 64, 3);
+  s.conv.groups = 0;
+  s.conv.pad = {0, -1, 0};
+  EXPECT_EQ(errors_of(s),
+            (Lines{"pad: pad=-1,0 is out of range: pads are 0..2147483647 in every dimension",
+                   "groups: groups=0 is out of range: groups are 1..2147483647"}));
+  s = conv2d(8, 64, 64, 3);
+  s.conv.d = 2;
+  EXPECT_EQ(errors_of(s), (Lines{": conv2d has no depth dimension: d and t must be 1, and the "
+                                 "depth entries of pad, stride and dilation 0, 1 and 1"}));
+  s = conv2d(4, 8, 8, 3);
+  s.conv.dilation = {1, 1, 3};
+  s.conv.pad = {0, 0, 1};
+  EXPECT_EQ(errors_of(s), (Lines{"s: output width is less than 1: q = (w + 2*pad - dilation*(s-1) "
+                                 "- 1)/stride + 1 with w=4, pad=1, dilation=3, s=3: the dilated "
+                                 "filter (7) is larger than the padded input (6); use a smaller s "
+                                 "or dilation, more padding, or a larger w"}));
+  s.conv.pad = {0, 0, 2}; // 4 + 2*2 - 3*2 - 1 = 1 >= 0: fits
+  EXPECT_EQ(errors_of(s), Lines{});
+}
+
+TEST(Validate, ConvLayoutsAndBias) {
+  OpSpec s = conv2d(8, 4, 4, 3);
+  s.kind = OpKind::conv3d; // keeps the 2-D layouts
+  s.conv.filter.layout = TensorLayout::kctrs;
+  EXPECT_EQ(errors_of(s),
+            (Lines{"x: layout 'nhwc' is not valid for x of conv3d (use ndhwc or ncdhw)",
+                   "y: layout 'nhwc' is not valid for y of conv3d (use ndhwc or ncdhw)"}));
+  s = conv2d(8, 4, 4, 3);
+  s.epilogue.bias = BiasKind::row;
+  s.conv.pass = ConvPass::wgrad;
+  EXPECT_EQ(errors_of(s), (Lines{"bias: bias=row does not apply to pass=wgrad: wgrad computes the "
+                                 "filter gradient, which has no bias (use bias=none)"}));
+}
+
+TEST(Validate, ConvSizeOverflow) {
+  OpSpec s = conv2d(max_size, max_size, 1, 1);
+  s.conv.n = Dim::range_of(1, max_size);
+  const std::vector<SpecError> errors = validate_spec(s);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].key, "x");
+  EXPECT_EQ(errors[1].key, "y");
+}
+
+} // namespace
+} // namespace tcjit
