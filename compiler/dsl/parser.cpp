@@ -118,9 +118,7 @@ void parse_value(LineState &st, Key key, std::string_view value, int value_col,
   ConvSpec &conv = st.spec.conv;
   const bool is_gemm = st.kind == OpKind::gemm;
   switch (key) {
-  case Key::m:
-    gemm.m = take(parse_dim(value, name), value_col, errors);
-    return;
+  case Key::m: gemm.m = take(parse_dim(value, name), value_col, errors); return;
   case Key::n:
     (is_gemm ? gemm.n : conv.n) = take(parse_dim(value, name), value_col, errors);
     return;
@@ -130,63 +128,29 @@ void parse_value(LineState &st, Key key, std::string_view value, int value_col,
     else
       conv.k = take_fixed(value, key, value_col, st.kind, errors);
     return;
-  case Key::batch:
-    gemm.batch = take(parse_dim(value, name), value_col, errors);
-    return;
-  case Key::a:
-    gemm.a = take(parse_matrix_operand(value, name), value_col, errors);
-    return;
-  case Key::b:
-    gemm.b = take(parse_matrix_operand(value, name), value_col, errors);
-    return;
+  case Key::batch: gemm.batch = take(parse_dim(value, name), value_col, errors); return;
+  case Key::a: gemm.a = take(parse_matrix_operand(value, name), value_col, errors); return;
+  case Key::b: gemm.b = take(parse_matrix_operand(value, name), value_col, errors); return;
   case Key::c:
     if (is_gemm)
       gemm.c = take(parse_matrix_operand(value, name), value_col, errors);
     else
       conv.c = take_fixed(value, key, value_col, st.kind, errors);
     return;
-  case Key::lda:
-    st.lda = take_fixed(value, key, value_col, st.kind, errors);
-    return;
-  case Key::ldb:
-    st.ldb = take_fixed(value, key, value_col, st.kind, errors);
-    return;
-  case Key::ldc:
-    st.ldc = take_fixed(value, key, value_col, st.kind, errors);
-    return;
-  case Key::d:
-    conv.d = take_fixed(value, key, value_col, st.kind, errors);
-    return;
-  case Key::h:
-    conv.h = take_fixed(value, key, value_col, st.kind, errors);
-    return;
-  case Key::w:
-    conv.w = take_fixed(value, key, value_col, st.kind, errors);
-    return;
-  case Key::t:
-    conv.t = take_fixed(value, key, value_col, st.kind, errors);
-    return;
-  case Key::r:
-    conv.r = take_fixed(value, key, value_col, st.kind, errors);
-    return;
-  case Key::s:
-    conv.s = take_fixed(value, key, value_col, st.kind, errors);
-    return;
-  case Key::pad:
-    conv.pad = take_per_dim(value, key, value_col, st.kind, errors);
-    return;
-  case Key::stride:
-    conv.stride = take_per_dim(value, key, value_col, st.kind, errors);
-    return;
-  case Key::dilation:
-    conv.dilation = take_per_dim(value, key, value_col, st.kind, errors);
-    return;
-  case Key::groups:
-    conv.groups = take_fixed(value, key, value_col, st.kind, errors);
-    return;
-  case Key::pass:
-    conv.pass = take(parse_conv_pass(value), value_col, errors);
-    return;
+  case Key::lda: st.lda = take_fixed(value, key, value_col, st.kind, errors); return;
+  case Key::ldb: st.ldb = take_fixed(value, key, value_col, st.kind, errors); return;
+  case Key::ldc: st.ldc = take_fixed(value, key, value_col, st.kind, errors); return;
+  case Key::d: conv.d = take_fixed(value, key, value_col, st.kind, errors); return;
+  case Key::h: conv.h = take_fixed(value, key, value_col, st.kind, errors); return;
+  case Key::w: conv.w = take_fixed(value, key, value_col, st.kind, errors); return;
+  case Key::t: conv.t = take_fixed(value, key, value_col, st.kind, errors); return;
+  case Key::r: conv.r = take_fixed(value, key, value_col, st.kind, errors); return;
+  case Key::s: conv.s = take_fixed(value, key, value_col, st.kind, errors); return;
+  case Key::pad: conv.pad = take_per_dim(value, key, value_col, st.kind, errors); return;
+  case Key::stride: conv.stride = take_per_dim(value, key, value_col, st.kind, errors); return;
+  case Key::dilation: conv.dilation = take_per_dim(value, key, value_col, st.kind, errors); return;
+  case Key::groups: conv.groups = take_fixed(value, key, value_col, st.kind, errors); return;
+  case Key::pass: conv.pass = take(parse_conv_pass(value), value_col, errors); return;
   case Key::x:
     conv.x = take(parse_tensor_operand(value, name, st.kind, false), value_col, errors);
     return;
@@ -196,24 +160,14 @@ void parse_value(LineState &st, Key key, std::string_view value, int value_col,
   case Key::y:
     conv.y = take(parse_tensor_operand(value, name, st.kind, false), value_col, errors);
     return;
-  case Key::acc:
-    st.spec.acc = take(parse_dtype(value), value_col, errors);
-    return;
-  case Key::math:
-    st.spec.math = take(parse_math_mode(value), value_col, errors);
-    return;
+  case Key::acc: st.spec.acc = take(parse_dtype(value), value_col, errors); return;
+  case Key::math: st.spec.math = take(parse_math_mode(value), value_col, errors); return;
   case Key::alpha:
     st.spec.epilogue.alpha = take(parse_real(value, name), value_col, errors);
     return;
-  case Key::beta:
-    st.spec.epilogue.beta = take(parse_real(value, name), value_col, errors);
-    return;
-  case Key::bias:
-    st.spec.epilogue.bias = take(parse_bias(value), value_col, errors);
-    return;
-  case Key::act:
-    st.spec.epilogue.act = take(parse_activation(value), value_col, errors);
-    return;
+  case Key::beta: st.spec.epilogue.beta = take(parse_real(value, name), value_col, errors); return;
+  case Key::bias: st.spec.epilogue.bias = take(parse_bias(value), value_col, errors); return;
+  case Key::act: st.spec.epilogue.act = take(parse_activation(value), value_col, errors); return;
   case Key::weight: {
     const size_t before = errors.list.size();
     st.weight = take_fixed(value, key, value_col, st.kind, errors);

@@ -24,12 +24,9 @@ std::string number(double v) {
 
 std::string dim(const Dim &d) {
   switch (d.kind) {
-  case Dim::Kind::fixed:
-    return number(d.value);
-  case Dim::Kind::any:
-    return "?";
-  case Dim::Kind::range:
-    return number(d.lo) + ".." + number(d.hi);
+  case Dim::Kind::fixed: return number(d.value);
+  case Dim::Kind::any: return "?";
+  case Dim::Kind::range: return number(d.lo) + ".." + number(d.hi);
   }
   return "?";
 }
@@ -125,11 +122,9 @@ std::string print_conv(const OpSpec &spec) {
 
 std::string print_spec(const OpSpec &spec) {
   switch (spec.kind) {
-  case OpKind::gemm:
-    return print_gemm(spec);
+  case OpKind::gemm: return print_gemm(spec);
   case OpKind::conv2d:
-  case OpKind::conv3d:
-    return print_conv(spec);
+  case OpKind::conv3d: return print_conv(spec);
   }
   return print_gemm(spec);
 }

@@ -103,24 +103,18 @@ std::optional<Key> key_from_name(std::string_view name) {
 
 std::span<const Key> keys_of(OpKind kind) {
   switch (kind) {
-  case OpKind::gemm:
-    return gemm_keys;
-  case OpKind::conv2d:
-    return conv2d_keys;
-  case OpKind::conv3d:
-    return conv3d_keys;
+  case OpKind::gemm: return gemm_keys;
+  case OpKind::conv2d: return conv2d_keys;
+  case OpKind::conv3d: return conv3d_keys;
   }
   return gemm_keys;
 }
 
 std::span<const Key> required_keys_of(OpKind kind) {
   switch (kind) {
-  case OpKind::gemm:
-    return gemm_required;
-  case OpKind::conv2d:
-    return conv2d_required;
-  case OpKind::conv3d:
-    return conv3d_required;
+  case OpKind::gemm: return gemm_required;
+  case OpKind::conv2d: return conv2d_required;
+  case OpKind::conv3d: return conv3d_required;
   }
   return gemm_required;
 }

@@ -38,8 +38,8 @@ OperandAlignment gemm_operand(std::string name, const MatrixOperand &op, const D
   const char *inner_name = row_major ? col_name : row_name;
   if (!inner.is_fixed() && !op.ld) {
     a.elements = 1;
-    a.limited_by = std::string("the contiguous dimension ") + inner_name +
-                   " is symbolic; give ld" + a.operand + "= to promise an aligned stride";
+    a.limited_by = std::string("the contiguous dimension ") + inner_name + " is symbolic; give ld" +
+                   a.operand + "= to promise an aligned stride";
     return a;
   }
   const int64_t ld = op.ld ? *op.ld : inner.value;
@@ -78,8 +78,8 @@ OperandAlignment conv_operand(std::string name, const TensorOperand &op, int64_t
   }
   a.elements = widest_dividing(a.max_elements, {channels_per_group, channels_total});
   if (a.elements < a.max_elements)
-    a.limited_by = std::string(channel_name) + " per group = " +
-                   std::to_string(channels_per_group) + " is not a multiple of " +
+    a.limited_by = std::string(channel_name) +
+                   " per group = " + std::to_string(channels_per_group) + " is not a multiple of " +
                    std::to_string(a.max_elements);
   return a;
 }

@@ -15,7 +15,7 @@
 namespace tcjit {
 
 struct OperandAlignment {
-  std::string operand;    // "a", "b", "c" (GEMM) or "x", "filter", "y" (convolution)
+  std::string operand; // "a", "b", "c" (GEMM) or "x", "filter", "y" (convolution)
   DType dtype = DType::f16;
   int elements = 1;       // widest legal vector, in elements
   int max_elements = 1;   // what a 16-byte vector of this dtype holds

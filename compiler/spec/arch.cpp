@@ -13,7 +13,9 @@ constexpr std::array<ArchInfo, 4> kArchs = {{
 }};
 } // namespace
 
-std::span<const ArchInfo> known_archs() { return kArchs; }
+std::span<const ArchInfo> known_archs() {
+  return kArchs;
+}
 
 std::optional<ArchInfo> find_arch(std::string_view name) {
   for (const ArchInfo &a : kArchs)
@@ -22,6 +24,8 @@ std::optional<ArchInfo> find_arch(std::string_view name) {
   return std::nullopt;
 }
 
-std::string_view known_arch_list() { return "sm_80, sm_86, sm_89, sm_90"; }
+std::string_view known_arch_list() {
+  return "sm_80, sm_86, sm_89, sm_90";
+}
 
 } // namespace tcjit

@@ -8,13 +8,13 @@
 namespace tcjit {
 
 struct ArchInfo {
-  std::string_view name;     // "sm_80"
-  int sm_version;            // 80
-  std::string_view example;  // "A100"
-  int max_smem_per_block;    // bytes, with the dynamic-shared-memory opt-in
+  std::string_view name;    // "sm_80"
+  int sm_version;           // 80
+  std::string_view example; // "A100"
+  int max_smem_per_block;   // bytes, with the dynamic-shared-memory opt-in
   int max_threads_per_sm;
-  bool full_rate_f64_mma;    // DMMA at full rate (A100, H100)
-  bool fp8_mma;              // mma.sync with e4m3/e5m2
+  bool full_rate_f64_mma; // DMMA at full rate (A100, H100)
+  bool fp8_mma;           // mma.sync with e4m3/e5m2
 };
 
 std::span<const ArchInfo> known_archs();

@@ -90,8 +90,8 @@ std::string render_explanation(const Explanation &e) {
   }
   std::string align = "alignment:  ";
   for (const OperandAlignment &a : e.alignment)
-    align += " " + a.operand + "=" + std::to_string(a.elements) + " (" +
-             std::to_string(a.bytes()) + " B)";
+    align += " " + a.operand + "=" + std::to_string(a.elements) + " (" + std::to_string(a.bytes()) +
+             " B)";
   line(align);
   if (e.mma.tensor_cores)
     line("tensor core: yes, " + e.mma.instruction + (e.mma.note.empty() ? "" : " — " + e.mma.note));

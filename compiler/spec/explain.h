@@ -14,10 +14,10 @@
 namespace tcjit {
 
 struct Explanation {
-  std::string canonical;   // print_spec
+  std::string canonical; // print_spec
   ProblemKey key;
   std::string arch;
-  ImplicitGemm gemm;       // the (implicit) GEMM shape
+  ImplicitGemm gemm; // the (implicit) GEMM shape
   std::optional<ConvOutputDims> conv_output;
   std::optional<double> flops;
   std::optional<double> bytes;

@@ -132,7 +132,9 @@ bool is_float_type(DType t) {
   return false;
 }
 
-bool is_integer_type(DType t) { return !is_float_type(t); }
+bool is_integer_type(DType t) {
+  return !is_float_type(t);
+}
 
 bool is_reserved_type(DType t) {
   return t == DType::s4 || t == DType::u4 || t == DType::e4m3 || t == DType::e5m2;

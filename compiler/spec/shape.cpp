@@ -22,7 +22,9 @@ Dim scale(const Dim &d, int64_t f) {
   return d;
 }
 
-int64_t bytes_of(DType t, int64_t elements) { return (elements * dtype_bits(t) + 7) / 8; }
+int64_t bytes_of(DType t, int64_t elements) {
+  return (elements * dtype_bits(t) + 7) / 8;
+}
 
 } // namespace
 
@@ -112,8 +114,8 @@ std::optional<double> flop_count(const OpSpec &s) {
   if (!is_concrete(s))
     return std::nullopt;
   const ImplicitGemm g = implicit_gemm(s);
-  return 2.0 * double(g.m.value) * double(g.n.value) * double(g.k.value) *
-         double(g.batch.value) * double(g.groups);
+  return 2.0 * double(g.m.value) * double(g.n.value) * double(g.k.value) * double(g.batch.value) *
+         double(g.groups);
 }
 
 std::optional<double> min_bytes(const OpSpec &s) {

@@ -26,7 +26,7 @@ ConvOutputDims conv_output_dims(const ConvSpec &);
 // for wgrad it is K that is symbolic then.
 struct ImplicitGemm {
   Dim m, n, k;
-  Dim batch;      // GEMM batch count (1 for convolutions)
+  Dim batch; // GEMM batch count (1 for convolutions)
   int64_t groups = 1;
 };
 ImplicitGemm implicit_gemm(const OpSpec &);
@@ -38,8 +38,8 @@ bool is_concrete(const OpSpec &);
 // GEMM: a = batch*m*k (respecting lda), b, c likewise; bias = m (row) or n (col).
 // Conv: x = n*d*h*w*c, filter = k*t*r*s*(c/groups), y = n*o*p*q*k; bias = channels of the output.
 struct OperandSizes {
-  int64_t a = 0, b = 0, c = 0, bias = 0;           // GEMM
-  int64_t x = 0, filter = 0, y = 0;                // convolution
+  int64_t a = 0, b = 0, c = 0, bias = 0; // GEMM
+  int64_t x = 0, filter = 0, y = 0;      // convolution
 };
 OperandSizes operand_sizes(const OpSpec &);
 

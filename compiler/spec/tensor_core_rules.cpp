@@ -33,7 +33,9 @@ bool is_fast_group_size(int64_t v) {
   return false;
 }
 
-std::string s(int64_t v) { return std::to_string(v); }
+std::string s(int64_t v) {
+  return std::to_string(v);
+}
 
 void check_alignment(const OpSpec &spec, std::vector<RuleFinding> &out) {
   for (const OperandAlignment &a : analyze_alignment(spec)) {
@@ -42,8 +44,8 @@ void check_alignment(const OpSpec &spec, std::vector<RuleFinding> &out) {
     const bool layout_issue = a.limited_by.rfind("layout ", 0) == 0;
     if (layout_issue)
       continue; // reported by the layout rule
-    const std::string dims = spec.kind == OpKind::gemm ? "the contiguous dimension and ld"
-                                                       : "the channel count";
+    const std::string dims =
+        spec.kind == OpKind::gemm ? "the contiguous dimension and ld" : "the channel count";
     out.push_back({"vector-16B",
                    "operand " + a.operand + ": " + a.limited_by + ", so 16-byte vectors (" +
                        s(a.max_elements) + " x " + std::string(to_string(a.dtype)) +

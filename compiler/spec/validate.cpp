@@ -35,12 +35,9 @@ std::string str(double v) {
 
 std::string dim_text(const Dim &d) {
   switch (d.kind) {
-  case Dim::Kind::fixed:
-    return str(d.value);
-  case Dim::Kind::any:
-    return "?";
-  case Dim::Kind::range:
-    return str(d.lo) + ".." + str(d.hi);
+  case Dim::Kind::fixed: return str(d.value);
+  case Dim::Kind::any: return "?";
+  case Dim::Kind::range: return str(d.lo) + ".." + str(d.hi);
   }
   return "?";
 }
@@ -69,8 +66,7 @@ bool check_dim(Errors &errors, std::string_view key, const Dim &d) {
       return true;
     add(errors, key, str(key) + "=" + dim_text(d) + " is out of range: sizes are " + range_rule);
     return false;
-  case Dim::Kind::any:
-    return true;
+  case Dim::Kind::any: return true;
   case Dim::Kind::range:
     if (d.lo >= 1 && d.lo <= d.hi && d.hi <= max_size)
       return true;
@@ -93,12 +89,9 @@ bool check_size(Errors &errors, std::string_view key, int64_t v) {
 // 1 for `?` (checked at run time).
 int64_t upper_bound(const Dim &d) {
   switch (d.kind) {
-  case Dim::Kind::fixed:
-    return d.value;
-  case Dim::Kind::any:
-    return 1;
-  case Dim::Kind::range:
-    return d.hi;
+  case Dim::Kind::fixed: return d.value;
+  case Dim::Kind::any: return 1;
+  case Dim::Kind::range: return d.hi;
   }
   return 1;
 }
@@ -126,47 +119,36 @@ void check_operand_size(Errors &errors, std::string_view key,
 
 std::string allowed_acc_text(DType input) {
   switch (input) {
-  case DType::f16:
-    return "f32 or f16";
+  case DType::f16: return "f32 or f16";
   case DType::bf16:
   case DType::tf32:
-  case DType::f32:
-    return "f32";
-  case DType::f64:
-    return "f64";
+  case DType::f32: return "f32";
+  case DType::f64: return "f64";
   case DType::s8:
-  case DType::u8:
-    return "s32";
+  case DType::u8: return "s32";
   case DType::s32:
   case DType::s4:
   case DType::u4:
   case DType::e4m3:
-  case DType::e5m2:
-    return "nothing";
+  case DType::e5m2: return "nothing";
   }
   return "nothing";
 }
 
 std::string allowed_output_text(DType input) {
   switch (input) {
-  case DType::f16:
-    return "f16 or f32";
-  case DType::bf16:
-    return "bf16 or f32";
+  case DType::f16: return "f16 or f32";
+  case DType::bf16: return "bf16 or f32";
   case DType::tf32:
-  case DType::f32:
-    return "f32";
-  case DType::f64:
-    return "f64";
+  case DType::f32: return "f32";
+  case DType::f64: return "f64";
   case DType::s8:
-  case DType::u8:
-    return "s32 or s8";
+  case DType::u8: return "s32 or s8";
   case DType::s32:
   case DType::s4:
   case DType::u4:
   case DType::e4m3:
-  case DType::e5m2:
-    return "nothing";
+  case DType::e5m2: return "nothing";
   }
   return "nothing";
 }
@@ -231,8 +213,7 @@ void check_dtypes(Errors &errors, const DTypeRoles &roles, DType acc, MathMode m
             str(to_string(default_output_dtype(roles.first))) + ")");
   }
   switch (roles.first) {
-  case DType::f32:
-    return;
+  case DType::f32: return;
   case DType::tf32:
     if (math == MathMode::f32)
       add(errors, "math",
@@ -488,21 +469,16 @@ void validate_conv(Errors &errors, const OpSpec &spec) {
 std::vector<SpecError> validate_spec(const OpSpec &spec) {
   Errors errors;
   switch (spec.kind) {
-  case OpKind::gemm:
-    validate_gemm(errors, spec);
-    break;
+  case OpKind::gemm: validate_gemm(errors, spec); break;
   case OpKind::conv2d:
-  case OpKind::conv3d:
-    validate_conv(errors, spec);
-    break;
+  case OpKind::conv3d: validate_conv(errors, spec); break;
   }
   return errors;
 }
 
 DType input_dtype(const OpSpec &spec) {
   switch (spec.kind) {
-  case OpKind::gemm:
-    return spec.gemm.a.dtype;
+  case OpKind::gemm: return spec.gemm.a.dtype;
   case OpKind::conv2d:
   case OpKind::conv3d:
     return spec.conv.pass == ConvPass::dgrad ? spec.conv.y.dtype : spec.conv.x.dtype;
@@ -517,86 +493,67 @@ DType default_acc_dtype(DType input) {
   case DType::tf32:
   case DType::f32:
   case DType::e4m3:
-  case DType::e5m2:
-    return DType::f32;
-  case DType::f64:
-    return DType::f64;
+  case DType::e5m2: return DType::f32;
+  case DType::f64: return DType::f64;
   case DType::s8:
   case DType::u8:
   case DType::s32:
   case DType::s4:
-  case DType::u4:
-    return DType::s32;
+  case DType::u4: return DType::s32;
   }
   return DType::f32;
 }
 
 DType default_output_dtype(DType input) {
   switch (input) {
-  case DType::f16:
-    return DType::f16;
-  case DType::bf16:
-    return DType::bf16;
+  case DType::f16: return DType::f16;
+  case DType::bf16: return DType::bf16;
   case DType::tf32:
   case DType::f32:
   case DType::e4m3:
-  case DType::e5m2:
-    return DType::f32;
-  case DType::f64:
-    return DType::f64;
+  case DType::e5m2: return DType::f32;
+  case DType::f64: return DType::f64;
   case DType::s8:
   case DType::u8:
   case DType::s32:
   case DType::s4:
-  case DType::u4:
-    return DType::s32;
+  case DType::u4: return DType::s32;
   }
   return DType::f32;
 }
 
 bool is_allowed_output(DType input, DType output) {
   switch (input) {
-  case DType::f16:
-    return output == DType::f16 || output == DType::f32;
-  case DType::bf16:
-    return output == DType::bf16 || output == DType::f32;
+  case DType::f16: return output == DType::f16 || output == DType::f32;
+  case DType::bf16: return output == DType::bf16 || output == DType::f32;
   case DType::tf32:
-  case DType::f32:
-    return output == DType::f32;
-  case DType::f64:
-    return output == DType::f64;
+  case DType::f32: return output == DType::f32;
+  case DType::f64: return output == DType::f64;
   case DType::s8:
-  case DType::u8:
-    return output == DType::s32 || output == DType::s8;
+  case DType::u8: return output == DType::s32 || output == DType::s8;
   case DType::s32:
   case DType::s4:
   case DType::u4:
   case DType::e4m3:
-  case DType::e5m2:
-    return false;
+  case DType::e5m2: return false;
   }
   return false;
 }
 
 bool is_allowed_acc(DType input, DType acc) {
   switch (input) {
-  case DType::f16:
-    return acc == DType::f32 || acc == DType::f16;
+  case DType::f16: return acc == DType::f32 || acc == DType::f16;
   case DType::bf16:
   case DType::tf32:
-  case DType::f32:
-    return acc == DType::f32;
-  case DType::f64:
-    return acc == DType::f64;
+  case DType::f32: return acc == DType::f32;
+  case DType::f64: return acc == DType::f64;
   case DType::s8:
-  case DType::u8:
-    return acc == DType::s32;
+  case DType::u8: return acc == DType::s32;
   case DType::s32:
   case DType::s4:
   case DType::u4:
   case DType::e4m3:
-  case DType::e5m2:
-    return false;
+  case DType::e5m2: return false;
   }
   return false;
 }
@@ -609,14 +566,12 @@ bool is_multiplicand_type(DType t) {
   case DType::f32:
   case DType::f64:
   case DType::s8:
-  case DType::u8:
-    return true;
+  case DType::u8: return true;
   case DType::s32:
   case DType::s4:
   case DType::u4:
   case DType::e4m3:
-  case DType::e5m2:
-    return false;
+  case DType::e5m2: return false;
   }
   return false;
 }
@@ -624,17 +579,13 @@ bool is_multiplicand_type(DType t) {
 bool is_allowed_tensor_layout(OpKind kind, bool filter, TensorLayout layout) {
   switch (layout) {
   case TensorLayout::nhwc:
-  case TensorLayout::nchw:
-    return kind == OpKind::conv2d && !filter;
+  case TensorLayout::nchw: return kind == OpKind::conv2d && !filter;
   case TensorLayout::ndhwc:
-  case TensorLayout::ncdhw:
-    return kind == OpKind::conv3d && !filter;
+  case TensorLayout::ncdhw: return kind == OpKind::conv3d && !filter;
   case TensorLayout::krsc:
-  case TensorLayout::kcrs:
-    return kind == OpKind::conv2d && filter;
+  case TensorLayout::kcrs: return kind == OpKind::conv2d && filter;
   case TensorLayout::ktrsc:
-  case TensorLayout::kctrs:
-    return kind == OpKind::conv3d && filter;
+  case TensorLayout::kctrs: return kind == OpKind::conv3d && filter;
   }
   return false;
 }

@@ -90,9 +90,9 @@ struct GemmSpec {
 // (the depth entry) is unused.
 struct ConvSpec {
   Dim n = Dim::fixed_size(1);
-  int64_t d = 1, h = 1, w = 1, c = 1; // input depth, height, width, channels
-  int64_t k = 1;                      // output channels
-  int64_t t = 1, r = 1, s = 1;        // filter depth, height, width
+  int64_t d = 1, h = 1, w = 1, c = 1;       // input depth, height, width, channels
+  int64_t k = 1;                            // output channels
+  int64_t t = 1, r = 1, s = 1;              // filter depth, height, width
   std::array<int64_t, 3> pad{0, 0, 0};      // depth, height, width
   std::array<int64_t, 3> stride{1, 1, 1};   // depth, height, width
   std::array<int64_t, 3> dilation{1, 1, 1}; // depth, height, width
@@ -104,9 +104,9 @@ struct ConvSpec {
 
 struct OpSpec {
   OpKind kind = OpKind::gemm;
-  GemmSpec gemm;                    // valid when kind == gemm
-  ConvSpec conv;                    // valid when kind == conv2d or conv3d
-  DType acc = DType::f32;           // accumulator type
+  GemmSpec gemm;          // valid when kind == gemm
+  ConvSpec conv;          // valid when kind == conv2d or conv3d
+  DType acc = DType::f32; // accumulator type
   MathMode math = MathMode::automatic;
   Epilogue epilogue;
   bool operator==(const OpSpec &) const = default;
@@ -114,7 +114,7 @@ struct OpSpec {
 
 // A workload line: an optional name (`qkv: gemm ...`), the spec, and how often it runs.
 struct WorkloadEntry {
-  std::string name;  // empty when the line has none
+  std::string name; // empty when the line has none
   OpSpec spec;
   int64_t weight = 1; // `weight=N`: tuning priority
   int line = 0;       // 1-based source line
@@ -132,10 +132,10 @@ std::string_view to_string(Activation);
 std::string_view to_string(ConvPass);
 
 // --- dtype facts --------------------------------------------------------------------------------
-int dtype_bits(DType);           // storage bits: f16 16, tf32 32, s4 4, ...
-bool is_float_type(DType);       // f16 bf16 tf32 f32 f64 e4m3 e5m2
-bool is_integer_type(DType);     // s8 u8 s32 s4 u4
-bool is_reserved_type(DType);    // s4 u4 e4m3 e5m2: parsed, not supported yet
+int dtype_bits(DType);        // storage bits: f16 16, tf32 32, s4 4, ...
+bool is_float_type(DType);    // f16 bf16 tf32 f32 f64 e4m3 e5m2
+bool is_integer_type(DType);  // s8 u8 s32 s4 u4
+bool is_reserved_type(DType); // s4 u4 e4m3 e5m2: parsed, not supported yet
 
 // The math mode after `auto` is resolved: tf32 unless NVIDIA_TF32_OVERRIDE=0 is set. For specs
 // whose inputs are not f32 the result is meaningless and `math` is ignored.

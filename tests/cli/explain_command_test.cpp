@@ -49,7 +49,8 @@ TEST(Cli, ExplainReportsBrokenRulesWithFixes) {
 }
 
 TEST(Cli, ExplainWorkloadFileAndStdin) {
-  const std::string file = std::string(TCJIT_SOURCE_DIR) + "/examples/workloads/issue_examples.tcjit";
+  const std::string file =
+      std::string(TCJIT_SOURCE_DIR) + "/examples/workloads/issue_examples.tcjit";
   const ToolResult f = run_tool("explain " + shell_quote(file));
   ASSERT_EQ(f.exit_code, 0) << f.err;
   EXPECT_NE(f.out.find("== square_f16 (weight 10)"), std::string::npos) << f.out;
@@ -68,8 +69,7 @@ TEST(Cli, ExplainHonoursTf32Override) {
   EXPECT_NE(on.out.find("m16n8k8"), std::string::npos) << on.out;
   const ToolResult off = run_tool("explain " + spec, "NVIDIA_TF32_OVERRIDE=0");
   EXPECT_NE(off.out.find("tensor core: no"), std::string::npos) << off.out;
-  EXPECT_NE(off.out.find("[tf32-disabled] NVIDIA_TF32_OVERRIDE=0 disables TF32"),
-            std::string::npos)
+  EXPECT_NE(off.out.find("[tf32-disabled] NVIDIA_TF32_OVERRIDE=0 disables TF32"), std::string::npos)
       << off.out;
 }
 
@@ -93,7 +93,8 @@ TEST(Cli, NeitherFileNorSpec) {
 }
 
 TEST(Cli, UnknownArch) {
-  const ToolResult r = run_tool("explain --arch sm_75 " + shell_quote("gemm m=8 n=8 k=8 a=f16 b=f16"));
+  const ToolResult r =
+      run_tool("explain --arch sm_75 " + shell_quote("gemm m=8 n=8 k=8 a=f16 b=f16"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("unknown arch 'sm_75' (tcjit targets sm_80, sm_86, sm_89, sm_90)"),
             std::string::npos)
@@ -101,9 +102,9 @@ TEST(Cli, UnknownArch) {
 }
 
 TEST(Cli, ExplainJson) {
-  const ToolResult r = run_tool(
-      "explain --json " +
-      shell_quote("conv2d n=8 h=28 w=28 c=128 k=128 r=3 s=3 pad=1 groups=128 x=f16:nhwc"));
+  const ToolResult r =
+      run_tool("explain --json " +
+               shell_quote("conv2d n=8 h=28 w=28 c=128 k=128 r=3 s=3 pad=1 groups=128 x=f16:nhwc"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   ASSERT_TRUE(j.is_array());

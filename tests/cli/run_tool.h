@@ -37,8 +37,9 @@ inline std::string shell_quote(const std::string &s) {
 inline ToolResult run_tool(const std::string &args, const std::string &env = "",
                            const std::string &stdin_text = "") {
   static int counter = 0;
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("tcjit_cli_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+  const auto dir =
+      std::filesystem::temp_directory_path() /
+      ("tcjit_cli_test_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
   std::filesystem::create_directories(dir);
   const auto in = dir / "stdin", out = dir / "stdout", err = dir / "stderr";
   std::ofstream(in, std::ios::binary) << stdin_text;

@@ -121,34 +121,26 @@ struct Random {
   template <class T, size_t N> T pick(const std::array<T, N> &a) { return a[below(N)]; }
   int64_t size(int64_t largest) {
     switch (below(4)) {
-    case 0:
-      return 1;
-    case 1:
-      return largest;
-    default:
-      return 1 + static_cast<int64_t>(below(static_cast<uint64_t>(largest)));
+    case 0: return 1;
+    case 1: return largest;
+    default: return 1 + static_cast<int64_t>(below(static_cast<uint64_t>(largest)));
     }
   }
   Dim dim() {
     switch (below(4)) {
-    case 0:
-      return Dim::any_size();
+    case 0: return Dim::any_size();
     case 1: {
       const int64_t lo = size(4096);
       return Dim::range_of(lo, lo + static_cast<int64_t>(below(100000)));
     }
-    default:
-      return Dim::fixed_size(size(below(8) == 0 ? max_size : 100000));
+    default: return Dim::fixed_size(size(below(8) == 0 ? max_size : 100000));
     }
   }
   double real() {
     switch (below(5)) {
-    case 0:
-      return 0.0;
-    case 1:
-      return 1.0;
-    case 2:
-      return static_cast<double>(static_cast<int64_t>(below(2001)) - 1000) / 8.0;
+    case 0: return 0.0;
+    case 1: return 1.0;
+    case 2: return static_cast<double>(static_cast<int64_t>(below(2001)) - 1000) / 8.0;
     default: {
       const double any = std::bit_cast<double>(engine());
       return std::isfinite(any) ? any : 0.25;
@@ -242,15 +234,9 @@ OpSpec random_conv(Random &rng) {
   const DType output = pick_allowed(rng, input, outputs, is_allowed_output);
   c.x.dtype = c.filter.dtype = c.y.dtype = input;
   switch (c.pass) {
-  case ConvPass::fprop:
-    c.y.dtype = output;
-    break;
-  case ConvPass::dgrad:
-    c.x.dtype = output;
-    break;
-  case ConvPass::wgrad:
-    c.filter.dtype = output;
-    break;
+  case ConvPass::fprop: c.y.dtype = output; break;
+  case ConvPass::dgrad: c.x.dtype = output; break;
+  case ConvPass::wgrad: c.filter.dtype = output; break;
   }
   c.x.layout = is_3d ? rng.pick(std::array{TensorLayout::ndhwc, TensorLayout::ncdhw})
                      : rng.pick(std::array{TensorLayout::nhwc, TensorLayout::nchw});

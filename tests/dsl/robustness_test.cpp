@@ -102,16 +102,12 @@ struct Mutator {
       if (!s.empty())
         s.erase(below(s.size()), 1);
       return;
-    case 1:
-      s.insert(at, 1, static_cast<char>(below(256)));
-      return;
+    case 1: s.insert(at, 1, static_cast<char>(below(256))); return;
     case 2:
       if (!s.empty())
         s[below(s.size())] = static_cast<char>(below(256));
       return;
-    case 3:
-      s.insert(at, tokens[below(tokens.size())]);
-      return;
+    case 3: s.insert(at, tokens[below(tokens.size())]); return;
     case 4:
       if (!ws.empty()) {
         const auto [b, e] = ws[below(ws.size())];
@@ -133,9 +129,7 @@ struct Mutator {
         s.replace(b1, e1 - b1, second);
       }
       return;
-    case 7:
-      s.resize(at);
-      return;
+    case 7: s.resize(at); return;
     }
   }
 };

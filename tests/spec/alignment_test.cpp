@@ -31,8 +31,7 @@ TEST(Alignment, AlignedGemmGetsFullVectors) {
             (std::vector<int>{8, 8, 8}));
   EXPECT_EQ(elements_of("gemm m=512 n=512 k=512 a=s8:row b=s8:col c=s32:row"),
             (std::vector<int>{16, 16, 4}));
-  EXPECT_EQ(elements_of("gemm m=256 n=256 k=256 a=f64 b=f64 c=f64"),
-            (std::vector<int>{2, 2, 2}));
+  EXPECT_EQ(elements_of("gemm m=256 n=256 k=256 a=f64 b=f64 c=f64"), (std::vector<int>{2, 2, 2}));
 }
 
 TEST(Alignment, ContiguousExtentLimitsTheVector) {

@@ -77,9 +77,9 @@ TEST(ProblemKey, ArchAlignmentAndMathDistinguishKeys) {
   const ProblemKey f32_key = make_problem_key(f32, "sm_80", true);
   EXPECT_NE(tf32_key.text.find("math=tf32"), std::string::npos);
   EXPECT_NE(f32_key.text.find("math=f32"), std::string::npos);
-  EXPECT_EQ(tf32_key.text,
-            make_problem_key(spec_of("gemm m=64 n=64 k=64 a=f32 b=f32 math=tf32"), "sm_80", true)
-                .text);
+  EXPECT_EQ(
+      tf32_key.text,
+      make_problem_key(spec_of("gemm m=64 n=64 k=64 a=f32 b=f32 math=tf32"), "sm_80", true).text);
 }
 
 } // namespace

@@ -61,8 +61,8 @@ TEST(TensorCoreRules, Tf32DisabledIsSlow) {
   EXPECT_NE(by_env[0].problem.find("NVIDIA_TF32_OVERRIDE=0"), std::string::npos);
   EXPECT_NE(by_env[0].problem.find("8-16x slower"), std::string::npos);
   EXPECT_TRUE(has(rules_of("gemm m=64 n=64 k=64 a=f32 b=f32 math=f32"), "tf32-disabled"));
-  EXPECT_FALSE(has(rules_of("gemm m=64 n=64 k=64 a=f32 b=f32 math=tf32", "sm_80", true),
-                   "tf32-disabled"));
+  EXPECT_FALSE(
+      has(rules_of("gemm m=64 n=64 k=64 a=f32 b=f32 math=tf32", "sm_80", true), "tf32-disabled"));
 }
 
 TEST(TensorCoreRules, ChannelsNotMultipleOfEight) {
@@ -98,8 +98,8 @@ TEST(TensorCoreRules, GroupedConvolutions) {
   EXPECT_TRUE(has(rules_of("conv2d n=8 h=28 w=28 c=64 k=128 r=3 s=3 pad=1 groups=4 x=f16"),
                   "grouped-equal"));
   // 12 channels per group is not a fast size.
-  EXPECT_TRUE(has(rules_of("conv2d n=8 h=28 w=28 c=48 k=48 r=3 s=3 pad=1 groups=4 x=f16"),
-                  "grouped-size"));
+  EXPECT_TRUE(
+      has(rules_of("conv2d n=8 h=28 w=28 c=48 k=48 r=3 s=3 pad=1 groups=4 x=f16"), "grouped-size"));
 }
 
 TEST(TensorCoreRules, F64RateDependsOnArch) {
