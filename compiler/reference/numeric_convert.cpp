@@ -1,0 +1,213 @@
+#include "compiler/reference/numeric_convert.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace tcjit {
+
+namespace {
+
+// A binary floating-point format: significand bits (the implicit bit included), the smallest
+// normal exponent, and the largest finite value.
+struct BinaryFormat {
+  int precision;
+  int min_exponent;
+  double max_finite;
+};
+
+constexpr BinaryFormat f16_format{11, -14, 65504.0};
+constexpr BinaryFormat bf16_format{8, -126, 3.3895313892515355e38}; // (2 - 2^-7) * 2^127
+constexpr BinaryFormat f32_format{24, -126, 3.4028234663852886e38}; // FLT_MAX
+
+// `value` rounded to `format`, to nearest with ties to even, overflowing to infinity. Scaling by
+// powers of two is exact, so the only rounding is std::nearbyint's (round to nearest even in the
+// default floating-point environment).
+double round_to_format(double value, const BinaryFormat &format) {
+  if (std::isnan(value) || std::isinf(value) || value == 0.0)
+    return value;
+  const int exponent = std::max(std::ilogb(value), format.min_exponent);
+  const int shift = format.precision - 1 - exponent;
+  const double rounded = std::ldexp(std::nearbyint(std::ldexp(value, shift)), -shift);
+  if (std::fabs(rounded) > format.max_finite)
+    return std::copysign(std::numeric_limits<double>::infinity(), value);
+  return rounded;
+}
+
+// Bits of an f16 that holds `value` exactly (value is already rounded to f16).
+uint16_t encode_f16(double value) {
+  const uint16_t sign = std::signbit(value) ? 0x8000 : 0;
+  if (std::isnan(value))
+    return sign | 0x7E00;
+  const double magnitude = std::fabs(value);
+  if (std::isinf(magnitude))
+    return sign | 0x7C00;
+  if (magnitude == 0.0)
+    return sign;
+  const int exponent = std::ilogb(magnitude);
+  if (exponent < f16_format.min_exponent)
+    return sign | static_cast<uint16_t>(std::ldexp(magnitude, 24)); // subnormal: m * 2^-24
+  const auto mantissa = static_cast<uint16_t>(std::ldexp(magnitude, 10 - exponent) - 1024.0);
+  return sign | static_cast<uint16_t>((exponent + 15) << 10) | mantissa;
+}
+
+template <typename T> T saturate_to_integer(double value) {
+  if (std::isnan(value))
+    return 0;
+  const double rounded = std::nearbyint(value);
+  const double lo = static_cast<double>(std::numeric_limits<T>::min());
+  const double hi = static_cast<double>(std::numeric_limits<T>::max());
+  return static_cast<T>(std::clamp(rounded, lo, hi));
+}
+
+template <typename T> T load(const void *data, int64_t index) {
+  T v;
+  std::memcpy(&v, static_cast<const unsigned char *>(data) + index * int64_t(sizeof(T)), sizeof(T));
+  return v;
+}
+
+template <typename T> void store(void *data, int64_t index, T v) {
+  std::memcpy(static_cast<unsigned char *>(data) + index * int64_t(sizeof(T)), &v, sizeof(T));
+}
+
+[[noreturn]] void throw_reserved(DType dtype) {
+  throw std::invalid_argument("tcjit reference: dtype " + std::string(to_string(dtype)) +
+                              " is reserved and not supported yet");
+}
+
+} // namespace
+
+uint16_t f64_to_f16_bits(double value) {
+  return encode_f16(round_to_format(value, f16_format));
+}
+
+uint16_t f32_to_f16_bits(float value) {
+  return f64_to_f16_bits(static_cast<double>(value));
+}
+
+float f16_bits_to_f32(uint16_t bits) {
+  const bool negative = (bits & 0x8000) != 0;
+  const int exponent = (bits >> 10) & 0x1F;
+  const int mantissa = bits & 0x3FF;
+  float magnitude = 0.0f;
+  if (exponent == 0x1F)
+    magnitude = mantissa == 0 ? std::numeric_limits<float>::infinity()
+                              : std::numeric_limits<float>::quiet_NaN();
+  else if (exponent == 0)
+    magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+  else
+    magnitude = std::ldexp(static_cast<float>(1024 + mantissa), exponent - 25);
+  return negative ? -magnitude : magnitude;
+}
+
+uint16_t f64_to_bf16_bits(double value) {
+  if (std::isnan(value))
+    return std::signbit(value) ? 0xFFC0 : 0x7FC0;
+  // A bf16 value is an f32 whose low 16 bits are zero, so the rounded value converts exactly.
+  const float rounded = static_cast<float>(round_to_format(value, bf16_format));
+  return static_cast<uint16_t>(std::bit_cast<uint32_t>(rounded) >> 16);
+}
+
+uint16_t f32_to_bf16_bits(float value) {
+  return f64_to_bf16_bits(static_cast<double>(value));
+}
+
+float bf16_bits_to_f32(uint16_t bits) {
+  return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
+
+float f64_to_f32(double value) {
+  return static_cast<float>(round_to_format(value, f32_format));
+}
+
+float round_to_tf32(float value) {
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  if ((bits & 0x7F800000u) == 0x7F800000u)
+    return value; // infinity or NaN
+  // Adding half of the dropped range to the magnitude bits and truncating rounds ties away from
+  // zero; a carry out of the mantissa correctly bumps the exponent (to infinity at the top).
+  return std::bit_cast<float>((bits + 0x1000u) & 0xFFFFE000u);
+}
+
+int dtype_storage_bytes(DType dtype) {
+  switch (dtype) {
+  case DType::f16:
+  case DType::bf16: return 2;
+  case DType::tf32:
+  case DType::f32:
+  case DType::s32: return 4;
+  case DType::f64: return 8;
+  case DType::s8:
+  case DType::u8: return 1;
+  case DType::s4:
+  case DType::u4:
+  case DType::e4m3:
+  case DType::e5m2: throw_reserved(dtype);
+  }
+  throw_reserved(dtype);
+}
+
+double read_element(DType dtype, const void *data, int64_t index) {
+  switch (dtype) {
+  case DType::f16: return f16_bits_to_f32(load<uint16_t>(data, index));
+  case DType::bf16: return bf16_bits_to_f32(load<uint16_t>(data, index));
+  case DType::tf32:
+  case DType::f32: return load<float>(data, index);
+  case DType::f64: return load<double>(data, index);
+  case DType::s8: return load<int8_t>(data, index);
+  case DType::u8: return load<uint8_t>(data, index);
+  case DType::s32: return load<int32_t>(data, index);
+  case DType::s4:
+  case DType::u4:
+  case DType::e4m3:
+  case DType::e5m2: throw_reserved(dtype);
+  }
+  throw_reserved(dtype);
+}
+
+void write_element(DType dtype, void *data, int64_t index, double value) {
+  switch (dtype) {
+  case DType::f16: return store<uint16_t>(data, index, f64_to_f16_bits(value));
+  case DType::bf16: return store<uint16_t>(data, index, f64_to_bf16_bits(value));
+  case DType::tf32:
+  case DType::f32: return store<float>(data, index, f64_to_f32(value));
+  case DType::f64: return store<double>(data, index, value);
+  case DType::s8: return store<int8_t>(data, index, saturate_to_integer<int8_t>(value));
+  case DType::u8: return store<uint8_t>(data, index, saturate_to_integer<uint8_t>(value));
+  case DType::s32: return store<int32_t>(data, index, saturate_to_integer<int32_t>(value));
+  case DType::s4:
+  case DType::u4:
+  case DType::e4m3:
+  case DType::e5m2: throw_reserved(dtype);
+  }
+  throw_reserved(dtype);
+}
+
+double round_to_dtype(DType dtype, double value) {
+  unsigned char storage[8] = {};
+  write_element(dtype, storage, 0, value);
+  return read_element(dtype, storage, 0);
+}
+
+double read_input_as_hardware_sees(DType dtype, MathMode resolved, const void *data,
+                                   int64_t index) {
+  if (resolved == MathMode::automatic)
+    throw std::invalid_argument(
+        "tcjit reference: the math mode must be resolved (tf32 or f32), not auto");
+  const double value = read_element(dtype, data, index);
+  const bool rounds_to_tf32 =
+      dtype == DType::tf32 || (dtype == DType::f32 && resolved == MathMode::tf32);
+  if (!rounds_to_tf32)
+    return value;
+  return round_to_tf32(static_cast<float>(value));
+}
+
+MathMode resolved_math_mode(const OpSpec &spec) {
+  return resolve_math(spec.math, tf32_disabled_by_environment());
+}
+
+} // namespace tcjit

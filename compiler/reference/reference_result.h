@@ -1,0 +1,20 @@
+// What a reference computation returns, per output element.
+#pragma once
+
+#include <vector>
+
+namespace tcjit {
+
+// One entry per output element, in the output buffer's memory order (GEMM: ldc padding skipped;
+// see output_layout.h for the element <-> buffer offset and coordinates mapping).
+struct ReferenceResult {
+  // D = act(alpha * acc + beta * C + bias) in f64, before the rounding to the output dtype.
+  std::vector<double> values;
+  // acc = sum_k a*b of the inputs as the hardware sees them, in f64.
+  std::vector<double> accumulators;
+  // |alpha| * sum_k |a||b| + |beta * C| + |bias|: the scale of the rounding errors of a correct
+  // kernel (see tolerance.h).
+  std::vector<double> magnitudes;
+};
+
+} // namespace tcjit

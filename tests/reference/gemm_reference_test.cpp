@@ -1,0 +1,397 @@
+#include "compiler/reference/gemm_reference.h"
+
+#include "compiler/reference/activation.h"
+#include "compiler/reference/bind_dims.h"
+#include "compiler/reference/random_fill.h"
+
+#include "reference_test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tcjit {
+namespace {
+
+using testing::Buffer;
+using testing::buffer_of;
+using testing::gemm_spec;
+using testing::matrix;
+using testing::matrix_buffer;
+using testing::matrix_index;
+
+// The hand-computed 2x3x4 case used throughout:
+//   A = [ 1 2 3  4 ]   B = [  1 0  2 ]   A B = [ 3 17  4 ]   sum |a||b| = [ 11 17 8 ]
+//       [-1 0 2 -3 ]       [  0 1 -1 ]         [ 6 -7 -5 ]                [  8 11 5 ]
+//                          [  2 1  0 ]
+//                          [ -1 3  1 ]
+const std::vector<double> small_a = {1, 2, 3, 4, -1, 0, 2, -3};
+const std::vector<double> small_b = {1, 0, 2, 0, 1, -1, 2, 1, 0, -1, 3, 1};
+const std::vector<double> small_ab = {3, 17, 4, 6, -7, -5};
+const std::vector<double> small_abs = {11, 17, 8, 8, 11, 5};
+
+constexpr double padding_sentinel = 99;
+
+struct SmallGemm {
+  OpSpec spec;
+  Buffer a, b, c;
+};
+
+SmallGemm small_gemm(MatrixOperand a, MatrixOperand b, MatrixOperand c, int64_t batch = 1,
+                     const std::vector<double> &a_values = small_a,
+                     const std::vector<double> &b_values = small_b) {
+  SmallGemm g;
+  g.spec = gemm_spec(2, 3, 4, a, b, c, DType::f32, batch);
+  g.a = matrix_buffer(a, 2, 4, batch, a_values, padding_sentinel);
+  g.b = matrix_buffer(b, 4, 3, batch, b_values, padding_sentinel);
+  g.c =
+      matrix_buffer(c, 2, 3, batch, std::vector<double>(size_t(6 * batch), 0.0), padding_sentinel);
+  return g;
+}
+
+// Logical (batch, row, col) values of D read from the output buffer.
+double d_at(const SmallGemm &g, int64_t batch, int64_t row, int64_t col) {
+  return g.c.get(matrix_index(g.spec.gemm.c, 2, 3, batch, row, col));
+}
+
+TEST(GemmReference, HandComputedInEveryLayoutCombinationWithAndWithoutPadding) {
+  for (const MatrixLayout la : {MatrixLayout::row, MatrixLayout::col})
+    for (const MatrixLayout lb : {MatrixLayout::row, MatrixLayout::col})
+      for (const MatrixLayout lc : {MatrixLayout::row, MatrixLayout::col})
+        for (const int64_t extra_ld : {0, 3}) {
+          const auto ld = [&](MatrixLayout l, int64_t rows, int64_t cols) {
+            return (l == MatrixLayout::row ? cols : rows) + extra_ld;
+          };
+          SmallGemm g =
+              small_gemm(matrix(DType::f16, la, ld(la, 2, 4)), matrix(DType::f16, lb, ld(lb, 4, 3)),
+                         matrix(DType::f32, lc, ld(lc, 2, 3)));
+          const std::string what = std::string(to_string(la)) + " " + std::string(to_string(lb)) +
+                                   " " + std::string(to_string(lc)) + " +" +
+                                   std::to_string(extra_ld);
+          const ReferenceResult r =
+              reference_gemm(g.spec, {g.a.data(), g.b.data(), g.c.data(), nullptr}, MathMode::f32);
+          ASSERT_EQ(r.values.size(), 6u) << what;
+          for (int64_t i = 0; i < 2; ++i)
+            for (int64_t j = 0; j < 3; ++j) {
+              // Result elements follow the output's memory order.
+              const size_t e = size_t(lc == MatrixLayout::row ? i * 3 + j : j * 2 + i);
+              EXPECT_EQ(r.values[e], small_ab[size_t(i * 3 + j)]) << what;
+              EXPECT_EQ(r.accumulators[e], small_ab[size_t(i * 3 + j)]) << what;
+              EXPECT_EQ(r.magnitudes[e], small_abs[size_t(i * 3 + j)]) << what;
+              EXPECT_EQ(d_at(g, 0, i, j), small_ab[size_t(i * 3 + j)]) << what;
+            }
+          int padding_intact = 0;
+          for (int64_t i = 0; i < g.c.size(); ++i)
+            padding_intact += g.c.get(i) == padding_sentinel;
+          EXPECT_EQ(padding_intact, g.c.size() - 6) << what;
+        }
+}
+
+TEST(GemmReference, BatchesUseTheFullMatrixStride) {
+  // Batch 1: A doubled and B negated, so D[1] = -2 D[0].
+  std::vector<double> a2 = small_a, b2 = small_b;
+  for (const double v : small_a)
+    a2.push_back(2 * v);
+  for (const double v : small_b)
+    b2.push_back(-v);
+  SmallGemm g = small_gemm(matrix(DType::f16, MatrixLayout::row, 6),
+                           matrix(DType::bf16, MatrixLayout::col, 5),
+                           matrix(DType::f32, MatrixLayout::row, 4), 2, a2, b2);
+  const ReferenceResult r =
+      reference_gemm(g.spec, {g.a.data(), g.b.data(), g.c.data(), nullptr}, MathMode::f32);
+  ASSERT_EQ(r.values.size(), 12u);
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 3; ++j) {
+      EXPECT_EQ(d_at(g, 0, i, j), small_ab[size_t(i * 3 + j)]);
+      EXPECT_EQ(d_at(g, 1, i, j), -2 * small_ab[size_t(i * 3 + j)]);
+      EXPECT_EQ(r.values[size_t(6 + i * 3 + j)], -2 * small_ab[size_t(i * 3 + j)]);
+      EXPECT_EQ(r.magnitudes[size_t(6 + i * 3 + j)], 2 * small_abs[size_t(i * 3 + j)]);
+    }
+}
+
+TEST(GemmReference, AlphaBetaAndRowBias) {
+  // D = 2 AB - C + bias_row; C = [1 2 3; 4 5 6], bias = [10, 20].
+  SmallGemm g =
+      small_gemm(matrix(DType::f16, MatrixLayout::row), matrix(DType::f16, MatrixLayout::row),
+                 matrix(DType::f32, MatrixLayout::row));
+  g.c = buffer_of(DType::f32, {1, 2, 3, 4, 5, 6});
+  g.spec.epilogue.alpha = 2;
+  g.spec.epilogue.beta = -1;
+  g.spec.epilogue.bias = BiasKind::row;
+  const Buffer bias = buffer_of(DType::f32, {10, 20});
+  const ReferenceResult r =
+      reference_gemm(g.spec, {g.a.data(), g.b.data(), g.c.data(), bias.data()}, MathMode::f32);
+  const std::vector<double> expected = {15, 42, 15, 28, 1, 4};
+  const std::vector<double> magnitudes = {33, 46, 29, 40, 47, 36}; // 2|AB| + |C| + |bias|
+  EXPECT_EQ(r.values, expected);
+  EXPECT_EQ(r.magnitudes, magnitudes);
+  EXPECT_EQ(r.accumulators, small_ab);
+  for (int64_t i = 0; i < 6; ++i)
+    EXPECT_EQ(g.c.get(i), expected[size_t(i)]);
+}
+
+TEST(GemmReference, ColumnBiasWithColumnMajorOutput) {
+  // D = 2 AB - C + bias_col; bias = [1, 2, 3] by column; c is column-major.
+  SmallGemm g =
+      small_gemm(matrix(DType::f16, MatrixLayout::row), matrix(DType::f16, MatrixLayout::row),
+                 matrix(DType::f32, MatrixLayout::col));
+  g.c = buffer_of(DType::f32, {1, 4, 2, 5, 3, 6}); // C = [1 2 3; 4 5 6] column-major
+  g.spec.epilogue.alpha = 2;
+  g.spec.epilogue.beta = -1;
+  g.spec.epilogue.bias = BiasKind::col;
+  const Buffer bias = buffer_of(DType::f32, {1, 2, 3});
+  reference_gemm(g.spec, {g.a.data(), g.b.data(), g.c.data(), bias.data()}, MathMode::f32);
+  const std::vector<double> expected = {6, 34, 8, 9, -17, -13}; // row-major logical
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 3; ++j)
+      EXPECT_EQ(d_at(g, 0, i, j), expected[size_t(i * 3 + j)]);
+}
+
+TEST(GemmReference, BetaZeroDoesNotReadC) {
+  SmallGemm g =
+      small_gemm(matrix(DType::f16, MatrixLayout::row), matrix(DType::f16, MatrixLayout::row),
+                 matrix(DType::f32, MatrixLayout::row));
+  for (int64_t i = 0; i < 6; ++i)
+    g.c.set(i, std::numeric_limits<double>::quiet_NaN());
+  const ReferenceResult r =
+      reference_gemm(g.spec, {g.a.data(), g.b.data(), g.c.data(), nullptr}, MathMode::f32);
+  EXPECT_EQ(r.values, small_ab);
+}
+
+TEST(GemmReference, EachActivationAppliesToTheScaledSum) {
+  const Activation all[] = {Activation::relu,     Activation::tanh, Activation::sigmoid,
+                            Activation::elu,      Activation::gelu, Activation::gelu_tanh,
+                            Activation::softplus, Activation::swish};
+  for (const Activation act : all) {
+    SmallGemm g =
+        small_gemm(matrix(DType::f16, MatrixLayout::row), matrix(DType::f16, MatrixLayout::row),
+                   matrix(DType::f64, MatrixLayout::row));
+    g.spec.epilogue.alpha = 0.25;
+    g.spec.epilogue.act = act;
+    const ReferenceResult r =
+        reference_gemm(g.spec, {g.a.data(), g.b.data(), g.c.data(), nullptr}, MathMode::f32);
+    for (size_t e = 0; e < 6; ++e) {
+      EXPECT_DOUBLE_EQ(r.values[e], apply_activation(act, 0.25 * small_ab[e])) << to_string(act);
+      EXPECT_EQ(g.c.get(int64_t(e)), r.values[e]) << to_string(act);
+    }
+  }
+  SmallGemm g =
+      small_gemm(matrix(DType::f16, MatrixLayout::row), matrix(DType::f16, MatrixLayout::row),
+                 matrix(DType::f32, MatrixLayout::row));
+  g.spec.epilogue.alpha = 0.25;
+  g.spec.epilogue.act = Activation::relu;
+  const ReferenceResult r =
+      reference_gemm(g.spec, {g.a.data(), g.b.data(), g.c.data(), nullptr}, MathMode::f32);
+  EXPECT_EQ(r.values, (std::vector<double>{0.75, 4.25, 1, 1.5, 0, 0}));
+}
+
+TEST(GemmReference, Int8AccumulatesExactlyIntoInt32) {
+  // A = [127 127 127 127]; B columns: all -128, and [127 -128 127 -128].
+  const OpSpec spec =
+      gemm_spec(1, 2, 4, matrix(DType::s8, MatrixLayout::row), matrix(DType::s8, MatrixLayout::col),
+                matrix(DType::s32, MatrixLayout::row), DType::s32);
+  const Buffer a = buffer_of(DType::s8, {127, 127, 127, 127});
+  const Buffer b = buffer_of(DType::s8, {-128, -128, -128, -128, 127, -128, 127, -128});
+  Buffer c(DType::s32, 2);
+  const ReferenceResult r = reference_gemm(spec, {a.data(), b.data(), c.data()}, MathMode::f32);
+  EXPECT_EQ(c.get(0), -65024); // 4 * 127 * -128
+  EXPECT_EQ(c.get(1), -254);   // 2 * 127 * 127 - 2 * 127 * 128
+  EXPECT_EQ(r.magnitudes[0], 65024);
+
+  // u8 x s8: 200 * 2 + 3 * -5 = 385.
+  const OpSpec mixed =
+      gemm_spec(1, 1, 2, matrix(DType::u8, MatrixLayout::row), matrix(DType::s8, MatrixLayout::row),
+                matrix(DType::s32, MatrixLayout::row), DType::s32);
+  const Buffer ua = buffer_of(DType::u8, {200, 3});
+  const Buffer sb = buffer_of(DType::s8, {2, -5});
+  Buffer sc(DType::s32, 1);
+  reference_gemm(mixed, {ua.data(), sb.data(), sc.data()}, MathMode::f32);
+  EXPECT_EQ(sc.get(0), 385);
+}
+
+TEST(GemmReference, Int8OutputRoundsHalfToEvenAndSaturatesAfterScaling) {
+  // A = [5; 7; 127] (3x1), B = [1 -1] (1x2): acc = +-5, +-7, +-127.
+  OpSpec spec =
+      gemm_spec(3, 2, 1, matrix(DType::s8, MatrixLayout::row), matrix(DType::s8, MatrixLayout::row),
+                matrix(DType::s8, MatrixLayout::row), DType::s32);
+  const Buffer a = buffer_of(DType::s8, {5, 7, 127});
+  const Buffer b = buffer_of(DType::s8, {1, -1});
+  Buffer c(DType::s8, 6);
+  spec.epilogue.alpha = 0.5;
+  const ReferenceResult half = reference_gemm(spec, {a.data(), b.data(), c.data()}, MathMode::f32);
+  EXPECT_EQ(half.values, (std::vector<double>{2.5, -2.5, 3.5, -3.5, 63.5, -63.5}));
+  const std::vector<double> rounded = {2, -2, 4, -4, 64, -64};
+  for (int64_t i = 0; i < 6; ++i)
+    EXPECT_EQ(c.get(i), rounded[size_t(i)]) << i;
+  spec.epilogue.alpha = 2;
+  reference_gemm(spec, {a.data(), b.data(), c.data()}, MathMode::f32);
+  const std::vector<double> saturated = {10, -10, 14, -14, 127, -128};
+  for (int64_t i = 0; i < 6; ++i)
+    EXPECT_EQ(c.get(i), saturated[size_t(i)]) << i;
+}
+
+TEST(GemmReference, F64IsComputedInDouble) {
+  const OpSpec spec = gemm_spec(1, 1, 2, matrix(DType::f64, MatrixLayout::row),
+                                matrix(DType::f64, MatrixLayout::row),
+                                matrix(DType::f64, MatrixLayout::row), DType::f64);
+  const Buffer a = buffer_of(DType::f64, {0.1, 1.0 / 3});
+  const Buffer b = buffer_of(DType::f64, {0.7, 3.0});
+  Buffer c(DType::f64, 1);
+  reference_gemm(spec, {a.data(), b.data(), c.data()}, MathMode::f32);
+  double expected = 0;
+  expected += 0.1 * 0.7;
+  expected += (1.0 / 3) * 3.0;
+  EXPECT_EQ(c.get(0), expected);
+  EXPECT_NE(c.get(0), double(0.1f * 0.7f + (1.0f / 3) * 3.0f));
+}
+
+TEST(GemmReference, Tf32RoundingOfInputsIsVisible) {
+  // a = [1 + 2^-11, 1 + 2^-11], b = [1, 1]: tf32 rounds each a up (ties away) to 1 + 2^-10.
+  OpSpec spec =
+      gemm_spec(1, 1, 2, matrix(DType::f32, MatrixLayout::row),
+                matrix(DType::f32, MatrixLayout::row), matrix(DType::f32, MatrixLayout::row));
+  const Buffer a = buffer_of(DType::f32, {1 + 0x1p-11, 1 + 0x1p-11});
+  const Buffer b = buffer_of(DType::f32, {1, 1});
+  Buffer c(DType::f32, 1);
+  reference_gemm(spec, {a.data(), b.data(), c.data()}, MathMode::tf32);
+  EXPECT_EQ(c.get(0), 2 + 0x1p-9);
+  reference_gemm(spec, {a.data(), b.data(), c.data()}, MathMode::f32);
+  EXPECT_EQ(c.get(0), 2 + 0x1p-10);
+  spec.gemm.a.dtype = DType::tf32; // a tf32 operand is rounded whatever the math mode
+  reference_gemm(spec, {a.data(), b.data(), c.data()}, MathMode::f32);
+  EXPECT_EQ(c.get(0), 2 + 0x1p-9);
+}
+
+TEST(GemmReference, OutputIsRoundedOnceFromTheExactSum) {
+  // acc = 1 + 2^-11 + 2^-40 exactly: f16 output rounds up to 1 + 2^-10 (through f32 it would
+  // round to the tie 1 + 2^-11 first and then down to 1).
+  const OpSpec spec =
+      gemm_spec(1, 1, 3, matrix(DType::f32, MatrixLayout::row),
+                matrix(DType::f32, MatrixLayout::row), matrix(DType::f16, MatrixLayout::row));
+  const Buffer a = buffer_of(DType::f32, {1, 0x1p-11, 0x1p-40});
+  const Buffer b = buffer_of(DType::f32, {1, 1, 1});
+  Buffer c(DType::f16, 1);
+  const ReferenceResult r = reference_gemm(spec, {a.data(), b.data(), c.data()}, MathMode::f32);
+  EXPECT_EQ(r.values[0], 1 + 0x1p-11 + 0x1p-40);
+  EXPECT_EQ(c.get(0), 1 + 0x1p-10);
+}
+
+TEST(GemmReference, MatchesANaiveTripleLoopOnRandomPaddedOperands) {
+  // 300 columns cross the 256-column blocks, 37 rows leave a partial block of 4.
+  const int64_t m = 37, n = 300, k = 70, batch = 3;
+  OpSpec spec = gemm_spec(m, n, k, matrix(DType::bf16, MatrixLayout::col, m + 5),
+                          matrix(DType::f16, MatrixLayout::row, n + 2),
+                          matrix(DType::f32, MatrixLayout::col, m + 1), DType::f32, batch);
+  spec.epilogue = {1.5, -0.5, BiasKind::col, Activation::none};
+  Buffer a(DType::bf16, testing::matrix_buffer_size(spec.gemm.a, m, k, batch));
+  Buffer b(DType::f16, testing::matrix_buffer_size(spec.gemm.b, k, n, batch));
+  Buffer c(DType::f32, testing::matrix_buffer_size(spec.gemm.c, m, n, batch));
+  Buffer bias(DType::f32, n);
+  fill_random(DType::bf16, a.data(), a.size(), 1);
+  fill_random(DType::f16, b.data(), b.size(), 2);
+  fill_random(DType::f32, c.data(), c.size(), 3);
+  fill_random(DType::f32, bias.data(), n, 4);
+  const Buffer c_before = c;
+  const ReferenceResult r =
+      reference_gemm(spec, {a.data(), b.data(), c.data(), bias.data()}, MathMode::f32);
+  for (int64_t bt = 0; bt < batch; ++bt)
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0, abs_sum = 0;
+        for (int64_t kk = 0; kk < k; ++kk) {
+          const double av = a.get(matrix_index(spec.gemm.a, m, k, bt, i, kk));
+          const double bv = b.get(matrix_index(spec.gemm.b, k, n, bt, kk, j));
+          acc += av * bv;
+          abs_sum += std::fabs(av) * std::fabs(bv);
+        }
+        const int64_t at = matrix_index(spec.gemm.c, m, n, bt, i, j);
+        const double expected = 1.5 * acc + -0.5 * c_before.get(at) + bias.get(j);
+        const size_t e = size_t((bt * n + j) * m + i); // column-major output order
+        ASSERT_EQ(r.accumulators[e], acc) << bt << " " << i << " " << j;
+        ASSERT_DOUBLE_EQ(r.values[e], expected) << bt << " " << i << " " << j;
+        ASSERT_DOUBLE_EQ(r.magnitudes[e], 1.5 * abs_sum + 0.5 * std::fabs(c_before.get(at)) +
+                                              std::fabs(bias.get(j)));
+        ASSERT_EQ(c.get(at), round_to_dtype(DType::f32, r.values[e]));
+      }
+}
+
+TEST(GemmReference, SameResultWithOneThreadOrMany) {
+  const OpSpec spec =
+      gemm_spec(64, 64, 64, matrix(DType::f16, MatrixLayout::row),
+                matrix(DType::f16, MatrixLayout::col), matrix(DType::f16, MatrixLayout::row));
+  Buffer a(DType::f16, 64 * 64), b(DType::f16, 64 * 64), c1(DType::f16, 64 * 64);
+  fill_random(DType::f16, a.data(), a.size(), 5);
+  fill_random(DType::f16, b.data(), b.size(), 6);
+  Buffer c2 = c1;
+  const char *previous = std::getenv("TCJIT_REFERENCE_THREADS");
+  const std::string saved = previous ? previous : "";
+  setenv("TCJIT_REFERENCE_THREADS", "1", 1);
+  const ReferenceResult one = reference_gemm(spec, {a.data(), b.data(), c1.data()}, MathMode::f32);
+  setenv("TCJIT_REFERENCE_THREADS", "3", 1);
+  const ReferenceResult many = reference_gemm(spec, {a.data(), b.data(), c2.data()}, MathMode::f32);
+  if (previous)
+    setenv("TCJIT_REFERENCE_THREADS", saved.c_str(), 1);
+  else
+    unsetenv("TCJIT_REFERENCE_THREADS");
+  EXPECT_EQ(one.values, many.values);
+  EXPECT_EQ(c1.bytes, c2.bytes);
+}
+
+TEST(GemmReference, RejectsSpecsItCannotCompute) {
+  OpSpec spec =
+      gemm_spec(2, 3, 4, matrix(DType::f16, MatrixLayout::row),
+                matrix(DType::f16, MatrixLayout::row), matrix(DType::f32, MatrixLayout::row));
+  Buffer a(DType::f16, 8), b(DType::f16, 12), c(DType::f32, 6);
+  const GemmBuffers buffers{a.data(), b.data(), c.data(), nullptr};
+  EXPECT_NO_THROW(reference_gemm(spec, buffers, MathMode::f32));
+  EXPECT_THROW(reference_gemm(spec, buffers, MathMode::automatic), std::invalid_argument);
+  EXPECT_THROW(reference_gemm(spec, {a.data(), nullptr, c.data(), nullptr}, MathMode::f32),
+               std::invalid_argument);
+  OpSpec symbolic = spec;
+  symbolic.gemm.m = Dim::any_size();
+  try {
+    reference_gemm(symbolic, buffers, MathMode::f32);
+    ADD_FAILURE() << "a symbolic m must be rejected";
+  } catch (const std::invalid_argument &e) {
+    EXPECT_NE(std::string(e.what()).find("symbolic"), std::string::npos) << e.what();
+  }
+  OpSpec narrow = spec;
+  narrow.gemm.a.ld = 3; // a row of A holds 4 elements
+  EXPECT_THROW(reference_gemm(narrow, buffers, MathMode::f32), std::invalid_argument);
+  OpSpec reserved = spec;
+  reserved.gemm.b.dtype = DType::e4m3;
+  EXPECT_THROW(reference_gemm(reserved, buffers, MathMode::f32), std::invalid_argument);
+  OpSpec with_bias = spec;
+  with_bias.epilogue.bias = BiasKind::row;
+  EXPECT_THROW(reference_gemm(with_bias, buffers, MathMode::f32), std::invalid_argument);
+  OpSpec conv = spec;
+  conv.kind = OpKind::conv2d;
+  EXPECT_THROW(reference_gemm(conv, buffers, MathMode::f32), std::invalid_argument);
+}
+
+TEST(BindDims, BindsSymbolicSizesWithinTheirRanges) {
+  OpSpec spec =
+      gemm_spec(2, 3, 4, matrix(DType::f16, MatrixLayout::row),
+                matrix(DType::f16, MatrixLayout::row), matrix(DType::f32, MatrixLayout::row));
+  spec.gemm.m = Dim::any_size();
+  spec.gemm.k = Dim::range_of(1, 64);
+  const OpSpec bound = bind_gemm_sizes(spec, {8, 3, 16, 1});
+  EXPECT_EQ(bound.gemm.m, Dim::fixed_size(8));
+  EXPECT_EQ(bound.gemm.k, Dim::fixed_size(16));
+  EXPECT_THROW(bind_gemm_sizes(spec, {8, 4, 16, 1}), std::invalid_argument); // n is fixed at 3
+  EXPECT_THROW(bind_gemm_sizes(spec, {8, 3, 65, 1}), std::invalid_argument); // k above its range
+  EXPECT_THROW(bind_gemm_sizes(spec, {0, 3, 16, 1}), std::invalid_argument);
+  OpSpec conv;
+  conv.kind = OpKind::conv2d;
+  conv.conv.n = Dim::any_size();
+  EXPECT_EQ(bind_conv_batch(conv, 4).conv.n, Dim::fixed_size(4));
+  EXPECT_THROW(bind_conv_batch(spec, 4), std::invalid_argument);
+}
+
+} // namespace
+} // namespace tcjit

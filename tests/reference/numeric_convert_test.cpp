@@ -1,0 +1,259 @@
+#include "compiler/reference/numeric_convert.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+
+namespace tcjit {
+namespace {
+
+constexpr float inf_f = std::numeric_limits<float>::infinity();
+constexpr float nan_f = std::numeric_limits<float>::quiet_NaN();
+
+bool is_f16_nan(uint16_t bits) {
+  return (bits & 0x7C00) == 0x7C00 && (bits & 0x03FF) != 0;
+}
+bool is_bf16_nan(uint16_t bits) {
+  return (bits & 0x7F80) == 0x7F80 && (bits & 0x007F) != 0;
+}
+
+TEST(F16Conversion, ExactValuesEncode) {
+  EXPECT_EQ(f32_to_f16_bits(1.0f), 0x3C00);
+  EXPECT_EQ(f32_to_f16_bits(-2.0f), 0xC000);
+  EXPECT_EQ(f32_to_f16_bits(0.5f), 0x3800);
+  EXPECT_EQ(f32_to_f16_bits(65504.0f), 0x7BFF); // largest finite
+  EXPECT_EQ(f32_to_f16_bits(0.0f), 0x0000);
+  EXPECT_EQ(f32_to_f16_bits(-0.0f), 0x8000);
+}
+
+TEST(F16Conversion, TiesRoundToEven) {
+  // 1 + 2^-11 lies halfway between 1 (even mantissa) and 1 + 2^-10.
+  EXPECT_EQ(f32_to_f16_bits(1.0f + 0x1p-11f), 0x3C00);
+  // 1 + 3 * 2^-11 lies halfway between 1 + 2^-10 (odd) and 1 + 2^-9 (even).
+  EXPECT_EQ(f32_to_f16_bits(1.0f + 3 * 0x1p-11f), 0x3C02);
+  EXPECT_EQ(f32_to_f16_bits(-(1.0f + 3 * 0x1p-11f)), 0xBC02);
+  // Just above and below the tie go to the nearer neighbour.
+  EXPECT_EQ(f32_to_f16_bits(1.0f + 0x1p-11f + 0x1p-20f), 0x3C01);
+  EXPECT_EQ(f32_to_f16_bits(1.0f + 3 * 0x1p-11f - 0x1p-20f), 0x3C01);
+}
+
+TEST(F16Conversion, OverflowGoesToInfinity) {
+  EXPECT_EQ(f32_to_f16_bits(65519.0f), 0x7BFF); // below the 65520 tie
+  EXPECT_EQ(f32_to_f16_bits(65520.0f), 0x7C00); // tie with 2^16: rounds to even = infinity
+  EXPECT_EQ(f32_to_f16_bits(-70000.0f), 0xFC00);
+  EXPECT_EQ(f32_to_f16_bits(1e30f), 0x7C00);
+  EXPECT_EQ(f32_to_f16_bits(inf_f), 0x7C00);
+  EXPECT_EQ(f32_to_f16_bits(-inf_f), 0xFC00);
+  EXPECT_EQ(f64_to_f16_bits(1e300), 0x7C00);
+}
+
+TEST(F16Conversion, NanStaysNan) {
+  EXPECT_TRUE(is_f16_nan(f32_to_f16_bits(nan_f)));
+  EXPECT_TRUE(is_f16_nan(f32_to_f16_bits(-nan_f)));
+  // A NaN whose payload lies only in low bits must not truncate into an infinity.
+  EXPECT_TRUE(is_f16_nan(f32_to_f16_bits(std::bit_cast<float>(0x7F800001u))));
+  EXPECT_TRUE(std::isnan(f16_bits_to_f32(0x7E00)));
+  EXPECT_TRUE(std::isnan(f16_bits_to_f32(0xFC01)));
+}
+
+TEST(F16Conversion, SubnormalsRoundCorrectly) {
+  EXPECT_EQ(f32_to_f16_bits(0x1p-24f), 0x0001);   // smallest subnormal
+  EXPECT_EQ(f32_to_f16_bits(0x1p-25f), 0x0000);   // tie between 0 and 2^-24: even is 0
+  EXPECT_EQ(f32_to_f16_bits(0x1.8p-24f), 0x0002); // 1.5 * 2^-24: tie, even is 2
+  EXPECT_EQ(f32_to_f16_bits(0x1.4p-24f), 0x0001); // 1.25 * 2^-24
+  EXPECT_EQ(f32_to_f16_bits(0x1p-26f), 0x0000);
+  EXPECT_EQ(f32_to_f16_bits(-0x1p-26f), 0x8000);          // keeps its sign
+  EXPECT_EQ(f32_to_f16_bits(1023 * 0x1p-24f), 0x03FF);    // largest subnormal
+  EXPECT_EQ(f32_to_f16_bits(1023.5f * 0x1p-24f), 0x0400); // tie: rounds up to the smallest normal
+  EXPECT_EQ(f32_to_f16_bits(0x1p-14f), 0x0400);
+  EXPECT_EQ(f16_bits_to_f32(0x0001), 0x1p-24f);
+  EXPECT_EQ(f16_bits_to_f32(0x03FF), 1023 * 0x1p-24f);
+  EXPECT_EQ(f16_bits_to_f32(0x8001), -0x1p-24f);
+}
+
+TEST(F16Conversion, DecodesSpecialValues) {
+  EXPECT_EQ(f16_bits_to_f32(0x3C00), 1.0f);
+  EXPECT_EQ(f16_bits_to_f32(0x7BFF), 65504.0f);
+  EXPECT_EQ(f16_bits_to_f32(0x7C00), inf_f);
+  EXPECT_EQ(f16_bits_to_f32(0xFC00), -inf_f);
+  EXPECT_EQ(f16_bits_to_f32(0x3555), 0x1.554p-2f); // 0.333251953125
+  const float negative_zero = f16_bits_to_f32(0x8000);
+  EXPECT_EQ(negative_zero, 0.0f);
+  EXPECT_TRUE(std::signbit(negative_zero));
+}
+
+TEST(F16Conversion, EveryNonNanPatternRoundTrips) {
+  for (uint32_t bits = 0; bits <= 0xFFFF; ++bits) {
+    const auto pattern = static_cast<uint16_t>(bits);
+    if (is_f16_nan(pattern))
+      continue;
+    ASSERT_EQ(f32_to_f16_bits(f16_bits_to_f32(pattern)), pattern) << std::hex << bits;
+  }
+}
+
+TEST(F16Conversion, FromDoubleRoundsOnceNotThroughFloat) {
+  // 1 + 2^-11 + 2^-40: just above the f16 tie, so it rounds up. Through float the 2^-40 is lost
+  // first and the tie then rounds to even (down): the double-rounding error this API avoids.
+  const double value = 1.0 + 0x1p-11 + 0x1p-40;
+  EXPECT_EQ(f64_to_f16_bits(value), 0x3C01);
+  EXPECT_EQ(f32_to_f16_bits(static_cast<float>(value)), 0x3C00);
+}
+
+TEST(Bf16Conversion, TiesRoundToEven) {
+  EXPECT_EQ(f32_to_bf16_bits(1.0f), 0x3F80);
+  EXPECT_EQ(f32_to_bf16_bits(1.0f + 0x1p-8f), 0x3F80);     // tie: even is 1
+  EXPECT_EQ(f32_to_bf16_bits(1.0f + 3 * 0x1p-8f), 0x3F82); // tie: even is 1 + 2^-6
+  EXPECT_EQ(f32_to_bf16_bits(1.0f + 0x1p-8f + 0x1p-20f), 0x3F81);
+  EXPECT_EQ(f32_to_bf16_bits(-(1.0f + 3 * 0x1p-8f)), 0xBF82);
+  EXPECT_EQ(bf16_bits_to_f32(0x3F81), 1.0f + 0x1p-7f);
+}
+
+TEST(Bf16Conversion, NanInfinityOverflowAndSubnormals) {
+  EXPECT_TRUE(is_bf16_nan(f32_to_bf16_bits(nan_f)));
+  // Truncating this NaN's bits would give an infinity.
+  EXPECT_TRUE(is_bf16_nan(f32_to_bf16_bits(std::bit_cast<float>(0x7F800001u))));
+  EXPECT_TRUE(is_bf16_nan(f64_to_bf16_bits(std::numeric_limits<double>::quiet_NaN())));
+  EXPECT_EQ(f32_to_bf16_bits(inf_f), 0x7F80);
+  EXPECT_EQ(f32_to_bf16_bits(-inf_f), 0xFF80);
+  EXPECT_EQ(f32_to_bf16_bits(std::numeric_limits<float>::max()), 0x7F80); // rounds past max
+  EXPECT_EQ(f32_to_bf16_bits(0x1.FEp127f), 0x7F7F);                       // largest finite
+  EXPECT_EQ(f64_to_bf16_bits(1e300), 0x7F80);
+  EXPECT_EQ(f32_to_bf16_bits(0x1p-133f), 0x0001); // smallest subnormal
+  EXPECT_EQ(f32_to_bf16_bits(0x1p-134f), 0x0000); // tie with 0
+  EXPECT_EQ(f32_to_bf16_bits(0x1.8p-133f), 0x0002);
+  EXPECT_TRUE(std::isnan(bf16_bits_to_f32(0x7FC0)));
+}
+
+TEST(Bf16Conversion, FromDoubleRoundsOnceNotThroughFloat) {
+  // 1 + 2^-8 + 2^-40 is above the bf16 tie; float drops the 2^-40 and the tie goes to even.
+  const double value = 1.0 + 0x1p-8 + 0x1p-40;
+  EXPECT_EQ(f64_to_bf16_bits(value), 0x3F81);
+  EXPECT_EQ(f32_to_bf16_bits(static_cast<float>(value)), 0x3F80);
+}
+
+TEST(Tf32Rounding, TiesGoAwayFromZero) {
+  // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: cvt.rna picks 1 + 2^-10 (RNE would pick 1).
+  EXPECT_EQ(round_to_tf32(1.0f + 0x1p-11f), 1.0f + 0x1p-10f);
+  EXPECT_EQ(round_to_tf32(-(1.0f + 0x1p-11f)), -(1.0f + 0x1p-10f));
+  EXPECT_EQ(round_to_tf32(1.0f + 0x1p-11f - 0x1p-23f), 1.0f); // just below the tie
+  EXPECT_EQ(round_to_tf32(1.0f + 3 * 0x1p-11f), 1.0f + 0x1p-9f);
+  EXPECT_EQ(round_to_tf32(1.0f + 0x1p-10f), 1.0f + 0x1p-10f); // already tf32
+}
+
+TEST(Tf32Rounding, LowBitsZeroAndSpecialsPreserved) {
+  for (const float v : {0.1f, -3.14159f, 1e-30f, 123456.789f, 0x1.FFFFFEp-1f}) {
+    const uint32_t bits = std::bit_cast<uint32_t>(round_to_tf32(v));
+    EXPECT_EQ(bits & 0x1FFFu, 0u) << v;
+    EXPECT_LE(std::fabs(round_to_tf32(v) - v), std::fabs(v) * 0x1p-11f) << v;
+  }
+  EXPECT_EQ(round_to_tf32(0x1.FFFFFEp-1f), 1.0f); // carries into the exponent
+  EXPECT_EQ(round_to_tf32(inf_f), inf_f);
+  EXPECT_EQ(round_to_tf32(-inf_f), -inf_f);
+  EXPECT_TRUE(std::isnan(round_to_tf32(nan_f)));
+  EXPECT_TRUE(std::isnan(round_to_tf32(std::bit_cast<float>(0x7F800001u))));
+  EXPECT_EQ(round_to_tf32(std::numeric_limits<float>::max()), inf_f);
+  EXPECT_TRUE(std::signbit(round_to_tf32(-0.0f)));
+}
+
+TEST(IntegerWrite, RoundsHalfToEvenAndSaturates) {
+  int8_t s8 = 0;
+  auto s8_of = [&](double v) {
+    write_element(DType::s8, &s8, 0, v);
+    return static_cast<int>(s8);
+  };
+  EXPECT_EQ(s8_of(2.5), 2);
+  EXPECT_EQ(s8_of(3.5), 4);
+  EXPECT_EQ(s8_of(-2.5), -2);
+  EXPECT_EQ(s8_of(-3.5), -4);
+  EXPECT_EQ(s8_of(2.4999), 2);
+  EXPECT_EQ(s8_of(126.5), 126);
+  EXPECT_EQ(s8_of(127.5), 127);
+  EXPECT_EQ(s8_of(200), 127);
+  EXPECT_EQ(s8_of(-128.5), -128);
+  EXPECT_EQ(s8_of(-1e9), -128);
+  EXPECT_EQ(s8_of(std::numeric_limits<double>::infinity()), 127);
+  EXPECT_EQ(s8_of(std::numeric_limits<double>::quiet_NaN()), 0);
+
+  uint8_t u8 = 7;
+  write_element(DType::u8, &u8, 0, -3.0);
+  EXPECT_EQ(u8, 0);
+  write_element(DType::u8, &u8, 0, 254.5);
+  EXPECT_EQ(u8, 254);
+  write_element(DType::u8, &u8, 0, 300.0);
+  EXPECT_EQ(u8, 255);
+
+  int32_t s32 = 0;
+  write_element(DType::s32, &s32, 0, 3e9);
+  EXPECT_EQ(s32, 2147483647);
+  write_element(DType::s32, &s32, 0, -3e9);
+  EXPECT_EQ(s32, -2147483647 - 1);
+  write_element(DType::s32, &s32, 0, 1000001.5);
+  EXPECT_EQ(s32, 1000002);
+}
+
+TEST(ElementAccess, ReadsAndWritesEachFormatAtItsIndex) {
+  uint16_t halves[3] = {0, 0, 0};
+  write_element(DType::f16, halves, 1, 0.333333);
+  EXPECT_EQ(halves[1], 0x3555);
+  EXPECT_EQ(halves[0], 0);
+  EXPECT_EQ(read_element(DType::f16, halves, 1), 0.333251953125);
+  write_element(DType::bf16, halves, 2, -2.0);
+  EXPECT_EQ(halves[2], 0xC000);
+  float floats[2] = {0, 0};
+  write_element(DType::f32, floats, 1, 0.1);
+  EXPECT_EQ(floats[1], 0.1f);
+  write_element(DType::f32, floats, 0, 1e39);
+  EXPECT_EQ(floats[0], inf_f);
+  write_element(DType::tf32, floats, 0, 0.1); // tf32 storage is a plain f32
+  EXPECT_EQ(floats[0], 0.1f);
+  double d = 0;
+  write_element(DType::f64, &d, 0, 0.1);
+  EXPECT_EQ(read_element(DType::f64, &d, 0), 0.1);
+  const int8_t s8[2] = {-5, 100};
+  EXPECT_EQ(read_element(DType::s8, s8, 0), -5.0);
+  const uint8_t u8[1] = {200};
+  EXPECT_EQ(read_element(DType::u8, u8, 0), 200.0);
+  EXPECT_EQ(round_to_dtype(DType::f16, 1.0 + 0x1p-11), 1.0);
+  EXPECT_EQ(round_to_dtype(DType::s8, 300.0), 127.0);
+}
+
+TEST(ElementAccess, StorageBytesAndReservedTypes) {
+  EXPECT_EQ(dtype_storage_bytes(DType::f16), 2);
+  EXPECT_EQ(dtype_storage_bytes(DType::bf16), 2);
+  EXPECT_EQ(dtype_storage_bytes(DType::tf32), 4);
+  EXPECT_EQ(dtype_storage_bytes(DType::f64), 8);
+  EXPECT_EQ(dtype_storage_bytes(DType::u8), 1);
+  EXPECT_THROW(dtype_storage_bytes(DType::e4m3), std::invalid_argument);
+  unsigned char byte = 0;
+  EXPECT_THROW(read_element(DType::s4, &byte, 0), std::invalid_argument);
+  EXPECT_THROW(write_element(DType::e5m2, &byte, 0, 1.0), std::invalid_argument);
+}
+
+TEST(HardwareView, Tf32RoundingAppliesToTf32AndToF32UnderTf32Math) {
+  const float value = 1.0f + 0x1p-11f;
+  EXPECT_EQ(read_input_as_hardware_sees(DType::f32, MathMode::tf32, &value, 0), 1.0 + 0x1p-10);
+  EXPECT_EQ(read_input_as_hardware_sees(DType::f32, MathMode::f32, &value, 0), 1.0 + 0x1p-11);
+  EXPECT_EQ(read_input_as_hardware_sees(DType::tf32, MathMode::f32, &value, 0), 1.0 + 0x1p-10);
+  const uint16_t half = 0x3C01;
+  EXPECT_EQ(read_input_as_hardware_sees(DType::f16, MathMode::tf32, &half, 0), 1.0 + 0x1p-10);
+  EXPECT_THROW(read_input_as_hardware_sees(DType::f32, MathMode::automatic, &value, 0),
+               std::invalid_argument);
+}
+
+TEST(HardwareView, ResolvedMathModeFollowsTheSpecAndEnvironment) {
+  OpSpec spec;
+  spec.math = MathMode::f32;
+  EXPECT_EQ(resolved_math_mode(spec), MathMode::f32);
+  spec.math = MathMode::tf32;
+  EXPECT_EQ(resolved_math_mode(spec), MathMode::tf32);
+  spec.math = MathMode::automatic;
+  EXPECT_EQ(resolved_math_mode(spec),
+            tf32_disabled_by_environment() ? MathMode::f32 : MathMode::tf32);
+}
+
+} // namespace
+} // namespace tcjit
