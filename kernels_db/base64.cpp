@@ -18,8 +18,9 @@ std::optional<std::vector<uint8_t>> base64_decode(std::string_view text) {
   std::vector<uint8_t> bytes(text.size() / 4 * 3);
   if (text.empty())
     return bytes;
-  const int size = EVP_DecodeBlock(bytes.data(), reinterpret_cast<const unsigned char *>(text.data()),
-                                   static_cast<int>(text.size()));
+  const int size =
+      EVP_DecodeBlock(bytes.data(), reinterpret_cast<const unsigned char *>(text.data()),
+                      static_cast<int>(text.size()));
   if (size < 0)
     return std::nullopt;
   // EVP_DecodeBlock counts the padding as zero bytes.

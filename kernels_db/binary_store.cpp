@@ -5,28 +5,31 @@
 #include "kernels_db/error.h"
 #include "kernels_db/problem_store.h"
 #include "kernels_db/sha256.h"
+#include "kernels_db/sqlite_blob.h"
 
 namespace tcjit::kernels_db {
 namespace {
 
+// Metadata columns; ptx and cubin are read separately by rowid (read_cell).
 constexpr std::string_view kBinaryColumns =
-    "p.key_text, b.config_json, b.arch, b.toolkit_version, b.compiler_version, b.ptx, b.cubin, "
+    "p.key_text, b.config_json, b.arch, b.toolkit_version, b.compiler_version, b.id, "
     "b.cubin_sha256, b.resources_json, b.compile_options, b.compile_ms, b.created_ms";
 
-BinaryRecord read_binary_row(const Statement &statement) {
+BinaryRecord read_binary_row(Connection &connection, const Statement &statement) {
   BinaryRecord binary;
   binary.key.problem_key = statement.column_text(0);
   binary.key.config_json = statement.column_text(1);
   binary.key.arch = statement.column_text(2);
   binary.key.toolkit_version = statement.column_text(3);
   binary.key.compiler_version = statement.column_text(4);
-  binary.ptx = statement.column_text(5);
-  binary.cubin = statement.column_blob(6);
-  binary.cubin_sha256 = statement.column_text(7);
-  binary.resources_json = statement.column_text(8);
-  binary.compile_options = statement.column_text(9);
-  binary.compile_ms = statement.column_double(10);
-  binary.created_ms = statement.column_int64(11);
+  const int64_t rowid = statement.column_int64(5);
+  read_cell(connection, "binaries", "ptx", rowid, binary.ptx);
+  read_cell(connection, "binaries", "cubin", rowid, binary.cubin);
+  binary.cubin_sha256 = statement.column_text(6);
+  binary.resources_json = statement.column_text(7);
+  binary.compile_options = statement.column_text(8);
+  binary.compile_ms = statement.column_double(9);
+  binary.created_ms = statement.column_int64(10);
   return binary;
 }
 
@@ -87,7 +90,7 @@ void visit_binary_candidates(Connection &connection, const BinaryQuery &query,
   else
     statement->bind_null(5);
   while (statement->step())
-    if (visit(read_binary_row(*statement)))
+    if (visit(read_binary_row(connection, *statement)))
       return;
 }
 
@@ -129,7 +132,7 @@ std::optional<BinaryRecord> read_binary(Connection &connection, const BinaryKey 
   statement->bind(5, key.compiler_version);
   if (!statement->step())
     return std::nullopt;
-  return read_binary_row(*statement);
+  return read_binary_row(connection, *statement);
 }
 
 } // namespace tcjit::kernels_db

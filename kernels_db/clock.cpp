@@ -30,23 +30,12 @@ std::optional<std::chrono::milliseconds> parse_age(std::string_view text) {
     return std::nullopt;
   int64_t unit_ms = 0;
   switch (*last) {
-  case 's':
-    unit_ms = 1000;
-    break;
-  case 'm':
-    unit_ms = 60 * 1000;
-    break;
-  case 'h':
-    unit_ms = 3600 * 1000;
-    break;
-  case 'd':
-    unit_ms = 24 * 3600 * 1000;
-    break;
-  case 'w':
-    unit_ms = 7 * 24 * 3600 * 1000;
-    break;
-  default:
-    return std::nullopt;
+  case 's': unit_ms = 1000; break;
+  case 'm': unit_ms = 60 * 1000; break;
+  case 'h': unit_ms = 3600 * 1000; break;
+  case 'd': unit_ms = 24 * 3600 * 1000; break;
+  case 'w': unit_ms = 7 * 24 * 3600 * 1000; break;
+  default: return std::nullopt;
   }
   return std::chrono::milliseconds(count * unit_ms);
 }

@@ -41,6 +41,9 @@ Connection Connection::open(const std::filesystem::path &path, const OpenOptions
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_busy_timeout(raw, static_cast<int>(options.busy_timeout.count()));
   connection.exec("PRAGMA foreign_keys = ON");
+  // With WAL, NORMAL keeps the database consistent after a crash or kill -9 (a commit is durable
+  // once the OS has it); only a power loss can drop the last commits.
+  connection.exec("PRAGMA synchronous = NORMAL");
   return connection;
 }
 
@@ -60,13 +63,14 @@ void Connection::exec(std::string_view sql) {
 StatementLease Connection::cached(std::string_view sql) {
   auto it = statements_.find(std::string(sql));
   if (it == statements_.end())
-    it = statements_
-             .emplace(std::string(sql), std::make_unique<Statement>(db_.get(), sql, true))
+    it = statements_.emplace(std::string(sql), std::make_unique<Statement>(db_.get(), sql, true))
              .first;
   return StatementLease(*it->second);
 }
 
-int64_t Connection::changes() const { return sqlite3_changes64(db_.get()); }
+int64_t Connection::changes() const {
+  return sqlite3_changes64(db_.get());
+}
 
 int64_t query_int64(Connection &connection, std::string_view sql) {
   Statement statement = connection.prepare(sql);

@@ -9,6 +9,8 @@
 
 namespace tcjit::kernels_db {
 
-CurrentVersions build_versions() { return {TCJIT_DB_TOOLKIT_VERSION, TCJIT_DB_COMPILER_VERSION}; }
+CurrentVersions build_versions() {
+  return {TCJIT_DB_TOOLKIT_VERSION, TCJIT_DB_COMPILER_VERSION};
+}
 
 } // namespace tcjit::kernels_db

@@ -10,8 +10,12 @@
 
 namespace tcjit::kernels_db {
 
-inline int64_t hash_to_sql(uint64_t hash) { return std::bit_cast<int64_t>(hash); }
-inline uint64_t hash_from_sql(int64_t stored) { return std::bit_cast<uint64_t>(stored); }
+inline int64_t hash_to_sql(uint64_t hash) {
+  return std::bit_cast<int64_t>(hash);
+}
+inline uint64_t hash_from_sql(int64_t stored) {
+  return std::bit_cast<uint64_t>(stored);
+}
 
 // 16 lowercase hex digits, zero-padded.
 std::string format_key_hash(uint64_t hash);

@@ -6,24 +6,18 @@ namespace tcjit::kernels_db {
 
 std::string_view to_string(ResultStatus status) {
   switch (status) {
-  case ResultStatus::ok:
-    return "ok";
-  case ResultStatus::failed:
-    return "failed";
-  case ResultStatus::illegal:
-    return "illegal";
+  case ResultStatus::ok: return "ok";
+  case ResultStatus::failed: return "failed";
+  case ResultStatus::illegal: return "illegal";
   }
   return "?";
 }
 
 std::string_view to_string(ProvenanceKind kind) {
   switch (kind) {
-  case ProvenanceKind::measured:
-    return "measured";
-  case ProvenanceKind::predicted:
-    return "predicted";
-  case ProvenanceKind::emulated:
-    return "emulated";
+  case ProvenanceKind::measured: return "measured";
+  case ProvenanceKind::predicted: return "predicted";
+  case ProvenanceKind::emulated: return "emulated";
   }
   return "?";
 }

@@ -11,14 +11,14 @@
 namespace tcjit::kernels_db {
 
 struct ProblemRecord {
-  std::string key_text;    // canonical problem key (unique)
-  uint64_t key_hash = 0;   // the caller's 64-bit hash of key_text
-  std::string op;          // "gemm", "conv2d", "conv3d"
-  std::string dtype;       // "f16", ...
-  std::string arch;        // "sm_80", ...
-  std::string spec_text;   // the DSL text of the problem
-  std::string shape_json;  // small JSON object of integer shape fields: {"m":..,"n":..,"k":..}
-  int64_t created_ms = 0;  // set by put_problem when 0
+  std::string key_text;   // canonical problem key (unique)
+  uint64_t key_hash = 0;  // the caller's 64-bit hash of key_text
+  std::string op;         // "gemm", "conv2d", "conv3d"
+  std::string dtype;      // "f16", ...
+  std::string arch;       // "sm_80", ...
+  std::string spec_text;  // the DSL text of the problem
+  std::string shape_json; // small JSON object of integer shape fields: {"m":..,"n":..,"k":..}
+  int64_t created_ms = 0; // set by put_problem when 0
 };
 
 // What a binary was built for. A lookup only returns a binary whose every field matches.
@@ -38,7 +38,7 @@ struct BinaryRecord {
   std::string resources_json;  // ptxas use: {"registers":..,"spill_bytes":..,"shared_bytes":..}
   std::string compile_options; // e.g. "-O3 --gpu-name sm_80"
   double compile_ms = 0;
-  int64_t created_ms = 0;      // set by put_binary when 0
+  int64_t created_ms = 0; // set by put_binary when 0
 };
 
 enum class ResultStatus { ok, failed, illegal };
@@ -54,10 +54,10 @@ ProvenanceKind parse_provenance_kind(std::string_view text);
 // verified on the emulator.
 struct Provenance {
   ProvenanceKind kind = ProvenanceKind::measured;
-  std::string device;             // measured: e.g. "NVIDIA A100-SXM4-80GB"
-  std::string driver;             // measured: e.g. "550.54.15"
+  std::string device; // measured: e.g. "NVIDIA A100-SXM4-80GB"
+  std::string driver; // measured: e.g. "550.54.15"
   std::optional<int64_t> clock_mhz;
-  std::string model;              // predicted: the model's name and version
+  std::string model; // predicted: the model's name and version
 };
 
 // Kernel time in microseconds over the repetitions of one measurement.
@@ -73,12 +73,12 @@ struct ResultRecord {
   std::string config_json;
   std::string arch;
   ResultStatus status = ResultStatus::ok;
-  std::optional<Timing> timing;  // absent for failed/illegal configs
+  std::optional<Timing> timing; // absent for failed/illegal configs
   std::optional<double> tflops;
   Provenance provenance;
   std::string tuner_version;
-  int64_t measured_ms = 0;       // set by put_result when 0
-  std::string message;           // why a config failed or is illegal
+  int64_t measured_ms = 0; // set by put_result when 0
+  std::string message;     // why a config failed or is illegal
 };
 
 // The binary's metadata without PTX and cubin, for listings.

@@ -76,6 +76,11 @@ CREATE INDEX results_by_age ON results(measured_ms);
 )sql",
 };
 
+bool is_wal(Connection &connection) {
+  Statement statement = connection.prepare("PRAGMA journal_mode");
+  return statement.step() && statement.column_text(0) == "wal";
+}
+
 void set_wal(Connection &connection) {
   // Changing the journal mode needs a moment with no other connection; retry while busy.
   for (int attempt = 0;; ++attempt) {
@@ -113,14 +118,14 @@ void refuse_newer_schema(int found, const std::string &path) {
   if (found > kSchemaVersion)
     throw DbError(DbErrorKind::newer_schema,
                   "database created by a newer tcjit (schema " + std::to_string(found) + " > " +
-                      std::to_string(kSchemaVersion) + ")",
-                  path, "upgrade tcjit or use another --db");
+                      std::to_string(kSchemaVersion) + "); upgrade tcjit or use another --db",
+                  path, "");
 }
 
 void prepare_schema(Connection &connection) {
   const int found = read_schema_version(connection);
   refuse_newer_schema(found, connection.path()); // before anything writes to the file
-  if (connection.path() != ":memory:")
+  if (connection.path() != ":memory:" && !is_wal(connection))
     set_wal(connection);
   if (found < kSchemaVersion)
     apply_migrations(connection, kSchemaVersion);
@@ -128,8 +133,8 @@ void prepare_schema(Connection &connection) {
 
 void migrate_to(Connection &connection, int version) {
   if (version < 0 || version > kSchemaVersion)
-    throw DbError(DbErrorKind::invalid_argument,
-                  "no schema version " + std::to_string(version), connection.path(),
+    throw DbError(DbErrorKind::invalid_argument, "no schema version " + std::to_string(version),
+                  connection.path(),
                   "pass a version between 0 and " + std::to_string(kSchemaVersion));
   apply_migrations(connection, version);
 }

@@ -6,9 +6,13 @@
 
 namespace tcjit::kernels_db {
 
-void SqliteCloser::operator()(sqlite3 *db) const { sqlite3_close_v2(db); }
+void SqliteCloser::operator()(sqlite3 *db) const {
+  sqlite3_close_v2(db);
+}
 
-void Statement::Finalizer::operator()(sqlite3_stmt *stmt) const { sqlite3_finalize(stmt); }
+void Statement::Finalizer::operator()(sqlite3_stmt *stmt) const {
+  sqlite3_finalize(stmt);
+}
 
 void throw_sqlite_error(sqlite3 *db, int code, std::string_view operation) {
   std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(code);
@@ -98,7 +102,9 @@ void Statement::bind_blob(int index, std::span<const uint8_t> bytes) {
   const void *data = bytes.empty() ? &empty : bytes.data();
   check_bind(db_, sqlite3_bind_blob64(stmt_.get(), index, data, bytes.size(), SQLITE_TRANSIENT));
 }
-void Statement::bind_null(int index) { check_bind(db_, sqlite3_bind_null(stmt_.get(), index)); }
+void Statement::bind_null(int index) {
+  check_bind(db_, sqlite3_bind_null(stmt_.get(), index));
+}
 
 bool Statement::step() {
   const int rc = sqlite3_step(stmt_.get());

@@ -10,7 +10,9 @@
 namespace tcjit::kernels_db {
 namespace {
 
-bool is_busy(const DbError &error) { return error.kind() == DbErrorKind::busy; }
+bool is_busy(const DbError &error) {
+  return error.kind() == DbErrorKind::busy;
+}
 
 // Runs `sql` until it does not fail with SQLITE_BUSY or the patience is spent.
 void exec_with_retry(Connection &connection, const char *sql, std::chrono::milliseconds patience) {

@@ -1,0 +1,103 @@
+#include "kernels_db/integrity.h"
+
+#include "kernels_db/error.h"
+#include "kernels_db/schema.h"
+#include "kernels_db/sha256.h"
+
+#include <optional>
+
+namespace tcjit::kernels_db {
+namespace {
+
+constexpr const char *kRecovery =
+    "the database is a cache: move the file away (and its -wal/-shm files) and let tcjit rebuild "
+    "it, or keep what can be read: `sqlite3 DB .recover | sqlite3 NEW.db`, then `tcjit db merge "
+    "NEW.db --db FRESH.db`; restore from `tcjit db export` output with `tcjit db import`";
+
+int64_t file_bytes(Connection &connection) {
+  return query_int64(connection, "PRAGMA page_count") * query_int64(connection, "PRAGMA page_size");
+}
+
+} // namespace
+
+CheckReport check_database(const std::filesystem::path &path, bool full) {
+  OpenOptions options;
+  options.create_if_missing = false;
+  options.read_only = true;
+  CheckReport report;
+  report.check = full ? "integrity_check" : "quick_check";
+  std::optional<Connection> opened;
+  try {
+    opened.emplace(Connection::open(path, options));
+  } catch (const DbError &error) {
+    if (error.kind() != DbErrorKind::corrupt)
+      throw;
+    report.ok = false;
+    report.problems.push_back(error.problem());
+    report.recovery = kRecovery;
+    return report;
+  }
+  Connection &connection = *opened;
+  try {
+    Statement statement =
+        connection.prepare(full ? "PRAGMA integrity_check" : "PRAGMA quick_check");
+    while (statement.step()) {
+      const std::string line = statement.column_text(0);
+      if (line != "ok")
+        report.problems.push_back(line);
+    }
+  } catch (const DbError &error) {
+    report.problems.push_back(error.problem());
+  }
+  int version = -1;
+  if (report.problems.empty()) {
+    try {
+      version = read_schema_version(connection);
+      if (version > kSchemaVersion)
+        report.notes.push_back("schema " + std::to_string(version) + " is newer than this " +
+                               "tcjit knows (" + std::to_string(kSchemaVersion) +
+                               "); only the SQLite structure was checked");
+      Statement foreign = connection.prepare("PRAGMA foreign_key_check");
+      while (foreign.step())
+        report.problems.push_back("row " + std::to_string(foreign.column_int64(1)) + " of " +
+                                  foreign.column_text(0) + " refers to a missing " +
+                                  foreign.column_text(2) + " row");
+    } catch (const DbError &error) {
+      report.problems.push_back(error.problem());
+    }
+  }
+  if (report.problems.empty() && version >= 1 && version <= kSchemaVersion) {
+    try {
+      Statement binaries = connection.prepare(
+          "SELECT p.key_text, b.config_json, b.arch, b.cubin, b.cubin_sha256 FROM binaries b "
+          "JOIN problems p ON p.id = b.problem_id");
+      while (binaries.step()) {
+        ++report.binaries_checked;
+        if (sha256_hex(binaries.column_blob(3)) != binaries.column_text(4))
+          report.bad_cubins.push_back(binaries.column_text(0) + " " + binaries.column_text(1) +
+                                      " " + binaries.column_text(2));
+      }
+    } catch (const DbError &error) {
+      report.problems.push_back(error.problem());
+    }
+  }
+  report.ok = report.problems.empty() && report.bad_cubins.empty();
+  if (!report.problems.empty())
+    report.recovery = kRecovery;
+  else if (!report.bad_cubins.empty())
+    report.recovery = "lookups ignore these binaries and the tuner rebuilds them; `tcjit db "
+                      "prune --stale` with other versions, or rebuilding, replaces them";
+  return report;
+}
+
+VacuumReport vacuum(Connection &connection) {
+  VacuumReport report;
+  report.bytes_before = file_bytes(connection);
+  connection.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  connection.exec("VACUUM");
+  connection.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  report.bytes_after = file_bytes(connection);
+  return report;
+}
+
+} // namespace tcjit::kernels_db

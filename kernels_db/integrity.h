@@ -1,0 +1,35 @@
+// Integrity checks (`tcjit db check`) and compaction (`tcjit db vacuum`).
+#pragma once
+
+#include "kernels_db/connection.h"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace tcjit::kernels_db {
+
+struct CheckReport {
+  bool ok = true;
+  std::string check;                 // "quick_check" or "integrity_check"
+  std::vector<std::string> problems; // what is damaged
+  std::vector<std::string> notes;    // what was not checked, and why
+  int64_t binaries_checked = 0;
+  std::vector<std::string> bad_cubins; // "KEY config arch" of cubins whose sha256 mismatches
+  std::string recovery;                // how to recover, when !ok
+};
+
+// Opens the file read-only without touching the schema (so a damaged or newer database can be
+// checked), runs PRAGMA quick_check (integrity_check when `full`), foreign_key_check and, when
+// the schema is readable, verifies every cubin's SHA-256. Never throws for damage; throws
+// DbError(not_found/io) when the file cannot be opened.
+CheckReport check_database(const std::filesystem::path &path, bool full);
+
+// Checkpoints the WAL and rebuilds the file (VACUUM). Returns bytes before and after.
+struct VacuumReport {
+  int64_t bytes_before = 0;
+  int64_t bytes_after = 0;
+};
+VacuumReport vacuum(Connection &connection);
+
+} // namespace tcjit::kernels_db

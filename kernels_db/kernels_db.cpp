@@ -1,0 +1,181 @@
+#include "kernels_db/kernels_db.h"
+
+#include "kernels_db/default_path.h"
+#include "kernels_db/lookup_cache.h"
+#include "kernels_db/merge.h"
+#include "kernels_db/problem_store.h"
+#include "kernels_db/result_store.h"
+#include "kernels_db/schema.h"
+#include "kernels_db/sha256.h"
+#include "kernels_db/transaction.h"
+
+#include <mutex>
+
+namespace tcjit::kernels_db {
+
+struct KernelsDb::State {
+  explicit State(Connection c) : connection(std::move(c)) {}
+  std::mutex connection_mutex; // guards `connection` (SQLite handles are not shared by threads)
+  Connection connection;
+  LookupCache cache;
+};
+
+KernelsDb::KernelsDb(std::unique_ptr<State> state) : state_(std::move(state)) {}
+KernelsDb::KernelsDb(KernelsDb &&) noexcept = default;
+KernelsDb &KernelsDb::operator=(KernelsDb &&) noexcept = default;
+KernelsDb::~KernelsDb() = default;
+
+KernelsDb KernelsDb::open(const std::filesystem::path &path, const OpenOptions &options) {
+  Connection connection = Connection::open(path, options);
+  if (options.read_only) {
+    const int version = read_schema_version(connection);
+    refuse_newer_schema(version, connection.path());
+    if (version < kSchemaVersion)
+      throw DbError(DbErrorKind::invalid_argument,
+                    "database schema " + std::to_string(version) + " is older than " +
+                        std::to_string(kSchemaVersion) + " and cannot be migrated read-only",
+                    connection.path(), "open it once without read-only access to migrate it");
+  } else {
+    prepare_schema(connection);
+  }
+  return KernelsDb(std::make_unique<State>(std::move(connection)));
+}
+
+KernelsDb KernelsDb::open_default(const OpenOptions &options) {
+  return open(default_db_path(), options);
+}
+
+const std::string &KernelsDb::path() const {
+  return state_->connection.path();
+}
+
+void KernelsDb::put_problem(const ProblemRecord &problem) {
+  std::lock_guard lock(state_->connection_mutex);
+  WriteTransaction transaction(state_->connection);
+  upsert_problem(state_->connection, problem);
+  transaction.commit();
+}
+
+void KernelsDb::put_binary(const BinaryRecord &binary) {
+  std::lock_guard lock(state_->connection_mutex);
+  WriteTransaction transaction(state_->connection);
+  upsert_binary(state_->connection, binary);
+  transaction.commit();
+  state_->cache.clear();
+}
+
+bool KernelsDb::put_result(const ResultRecord &result) {
+  std::lock_guard lock(state_->connection_mutex);
+  WriteTransaction transaction(state_->connection);
+  const bool added = insert_result(state_->connection, result);
+  transaction.commit();
+  if (added)
+    state_->cache.clear(); // the best config of config-less lookups may change
+  return added;
+}
+
+std::optional<ProblemRecord> KernelsDb::find_problem(std::string_view key_text) {
+  std::lock_guard lock(state_->connection_mutex);
+  return kernels_db::find_problem(state_->connection, key_text);
+}
+
+BinaryLookup KernelsDb::find_binary(const BinaryQuery &query) {
+  BinaryLookup lookup;
+  if (auto cached = state_->cache.find(query)) {
+    lookup.status = LookupStatus::hit;
+    lookup.binary = std::move(cached);
+    return lookup;
+  }
+  bool damaged = false;
+  {
+    std::lock_guard lock(state_->connection_mutex);
+    visit_binary_candidates(state_->connection, query, [&](BinaryRecord &&binary) {
+      if (sha256_hex(binary.cubin) != binary.cubin_sha256) {
+        damaged = true;
+        lookup.warnings.push_back("ignored a damaged binary (cubin sha256 mismatch) of '" +
+                                  binary.key.problem_key + "' config " + binary.key.config_json +
+                                  " " + binary.key.arch + " in " + state_->connection.path() +
+                                  "; rebuild it and store it again");
+        return false;
+      }
+      lookup.binary = std::make_shared<const BinaryRecord>(std::move(binary));
+      return true;
+    });
+  }
+  if (lookup.binary) {
+    lookup.status = LookupStatus::hit;
+    if (lookup.warnings.empty())
+      state_->cache.insert(query, lookup.binary);
+  } else {
+    lookup.status = damaged ? LookupStatus::corrupt : LookupStatus::miss;
+  }
+  return lookup;
+}
+
+std::optional<ResultRecord> KernelsDb::best_result(std::string_view problem_key,
+                                                   std::string_view arch,
+                                                   std::optional<std::string_view> device) {
+  std::lock_guard lock(state_->connection_mutex);
+  return kernels_db::best_result(state_->connection, problem_key, arch, device);
+}
+
+std::vector<ResultRecord> KernelsDb::results(std::string_view problem_key) {
+  std::lock_guard lock(state_->connection_mutex);
+  return ranked_results(state_->connection, problem_key);
+}
+
+std::vector<ProblemSummary> KernelsDb::list(const ListFilter &filter) {
+  std::lock_guard lock(state_->connection_mutex);
+  return list_problems(state_->connection, filter);
+}
+
+std::vector<ProblemDetails> KernelsDb::show(std::string_view key_or_hash) {
+  std::lock_guard lock(state_->connection_mutex);
+  return show_problems(state_->connection, key_or_hash);
+}
+
+DbStats KernelsDb::stats(const CurrentVersions &current) {
+  std::lock_guard lock(state_->connection_mutex);
+  return compute_stats(state_->connection, current);
+}
+
+PruneReport KernelsDb::prune(const PruneOptions &options) {
+  std::lock_guard lock(state_->connection_mutex);
+  const PruneReport report = kernels_db::prune(state_->connection, options);
+  state_->cache.clear();
+  return report;
+}
+
+TransferCounts KernelsDb::export_jsonl(std::ostream &out) {
+  std::lock_guard lock(state_->connection_mutex);
+  return kernels_db::export_jsonl(state_->connection, out);
+}
+
+TransferCounts KernelsDb::import_jsonl(std::istream &in) {
+  std::lock_guard lock(state_->connection_mutex);
+  const TransferCounts counts = kernels_db::import_jsonl(state_->connection, in);
+  state_->cache.clear();
+  return counts;
+}
+
+TransferCounts KernelsDb::merge(const std::filesystem::path &other) {
+  std::lock_guard lock(state_->connection_mutex);
+  const TransferCounts counts = merge_database(state_->connection, other);
+  state_->cache.clear();
+  return counts;
+}
+
+VacuumReport KernelsDb::vacuum() {
+  std::lock_guard lock(state_->connection_mutex);
+  return kernels_db::vacuum(state_->connection);
+}
+
+CheckReport KernelsDb::check(const std::filesystem::path &path, bool full) {
+  return check_database(path, full);
+}
+
+void KernelsDb::clear_cache() {
+  state_->cache.clear();
+}
+
+} // namespace tcjit::kernels_db

@@ -1,0 +1,98 @@
+// KernelsDb: the kernel database API for the layers above (tuner, runtime facade, CLI).
+//
+//   auto db = tcjit::kernels_db::KernelsDb::open();            // $TCJIT_DB or ~/.cache/...
+//   db.put_problem({.key_text = key, .key_hash = hash, .op = "gemm", ...});
+//   db.put_binary(binary);
+//   auto found = db.find_binary({key, config, "sm_80", toolkit, compiler_version});
+//   if (found.status == LookupStatus::hit) use(found.binary->cubin);
+//
+// Thread-safe: one SQLite connection used under a mutex, behind an in-process cache that
+// concurrent readers share. Many processes may use one database at once (WAL, busy timeout,
+// retried write transactions). Every error is a DbError.
+#pragma once
+
+#include "kernels_db/binary_store.h"
+#include "kernels_db/connection.h"
+#include "kernels_db/current_versions.h"
+#include "kernels_db/error.h"
+#include "kernels_db/integrity.h"
+#include "kernels_db/jsonl_io.h"
+#include "kernels_db/prune.h"
+#include "kernels_db/queries.h"
+#include "kernels_db/records.h"
+
+#include <filesystem>
+#include <istream>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tcjit::kernels_db {
+
+enum class LookupStatus {
+  hit,     // `binary` is set and its cubin matches its sha256
+  miss,    // no binary for this problem/config/arch/toolkit/compiler version
+  corrupt, // only binaries whose cubin does not match its sha256: rebuild and put_binary
+};
+
+struct BinaryLookup {
+  LookupStatus status = LookupStatus::miss;
+  std::shared_ptr<const BinaryRecord> binary;
+  std::vector<std::string> warnings; // one per damaged binary skipped (even on a hit)
+};
+
+class KernelsDb {
+public:
+  // Opens or creates the database, refusing one with a newer schema and migrating an older one.
+  // A read-only open of an older schema is refused (open it writable once to migrate).
+  static KernelsDb open(const std::filesystem::path &path, const OpenOptions &options = {});
+  static KernelsDb open_default(const OpenOptions &options = {});
+
+  KernelsDb(KernelsDb &&) noexcept;
+  KernelsDb &operator=(KernelsDb &&) noexcept;
+  ~KernelsDb();
+
+  const std::string &path() const;
+
+  // Writes: each runs in its own write transaction.
+  void put_problem(const ProblemRecord &problem);
+  void put_binary(const BinaryRecord &binary);
+  // false when an identical result was already stored.
+  bool put_result(const ResultRecord &result);
+
+  // Lookups.
+  std::optional<ProblemRecord> find_problem(std::string_view key_text);
+  BinaryLookup find_binary(const BinaryQuery &query);
+  std::optional<ResultRecord> best_result(std::string_view problem_key, std::string_view arch,
+                                          std::optional<std::string_view> device = std::nullopt);
+  std::vector<ResultRecord> results(std::string_view problem_key);
+
+  // Queries for `tcjit db`.
+  std::vector<ProblemSummary> list(const ListFilter &filter);
+  std::vector<ProblemDetails> show(std::string_view key_or_hash);
+  DbStats stats(const CurrentVersions &current = build_versions());
+
+  // Maintenance.
+  PruneReport prune(const PruneOptions &options);
+  TransferCounts export_jsonl(std::ostream &out);
+  TransferCounts import_jsonl(std::istream &in);
+  TransferCounts merge(const std::filesystem::path &other);
+  VacuumReport vacuum();
+  // Checks a database file without opening it as a KernelsDb (works on damaged files).
+  static CheckReport check(const std::filesystem::path &path, bool full = false);
+
+  // Forgets cached lookups (done after every write through this object). Writes by other
+  // processes do not invalidate this process's cache: binaries are immutable for a given key,
+  // so only the "best config" choice of a config-less lookup can lag until clear_cache().
+  void clear_cache();
+
+private:
+  struct State;
+  explicit KernelsDb(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+} // namespace tcjit::kernels_db

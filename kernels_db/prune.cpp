@@ -1,0 +1,44 @@
+#include "kernels_db/prune.h"
+
+#include "kernels_db/clock.h"
+#include "kernels_db/transaction.h"
+
+namespace tcjit::kernels_db {
+
+PruneReport prune(Connection &connection, const PruneOptions &options) {
+  PruneReport report;
+  if (!options.stale_versions && !options.older_than)
+    return report;
+  WriteTransaction transaction(connection);
+  if (options.stale_versions) {
+    Statement statement = connection.prepare(
+        "DELETE FROM binaries WHERE toolkit_version <> ?1 OR compiler_version <> ?2");
+    statement.bind(1, options.stale_versions->toolkit_version);
+    statement.bind(2, options.stale_versions->compiler_version);
+    statement.run();
+    report.binaries_removed += connection.changes();
+  }
+  if (options.older_than) {
+    const int64_t now = options.now_ms != 0 ? options.now_ms : now_unix_ms();
+    const int64_t cutoff = now - options.older_than->count();
+    Statement binaries = connection.prepare("DELETE FROM binaries WHERE created_ms < ?1");
+    binaries.bind(1, cutoff);
+    binaries.run();
+    report.binaries_removed += connection.changes();
+    Statement results = connection.prepare("DELETE FROM results WHERE measured_ms < ?1");
+    results.bind(1, cutoff);
+    results.run();
+    report.results_removed += connection.changes();
+    Statement problems = connection.prepare(
+        "DELETE FROM problems WHERE created_ms < ?1 "
+        "AND NOT EXISTS (SELECT 1 FROM binaries b WHERE b.problem_id = problems.id) "
+        "AND NOT EXISTS (SELECT 1 FROM results r WHERE r.problem_id = problems.id)");
+    problems.bind(1, cutoff);
+    problems.run();
+    report.problems_removed += connection.changes();
+  }
+  transaction.commit();
+  return report;
+}
+
+} // namespace tcjit::kernels_db

@@ -1,0 +1,30 @@
+// Removal of stale binaries (other toolkit or compiler version) and of old rows.
+#pragma once
+
+#include "kernels_db/connection.h"
+#include "kernels_db/current_versions.h"
+
+#include <chrono>
+#include <optional>
+
+namespace tcjit::kernels_db {
+
+struct PruneOptions {
+  // Remove binaries built by another toolkit or compiler version than `current`.
+  std::optional<CurrentVersions> stale_versions;
+  // Remove binaries and results created before now - older_than, and problems older than that
+  // which keep neither.
+  std::optional<std::chrono::milliseconds> older_than;
+  int64_t now_ms = 0; // 0: now
+};
+
+struct PruneReport {
+  int64_t binaries_removed = 0;
+  int64_t results_removed = 0;
+  int64_t problems_removed = 0;
+};
+
+// One write transaction. Does nothing when neither option is set.
+PruneReport prune(Connection &connection, const PruneOptions &options);
+
+} // namespace tcjit::kernels_db

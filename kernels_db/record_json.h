@@ -1,0 +1,21 @@
+// JSON forms of the records, used by export/import, `--json` output and result content hashes.
+// Configs and shapes appear as JSON values (not strings); cubins as base64.
+#pragma once
+
+#include "kernels_db/records.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace tcjit::kernels_db {
+
+nlohmann::json problem_to_json(const ProblemRecord &problem);
+nlohmann::json binary_to_json(const BinaryRecord &binary); // with ptx and cubin (base64)
+nlohmann::json binary_info_to_json(const BinaryInfo &info);
+nlohmann::json result_to_json(const ResultRecord &result);
+
+// Throw DbError(invalid_argument) naming the missing or malformed field.
+ProblemRecord problem_from_json(const nlohmann::json &json);
+BinaryRecord binary_from_json(const nlohmann::json &json);
+ResultRecord result_from_json(const nlohmann::json &json);
+
+} // namespace tcjit::kernels_db

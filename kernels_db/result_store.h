@@ -1,0 +1,32 @@
+// Tuning results: every measurement is kept, stored by value (canonical config JSON). Identical
+// rows (same content hash) are stored once.
+// Write functions expect the caller to hold a WriteTransaction.
+#pragma once
+
+#include "kernels_db/connection.h"
+#include "kernels_db/records.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tcjit::kernels_db {
+
+// The SHA-256 of the result's canonical JSON form: two rows are identical when it matches.
+std::string result_content_sha256(const ResultRecord &result);
+
+// Inserts the result; false when an identical row is already stored. `result.config_json` is
+// canonicalized; measured_ms = 0 means now. Throws DbError(not_found) for an unknown problem.
+bool insert_result(Connection &connection, const ResultRecord &result);
+
+// Every result of a problem, best first: ok before failed/illegal, measured before emulated
+// before predicted, then by median time.
+std::vector<ResultRecord> ranked_results(Connection &connection, std::string_view problem_key);
+
+// The best ok result of a problem on `arch` (and on `device` when given), measured results first.
+std::optional<ResultRecord> best_result(Connection &connection, std::string_view problem_key,
+                                        std::string_view arch,
+                                        std::optional<std::string_view> device = std::nullopt);
+
+} // namespace tcjit::kernels_db
