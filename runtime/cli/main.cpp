@@ -1,8 +1,11 @@
 // `tcjit`: one tool, git-style subcommands. Each subcommand lives in its own file and registers
 // itself here; `tcjit <cmd> --help` works for all of them.
+#include "runtime/cli/compile_command.h"
 #include "runtime/cli/db_command.h"
+#include "runtime/cli/emu_command.h"
 #include "runtime/cli/exit_codes.h"
 #include "runtime/cli/explain_command.h"
+#include "runtime/cli/run_command.h"
 
 #include <CLI/CLI.hpp>
 
@@ -14,6 +17,9 @@ int main(int argc, char **argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("tcjit ") + TCJIT_VERSION);
   tcjit::cli::add_explain_command(app);
+  tcjit::cli::add_compile_command(app);
+  tcjit::cli::add_run_command(app);
+  tcjit::cli::add_emu_command(app);
   tcjit::cli::add_db_command(app);
   try {
     app.parse(argc, argv);

@@ -6,18 +6,12 @@ namespace tcjit::device {
 
 const char *error_kind_name(ErrorKind kind) {
   switch (kind) {
-  case ErrorKind::InvalidArgument:
-    return "invalid argument";
-  case ErrorKind::OutOfMemory:
-    return "out of memory";
-  case ErrorKind::ModuleLoad:
-    return "module load failed";
-  case ErrorKind::NotFound:
-    return "not found";
-  case ErrorKind::LaunchFailed:
-    return "launch failed";
-  case ErrorKind::Unsupported:
-    return "unsupported";
+  case ErrorKind::InvalidArgument: return "invalid argument";
+  case ErrorKind::OutOfMemory: return "out of memory";
+  case ErrorKind::ModuleLoad: return "module load failed";
+  case ErrorKind::NotFound: return "not found";
+  case ErrorKind::LaunchFailed: return "launch failed";
+  case ErrorKind::Unsupported: return "unsupported";
   }
   return "unknown";
 }
@@ -30,10 +24,10 @@ ParamBuffer::ParamBuffer(const KernelInfo &kernel)
 
 void ParamBuffer::set_bytes(size_t index, const void *data, size_t size) {
   if (index >= kernel_->params.size()) {
-    throw DeviceError(ErrorKind::InvalidArgument,
-                      "kernel '" + kernel_->name + "' has " +
-                          std::to_string(kernel_->params.size()) + " parameters; index " +
-                          std::to_string(index) + " is out of range");
+    throw DeviceError(ErrorKind::InvalidArgument, "kernel '" + kernel_->name + "' has " +
+                                                      std::to_string(kernel_->params.size()) +
+                                                      " parameters; index " +
+                                                      std::to_string(index) + " is out of range");
   }
   const ParamInfo &p = kernel_->params[index];
   if (size != p.size) {

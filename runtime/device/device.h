@@ -69,8 +69,8 @@ struct ParamInfo {
 struct KernelInfo {
   std::string name;
   std::vector<ParamInfo> params;
-  uint32_t param_bytes = 0;          // total size of the parameter buffer
-  uint32_t static_shared_bytes = 0;  // .shared variables the kernel uses
+  uint32_t param_bytes = 0;         // total size of the parameter buffer
+  uint32_t static_shared_bytes = 0; // .shared variables the kernel uses
   uint32_t local_bytes_per_thread = 0;
   uint32_t registers_per_thread = 0; // virtual registers declared (emulator) or allocated (GPU)
 };

@@ -9,23 +9,23 @@ namespace tcjit::emu {
 
 struct AstOperand {
   enum class Kind {
-    Name,     // register, special register, symbol or label: %r1, %tid.x, smem, $L__BB0_2
-    Integer,  // 12, -1, 0xFF
-    Float,    // 0f3F800000 (f32 bits), 0d... (f64 bits), 1.5
-    Address,  // [name], [name+imm], [imm]
-    Vector,   // {a, b, c, d}; elements may be Sink
-    Pair,     // a|b (e.g. the value and predicate outputs of shfl.sync)
-    List,     // (a, b): call arguments
-    Sink,     // _
+    Name,    // register, special register, symbol or label: %r1, %tid.x, smem, $L__BB0_2
+    Integer, // 12, -1, 0xFF
+    Float,   // 0f3F800000 (f32 bits), 0d... (f64 bits), 1.5
+    Address, // [name], [name+imm], [imm]
+    Vector,  // {a, b, c, d}; elements may be Sink
+    Pair,    // a|b (e.g. the value and predicate outputs of shfl.sync)
+    List,    // (a, b): call arguments
+    Sink,    // _
   };
   Kind kind = Kind::Name;
-  std::string name;            // Name, Address base ("" when the address is an immediate)
-  bool negated = false;        // !%p
-  uint64_t int_value = 0;      // Integer (two's complement), Address offset
+  std::string name;               // Name, Address base ("" when the address is an immediate)
+  bool negated = false;           // !%p
+  uint64_t int_value = 0;         // Integer (two's complement), Address offset
   bool float_is_f32_bits = false; // Float: 0f literal
   bool float_is_f64_bits = false; // Float: 0d literal
   uint64_t float_bits = 0;
-  double float_value = 0;      // Float: decimal literal
+  double float_value = 0;           // Float: decimal literal
   std::vector<AstOperand> elements; // Vector, Pair, List
 };
 
@@ -35,6 +35,7 @@ struct AstInstruction {
   bool guard_negated = false;
   std::string opcode; // full opcode with modifiers: "ld.global.v4.f32"
   std::vector<AstOperand> operands;
+  std::string operand_error; // set when the operands did not parse (reported by the decoder)
 };
 
 enum class AstSpace { Reg, Global, Shared, Const, Local, Param };
@@ -50,7 +51,7 @@ struct AstVariable {
   uint64_t array_count = 0; // 0 with is_array: unsized ([]), e.g. extern dynamic shared memory
   bool is_extern = false;
   std::vector<AstOperand> init; // initializer elements (Integer or Float), flattened
-  bool has_range = false;     // .reg %r<N>
+  bool has_range = false;       // .reg %r<N>
   uint32_t range = 0;
 };
 

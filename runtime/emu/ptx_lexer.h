@@ -9,7 +9,8 @@
 namespace tcjit::emu {
 
 enum class TokenKind {
-  Word,   // identifier, opcode, directive (.reg), register (%r1), label, number (12, 0x1F, 0f3F800000)
+  Word,   // identifier, opcode, directive (.reg), register (%r1), label, number (12, 0x1F,
+          // 0f3F800000)
   String, // "..." (without the quotes)
   Punct,  // one of , ; : { } [ ] ( ) < > + - = | ! @
   End,

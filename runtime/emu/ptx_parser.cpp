@@ -13,8 +13,8 @@ namespace {
 
 bool is_type_name(const std::string &w) {
   static const char *const kTypes[] = {
-      ".b8",  ".b16",  ".b32",  ".b64",  ".b128", ".u8",    ".u16",  ".u32",    ".u64",
-      ".s8",  ".s16",  ".s32",  ".s64",  ".f16",  ".f16x2", ".f32",  ".f64",    ".bf16",
+      ".b8",     ".b16",  ".b32",  ".b64",  ".b128", ".u8",     ".u16",   ".u32", ".u64",
+      ".s8",     ".s16",  ".s32",  ".s64",  ".f16",  ".f16x2",  ".f32",   ".f64", ".bf16",
       ".bf16x2", ".tf32", ".pred", ".e4m3", ".e5m2", ".e4m3x2", ".e5m2x2"};
   for (const char *t : kTypes) {
     if (w == t)
@@ -196,7 +196,9 @@ private:
     return op;
   }
 
-  static bool starts_number(const std::string &w) { return !w.empty() && w[0] >= '0' && w[0] <= '9'; }
+  static bool starts_number(const std::string &w) {
+    return !w.empty() && w[0] >= '0' && w[0] <= '9';
+  }
 
   AstOperand parse_signed_number() {
     bool negative = accept_punct("-");
@@ -362,7 +364,7 @@ private:
         parse_initializer(item.init);
       }
       out.push_back(std::move(item));
-      if (!accept_punct(","))
+      if (space != AstSpace::Reg || !accept_punct(","))
         break;
     }
     return out;
@@ -516,12 +518,20 @@ private:
         in.guard = expect_word("a predicate register").text;
       }
       in.opcode = expect_word("an instruction").text;
-      if (!is_punct(";")) {
-        do {
-          in.operands.push_back(parse_operand());
-        } while (accept_punct(","));
+      try {
+        if (!is_punct(";")) {
+          do {
+            in.operands.push_back(parse_operand());
+          } while (accept_punct(","));
+        }
+        expect_punct(";");
+      } catch (const device::DeviceError &e) {
+        // keep going: the decoder reports an unsupported opcode in preference to the syntax
+        in.operand_error = e.what();
+        while (!at_end() && !is_punct(";"))
+          next();
+        accept_punct(";");
       }
-      expect_punct(";");
       f.body.push_back(std::move(st));
     }
   }

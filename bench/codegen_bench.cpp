@@ -1,0 +1,57 @@
+// Spec text -> PTX time of the GEMM code generator (LLVM included), and PTX -> cubin with ptxas.
+// Goal (issue 4): spec -> PTX under 20 ms for a 128x128x32, 3-stage f16 GEMM. Report the median:
+//   build/bench/bench_codegen --benchmark_repetitions=9 --benchmark_report_aggregates_only=true
+#include "compiler/codegen/pipeline.h"
+#include "compiler/codegen/ptxas_check.h"
+#include "compiler/dsl/parser.h"
+
+#include <benchmark/benchmark.h>
+
+namespace {
+
+constexpr const char *kF16 = "gemm m=4096 n=4096 k=4096 a=f16:row b=f16:col c=f16:row acc=f32";
+constexpr const char *kF16Gelu =
+    "gemm m=4096 n=4096 k=4096 a=f16:row b=f16:col c=f16:row acc=f32 act=gelu bias=col beta=1";
+
+tcjit::codegen::CompileOptions options() {
+  tcjit::codegen::CompileOptions opt;
+  opt.arch = "sm_80";
+  opt.config = tcjit::codegen::TileConfig{128, 128, 32, 64, 64, 3, 1, 1, 0, 0};
+  return opt;
+}
+
+void spec_to_ptx(benchmark::State &state, const char *text) {
+  const auto opt = options();
+  for (auto _ : state) {
+    tcjit::ParseResult r = tcjit::parse_spec(text);
+    tcjit::codegen::CompiledKernel k = tcjit::codegen::compile_gemm(r.entries.front().spec, opt);
+    if (!k.ok())
+      state.SkipWithError("compile failed");
+    benchmark::DoNotOptimize(k.ptx);
+  }
+}
+
+void BM_SpecToPtx_F16_128x128x32_s3(benchmark::State &state) {
+  spec_to_ptx(state, kF16);
+}
+BENCHMARK(BM_SpecToPtx_F16_128x128x32_s3)->Unit(benchmark::kMillisecond);
+
+void BM_SpecToPtx_F16_Gelu_128x128x32_s3(benchmark::State &state) {
+  spec_to_ptx(state, kF16Gelu);
+}
+BENCHMARK(BM_SpecToPtx_F16_Gelu_128x128x32_s3)->Unit(benchmark::kMillisecond);
+
+void BM_PtxToCubin_Ptxas_F16_128x128x32_s3(benchmark::State &state) {
+  tcjit::ParseResult r = tcjit::parse_spec(kF16);
+  const std::string ptx = tcjit::codegen::compile_gemm(r.entries.front().spec, options()).ptx;
+  for (auto _ : state) {
+    tcjit::codegen::PtxasResult p = tcjit::codegen::run_ptxas(ptx, "sm_80");
+    if (!p.ok)
+      state.SkipWithError("ptxas failed");
+  }
+}
+BENCHMARK(BM_PtxToCubin_Ptxas_F16_128x128x32_s3)->Unit(benchmark::kMillisecond);
+
+} // namespace
+
+BENCHMARK_MAIN();

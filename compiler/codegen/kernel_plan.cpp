@@ -1,0 +1,135 @@
+#include "compiler/codegen/kernel_plan.h"
+
+#include "compiler/spec/alignment.h"
+#include "compiler/spec/arch.h"
+
+#include <sstream>
+#include <stdexcept>
+
+namespace tcjit::codegen {
+
+namespace {
+
+OperandPlan plan_operand(char name, const MatrixOperand &op, bool k_contig_when_row, int outer,
+                         int bk, int vec, int threads, const MmaForm &mma) {
+  OperandPlan p;
+  p.name = name;
+  p.dtype = op.dtype;
+  p.esize = dtype_bits(op.dtype) / 8;
+  p.layout = op.layout;
+  p.k_contiguous = (op.layout == MatrixLayout::row) == k_contig_when_row;
+  p.rows = p.k_contiguous ? outer : bk;
+  p.cols = p.k_contiguous ? bk : outer;
+  p.row_bytes = p.cols * p.esize;
+  p.stage_bytes = p.rows * p.row_bytes;
+  p.vec = vec;
+  p.copy_bytes = vec * p.esize;
+  p.copies = p.rows * p.cols / vec;
+  p.copies_per_thread = (p.copies + threads - 1) / threads;
+  if (mma.kind == MmaKind::f64_f64 || mma.kind == MmaKind::simt_f32)
+    p.load = FragmentLoad::scalar;
+  else if (p.k_contiguous)
+    p.load = FragmentLoad::ldmatrix;
+  else if (p.esize == 2)
+    p.load = FragmentLoad::ldmatrix_trans;
+  else
+    p.load = FragmentLoad::scalar;
+  return p;
+}
+
+} // namespace
+
+int ptx_version_for(int sm) {
+  if (sm >= 89)
+    return 78;
+  if (sm >= 86)
+    return 71;
+  return 70;
+}
+
+KernelPlan plan_kernel(const OpSpec &spec, const TileConfig &c, std::string_view arch,
+                       bool tf32_off) {
+  KernelPlan p;
+  const auto info = find_arch(arch);
+  if (!info || c.vec_a == 0 || c.vec_b == 0)
+    throw std::logic_error("plan_kernel: config not validated/resolved (pass validate_config)");
+  p.arch = std::string(arch);
+  p.sm = info->sm_version;
+  p.ptx_version = ptx_version_for(p.sm);
+  p.config = c;
+  p.math = resolve_math(spec.math, tf32_off);
+  p.mma = math_form(spec, tf32_off);
+  p.warps_m = c.bm / c.wm;
+  p.warps_n = c.bn / c.wn;
+  p.warps = p.warps_m * p.warps_n;
+  p.threads = 32 * p.warps;
+  p.tiles_m = c.wm / p.mma.m;
+  p.tiles_n = c.wn / p.mma.n;
+  p.k_steps = c.bk / p.mma.k;
+  p.a = plan_operand('a', spec.gemm.a, true, c.bm, c.bk, c.vec_a, p.threads, p.mma);
+  p.b = plan_operand('b', spec.gemm.b, false, c.bn, c.bk, c.vec_b, p.threads, p.mma);
+  p.a.smem_offset = 0;
+  p.b.smem_offset = c.stages * p.a.stage_bytes;
+  p.smem_bytes = c.stages * (p.a.stage_bytes + p.b.stage_bytes);
+  p.out = spec.gemm.c.dtype;
+  p.out_layout = spec.gemm.c.layout;
+  for (const OperandAlignment &al : analyze_alignment(spec))
+    if (al.operand == "c")
+      p.c_vec = al.elements;
+  p.epi = p.mma.acc == DType::f64 ? DType::f64 : DType::f32;
+  p.epilogue = spec.epilogue;
+  p.integer_identity = p.mma.acc == DType::s32 && spec.epilogue.alpha == 1.0 &&
+                       spec.epilogue.beta == 0.0 && spec.epilogue.bias == BiasKind::none &&
+                       spec.epilogue.act == Activation::none;
+  std::ostringstream name;
+  name << "tcjit_gemm_" << to_string(p.mma.kind) << "_"
+       << (spec.gemm.a.layout == MatrixLayout::row ? 'r' : 'c')
+       << (spec.gemm.b.layout == MatrixLayout::row ? 'r' : 'c')
+       << (spec.gemm.c.layout == MatrixLayout::row ? 'r' : 'c') << "_" << to_string(p.out) << "_"
+       << c.bm << "x" << c.bn << "x" << c.bk << "_w" << c.wm << "x" << c.wn << "_s" << c.stages
+       << (c.split_k > 1 ? "_k" + std::to_string(c.split_k) : std::string())
+       << (c.raster_group > 1 ? "_g" + std::to_string(c.raster_group) : std::string()) << "_va"
+       << c.vec_a << "_vb" << c.vec_b << "_vc" << p.c_vec << "_" << to_string(spec.epilogue.act)
+       << "_" << to_string(spec.epilogue.bias) << (spec.epilogue.beta != 0.0 ? "_beta" : "");
+  p.kernel_name = name.str();
+  return p;
+}
+
+int64_t swizzled_offset(const OperandPlan &op, int64_t row, int64_t col) {
+  int64_t o = row * op.row_bytes + col * op.esize;
+  if (op.row_bytes >= 128)
+    return o ^ ((row & 7) << 4);
+  return o ^ (((o >> 7) & 7) << 4);
+}
+
+std::string describe(const KernelPlan &p) {
+  std::ostringstream o;
+  auto op = [&](const OperandPlan &x) {
+    o << "  " << x.name << ": " << to_string(x.dtype) << ":" << to_string(x.layout) << " smem "
+      << x.rows << "x" << x.cols << (x.k_contiguous ? " (k contiguous)" : " (m/n contiguous)")
+      << ", " << x.stage_bytes << " B/stage, vec " << x.vec << " (" << x.copy_bytes << " B, "
+      << (x.copy_bytes >= 4 ? "cp.async" : "ld.global+st.shared") << "), " << x.copies_per_thread
+      << " copies/thread, fragments by "
+      << (x.load == FragmentLoad::ldmatrix         ? "ldmatrix.x4"
+          : x.load == FragmentLoad::ldmatrix_trans ? "ldmatrix.x4.trans"
+                                                   : "ld.shared")
+      << "\n";
+  };
+  o << "kernel " << p.kernel_name << "\n"
+    << "  target " << p.arch << ", PTX " << p.ptx_version / 10 << "." << p.ptx_version % 10 << "\n"
+    << "  mma " << p.mma.ptx << "\n"
+    << "  CTA " << p.config.bm << "x" << p.config.bn << "x" << p.config.bk << ", " << p.warps
+    << " warps (" << p.warps_m << "x" << p.warps_n << "), warp tile " << p.config.wm << "x"
+    << p.config.wn << " = " << p.tiles_m << "x" << p.tiles_n << " mma tiles, " << p.k_steps
+    << " k-steps per K-tile\n"
+    << "  pipeline " << p.config.stages << " stages, " << p.smem_bytes
+    << " B dynamic shared memory\n";
+  op(p.a);
+  op(p.b);
+  o << "  epilogue act=" << to_string(p.epilogue.act) << " bias=" << to_string(p.epilogue.bias)
+    << " alpha=" << p.epilogue.alpha << " beta=" << p.epilogue.beta << " -> " << to_string(p.out)
+    << (p.integer_identity ? " (exact integer)" : "") << "\n";
+  return o.str();
+}
+
+} // namespace tcjit::codegen

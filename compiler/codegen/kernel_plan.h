@@ -1,0 +1,84 @@
+// The kernel plan: everything about the kernel that follows from spec + config, decided before any
+// LLVM IR exists — tiling, pipeline, fragments, shared-memory layout (with its XOR swizzle).
+//
+// Shared memory holds, per stage, an A tile then a B tile. Each operand tile is stored the way the
+// operand lies in global memory: `rows` x `cols` with `cols` the contiguous dimension
+// (A row: m x k, A col: k x m, B row: k x n, B col: n x k). A row of the tile is cols*esize bytes,
+// split into 16-byte chunks. The XOR swizzle (CUTLASS's Swizzle<3,4,3> generalised):
+//   offset = row * row_bytes + col * esize
+//   rows of >= 128 bytes:  offset ^= (row % 8) << 4
+//   rows of <  128 bytes:  offset ^= ((offset >> 7) % 8) << 4   (128-byte lines of several rows)
+// so the 8 row addresses of one ldmatrix phase, and 8 consecutive 16-byte cp.async stores, hit 8
+// different 16-byte bank groups: no bank conflicts for either.
+#pragma once
+
+#include "compiler/codegen/mma_table.h"
+#include "compiler/codegen/tile_config.h"
+#include "tcjit/op_spec.h"
+
+#include <cstdint>
+#include <string>
+
+namespace tcjit::codegen {
+
+enum class FragmentLoad {
+  ldmatrix,       // ldmatrix.x4 (k-contiguous tile; any element size, b16 pairs)
+  ldmatrix_trans, // ldmatrix.x4.trans (16-bit elements, m/n-contiguous tile)
+  scalar,         // ld.shared per element (f64, and 32/8-bit m/n-contiguous tiles)
+};
+
+struct OperandPlan {
+  char name = 'a';
+  DType dtype = DType::f16;
+  int esize = 2; // bytes per element
+  MatrixLayout layout = MatrixLayout::row;
+  bool k_contiguous = true; // tile rows run along the outer dim, cols along K
+  int rows = 0, cols = 0;   // smem tile (per stage), cols contiguous
+  int row_bytes = 0;
+  int stage_bytes = 0;
+  int smem_offset = 0;       // of stage 0; stage s at smem_offset + s * stage_bytes
+  int vec = 1;               // global vector width in elements
+  int copy_bytes = 0;        // vec * esize: 16/8/4 -> cp.async, 2/1 -> ld.global + st.shared
+  int copies = 0;            // vectors per stage tile
+  int copies_per_thread = 0; // ceil(copies / threads)
+  FragmentLoad load = FragmentLoad::scalar;
+};
+
+struct KernelPlan {
+  std::string kernel_name; // deterministic, from spec + config
+  std::string arch;        // "sm_80"
+  int sm = 80;
+  int ptx_version = 70; // x10
+  TileConfig config;
+  MmaForm mma;
+  MathMode math = MathMode::tf32;
+  int threads = 0, warps = 0;
+  int warps_m = 0, warps_n = 0;
+  int tiles_m = 0, tiles_n = 0; // mma tiles per warp
+  int k_steps = 0;              // mma k-steps per K-tile
+  OperandPlan a, b;
+  int smem_bytes = 0; // dynamic shared memory per CTA
+  // epilogue
+  DType out = DType::f32;
+  MatrixLayout out_layout = MatrixLayout::row;
+  int c_vec = 1; // alignment of C/D in elements (analyze_alignment): >= 2 allows paired stores
+  DType epi = DType::f32; // type the epilogue computes in (f32, f64 for f64)
+  Epilogue epilogue;
+  bool integer_identity = false; // s32 accumulators and an identity epilogue: exact integer path
+};
+
+// The PTX ISA version for an arch: sm_80 7.0, sm_86 7.1, sm_89 7.8, sm_90 7.8.
+int ptx_version_for(int sm);
+
+// Builds the plan. Preconditions (internal errors if broken): validate_tile_config() is empty and
+// vec_a/vec_b are resolved.
+KernelPlan plan_kernel(const OpSpec &spec, const TileConfig &config, std::string_view arch,
+                       bool tf32_off);
+
+// The swizzled byte offset of element (row, col) of an operand tile (host-side twin of the IR).
+int64_t swizzled_offset(const OperandPlan &, int64_t row, int64_t col);
+
+// Multi-line human-readable description (TCJIT_DEBUG, `tcjit compile`).
+std::string describe(const KernelPlan &);
+
+} // namespace tcjit::codegen

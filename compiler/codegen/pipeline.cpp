@@ -1,0 +1,121 @@
+#include "compiler/codegen/pipeline.h"
+
+#include "compiler/codegen/llvm_module.h"
+#include "compiler/codegen/nvptx_emit.h"
+
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <stdexcept>
+
+namespace tcjit::codegen {
+
+namespace {
+
+int debug_level() {
+  const char *env = std::getenv("TCJIT_DEBUG");
+  return env ? std::atoi(env) : 0;
+}
+
+// Runs one named pass, times it, logs it, and names it in internal errors.
+class PassRunner {
+public:
+  explicit PassRunner(CompiledKernel &out) : out_(out), level_(debug_level()) {}
+  int level() const { return level_; }
+  template <typename F> void run(const char *name, F &&f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      f();
+    } catch (const std::logic_error &e) {
+      throw std::logic_error(std::string("internal error in pass ") + name + ": " + e.what());
+    }
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    out_.times.push_back({name, ms});
+    if (level_ >= 1)
+      std::cerr << "[tcjit codegen] " << name << ": " << ms << " ms\n";
+  }
+
+private:
+  CompiledKernel &out_;
+  int level_;
+};
+
+void dump_ir(const char *after, llvm::Module &m) {
+  std::cerr << "[tcjit codegen] LLVM IR after " << after << ":\n";
+  m.print(llvm::errs(), nullptr);
+}
+
+} // namespace
+
+double CompiledKernel::total_ms() const {
+  double t = 0;
+  for (const StageTime &s : times)
+    t += s.ms;
+  return t;
+}
+
+const std::vector<std::string> &pass_names() {
+  static const std::vector<std::string> names{"check_support", "choose_config", "validate_config",
+                                              "plan_kernel",   "build_llvm_ir", "link_libdevice",
+                                              "optimize_llvm", "emit_ptx",      "ptxas"};
+  return names;
+}
+
+CompiledKernel compile_gemm(const OpSpec &spec, const CompileOptions &opt) {
+  CompiledKernel out;
+  PassRunner pass(out);
+
+  pass.run("check_support",
+           [&] { out.errors = check_codegen_support(spec, opt.arch, opt.tf32_off); });
+  if (!out.ok())
+    return out;
+
+  pass.run("choose_config", [&] {
+    out.config = opt.config ? resolve_vectors(spec, *opt.config)
+                            : default_tile_config(spec, opt.arch, opt.tf32_off);
+  });
+
+  pass.run("validate_config",
+           [&] { out.errors = validate_tile_config(spec, out.config, opt.arch, opt.tf32_off); });
+  if (!out.ok())
+    return out;
+
+  pass.run("plan_kernel",
+           [&] { out.plan = plan_kernel(spec, out.config, opt.arch, opt.tf32_off); });
+  if (pass.level() >= 2)
+    std::cerr << describe(out.plan);
+
+  // One context per compilation (LLVM contexts are not shared between threads). Concurrent
+  // compilations are not yet audited: NVPTX keeps a process-wide call-sequence counter.
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> module;
+  pass.run("build_llvm_ir", [&] { module = build_gemm_module(ctx, out.plan); });
+  if (pass.level() >= 3)
+    dump_ir("build_llvm_ir", *module);
+
+  std::unique_ptr<llvm::TargetMachine> tm;
+  pass.run("link_libdevice", [&] {
+    tm = make_nvptx_target(out.plan.sm, out.plan.ptx_version);
+    module->setDataLayout(tm->createDataLayout());
+    link_libdevice(*module);
+  });
+
+  // NVVMReflect (for libdevice) runs inside the target's pipeline: after link_libdevice.
+  pass.run("optimize_llvm", [&] { optimize_module(*module, *tm); });
+  if (pass.level() >= 3)
+    dump_ir("optimize_llvm", *module);
+
+  pass.run("emit_ptx", [&] { out.ptx = emit_ptx_text(*module, *tm); });
+
+  if (opt.run_ptxas)
+    pass.run("ptxas", [&] { out.ptxas = run_ptxas(out.ptx, opt.arch); });
+  return out;
+}
+
+} // namespace tcjit::codegen

@@ -1,0 +1,60 @@
+// The GEMM compiler as a flat list of named passes (in the manner of Halide's Lower.cpp):
+//
+//   check_support    spec limits of the code generator (GEMM, dtypes)        tile_config.h
+//   choose_config    the given TileConfig or default_tile_config(); vectors  tile_config.h
+//   validate_config  every rule the config breaks, explained                 tile_config.h
+//   plan_kernel      tiling, pipeline, fragments, swizzled smem layout       kernel_plan.h
+//   build_llvm_ir    IRBuilder: cp.async, ldmatrix, mma.sync, epilogue       llvm_module.h
+//   link_libdevice   __nv_* functions of the epilogue's activations          nvptx_emit.h
+//   optimize_llvm    LLVM passes (early-cse; + inlining for libdevice)       nvptx_emit.h
+//   emit_ptx         NVPTX backend -> PTX text                               nvptx_emit.h
+//   ptxas            (optional) ptxas -v: accepted? registers, spills         ptxas_check.h
+//
+// TCJIT_DEBUG=1 logs each pass and its time to stderr, 2 adds the kernel plan, 3 the LLVM IR
+// after build_llvm_ir and optimize_llvm.
+//
+// User errors (a spec or config the generator cannot compile) come back in `errors`; broken
+// invariants (internal errors) throw std::logic_error naming the pass; an unusable environment
+// (no libdevice, no ptxas) throws std::runtime_error.
+#pragma once
+
+#include "compiler/codegen/kernel_plan.h"
+#include "compiler/codegen/ptxas_check.h"
+#include "compiler/codegen/tile_config.h"
+#include "tcjit/op_spec.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tcjit::codegen {
+
+struct CompileOptions {
+  std::string arch = "sm_80";
+  std::optional<TileConfig> config; // nullopt: default_tile_config()
+  bool tf32_off = false;            // NVIDIA_TF32_OVERRIDE=0 (resolves math=auto)
+  bool run_ptxas = false;           // run the ptxas pass
+};
+
+struct StageTime {
+  std::string name;
+  double ms = 0;
+};
+
+struct CompiledKernel {
+  std::vector<ConfigError> errors; // user errors; when not empty nothing below is set
+  TileConfig config;               // resolved
+  KernelPlan plan;
+  std::string ptx;
+  std::optional<PtxasResult> ptxas;
+  std::vector<StageTime> times; // in pass order
+  bool ok() const { return errors.empty(); }
+  double total_ms() const;
+};
+
+CompiledKernel compile_gemm(const OpSpec &spec, const CompileOptions &options);
+
+// The pass names, in order (for documentation and the CLI).
+const std::vector<std::string> &pass_names();
+
+} // namespace tcjit::codegen

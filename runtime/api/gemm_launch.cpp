@@ -1,0 +1,118 @@
+#include "runtime/api/gemm_launch.h"
+
+#include "compiler/codegen/kernel_abi.h"
+#include "compiler/reference/gemm_geometry.h"
+
+#include <string>
+
+namespace tcjit::api {
+
+namespace {
+
+using codegen::GemmParam;
+
+size_t index(GemmParam p) { return static_cast<size_t>(p); }
+
+device::LaunchConfig to_launch_config(const codegen::LaunchDims &d) {
+  device::LaunchConfig lc;
+  lc.grid = {d.grid_x, d.grid_y, d.grid_z};
+  lc.block = {d.block_x, 1, 1};
+  lc.dynamic_shared_bytes = d.dynamic_shared_bytes;
+  return lc;
+}
+
+// The 16 ABI parameters of the main kernel.
+device::ParamBuffer gemm_params(const device::KernelInfo &info, const codegen::KernelPlan &plan,
+                                const OpSpec &spec, const GemmPointers &ptrs) {
+  const GemmGeometry geo = gemm_geometry(spec);
+  device::ParamBuffer p(info);
+  p.set(index(GemmParam::a), ptrs.a);
+  p.set(index(GemmParam::b), ptrs.b);
+  p.set(index(GemmParam::c), ptrs.c);
+  p.set(index(GemmParam::d), ptrs.d);
+  p.set(index(GemmParam::bias), ptrs.bias);
+  p.set(index(GemmParam::m), static_cast<int32_t>(geo.m));
+  p.set(index(GemmParam::n), static_cast<int32_t>(geo.n));
+  p.set(index(GemmParam::k), static_cast<int32_t>(geo.k));
+  p.set(index(GemmParam::lda), geo.a.ld);
+  p.set(index(GemmParam::ldb), geo.b.ld);
+  p.set(index(GemmParam::ldc), geo.c.ld);
+  p.set(index(GemmParam::batch_stride_a), geo.a.batch_stride);
+  p.set(index(GemmParam::batch_stride_b), geo.b.batch_stride);
+  p.set(index(GemmParam::batch_stride_c), geo.c.batch_stride);
+  if (plan.epi == DType::f64) {
+    p.set(index(GemmParam::alpha), spec.epilogue.alpha);
+    p.set(index(GemmParam::beta), spec.epilogue.beta);
+  } else {
+    p.set(index(GemmParam::alpha), static_cast<float>(spec.epilogue.alpha));
+    p.set(index(GemmParam::beta), static_cast<float>(spec.epilogue.beta));
+  }
+  return p;
+}
+
+// Frees a device allocation when it goes out of scope.
+struct ScopedAllocation {
+  device::Device &dev;
+  device::DevicePtr ptr;
+  ScopedAllocation(device::Device &d, device::DevicePtr p) : dev(d), ptr(p) {}
+  ScopedAllocation(const ScopedAllocation &) = delete;
+  ScopedAllocation &operator=(const ScopedAllocation &) = delete;
+  ~ScopedAllocation() {
+    try {
+      dev.free(ptr);
+    } catch (const device::DeviceError &) {
+      // Freeing after a failed launch may fail too; the launch's error is the one to report.
+    }
+  }
+};
+
+} // namespace
+
+LoadedGemm load_gemm(device::Device &dev, const codegen::CompiledKernel &kernel) {
+  LoadedGemm g;
+  g.plan = &kernel.plan;
+  g.module = dev.load_module(kernel.ptx, kernel.plan.kernel_name + ".ptx");
+  g.main = dev.get_function(g.module, kernel.plan.kernel_name);
+  if (kernel.plan.config.split_k > 1)
+    g.splitk_reduce = dev.get_function(g.module, kernel.plan.kernel_name + "_splitk_reduce");
+  return g;
+}
+
+void launch_gemm(device::Device &dev, const LoadedGemm &gemm, const OpSpec &spec,
+                 const GemmPointers &ptrs) {
+  const codegen::KernelPlan &plan = *gemm.plan;
+  const GemmGeometry geo = gemm_geometry(spec);
+  const int split = plan.config.split_k;
+  const device::LaunchConfig main_launch = to_launch_config(codegen::gemm_launch_dims(
+      geo.m, geo.n, geo.batch, plan.config.bm, plan.config.bn, plan.threads, plan.smem_bytes,
+      split));
+  const device::KernelInfo &info = dev.kernel_info(gemm.main);
+  device::ParamBuffer params = gemm_params(info, plan, spec, ptrs);
+  if (split == 1) {
+    dev.launch(gemm.main, main_launch, params.bytes());
+    dev.synchronize();
+    return;
+  }
+  // Split-K: slices into a workspace, then a second kernel sums them in slice order.
+  const uint64_t ws_bytes = codegen::splitk_workspace_bytes(geo.m, geo.n, geo.batch, split,
+                                                            dtype_bits(plan.mma.acc) / 8);
+  ScopedAllocation ws(dev, dev.allocate(ws_bytes));
+  device::ParamBuffer slices = params;
+  slices.set(index(GemmParam::d), ws.ptr);
+  dev.launch(gemm.main, main_launch, slices.bytes());
+
+  const device::KernelInfo &reduce_info = dev.kernel_info(gemm.splitk_reduce);
+  device::ParamBuffer reduce(reduce_info);
+  const auto src = params.bytes();
+  for (int i = 0; i < codegen::kGemmParamCount; ++i) {
+    const device::ParamInfo &pi = info.params[static_cast<size_t>(i)];
+    reduce.set_bytes(static_cast<size_t>(i), src.data() + pi.offset, pi.size);
+  }
+  reduce.set(static_cast<size_t>(codegen::kSplitKWorkspaceParam), ws.ptr);
+  dev.launch(gemm.splitk_reduce,
+             to_launch_config(codegen::splitk_reduce_launch_dims(geo.m, geo.n, geo.batch)),
+             reduce.bytes());
+  dev.synchronize();
+}
+
+} // namespace tcjit::api

@@ -1,0 +1,34 @@
+// Launching a generated GEMM kernel on any device, per compiler/codegen/kernel_abi.h.
+//
+// Layer 5 (the runtime facade): it joins what the compiler produced (the kernel's plan and ABI)
+// with a device (CUDA or the emulator), which know nothing of each other.
+#pragma once
+
+#include "compiler/codegen/pipeline.h"
+#include "runtime/device/device.h"
+#include "tcjit/op_spec.h"
+
+namespace tcjit::api {
+
+// A compiled GEMM loaded into one device's module.
+struct LoadedGemm {
+  device::ModuleHandle module;
+  device::FunctionHandle main;
+  device::FunctionHandle splitk_reduce; // valid only when the config has split_k > 1
+  const codegen::KernelPlan *plan = nullptr;
+};
+
+// Loads `kernel` (which must be ok()) into `dev`. Throws device::DeviceError on failure.
+LoadedGemm load_gemm(device::Device &dev, const codegen::CompiledKernel &kernel);
+
+// Device pointers of the operands; bias may be 0 when the spec has none. D may equal C.
+struct GemmPointers {
+  device::DevicePtr a = 0, b = 0, c = 0, d = 0, bias = 0;
+};
+
+// Runs D = act(alpha*A*B + beta*C + bias) for the concrete `spec` the kernel was compiled for,
+// including split-K's workspace and reduction pass. Synchronizes before returning.
+void launch_gemm(device::Device &dev, const LoadedGemm &gemm, const OpSpec &spec,
+                 const GemmPointers &ptrs);
+
+} // namespace tcjit::api

@@ -1,0 +1,68 @@
+#include "runtime/api/kernel_records.h"
+
+#include "compiler/dsl/printer.h"
+#include "compiler/spec/shape.h"
+#include "compiler/spec/validate.h"
+
+#include <nlohmann/json.hpp>
+
+namespace tcjit::api {
+
+std::string compiler_version() { return TCJIT_COMPILER_VERSION; }
+std::string toolkit_version() { return TCJIT_TOOLKIT_VERSION; }
+
+std::string config_json(const codegen::TileConfig &c) {
+  nlohmann::json j = {{"bm", c.bm},           {"bn", c.bn},         {"bk", c.bk},
+                      {"wm", c.wm},           {"wn", c.wn},         {"stages", c.stages},
+                      {"split_k", c.split_k}, {"raster_group", c.raster_group},
+                      {"vec_a", c.vec_a},     {"vec_b", c.vec_b}};
+  return j.dump(); // nlohmann::json objects keep keys sorted
+}
+
+kernels_db::ProblemRecord problem_record(const OpSpec &spec, const ProblemKey &key,
+                                         std::string_view arch) {
+  kernels_db::ProblemRecord p;
+  p.key_text = key.text;
+  p.key_hash = key.hash;
+  p.op = std::string(to_string(spec.kind));
+  p.dtype = std::string(to_string(input_dtype(spec)));
+  p.arch = std::string(arch);
+  p.spec_text = print_spec(spec);
+  nlohmann::json shape = nlohmann::json::object();
+  const ImplicitGemm g = implicit_gemm(spec);
+  auto put = [&](const char *name, const Dim &d) {
+    if (d.is_fixed())
+      shape[name] = d.value;
+  };
+  put("m", g.m);
+  put("n", g.n);
+  put("k", g.k);
+  put("batch", g.batch);
+  if (spec.kind != OpKind::gemm)
+    shape["groups"] = g.groups;
+  p.shape_json = shape.dump();
+  return p;
+}
+
+kernels_db::BinaryRecord binary_record(const ProblemKey &key, const codegen::CompiledKernel &k,
+                                       std::string_view arch) {
+  kernels_db::BinaryRecord b;
+  b.key = {key.text, config_json(k.config), std::string(arch), toolkit_version(),
+           compiler_version()};
+  b.ptx = k.ptx;
+  nlohmann::json res = nlohmann::json::object();
+  res["dynamic_shared_bytes"] = k.plan.smem_bytes;
+  res["threads"] = k.plan.threads;
+  if (k.ptxas) {
+    res["registers"] = k.ptxas->registers;
+    res["spill_stores"] = k.ptxas->spill_stores;
+    res["spill_loads"] = k.ptxas->spill_loads;
+    res["shared_bytes"] = k.ptxas->shared_bytes;
+  }
+  b.resources_json = res.dump();
+  b.compile_options = "tcjit codegen --arch " + std::string(arch);
+  b.compile_ms = k.total_ms();
+  return b;
+}
+
+} // namespace tcjit::api

@@ -1,0 +1,29 @@
+// What the kernel cache stores about a spec and its compiled kernel: the rows of kernels_db,
+// built from the compiler's values. kernels_db itself knows no compiler; this is where they meet.
+#pragma once
+
+#include "compiler/codegen/pipeline.h"
+#include "compiler/spec/problem_key.h"
+#include "kernels_db/records.h"
+#include "tcjit/op_spec.h"
+
+#include <string>
+
+namespace tcjit::api {
+
+// The version of tcjit's code generator that binaries are tied to: the project version plus a
+// fingerprint of compiler/codegen's sources, so a changed code generator never reuses a binary
+// the old one built.
+std::string compiler_version();
+// The CUDA toolkit version tcjit was built with.
+std::string toolkit_version();
+
+// {"bk":32,"bm":128,...}: canonical JSON (sorted keys, no spaces) of a resolved config.
+std::string config_json(const codegen::TileConfig &);
+
+kernels_db::ProblemRecord problem_record(const OpSpec &, const ProblemKey &,
+                                         std::string_view arch);
+kernels_db::BinaryRecord binary_record(const ProblemKey &, const codegen::CompiledKernel &,
+                                       std::string_view arch);
+
+} // namespace tcjit::api

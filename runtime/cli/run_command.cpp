@@ -1,0 +1,269 @@
+// `tcjit run`: the main job. For each spec: look the kernel up in the cache (or compile it and
+// store it), run it on a device with random inputs, verify against the CPU reference, and record
+// the verified result.
+#include "runtime/cli/run_command.h"
+
+#include "compiler/codegen/pipeline.h"
+#include "compiler/dsl/printer.h"
+#include "compiler/spec/arch.h"
+#include "compiler/spec/problem_key.h"
+#include "compiler/spec/shape.h"
+#include "kernels_db/kernels_db.h"
+#include "runtime/api/kernel_records.h"
+#include "runtime/api/verify_gemm.h"
+#include "runtime/cli/exit_codes.h"
+#include "runtime/cli/spec_input.h"
+#include "runtime/device/device_factory.h"
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+namespace tcjit::cli {
+
+namespace {
+
+struct RunOptions {
+  std::string spec;
+  std::string device = "auto";
+  std::string arch; // "" = the device's own
+  std::string config;
+  uint64_t seed = 1;
+  std::string db_path; // "" = default
+  bool no_cache = false;
+};
+
+std::string fmt(const char *format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+// The kernel for one spec: from the database when a binary built by this very compiler exists,
+// else compiled now (and stored).
+struct KernelSource {
+  codegen::CompiledKernel kernel;
+  std::string how; // what the user is told
+  bool from_cache = false;
+};
+
+bool get_kernel(const OpSpec &spec, const ProblemKey &key, const RunOptions &opt, bool tf32_off,
+                kernels_db::KernelsDb *db, KernelSource &out) {
+  codegen::CompileOptions copt;
+  copt.arch = opt.arch;
+  copt.tf32_off = tf32_off;
+  if (!opt.config.empty()) {
+    codegen::TileConfig c;
+    std::string err;
+    if (!codegen::parse_tile_config(opt.config, c, err)) {
+      std::cerr << "tcjit run: error: --config '" << opt.config << "': " << err << "\n";
+      return false;
+    }
+    copt.config = c;
+  }
+  const codegen::TileConfig config = codegen::resolve_vectors(
+      spec, copt.config ? *copt.config : codegen::default_tile_config(spec, opt.arch, tf32_off));
+  const auto errors = codegen::validate_tile_config(spec, config, opt.arch, tf32_off);
+  if (!errors.empty()) {
+    for (const codegen::ConfigError &e : errors)
+      std::cerr << "tcjit run: error: config " << codegen::to_string(config) << ": " << e.field
+                << ": " << e.message << "\n";
+    return false;
+  }
+  if (db) {
+    const auto found = db->find_binary({key.text, api::config_json(config), opt.arch,
+                                        api::toolkit_version(), api::compiler_version()});
+    for (const std::string &w : found.warnings)
+      std::cerr << "tcjit run: warning: " << w << "\n";
+    if (found.status == kernels_db::LookupStatus::hit) {
+      out.kernel.config = config;
+      out.kernel.plan = codegen::plan_kernel(spec, config, opt.arch, tf32_off);
+      out.kernel.ptx = found.binary->ptx;
+      out.from_cache = true;
+      out.how = "hit (database " + db->path() + ", compiled " +
+                fmt("%.1f ms", found.binary->compile_ms) + " earlier)";
+      return true;
+    }
+  }
+  copt.config = config;
+  copt.run_ptxas = true;
+  out.kernel = codegen::compile_gemm(spec, copt);
+  if (!out.kernel.ok()) {
+    for (const codegen::ConfigError &e : out.kernel.errors)
+      std::cerr << "tcjit run: error: " << e.field << ": " << e.message << "\n";
+    return false;
+  }
+  if (out.kernel.ptxas && !out.kernel.ptxas->ok) {
+    std::cerr << "tcjit run: internal error: ptxas rejected the generated PTX for " << opt.arch
+              << ":\n"
+              << out.kernel.ptxas->log << "\n";
+    return false;
+  }
+  out.how = "miss, compiled in " + fmt("%.1f ms", out.kernel.total_ms());
+  if (out.kernel.ptxas)
+    out.how += " (ptxas: " + std::to_string(out.kernel.ptxas->registers) + " registers, " +
+               std::to_string(out.kernel.ptxas->spill_stores + out.kernel.ptxas->spill_loads) +
+               " spill bytes, " + std::to_string(out.kernel.plan.smem_bytes) + " B shared)";
+  if (db) {
+    db->put_problem(api::problem_record(spec, key, opt.arch));
+    db->put_binary(api::binary_record(key, out.kernel, opt.arch));
+    out.how += ", stored in " + db->path();
+  }
+  return true;
+}
+
+kernels_db::ResultRecord verified_result(const ProblemKey &key, const codegen::TileConfig &config,
+                                         const std::string &arch, const device::DeviceInfo &dev,
+                                         const api::GemmCheck &check) {
+  kernels_db::ResultRecord r;
+  r.problem_key = key.text;
+  r.config_json = api::config_json(config);
+  r.arch = arch;
+  r.status = check.report.ok() ? kernels_db::ResultStatus::ok : kernels_db::ResultStatus::failed;
+  r.provenance.kind =
+      dev.is_emulator ? kernels_db::ProvenanceKind::emulated : kernels_db::ProvenanceKind::measured;
+  r.provenance.device = dev.name;
+  r.tuner_version = "tcjit run " + api::compiler_version();
+  if (!check.report.ok())
+    r.message = check.report.summary();
+  return r;
+}
+
+int run_one(const WorkloadEntry &entry, const RunOptions &opt, bool tf32_off,
+            kernels_db::KernelsDb *db, device::Device &dev) {
+  const OpSpec &spec = entry.spec;
+  std::cout << "spec:     " << print_spec(spec) << "\n";
+  if (spec.kind != OpKind::gemm) {
+    std::cerr << "tcjit run: error: " << to_string(spec.kind)
+              << " is not supported by the code generator yet (only gemm); `tcjit explain` "
+                 "describes it\n";
+    return kExitFailure;
+  }
+  if (!is_concrete(spec)) {
+    std::cerr << "tcjit run: error: the spec has symbolic sizes (? or lo..hi); tcjit run needs "
+                 "numbers to make inputs: write e.g. m=512 instead\n";
+    return kExitBadSpec;
+  }
+  const ProblemKey key = make_problem_key(spec, opt.arch, tf32_off);
+  std::cout << "key:      " << key.hash_hex() << "\n";
+  KernelSource source;
+  if (!get_kernel(spec, key, opt, tf32_off, db, source))
+    return kExitFailure;
+  std::cout << "config:   " << codegen::to_string(source.kernel.config) << "\n";
+  std::cout << "cache:    " << source.how << "\n";
+  const device::DeviceInfo info = dev.info();
+  std::cout << "device:   " << info.name << "\n";
+  const api::GemmCheck check = api::run_and_check_gemm(dev, source.kernel, spec, opt.seed);
+  const CompareReport &r = check.report;
+  std::cout << "verify:   " << r.count << " elements, " << r.mismatches
+            << " outside tolerance, max |error| " << fmt("%.3g", r.max_abs_error)
+            << ", worst error/tolerance " << fmt("%.3g", r.max_error_over_tolerance) << " ("
+            << fmt("%.1f ms", check.device_ms) << " on the device, "
+            << fmt("%.1f ms", check.reference_ms) << " reference)\n";
+  if (check.counters) {
+    const emu::LaunchCounters &c = *check.counters;
+    std::cout << "counters: " << c.warp_instructions << " warp-instructions, "
+              << c.mma_instructions << " mma, " << c.shared_bank_conflicts
+              << " shared bank conflicts, global load efficiency "
+              << fmt("%.0f%%", 100.0 * c.global_load_efficiency()) << "\n";
+  }
+  if (db)
+    db->put_result(verified_result(key, source.kernel.config, opt.arch, info, check));
+  if (!r.ok()) {
+    std::cout << "result:   FAILED: " << r.summary() << "\n";
+    return kExitFailure;
+  }
+  std::cout << "result:   ok" << (info.is_emulator ? ", verified on the emulator" : ", verified")
+            << (db ? " and recorded" : "") << "\n";
+  return kExitOk;
+}
+
+int run_run(RunOptions opt) {
+  if (!opt.arch.empty() && !find_arch(opt.arch)) {
+    std::cerr << "tcjit run: error: unknown arch '" << opt.arch << "' (tcjit targets "
+              << known_arch_list() << ")\n";
+    return kExitUsage;
+  }
+  ParseResult parsed;
+  if (!load_workload(opt.spec, parsed))
+    return kExitBadSpec;
+  std::unique_ptr<device::Device> dev;
+  try {
+    dev = device::open_device(opt.device);
+  } catch (const device::DeviceError &e) {
+    std::cerr << "tcjit run: error: " << e.what() << "\n";
+    return kExitFailure;
+  }
+  if (opt.arch.empty()) {
+    opt.arch = "sm_" + std::to_string(dev->info().sm_arch);
+    if (!find_arch(opt.arch)) {
+      std::cerr << "tcjit run: error: the device is " << opt.arch << ", which tcjit does not "
+                << "target (" << known_arch_list() << ")\n";
+      return kExitFailure;
+    }
+  }
+  std::optional<kernels_db::KernelsDb> db;
+  if (!opt.no_cache) {
+    try {
+      db = opt.db_path.empty() ? kernels_db::KernelsDb::open_default()
+                               : kernels_db::KernelsDb::open(opt.db_path);
+    } catch (const kernels_db::DbError &e) {
+      std::cerr << "tcjit run: error: " << e.what() << "\n";
+      return kExitFailure;
+    }
+  }
+  const bool tf32_off = tf32_disabled_by_environment();
+  int status = kExitOk;
+  bool first = true;
+  for (const WorkloadEntry &entry : parsed.entries) {
+    if (!first)
+      std::cout << "\n";
+    first = false;
+    if (parsed.entries.size() > 1 || !entry.name.empty())
+      std::cout << "== " << (entry.name.empty() ? "line " + std::to_string(entry.line) : entry.name)
+                << "\n";
+    int one = kExitFailure;
+    try {
+      one = run_one(entry, opt, tf32_off, db ? &*db : nullptr, *dev);
+    } catch (const device::DeviceError &e) {
+      std::cerr << "tcjit run: error: the device failed: " << e.what() << "\n";
+    } catch (const kernels_db::DbError &e) {
+      std::cerr << "tcjit run: error: " << e.what() << "\n";
+    }
+    if (one != kExitOk && status == kExitOk)
+      status = one;
+  }
+  return status;
+}
+
+} // namespace
+
+void add_run_command(CLI::App &app) {
+  auto opt = std::make_shared<RunOptions>();
+  CLI::App *cmd = app.add_subcommand(
+      "run", "Compile (or fetch from the cache) each GEMM, run it on random inputs, verify it "
+             "against the CPU reference and record the result; exits 3 when any element is "
+             "outside the tolerance");
+  cmd->add_option("spec", opt->spec,
+                  "DSL text (\"gemm m=... \"), a workload file, or - for standard input")
+      ->required();
+  cmd->add_option("--device", opt->device, "emu (PTX emulator), cuda, or auto (cuda if present)")
+      ->check(CLI::IsMember({"auto", "emu", "cuda"}))
+      ->capture_default_str();
+  cmd->add_option("--arch", opt->arch,
+                  "target architecture: sm_80, sm_86, sm_89, sm_90 (default: the device's; the "
+                  "emulator is sm_80)");
+  cmd->add_option("--config", opt->config,
+                  "tile config over the default, e.g. \"64x64x32 w32x32 s3\" (see tcjit compile)");
+  cmd->add_option("--seed", opt->seed, "seed of the random inputs")->capture_default_str();
+  cmd->add_option("--db", opt->db_path,
+                  "kernel database (default: $TCJIT_DB, else $XDG_CACHE_HOME/tcjit/kernels.db)");
+  cmd->add_flag("--no-cache", opt->no_cache, "neither read nor write the kernel database");
+  cmd->callback([opt]() { throw CLI::RuntimeError(run_run(*opt)); });
+}
+
+} // namespace tcjit::cli

@@ -1,0 +1,185 @@
+// Execution state of the emulator: warps (registers laid out register-major, 32 lanes each), CTAs
+// and the per-worker context, plus the inline helpers every instruction family uses.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "runtime/device/device.h"
+#include "runtime/emu/counters.h"
+#include "runtime/emu/global_memory.h"
+#include "runtime/emu/program.h"
+
+namespace tcjit::emu {
+
+struct AsyncCopy {
+  uint32_t lane = 0;
+  uint32_t group = 0; // the commit group it belongs to (per-lane numbering)
+  uint32_t shared_addr = 0;
+  uint32_t size = 0;
+  uint32_t line = 0;
+  uint8_t data[16] = {};
+};
+
+enum class WarpState : uint8_t { Running, AtBarrier, Exited };
+
+struct Warp {
+  uint32_t index = 0;
+  uint64_t *regs = nullptr; // regs[reg * 32 + lane]
+  uint32_t exists = 0;      // lanes that are threads of the block
+  uint32_t live = 0;        // lanes that have not exited
+  bool diverged = false;    // false: all live lanes are at `pc`
+  uint32_t pc = 0;
+  std::array<uint32_t, 32> lane_pc{}; // ~0u for lanes that exited or do not exist
+  // Diverged warps run the group of lanes at the lowest PC; it is cached until a control
+  // instruction runs or the group reaches the next group's PC (then the groups merge).
+  bool group_valid = false;
+  uint32_t group_pc = 0, group_mask = 0, next_group_pc = 0;
+  // Diverged lanes parked at a collective (bar.sync, shfl.sync, mma ...) until the lanes it needs
+  // arrive there too (independent thread scheduling: other groups run meanwhile).
+  uint32_t parked = 0;
+  bool released = false; // every lane was parked: the next group executes its collective as is
+  WarpState state = WarpState::Running;
+  uint32_t barrier_id = 0;
+  uint32_t barrier_pc = 0;                          // the bar.sync it waits at
+  uint32_t carry = 0;                               // CC.CF per lane (add.cc / addc)
+  std::array<std::vector<uint32_t>, 32> call_stack; // pcs of the calls in progress
+  std::vector<AsyncCopy> async_copies;
+  std::array<uint32_t, 32> async_committed{}; // commit groups closed per lane
+};
+
+struct Barrier {
+  uint32_t arrived = 0;  // threads
+  uint32_t expected = 0; // threads; 0: all live threads of the CTA
+  uint32_t waiting_warps = 0;
+};
+
+struct Cta {
+  device::Dim3 id;
+  uint32_t threads = 0;
+  std::vector<uint8_t> shared;
+  std::vector<uint8_t> local;         // threads * local_bytes
+  std::vector<uint8_t> param_scratch; // threads * param_scratch_bytes
+  std::vector<uint64_t> regs;
+  std::vector<Warp> warps;
+  std::array<Barrier, 16> barriers;
+  uint32_t live_threads = 0;
+  std::vector<uint8_t> async_pending; // per 4-byte shared word: copies not yet waited for
+  uint32_t async_pending_words = 0;
+};
+
+struct LaunchState {
+  const Program *program = nullptr;
+  const Function *kernel = nullptr;
+  device::LaunchConfig config;
+  const uint8_t *params = nullptr;
+  uint32_t param_bytes = 0;
+  GlobalMemory *memory = nullptr;
+  uint32_t sm_count = 1;
+  std::atomic<bool> failed{false};
+  std::mutex error_mutex;
+  std::string error;
+};
+
+// Thrown by instruction implementations on a sanitizer error; caught by the executor.
+struct EmuFault {
+  std::string message;
+};
+
+struct ExecContext {
+  LaunchState *launch = nullptr;
+  const Program *program = nullptr;
+  Cta *cta = nullptr;
+  LaunchCounters counters;
+  const Allocation *last_allocation = nullptr; // cache of GlobalMemory lookups
+  uint64_t clock = 0;
+  uint32_t worker = 0;
+};
+
+// "kernel 'k' at file.ptx:57 (ld.global.f32), block (0,0,0) thread (5,0,0): <what>"; lane < 0
+// names the whole warp.
+[[noreturn]] void fault(const ExecContext &ctx, const Warp &warp, const Instr &in, int lane,
+                        const std::string &what);
+std::string hex_address(uint64_t v);
+
+uint64_t read_dynamic_special(const ExecContext &ctx, DynamicSpecial s);
+
+inline uint64_t read_operand(const ExecContext &ctx, const Warp &w, const Operand &o,
+                             uint32_t lane) {
+  if (o.kind == OperandKind::Reg)
+    return w.regs[o.reg * 32 + lane];
+  if (o.kind == OperandKind::Imm)
+    return o.imm;
+  return read_dynamic_special(ctx, o.special);
+}
+
+// An operand's per-lane values as a strided array (stride 0 for immediates), so lane loops
+// need no per-lane branch on the operand kind.
+struct LaneValues {
+  const uint64_t *p;
+  uint32_t step;
+  uint64_t operator[](uint32_t lane) const { return p[lane * step]; }
+};
+inline LaneValues lane_values(const ExecContext &ctx, const Warp &w, const Operand &o,
+                              uint64_t &scratch) {
+  if (o.kind == OperandKind::Reg)
+    return {w.regs + size_t{o.reg} * 32, 1};
+  scratch = o.kind == OperandKind::Imm    ? o.imm
+            : o.kind == OperandKind::None ? 0
+                                          : read_dynamic_special(ctx, o.special);
+  return {&scratch, 0};
+}
+
+inline bool read_pred(const ExecContext &ctx, const Warp &w, const Operand &o, uint32_t lane) {
+  return (read_operand(ctx, w, o, lane) != 0) != o.negated;
+}
+
+inline void write_reg(Warp &w, uint32_t reg, uint32_t lane, uint64_t v) {
+  w.regs[reg * 32 + lane] = v;
+}
+
+inline uint64_t mask_to_bytes(uint64_t v, uint32_t bytes) {
+  return bytes >= 8 ? v : (v & ((1ull << (bytes * 8)) - 1));
+}
+
+inline uint32_t vector_reg(const ExecContext &ctx, const Operand &o, uint32_t i) {
+  return ctx.program->vector_regs[o.reg + i];
+}
+
+inline float f32_of(uint64_t bits) {
+  return std::bit_cast<float>(static_cast<uint32_t>(bits));
+}
+inline double f64_of(uint64_t bits) {
+  return std::bit_cast<double>(bits);
+}
+inline uint64_t bits_of(float f) {
+  return std::bit_cast<uint32_t>(f);
+}
+inline uint64_t bits_of(double d) {
+  return std::bit_cast<uint64_t>(d);
+}
+
+inline uint32_t thread_index(const Warp &w, uint32_t lane) {
+  return w.index * 32 + lane;
+}
+
+template <typename F> inline void for_each_lane(uint32_t mask, F f) {
+  if (mask == ~0u) { // converged full warp: a plain loop
+    for (uint32_t lane = 0; lane < 32; ++lane)
+      f(lane);
+    return;
+  }
+  while (mask) {
+    uint32_t lane = static_cast<uint32_t>(std::countr_zero(mask));
+    mask &= mask - 1;
+    f(lane);
+  }
+}
+
+} // namespace tcjit::emu

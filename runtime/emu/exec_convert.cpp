@@ -1,0 +1,252 @@
+// cvt between f64/f32/f16/bf16/tf32 and 8..64-bit integers with every rounding, saturation,
+// .ftz and .relu modifier; cvt.rn.{f16x2,bf16x2}.f32; cvta between generic and state-space
+// addresses.
+#include <cmath>
+#include <limits>
+
+#include "runtime/emu/exec_context.h"
+#include "runtime/emu/exec_families.h"
+#include "runtime/emu/float_format.h"
+#include "runtime/emu/memory_layout.h"
+
+namespace tcjit::emu {
+
+namespace {
+
+constexpr FloatFormat kF64{11, 52};
+
+bool is_int(DType t) {
+  return !dtype_is_float(t);
+}
+
+// Integer value of raw bits of an integer type.
+__int128 int_value(uint64_t raw, DType t) {
+  uint32_t bytes = dtype_bytes(t);
+  uint64_t v = mask_to_bytes(raw, bytes);
+  if (dtype_is_signed(t) && bytes < 8) {
+    uint32_t sh = 64 - bytes * 8;
+    return static_cast<int64_t>(v << sh) >> sh;
+  }
+  if (dtype_is_signed(t))
+    return static_cast<int64_t>(v);
+  return static_cast<__int128>(v);
+}
+
+__int128 int_min(DType t) {
+  if (!dtype_is_signed(t))
+    return 0;
+  return -(static_cast<__int128>(1) << (dtype_bytes(t) * 8 - 1));
+}
+__int128 int_max(DType t) {
+  uint32_t b = dtype_bytes(t) * 8;
+  if (dtype_is_signed(t))
+    return (static_cast<__int128>(1) << (b - 1)) - 1;
+  return (static_cast<__int128>(1) << b) - 1;
+}
+
+long double float_value(uint64_t raw, DType t, bool ftz) {
+  switch (t) {
+  case DType::F16: return decode_small_float(raw & 0xffff, kF16);
+  case DType::BF16: return decode_small_float(raw & 0xffff, kBF16);
+  case DType::F32:
+  case DType::TF32: {
+    float f = f32_of(raw);
+    return ftz ? flush_subnormal(f) : f;
+  }
+  case DType::F64: return f64_of(raw);
+  case DType::None:
+  case DType::B8:
+  case DType::B16:
+  case DType::B32:
+  case DType::B64:
+  case DType::B128:
+  case DType::U8:
+  case DType::U16:
+  case DType::U32:
+  case DType::U64:
+  case DType::S8:
+  case DType::S16:
+  case DType::S32:
+  case DType::S64:
+  case DType::F16x2:
+  case DType::BF16x2:
+  case DType::Pred:
+  case DType::S4:
+  case DType::U4:
+  case DType::E4M3:
+  case DType::E5M2: break;
+  }
+  return 0;
+}
+
+FloatFormat format_of(DType t) {
+  switch (t) {
+  case DType::F16: return kF16;
+  case DType::BF16: return kBF16;
+  case DType::TF32: return kTF32;
+  case DType::F64: return kF64;
+  case DType::F32:
+  case DType::None:
+  case DType::B8:
+  case DType::B16:
+  case DType::B32:
+  case DType::B64:
+  case DType::B128:
+  case DType::U8:
+  case DType::U16:
+  case DType::U32:
+  case DType::U64:
+  case DType::S8:
+  case DType::S16:
+  case DType::S32:
+  case DType::S64:
+  case DType::F16x2:
+  case DType::BF16x2:
+  case DType::Pred:
+  case DType::S4:
+  case DType::U4:
+  case DType::E4M3:
+  case DType::E5M2: break;
+  }
+  return kF32;
+}
+
+bool is_integer_rounding(Round r) {
+  return r == Round::Rni || r == Round::Rzi || r == Round::Rmi || r == Round::Rpi;
+}
+
+// Rounds and encodes x in float type t with the modifiers of `in`.
+uint64_t to_float(long double x, DType t, const Instr &in) {
+  const FloatFormat f = format_of(t);
+  const Round mode = in.rnd == Round::None ? Round::Rn : in.rnd;
+  long double r = is_integer_rounding(mode) ? round_to_integral(x, mode) : x;
+  if (!is_integer_rounding(mode) || t != DType::F64)
+    r = round_to_format(r, f, is_integer_rounding(mode) ? Round::Rn : mode);
+  if (in.relu && !std::isnan(r) && r < 0)
+    r = 0;
+  if (in.satfinite && !std::isnan(r) && std::fabs(r) > max_finite(f))
+    r = std::copysign(max_finite(f), r);
+  if (in.sat)
+    r = std::isnan(r) ? 0.0L : std::min(std::max(r, 0.0L), 1.0L);
+  switch (t) {
+  case DType::F16:
+  case DType::BF16: return encode_small_float(r, f);
+  case DType::F32:
+  case DType::TF32: {
+    float v = static_cast<float>(r);
+    if (std::isnan(r))
+      return 0x7fffffffu;
+    if (in.ftz)
+      v = flush_subnormal(v);
+    return bits_of(v);
+  }
+  case DType::F64:
+    if (std::isnan(r))
+      return 0x7fffffffffffffffull;
+    return bits_of(static_cast<double>(r));
+  case DType::None:
+  case DType::B8:
+  case DType::B16:
+  case DType::B32:
+  case DType::B64:
+  case DType::B128:
+  case DType::U8:
+  case DType::U16:
+  case DType::U32:
+  case DType::U64:
+  case DType::S8:
+  case DType::S16:
+  case DType::S32:
+  case DType::S64:
+  case DType::F16x2:
+  case DType::BF16x2:
+  case DType::Pred:
+  case DType::S4:
+  case DType::U4:
+  case DType::E4M3:
+  case DType::E5M2: break;
+  }
+  return 0;
+}
+
+uint64_t convert(uint64_t raw, const Instr &in) {
+  const DType dt = in.type, st = in.type2;
+  if (is_int(dt)) {
+    __int128 v;
+    if (is_int(st)) {
+      v = int_value(raw, st);
+      if (in.sat)
+        v = std::min(std::max(v, int_min(dt)), int_max(dt));
+    } else {
+      long double x = float_value(raw, st, in.ftz);
+      if (std::isnan(x))
+        return 0;
+      Round mode = in.rnd == Round::None ? Round::Rzi : in.rnd;
+      long double r = round_to_integral(x, mode);
+      // float-to-integer conversions always saturate
+      if (r <= static_cast<long double>(int_min(dt)))
+        v = int_min(dt);
+      else if (r >= static_cast<long double>(int_max(dt)))
+        v = int_max(dt);
+      else
+        v = static_cast<__int128>(r);
+    }
+    return mask_to_bytes(static_cast<uint64_t>(v), dtype_bytes(dt));
+  }
+  long double x;
+  if (is_int(st))
+    x = static_cast<long double>(int_value(raw, st));
+  else
+    x = float_value(raw, st, in.ftz);
+  return to_float(x, dt, in);
+}
+
+} // namespace
+
+void exec_convert(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
+  if (in.op == Op::Cvta) {
+    const uint32_t bytes = dtype_bytes(in.type);
+    for_each_lane(mask, [&](uint32_t l) {
+      uint64_t a = read_operand(ctx, w, in.src[0], l);
+      uint64_t r = a;
+      if (in.space == Space::Shared)
+        r = in.to_space ? a - kSharedWindow : a + kSharedWindow;
+      else if (in.space == Space::Local)
+        r = in.to_space ? a - kLocalWindow : a + kLocalWindow;
+      write_reg(w, in.dst.reg, l, mask_to_bytes(r, bytes));
+    });
+    return;
+  }
+  if (in.op == Op::Cvtpack) {
+    const DType elem = in.type == DType::F16x2 ? DType::F16 : DType::BF16;
+    Instr one = in;
+    one.type = elem;
+    one.type2 = DType::F32;
+    for_each_lane(mask, [&](uint32_t l) {
+      uint64_t hi =
+          to_float(float_value(read_operand(ctx, w, in.src[0], l), DType::F32, false), elem, one);
+      uint64_t lo =
+          to_float(float_value(read_operand(ctx, w, in.src[1], l), DType::F32, false), elem, one);
+      write_reg(w, in.dst.reg, l, ((hi & 0xffff) << 16) | (lo & 0xffff));
+    });
+    return;
+  }
+  uint64_t k0;
+  const LaneValues v0 = lane_values(ctx, w, in.src[0], k0);
+  uint64_t *d = w.regs + size_t{in.dst.reg} * 32;
+  if (is_int(in.type) && is_int(in.type2) && !in.sat) {
+    // integer to integer: extend by the source type, truncate to the destination
+    const uint32_t sbytes = dtype_bytes(in.type2), dbytes = dtype_bytes(in.type);
+    const uint32_t shift = 64 - sbytes * 8;
+    const bool sign = dtype_is_signed(in.type2);
+    for_each_lane(mask, [&](uint32_t l) {
+      uint64_t v = v0[l] << shift;
+      v = sign ? static_cast<uint64_t>(static_cast<int64_t>(v) >> shift) : v >> shift;
+      d[l] = mask_to_bytes(v, dbytes);
+    });
+    return;
+  }
+  for_each_lane(mask, [&](uint32_t l) { d[l] = convert(v0[l], in); });
+}
+
+} // namespace tcjit::emu

@@ -1,0 +1,97 @@
+// cp.async.{ca,cg}.shared.global with zero-fill (src-size) and ignore-src, commit_group,
+// wait_group N and wait_all. Source bytes are read at issue; the destination is written only when
+// the issuing thread waits for the copy's group, and until then any access to it is an error.
+#include "runtime/emu/cp_async_state.h"
+#include "runtime/emu/exec_families.h"
+#include "runtime/emu/memory_access.h"
+
+namespace tcjit::emu {
+
+void complete_async_copies(ExecContext &ctx, Warp &w, uint32_t lane, uint32_t keep_groups,
+                           bool all) {
+  auto &copies = w.async_copies;
+  if (copies.empty())
+    return;
+  Cta &cta = *ctx.cta;
+  const uint32_t committed = w.async_committed[lane];
+  size_t out = 0;
+  for (size_t i = 0; i < copies.size(); ++i) {
+    AsyncCopy &c = copies[i];
+    bool done = c.lane == lane && (all || c.group + keep_groups < committed);
+    if (!done) {
+      if (out != i)
+        copies[out] = c;
+      ++out;
+      continue;
+    }
+    std::memcpy(cta.shared.data() + c.shared_addr, c.data, c.size);
+    for (uint32_t wd = c.shared_addr / 4; wd < (c.shared_addr + c.size) / 4; ++wd) {
+      --cta.async_pending[wd];
+      --cta.async_pending_words;
+    }
+  }
+  copies.resize(out);
+}
+
+void exec_cp_async(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
+  if (in.op == Op::CpAsyncCommit) {
+    for_each_lane(mask, [&](uint32_t l) { ++w.async_committed[l]; });
+    return;
+  }
+  if (in.op == Op::CpAsyncWait) {
+    const uint32_t keep = static_cast<uint32_t>(in.src[0].imm);
+    for_each_lane(mask, [&](uint32_t l) { complete_async_copies(ctx, w, l, keep, false); });
+    return;
+  }
+  if (in.op == Op::CpAsyncWaitAll) {
+    for_each_lane(mask, [&](uint32_t l) {
+      ++w.async_committed[l];
+      complete_async_copies(ctx, w, l, 0, true);
+    });
+    return;
+  }
+  if (in.op != Op::CpAsync)
+    fault(ctx, w, in, -1, "internal error: not a cp.async instruction");
+  const uint32_t size = in.access_bytes;
+  uint64_t dst_addresses[32], src_addresses[32];
+  uint32_t read_mask = 0;
+  Cta &cta = *ctx.cta;
+  for_each_lane(mask, [&](uint32_t l) {
+    uint64_t dst = read_operand(ctx, w, in.src[0], l) + static_cast<uint64_t>(in.src[0].offset);
+    uint64_t src = read_operand(ctx, w, in.src[1], l) + static_cast<uint64_t>(in.src[1].offset);
+    uint32_t src_size = static_cast<uint32_t>(read_operand(ctx, w, in.src[2], l));
+    if (in.src[3].kind != OperandKind::None && read_pred(ctx, w, in.src[3], l))
+      src_size = 0;
+    if (src_size > size)
+      fault(ctx, w, in, static_cast<int>(l),
+            "cp.async src-size " + std::to_string(src_size) + " exceeds cp-size " +
+                std::to_string(size));
+    LaneAccess d =
+        translate_access(ctx, w, in, l, Space::Shared, dst, size, size, AccessKind::Write);
+    AsyncCopy c;
+    c.lane = l;
+    c.group = w.async_committed[l];
+    c.shared_addr = static_cast<uint32_t>(d.address);
+    c.size = size;
+    c.line = in.line;
+    if (src_size > 0) {
+      LaneAccess s = translate_access_fast(ctx, w, in, l, Space::Global, src, src_size, size,
+                                           AccessKind::Read);
+      std::memcpy(c.data, s.host, src_size);
+      src_addresses[l] = s.address;
+      read_mask |= 1u << l;
+    }
+    dst_addresses[l] = d.address;
+    for (uint32_t wd = c.shared_addr / 4; wd < (c.shared_addr + size) / 4; ++wd) {
+      ++cta.async_pending[wd];
+      ++cta.async_pending_words;
+    }
+    w.async_copies.push_back(c);
+  });
+  ++ctx.counters.cp_async_requests;
+  if (read_mask)
+    count_global_request(ctx, src_addresses, read_mask, size, false);
+  count_shared_request(ctx, dst_addresses, mask, size, true);
+}
+
+} // namespace tcjit::emu

@@ -1,0 +1,455 @@
+// Integer and bitwise instructions on 16/32/64-bit (and .pred for the logic ops).
+#include <bit>
+#include <type_traits>
+
+#include "runtime/emu/exec_context.h"
+#include "runtime/emu/exec_families.h"
+
+namespace tcjit::emu {
+
+namespace {
+
+template <typename T> struct Wider;
+template <> struct Wider<int16_t> { using type = int32_t; };
+template <> struct Wider<uint16_t> { using type = uint32_t; };
+template <> struct Wider<int32_t> { using type = int64_t; };
+template <> struct Wider<uint32_t> { using type = uint64_t; };
+template <> struct Wider<int64_t> { using type = __int128; };
+template <> struct Wider<uint64_t> { using type = unsigned __int128; };
+
+template <typename T> uint64_t bits(T v) {
+  return static_cast<uint64_t>(static_cast<std::make_unsigned_t<T>>(v));
+}
+
+template <typename T> T bfe(T a, uint32_t pos, uint32_t len) {
+  using U = std::make_unsigned_t<T>;
+  constexpr uint32_t msb = sizeof(T) * 8 - 1;
+  U ua = static_cast<U>(a);
+  bool sbit = false;
+  if (std::is_signed_v<T> && len != 0)
+    sbit = (ua >> std::min(pos + len - 1, msb)) & 1;
+  U d = 0;
+  for (uint32_t i = 0; i <= msb; ++i) {
+    bool bit = (i < len && pos + i <= msb) ? ((ua >> (pos + i)) & 1) : sbit;
+    d |= static_cast<U>(bit) << i;
+  }
+  return static_cast<T>(d);
+}
+
+template <typename T> T bfi(T a, T b, uint32_t pos, uint32_t len) {
+  using U = std::make_unsigned_t<T>;
+  constexpr uint32_t msb = sizeof(T) * 8 - 1;
+  U f = static_cast<U>(b), ua = static_cast<U>(a);
+  for (uint32_t i = 0; i < len && pos + i <= msb; ++i) {
+    U bit = static_cast<U>(U(1) << (pos + i));
+    f = static_cast<U>(((ua >> i) & 1) ? (f | bit) : (f & ~bit));
+  }
+  return static_cast<T>(f);
+}
+
+uint32_t prmt(uint32_t a, uint32_t b, uint32_t c, uint8_t mode, bool &ok) {
+  uint64_t src = uint64_t{a} | (uint64_t{b} << 32);
+  auto byte = [&](uint32_t i) { return static_cast<uint32_t>((src >> (8 * (i & 7))) & 0xff); };
+  uint32_t d = 0;
+  switch (mode) {
+  case 0: // default: four 4-bit selectors, bit 3 replicates the sign
+    for (uint32_t i = 0; i < 4; ++i) {
+      uint32_t sel = (c >> (4 * i)) & 0xf;
+      uint32_t v = byte(sel & 7);
+      if (sel & 8)
+        v = (v & 0x80) ? 0xff : 0;
+      d |= v << (8 * i);
+    }
+    return d;
+  case 1: // f4e
+    for (uint32_t i = 0; i < 4; ++i)
+      d |= byte((c & 3) + i) << (8 * i);
+    return d;
+  case 3: { // rc8
+    uint32_t v = byte(c & 3);
+    return v * 0x01010101u;
+  }
+  case 6: { // rc16
+    uint32_t lo = (c & 1) ? (a >> 16) : (a & 0xffff);
+    return lo | (lo << 16);
+  }
+  default: ok = false; return 0;
+  }
+}
+
+uint32_t lop3(uint32_t a, uint32_t b, uint32_t c, uint32_t lut) {
+  uint32_t r = 0;
+  for (uint32_t i = 0; i < 8; ++i) {
+    if (lut >> i & 1)
+      r |= ((i & 4) ? a : ~a) & ((i & 2) ? b : ~b) & ((i & 1) ? c : ~c);
+  }
+  return r;
+}
+
+template <typename T> void run(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
+  using U = std::make_unsigned_t<T>;
+  using W = typename Wider<T>::type;
+  constexpr uint32_t nbits = sizeof(T) * 8;
+  const Operand &s0 = in.src[0], &s1 = in.src[1], &s2 = in.src[2], &s3 = in.src[3];
+  uint64_t *d = w.regs + size_t{in.dst.reg} * 32;
+  // fast paths for the most common converged forms
+  uint64_t k0, k1, k2;
+  const LaneValues v0 = lane_values(ctx, w, s0, k0), v1 = lane_values(ctx, w, s1, k1),
+                   v2 = lane_values(ctx, w, s2, k2);
+  if (in.op == Op::Add && !in.carry_in && !in.carry_out && !in.sat) {
+    for_each_lane(mask, [&](uint32_t l) {
+      d[l] = bits(static_cast<T>(static_cast<U>(v0[l]) + static_cast<U>(v1[l])));
+    });
+    return;
+  }
+  const bool plain = !in.carry_in && !in.carry_out && !in.sat;
+  auto binary = [&](auto f) {
+    for_each_lane(mask, [&](uint32_t l) {
+      d[l] = bits(static_cast<T>(f(static_cast<U>(v0[l]), static_cast<U>(v1[l]))));
+    });
+  };
+  if (plain) { // common operations: one tight loop each
+    if (in.op == Op::Sub) {
+      binary([](U a, U b) { return static_cast<U>(a - b); });
+      return;
+    }
+    if (in.op == Op::Mul && in.mul == MulMode::Lo) {
+      binary([](U a, U b) { return static_cast<U>(a * b); });
+      return;
+    }
+    if (in.op == Op::And) {
+      binary([](U a, U b) { return static_cast<U>(a & b); });
+      return;
+    }
+    if (in.op == Op::Or) {
+      binary([](U a, U b) { return static_cast<U>(a | b); });
+      return;
+    }
+    if (in.op == Op::Xor) {
+      binary([](U a, U b) { return static_cast<U>(a ^ b); });
+      return;
+    }
+    if (in.op == Op::Shl) {
+      binary([](U a, U b) {
+        const uint32_t n = static_cast<uint32_t>(b);
+        return n >= nbits ? U(0) : static_cast<U>(a << n);
+      });
+      return;
+    }
+    if (in.op == Op::Shr && !std::is_signed_v<T>) {
+      binary([](U a, U b) {
+        const uint32_t n = static_cast<uint32_t>(b);
+        return n >= nbits ? U(0) : static_cast<U>(a >> n);
+      });
+      return;
+    }
+    if ((in.op == Op::Min || in.op == Op::Max) && !in.relu) {
+      const bool is_min = in.op == Op::Min;
+      binary([is_min](U ua, U ub) {
+        const T a = static_cast<T>(ua), b = static_cast<T>(ub);
+        return static_cast<U>(is_min ? (a < b ? a : b) : (a > b ? a : b));
+      });
+      return;
+    }
+    if (in.op == Op::Mul && in.mul == MulMode::Wide && sizeof(T) <= 4) {
+      for_each_lane(mask, [&](uint32_t l) {
+        d[l] = static_cast<uint64_t>(static_cast<W>(static_cast<T>(v0[l])) *
+                                     static_cast<W>(static_cast<T>(v1[l])));
+      });
+      return;
+    }
+  }
+  if (in.op == Op::Mad && in.mul == MulMode::Lo && plain) {
+    for_each_lane(mask, [&](uint32_t l) {
+      d[l] = bits(static_cast<T>(static_cast<U>(static_cast<U>(v0[l]) * static_cast<U>(v1[l])) +
+                                 static_cast<U>(v2[l])));
+    });
+    return;
+  }
+  for_each_lane(mask, [&](uint32_t l) {
+    const T a = static_cast<T>(v0[l]);
+    const T b = static_cast<T>(v1[l]);
+    const uint64_t raw_c = v2[l];
+    const T c = static_cast<T>(raw_c);
+    const U ua = static_cast<U>(a), ub = static_cast<U>(b), uc = static_cast<U>(c);
+    uint64_t r = 0;
+    bool wide = false;
+    switch (in.op) {
+    case Op::Add:
+    case Op::Sub: {
+      U rhs = in.op == Op::Sub ? static_cast<U>(~ub) : ub;
+      U cin = in.carry_in ? ((w.carry >> l) & 1) : (in.op == Op::Sub ? 1 : 0);
+      if (in.sat && std::is_signed_v<T>) {
+        W x = in.op == Op::Add ? W(a) + W(b) : W(a) - W(b);
+        if (x > W(std::numeric_limits<T>::max()))
+          x = std::numeric_limits<T>::max();
+        if (x < W(std::numeric_limits<T>::min()))
+          x = std::numeric_limits<T>::min();
+        r = bits(static_cast<T>(x));
+        break;
+      }
+      U sum = static_cast<U>(ua + rhs);
+      bool carry = sum < ua;
+      U sum2 = static_cast<U>(sum + cin);
+      carry |= sum2 < sum;
+      if (in.carry_out)
+        w.carry = (w.carry & ~(1u << l)) | (uint32_t(carry) << l);
+      r = bits(static_cast<T>(sum2));
+      break;
+    }
+    case Op::Mul:
+    case Op::Mad: {
+      W p = W(a) * W(b);
+      if (in.mul == MulMode::Wide) {
+        if constexpr (sizeof(T) <= 4) {
+          uint64_t x = static_cast<uint64_t>(static_cast<int64_t>(p));
+          if (in.op == Op::Mad)
+            x += raw_c; // mad.wide: c has the wide type
+          r = x;
+        } else {
+          fault(ctx, w, in, static_cast<int>(l), ".wide is not defined for 64-bit types");
+        }
+        wide = true;
+        break;
+      }
+      U v = in.mul == MulMode::Hi ? static_cast<U>(p >> nbits) : static_cast<U>(ua * ub);
+      if (in.op == Op::Mad) {
+        if (in.sat && std::is_signed_v<T> && in.mul == MulMode::Hi) {
+          W x = W(static_cast<T>(v)) + W(c);
+          x = std::min<W>(std::max<W>(x, std::numeric_limits<T>::min()),
+                          std::numeric_limits<T>::max());
+          v = static_cast<U>(static_cast<T>(x));
+        } else {
+          U cin = in.carry_in ? ((w.carry >> l) & 1) : 0;
+          U sum = static_cast<U>(v + uc);
+          bool carry = sum < v;
+          U sum2 = static_cast<U>(sum + cin);
+          carry |= sum2 < sum;
+          if (in.carry_out)
+            w.carry = (w.carry & ~(1u << l)) | (uint32_t(carry) << l);
+          v = sum2;
+        }
+      }
+      r = bits(static_cast<T>(v));
+      break;
+    }
+    case Op::Mul24:
+    case Op::Mad24: {
+      int64_t x =
+          std::is_signed_v<T> ? (int64_t(uint64_t(ua) << 40) >> 40) : int64_t(ua & 0xffffff);
+      int64_t y =
+          std::is_signed_v<T> ? (int64_t(uint64_t(ub) << 40) >> 40) : int64_t(ub & 0xffffff);
+      int64_t p = x * y;
+      uint32_t v = in.mul == MulMode::Hi ? uint32_t(uint64_t(p) >> 16) : uint32_t(p);
+      if (in.op == Op::Mad24)
+        v += static_cast<uint32_t>(uc);
+      r = v;
+      break;
+    }
+    case Op::Div:
+      if (b == 0)
+        r = bits(static_cast<T>(~U(0)));
+      else if (std::is_signed_v<T> && a == std::numeric_limits<T>::min() && b == T(-1))
+        r = bits(a);
+      else
+        r = bits(static_cast<T>(a / b));
+      break;
+    case Op::Rem:
+      if (b == 0)
+        r = bits(a);
+      else if (std::is_signed_v<T> && b == T(-1))
+        r = 0;
+      else
+        r = bits(static_cast<T>(a % b));
+      break;
+    case Op::Min:
+      r = bits(a < b ? a : b);
+      if (in.relu && std::is_signed_v<T> && static_cast<T>(r) < 0)
+        r = 0;
+      break;
+    case Op::Max:
+      r = bits(a > b ? a : b);
+      if (in.relu && std::is_signed_v<T> && static_cast<T>(r) < 0)
+        r = 0;
+      break;
+    case Op::Abs: r = bits(static_cast<T>(a < 0 ? static_cast<U>(0) - ua : ua)); break;
+    case Op::Neg: r = bits(static_cast<T>(static_cast<U>(0) - ua)); break;
+    case Op::Shl: {
+      uint32_t n = static_cast<uint32_t>(v1[l]);
+      r = n >= nbits ? 0 : bits(static_cast<T>(static_cast<U>(ua << n)));
+      break;
+    }
+    case Op::Shr: {
+      uint32_t n = static_cast<uint32_t>(v1[l]);
+      if constexpr (std::is_signed_v<T>)
+        r = bits(static_cast<T>(a >> std::min(n, nbits - 1)));
+      else
+        r = n >= nbits ? 0 : bits(static_cast<T>(ua >> n));
+      break;
+    }
+    case Op::Shf: {
+      uint64_t lo = static_cast<uint32_t>(ua), hi = static_cast<uint32_t>(ub);
+      uint32_t n = static_cast<uint32_t>(raw_c);
+      n = (in.mode & 2) ? (n & 31) : std::min(n, 32u);
+      uint64_t v = (hi << 32) | lo;
+      r = (in.mode & 1) ? static_cast<uint32_t>(v >> n) : static_cast<uint32_t>((v << n) >> 32);
+      break;
+    }
+    case Op::Bfe:
+      r = bits(bfe<T>(a, static_cast<uint32_t>(v1[l]) & 0xff, static_cast<uint32_t>(raw_c) & 0xff));
+      break;
+    case Op::Bfi:
+      r = bits(bfi<T>(a, b, static_cast<uint32_t>(raw_c) & 0xff,
+                      static_cast<uint32_t>(read_operand(ctx, w, s3, l)) & 0xff));
+      break;
+    case Op::Prmt: {
+      bool ok = true;
+      r = prmt(static_cast<uint32_t>(ua), static_cast<uint32_t>(ub), static_cast<uint32_t>(uc),
+               in.mode, ok);
+      if (!ok)
+        fault(ctx, w, in, static_cast<int>(l), "this prmt mode is not supported by the emulator");
+      break;
+    }
+    case Op::Popc: r = static_cast<uint64_t>(std::popcount(ua)); break;
+    case Op::Clz: r = static_cast<uint64_t>(std::countl_zero(ua)); break;
+    case Op::Brev: {
+      U v = 0;
+      for (uint32_t i = 0; i < nbits; ++i)
+        v |= static_cast<U>(((ua >> i) & 1)) << (nbits - 1 - i);
+      r = bits(v);
+      break;
+    }
+    case Op::Bfind: {
+      U v = ua;
+      if (std::is_signed_v<T> && a < 0)
+        v = static_cast<U>(~ua);
+      if (v == 0) {
+        r = 0xffffffffu;
+      } else {
+        uint32_t pos = nbits - 1 - static_cast<uint32_t>(std::countl_zero(v));
+        r = in.mode ? (nbits - 1 - pos) : pos;
+      }
+      break;
+    }
+    case Op::Lop3:
+      r = lop3(static_cast<uint32_t>(ua), static_cast<uint32_t>(ub), static_cast<uint32_t>(uc),
+               static_cast<uint32_t>(read_operand(ctx, w, s3, l)) & 0xff);
+      break;
+    case Op::And: r = bits(static_cast<T>(ua & ub)); break;
+    case Op::Or: r = bits(static_cast<T>(ua | ub)); break;
+    case Op::Xor: r = bits(static_cast<T>(ua ^ ub)); break;
+    case Op::Not: r = bits(static_cast<T>(~ua)); break;
+    case Op::Cnot: r = a == 0 ? 1 : 0; break;
+    case Op::Sad:
+      r = bits(static_cast<T>(uc + (a > b ? static_cast<U>(ua - ub) : static_cast<U>(ub - ua))));
+      break;
+    case Op::Mov:
+    case Op::Setp:
+    case Op::Selp:
+    case Op::Slct:
+    case Op::Fma:
+    case Op::Rcp:
+    case Op::Sqrt:
+    case Op::Rsqrt:
+    case Op::Ex2:
+    case Op::Lg2:
+    case Op::Sin:
+    case Op::Cos:
+    case Op::Tanh:
+    case Op::Copysign:
+    case Op::Testp:
+    case Op::Cvt:
+    case Op::Cvta:
+    case Op::Cvtpack:
+    case Op::Ld:
+    case Op::St:
+    case Op::Prefetch:
+    case Op::Fence:
+    case Op::Isspacep:
+    case Op::Atom:
+    case Op::Red:
+    case Op::Bra:
+    case Op::Call:
+    case Op::Ret:
+    case Op::Exit:
+    case Op::Trap:
+    case Op::BarSync:
+    case Op::BarArrive:
+    case Op::BarWarpSync:
+    case Op::Nanosleep:
+    case Op::Shfl:
+    case Op::Vote:
+    case Op::Activemask:
+    case Op::Redux:
+    case Op::MatchAny:
+    case Op::MatchAll:
+    case Op::Mma:
+    case Op::Ldmatrix:
+    case Op::CpAsync:
+    case Op::CpAsyncCommit:
+    case Op::CpAsyncWait:
+    case Op::CpAsyncWaitAll:
+      fault(ctx, w, in, static_cast<int>(l), "internal error: not an integer instruction");
+    }
+    (void)wide;
+    d[l] = r;
+  });
+}
+
+void run_pred(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
+  for_each_lane(mask, [&](uint32_t l) {
+    bool a = read_pred(ctx, w, in.src[0], l);
+    bool b = in.src[1].kind == OperandKind::None ? false : read_pred(ctx, w, in.src[1], l);
+    bool r = false;
+    if (in.op == Op::And)
+      r = a && b;
+    else if (in.op == Op::Or)
+      r = a || b;
+    else if (in.op == Op::Xor)
+      r = a != b;
+    else if (in.op == Op::Not)
+      r = !a;
+    else
+      fault(ctx, w, in, static_cast<int>(l), "this instruction does not accept .pred");
+    write_reg(w, in.dst.reg, l, r ? 1 : 0);
+  });
+}
+
+} // namespace
+
+void exec_integer(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
+  const bool wide16 = in.mul == MulMode::Wide;
+  (void)wide16;
+  switch (in.type) {
+  case DType::Pred: return run_pred(ctx, w, in, mask);
+  case DType::S16: return run<int16_t>(ctx, w, in, mask);
+  case DType::U16:
+  case DType::B16: return run<uint16_t>(ctx, w, in, mask);
+  case DType::S32: return run<int32_t>(ctx, w, in, mask);
+  case DType::U32:
+  case DType::B32: return run<uint32_t>(ctx, w, in, mask);
+  case DType::S64: return run<int64_t>(ctx, w, in, mask);
+  case DType::U64:
+  case DType::B64: return run<uint64_t>(ctx, w, in, mask);
+  case DType::None:
+  case DType::B8:
+  case DType::B128:
+  case DType::U8:
+  case DType::S8:
+  case DType::F16:
+  case DType::F16x2:
+  case DType::BF16:
+  case DType::BF16x2:
+  case DType::TF32:
+  case DType::F32:
+  case DType::F64:
+  case DType::S4:
+  case DType::U4:
+  case DType::E4M3:
+  case DType::E5M2: break;
+  }
+  fault(ctx, w, in, -1,
+        std::string("integer instruction with unsupported type .") + dtype_name(in.type));
+}
+
+} // namespace tcjit::emu

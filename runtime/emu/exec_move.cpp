@@ -1,0 +1,49 @@
+// mov: registers, immediates, special registers, symbol addresses, and packing/unpacking of
+// vectors ({%r1, %r2} <-> %rd).
+#include "runtime/emu/exec_context.h"
+#include "runtime/emu/exec_families.h"
+
+namespace tcjit::emu {
+
+void exec_move(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
+  const uint32_t bytes = in.type == DType::Pred ? 1 : dtype_bytes(in.type);
+  if (in.dst.kind == OperandKind::Vector) {
+    const uint32_t n = in.dst.count;
+    const uint32_t bits = bytes * 8 / n;
+    for_each_lane(mask, [&](uint32_t l) {
+      uint64_t v = read_operand(ctx, w, in.src[0], l);
+      for (uint32_t i = 0; i < n; ++i)
+        write_reg(w, vector_reg(ctx, in.dst, i), l, mask_to_bytes(v >> (i * bits), bits / 8));
+    });
+    return;
+  }
+  if (in.src[0].kind == OperandKind::Vector) {
+    const uint32_t n = in.src[0].count;
+    const uint32_t bits = bytes * 8 / n;
+    for_each_lane(mask, [&](uint32_t l) {
+      uint64_t v = 0;
+      for (uint32_t i = 0; i < n; ++i)
+        v |= mask_to_bytes(w.regs[size_t{vector_reg(ctx, in.src[0], i)} * 32 + l], bits / 8)
+             << (i * bits);
+      write_reg(w, in.dst.reg, l, v);
+    });
+    return;
+  }
+  if (in.type == DType::Pred) {
+    for_each_lane(mask, [&](uint32_t l) {
+      write_reg(w, in.dst.reg, l, read_pred(ctx, w, in.src[0], l) ? 1 : 0);
+    });
+    return;
+  }
+  if (in.src[0].kind == OperandKind::Reg) {
+    const uint64_t *s = w.regs + size_t{in.src[0].reg} * 32;
+    uint64_t *d = w.regs + size_t{in.dst.reg} * 32;
+    for_each_lane(mask, [&](uint32_t l) { d[l] = mask_to_bytes(s[l], bytes); });
+    return;
+  }
+  for_each_lane(mask, [&](uint32_t l) {
+    write_reg(w, in.dst.reg, l, mask_to_bytes(read_operand(ctx, w, in.src[0], l), bytes));
+  });
+}
+
+} // namespace tcjit::emu

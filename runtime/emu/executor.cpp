@@ -1,0 +1,670 @@
+#include "runtime/emu/executor.h"
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <thread>
+
+#include "runtime/emu/cp_async_state.h"
+#include "runtime/emu/exec_context.h"
+
+namespace tcjit::emu {
+
+namespace {
+
+constexpr uint32_t kSliceInstructions = 2048; // warp instructions before switching warps
+
+uint64_t align_up(uint64_t v, uint64_t a) {
+  return a <= 1 ? v : (v + a - 1) / a * a;
+}
+
+void release_barrier(Cta &cta, uint32_t id) {
+  for (Warp &w : cta.warps) {
+    if (w.state == WarpState::AtBarrier && w.barrier_id == id)
+      w.state = WarpState::Running;
+  }
+  cta.barriers[id] = Barrier{};
+}
+
+void check_barriers(Cta &cta) {
+  for (uint32_t id = 0; id < cta.barriers.size(); ++id) {
+    Barrier &b = cta.barriers[id];
+    if (b.arrived == 0)
+      continue;
+    uint32_t expected = b.expected ? b.expected : cta.live_threads;
+    if (b.arrived >= expected)
+      release_barrier(cta, id);
+  }
+}
+
+// Sets the next PC of each lane in `active` (next[lane]) and tracks divergence.
+void set_next_pcs(Warp &w, uint32_t active, const std::array<uint32_t, 32> &next) {
+  if (!w.diverged) {
+    if (active == 0)
+      return;
+    uint32_t first = next[std::countr_zero(active)];
+    bool same = true;
+    for_each_lane(active, [&](uint32_t l) { same &= next[l] == first; });
+    if (same) {
+      w.pc = first;
+      return;
+    }
+    w.diverged = true;
+    for_each_lane(w.live, [&](uint32_t l) { w.lane_pc[l] = w.pc; });
+  }
+  for_each_lane(active, [&](uint32_t l) { w.lane_pc[l] = next[l]; });
+}
+
+// After lane PCs changed: the next step re-selects the group (and notices reconvergence).
+void try_reconverge(Warp &w) {
+  w.group_valid = false;
+}
+
+// Picks the lanes at the lowest PC among the lanes not parked (lane_pc of non-live lanes is
+// ~0u); parked lanes at that PC join the group. When every live lane is parked, all are released.
+void select_group(Warp &w) {
+  uint32_t candidates = w.live & ~w.parked;
+  if (candidates == 0) {
+    w.parked = 0;
+    w.released = true;
+    candidates = w.live;
+  }
+  uint32_t lo = ~0u;
+  for (uint32_t l = 0; l < 32; ++l)
+    lo = std::min(lo, (candidates >> l & 1) ? w.lane_pc[l] : ~0u);
+  uint32_t mask = 0, next = ~0u;
+  for (uint32_t l = 0; l < 32; ++l) {
+    const uint32_t v = w.lane_pc[l];
+    mask |= uint32_t(v == lo) << l;
+    next = std::min(next, v == lo ? ~0u : v);
+  }
+  mask &= w.live;
+  w.parked &= ~mask;
+  w.group_pc = lo;
+  w.group_mask = mask;
+  w.next_group_pc = next;
+  w.group_valid = true;
+  if (w.group_mask == w.live) { // every live lane at one PC: converged again
+    w.diverged = false;
+    w.group_valid = false;
+    w.parked = 0;
+    w.pc = lo;
+  }
+}
+
+void materialize_group(Warp &w) {
+  if (w.diverged && w.group_valid)
+    for_each_lane(w.group_mask, [&](uint32_t l) { w.lane_pc[l] = w.group_pc; });
+}
+
+void exit_lanes(ExecContext &ctx, Warp &w, uint32_t lanes) {
+  for_each_lane(lanes, [&](uint32_t l) {
+    complete_async_copies(ctx, w, l, 0, /*all=*/true);
+    w.call_stack[l].clear();
+    w.lane_pc[l] = ~0u;
+  });
+  w.live &= ~lanes;
+  w.parked &= ~lanes;
+  ctx.cta->live_threads -= static_cast<uint32_t>(std::popcount(lanes));
+  if (w.live == 0)
+    w.state = WarpState::Exited;
+  check_barriers(*ctx.cta);
+}
+
+std::string lane_list(uint32_t mask) {
+  std::string s;
+  for (uint32_t l = 0; l < 32; ++l) {
+    if (!(mask >> l & 1))
+      continue;
+    uint32_t e = l;
+    while (e + 1 < 32 && (mask >> (e + 1) & 1))
+      ++e;
+    if (!s.empty())
+      s += ",";
+    s += std::to_string(l);
+    if (e > l)
+      s += "-" + std::to_string(e);
+    l = e;
+  }
+  return s.empty() ? "none" : s;
+}
+
+void exec_control(ExecContext &ctx, Warp &w, const Instr &in, uint32_t pc, uint32_t active,
+                  uint32_t exec) {
+  const Program &prog = *ctx.program;
+  std::array<uint32_t, 32> next;
+  switch (in.op) {
+  case Op::Bra: {
+    if (!w.diverged) {
+      if (exec == active) {
+        w.pc = in.target;
+        return;
+      }
+      if (exec == 0) {
+        w.pc = pc + 1;
+        return;
+      }
+      if (in.uni)
+        fault(ctx, w, in, -1,
+              "bra.uni taken by lanes " + lane_list(exec) + " but not by lanes " +
+                  lane_list(active & ~exec) + " (.uni promises a non-divergent branch)");
+    }
+    for_each_lane(active, [&](uint32_t l) { next[l] = (exec >> l & 1) ? in.target : pc + 1; });
+    set_next_pcs(w, active, next);
+    try_reconverge(w);
+    return;
+  }
+  case Op::Exit: {
+    for_each_lane(active & ~exec, [&](uint32_t l) { next[l] = pc + 1; });
+    set_next_pcs(w, active & ~exec, next);
+    if (exec)
+      exit_lanes(ctx, w, exec);
+    try_reconverge(w);
+    return;
+  }
+  case Op::Ret: {
+    uint32_t exiting = 0;
+    for_each_lane(active, [&](uint32_t l) {
+      if (!(exec >> l & 1)) {
+        next[l] = pc + 1;
+        return;
+      }
+      auto &stack = w.call_stack[l];
+      if (stack.empty()) {
+        exiting |= 1u << l;
+        next[l] = pc + 1;
+        return;
+      }
+      uint32_t call_pc = stack.back();
+      stack.pop_back();
+      const Instr &call = prog.code[call_pc];
+      const Function &callee = prog.functions[call.callee];
+      uint8_t *scratch =
+          ctx.cta->param_scratch.data() + size_t{thread_index(w, l)} * prog.param_scratch_bytes;
+      for (uint32_t i = 0; i < call.dst.count; ++i) {
+        std::memmove(scratch + vector_reg(ctx, call.dst, i), scratch + callee.return_offsets[i],
+                     callee.return_sizes[i]);
+      }
+      next[l] = call_pc + 1;
+    });
+    set_next_pcs(w, active & ~exiting, next);
+    if (exiting)
+      exit_lanes(ctx, w, exiting);
+    try_reconverge(w);
+    return;
+  }
+  case Op::Call: {
+    const Function &callee = prog.functions[in.callee];
+    for_each_lane(active, [&](uint32_t l) {
+      if (!(exec >> l & 1)) {
+        next[l] = pc + 1;
+        return;
+      }
+      uint8_t *scratch =
+          ctx.cta->param_scratch.data() + size_t{thread_index(w, l)} * prog.param_scratch_bytes;
+      for (uint32_t i = 0; i < in.src[0].count; ++i) {
+        std::memmove(scratch + callee.param_offsets[i], scratch + vector_reg(ctx, in.src[0], i),
+                     callee.param_sizes[i]);
+      }
+      if (w.call_stack[l].size() > 64)
+        fault(ctx, w, in, static_cast<int>(l), "call stack deeper than 64 frames");
+      w.call_stack[l].push_back(pc);
+      next[l] = in.target;
+    });
+    set_next_pcs(w, active, next);
+    try_reconverge(w);
+    return;
+  }
+  case Op::Trap:
+    if (exec)
+      fault(ctx, w, in, std::countr_zero(exec), "trap executed (the kernel aborted itself)");
+    for_each_lane(active, [&](uint32_t l) { next[l] = pc + 1; });
+    set_next_pcs(w, active, next);
+    return;
+  case Op::BarSync:
+  case Op::BarArrive: {
+    for_each_lane(active, [&](uint32_t l) { next[l] = pc + 1; });
+    set_next_pcs(w, active, next);
+    if (exec == 0) {
+      try_reconverge(w);
+      return;
+    }
+    if (exec != w.live) {
+      fault(ctx, w, in, -1,
+            std::string("divergent barrier: ") +
+                (in.op == Op::BarSync ? "bar.sync" : "bar.arrive") + " executed by lanes " +
+                lane_list(exec) + " while lanes " + lane_list(w.live & ~exec) +
+                " of the same warp have not exited and did not arrive (every thread of the "
+                "block must reach the same barrier; move the barrier out of the divergent code)");
+    }
+    uint32_t lane0 = static_cast<uint32_t>(std::countr_zero(exec));
+    uint64_t id = read_operand(ctx, w, in.src[0], lane0);
+    if (id >= 16)
+      fault(ctx, w, in, -1, "barrier id " + std::to_string(id) + " is out of range (0..15)");
+    Barrier &b = ctx.cta->barriers[id];
+    if (in.src[1].kind != OperandKind::None) {
+      uint64_t count = read_operand(ctx, w, in.src[1], lane0);
+      if (count == 0 || count % 32 != 0)
+        fault(ctx, w, in, -1,
+              "barrier thread count " + std::to_string(count) +
+                  " must be a non-zero multiple of 32");
+      if (b.arrived != 0 && b.expected != count)
+        fault(ctx, w, in, -1,
+              "barrier " + std::to_string(id) + " used with thread counts " +
+                  std::to_string(b.expected) + " and " + std::to_string(count));
+      b.expected = static_cast<uint32_t>(count);
+    }
+    b.arrived += static_cast<uint32_t>(std::popcount(exec));
+    if (in.op == Op::BarSync) {
+      ++ctx.counters.barriers;
+      w.state = WarpState::AtBarrier;
+      w.barrier_id = static_cast<uint32_t>(id);
+      w.barrier_pc = pc;
+      ++b.waiting_warps;
+    }
+    uint32_t expected = b.expected ? b.expected : ctx.cta->live_threads;
+    if (b.arrived >= expected)
+      release_barrier(*ctx.cta, static_cast<uint32_t>(id));
+    try_reconverge(w);
+    return;
+  }
+  case Op::BarWarpSync: {
+    for_each_lane(active, [&](uint32_t l) { next[l] = pc + 1; });
+    set_next_pcs(w, active, next);
+    if (exec) {
+      uint32_t member = static_cast<uint32_t>(
+          read_operand(ctx, w, in.src[0], static_cast<uint32_t>(std::countr_zero(exec))));
+      uint32_t missing = member & w.exists & ~exec;
+      if (missing)
+        fault(ctx, w, in, -1,
+              "bar.warp.sync: lanes " + lane_list(missing) +
+                  " are named in the member mask but did not execute it with lanes " +
+                  lane_list(exec));
+    }
+    try_reconverge(w);
+    return;
+  }
+  case Op::Mov:
+  case Op::Setp:
+  case Op::Selp:
+  case Op::Slct:
+  case Op::Add:
+  case Op::Sub:
+  case Op::Mul:
+  case Op::Mad:
+  case Op::Mul24:
+  case Op::Mad24:
+  case Op::Div:
+  case Op::Rem:
+  case Op::Min:
+  case Op::Max:
+  case Op::Abs:
+  case Op::Neg:
+  case Op::Shl:
+  case Op::Shr:
+  case Op::Shf:
+  case Op::Bfe:
+  case Op::Bfi:
+  case Op::Prmt:
+  case Op::Popc:
+  case Op::Clz:
+  case Op::Brev:
+  case Op::Bfind:
+  case Op::Lop3:
+  case Op::And:
+  case Op::Or:
+  case Op::Xor:
+  case Op::Not:
+  case Op::Cnot:
+  case Op::Sad:
+  case Op::Fma:
+  case Op::Rcp:
+  case Op::Sqrt:
+  case Op::Rsqrt:
+  case Op::Ex2:
+  case Op::Lg2:
+  case Op::Sin:
+  case Op::Cos:
+  case Op::Tanh:
+  case Op::Copysign:
+  case Op::Testp:
+  case Op::Cvt:
+  case Op::Cvta:
+  case Op::Cvtpack:
+  case Op::Ld:
+  case Op::St:
+  case Op::Prefetch:
+  case Op::Fence:
+  case Op::Isspacep:
+  case Op::Atom:
+  case Op::Red:
+  case Op::Nanosleep:
+  case Op::Shfl:
+  case Op::Vote:
+  case Op::Activemask:
+  case Op::Redux:
+  case Op::MatchAny:
+  case Op::MatchAll:
+  case Op::Mma:
+  case Op::Ldmatrix:
+  case Op::CpAsync:
+  case Op::CpAsyncCommit:
+  case Op::CpAsyncWait:
+  case Op::CpAsyncWaitAll: break;
+  }
+  fault(ctx, w, in, -1, "internal error: non-control instruction in the control path");
+}
+
+void run_warp(ExecContext &ctx, Warp &w, uint32_t budget) {
+  const Instr *code = ctx.program->code.data();
+  LaunchCounters &c = ctx.counters;
+  while (budget-- > 0 && w.state == WarpState::Running) {
+    uint32_t pc, active;
+    if (w.diverged && !w.group_valid)
+      select_group(w);
+    if (!w.diverged) {
+      pc = w.pc;
+      active = w.live;
+    } else {
+      pc = w.group_pc;
+      active = w.group_mask;
+    }
+    const Instr &in = code[pc];
+    if (w.diverged && in.is_collective && !w.released && (w.live & ~w.parked & ~active) != 0) {
+      // a collective reached by part of a diverged warp while other lanes still run elsewhere:
+      // park these lanes here and run the others first
+      materialize_group(w);
+      w.parked |= active;
+      w.group_valid = false;
+      continue;
+    }
+    w.released = false;
+    uint32_t exec = active;
+    if (in.has_guard) {
+      exec = 0;
+      const uint64_t *g = w.regs + size_t{in.guard} * 32;
+      for_each_lane(active,
+                    [&](uint32_t l) { exec |= uint32_t((g[l] != 0) != in.guard_negated) << l; });
+    }
+    ++c.warp_instructions;
+    ++c.warp_instructions_by_class[static_cast<size_t>(in.cls)];
+    c.thread_instructions += static_cast<uint64_t>(std::popcount(exec));
+    ++ctx.clock;
+    if (in.is_control) {
+      materialize_group(w);
+      exec_control(ctx, w, in, pc, active, exec);
+      w.group_valid = false;
+      continue;
+    }
+    if (exec)
+      in.exec(ctx, w, in, exec);
+    if (!w.diverged) {
+      w.pc = pc + 1;
+    } else {
+      w.group_pc = pc + 1;
+      if (w.group_pc >= w.next_group_pc) { // reached the next group: merge
+        materialize_group(w);
+        w.group_valid = false;
+      }
+    }
+  }
+}
+
+void init_cta(ExecContext &ctx, const LaunchRequest &req, uint64_t linear_cta) {
+  const Program &prog = *req.program;
+  const Function &fn = prog.functions[req.function];
+  const device::LaunchConfig &cfg = req.config;
+  Cta &cta = *ctx.cta;
+  cta.id.x = static_cast<uint32_t>(linear_cta % cfg.grid.x);
+  cta.id.y = static_cast<uint32_t>(linear_cta / cfg.grid.x % cfg.grid.y);
+  cta.id.z = static_cast<uint32_t>(linear_cta / (uint64_t{cfg.grid.x} * cfg.grid.y));
+  const uint32_t threads = static_cast<uint32_t>(cfg.block.count());
+  const uint32_t nwarps = (threads + 31) / 32;
+  cta.threads = threads;
+  cta.live_threads = threads;
+  const uint64_t shared_bytes =
+      align_up(prog.shared.static_bytes, prog.shared.dynamic_align) + cfg.dynamic_shared_bytes;
+  cta.shared.assign(shared_bytes, 0);
+  cta.async_pending.assign(shared_bytes / 4 + 1, 0);
+  cta.async_pending_words = 0;
+  cta.local.assign(size_t{threads} * prog.local_bytes, 0);
+  cta.param_scratch.assign(size_t{threads} * prog.param_scratch_bytes, 0);
+  cta.regs.assign(size_t{nwarps} * prog.num_regs * 32, 0);
+  cta.barriers.fill(Barrier{});
+  cta.warps.resize(nwarps);
+  const uint32_t smid = static_cast<uint32_t>(linear_cta % req.sm_count);
+  for (uint32_t wi = 0; wi < nwarps; ++wi) {
+    Warp &w = cta.warps[wi];
+    w.index = wi;
+    w.regs = cta.regs.data() + size_t{wi} * prog.num_regs * 32;
+    uint32_t n = std::min<uint32_t>(32, threads - wi * 32);
+    w.exists = n == 32 ? ~0u : ((1u << n) - 1);
+    w.live = w.exists;
+    w.diverged = false;
+    w.group_valid = false;
+    w.parked = 0;
+    w.released = false;
+    w.lane_pc.fill(~0u);
+    w.pc = fn.entry_pc;
+    w.state = WarpState::Running;
+    w.carry = 0;
+    for (auto &s : w.call_stack)
+      s.clear();
+    w.async_copies.clear();
+    w.async_committed.fill(0);
+    for (uint32_t l = 0; l < 32; ++l) {
+      uint32_t t = wi * 32 + l;
+      auto set = [&](SpecialReg r, uint64_t v) { w.regs[static_cast<uint32_t>(r) * 32 + l] = v; };
+      set(SpecialReg::TidX, t % cfg.block.x);
+      set(SpecialReg::TidY, t / cfg.block.x % cfg.block.y);
+      set(SpecialReg::TidZ, t / (cfg.block.x * cfg.block.y));
+      set(SpecialReg::NtidX, cfg.block.x);
+      set(SpecialReg::NtidY, cfg.block.y);
+      set(SpecialReg::NtidZ, cfg.block.z);
+      set(SpecialReg::CtaidX, cta.id.x);
+      set(SpecialReg::CtaidY, cta.id.y);
+      set(SpecialReg::CtaidZ, cta.id.z);
+      set(SpecialReg::NctaidX, cfg.grid.x);
+      set(SpecialReg::NctaidY, cfg.grid.y);
+      set(SpecialReg::NctaidZ, cfg.grid.z);
+      set(SpecialReg::LaneId, l);
+      set(SpecialReg::WarpId, wi);
+      set(SpecialReg::NwarpId, nwarps);
+      set(SpecialReg::SmId, smid);
+      set(SpecialReg::NsmId, req.sm_count);
+      set(SpecialReg::GridId, 1);
+      set(SpecialReg::LanemaskEq, 1u << l);
+      set(SpecialReg::LanemaskLt, (1u << l) - 1);
+      set(SpecialReg::LanemaskLe, l == 31 ? ~0u : (2u << l) - 1);
+      set(SpecialReg::LanemaskGt, l == 31 ? 0u : ~((2u << l) - 1));
+      set(SpecialReg::LanemaskGe, ~((1u << l) - 1));
+      set(SpecialReg::DynamicSmemSize, cfg.dynamic_shared_bytes);
+      set(SpecialReg::TotalSmemSize, shared_bytes);
+      set(SpecialReg::Zero, 0);
+      for (const auto &[reg, value] : prog.constant_regs)
+        w.regs[size_t{reg} * 32 + l] = value;
+    }
+  }
+}
+
+std::string deadlock_message(const Program &prog, const Cta &cta) {
+  std::string s = "barrier deadlock: no warp can make progress;";
+  for (const Warp &w : cta.warps) {
+    if (w.state == WarpState::AtBarrier) {
+      const Barrier &b = cta.barriers[w.barrier_id];
+      s += " warp " + std::to_string(w.index) + " waits at barrier " +
+           std::to_string(w.barrier_id) + " (line " + std::to_string(prog.code[w.barrier_pc].line) +
+           ", " + std::to_string(b.arrived) + " of " +
+           std::to_string(b.expected ? b.expected : cta.live_threads) + " threads arrived);";
+    }
+  }
+  s += " some threads of the block never reach the barrier (divergent __syncthreads or a wrong "
+       "bar.sync thread count)";
+  return s;
+}
+
+void run_cta(ExecContext &ctx, uint64_t instruction_limit) {
+  Cta &cta = *ctx.cta;
+  const uint64_t start_clock = ctx.clock;
+  for (;;) {
+    if (ctx.clock - start_clock > instruction_limit) {
+      for (const Warp &w : cta.warps) {
+        if (w.state == WarpState::Running) {
+          const uint32_t pc = w.diverged && w.group_valid ? w.group_pc : w.pc;
+          fault(ctx, w, ctx.program->code[std::min<size_t>(pc, ctx.program->code.size() - 1)], -1,
+                "the block executed more than " + std::to_string(instruction_limit) +
+                    " warp instructions: an infinite loop, or a spin-wait the emulator cannot "
+                    "finish (raise EmuDeviceOptions::max_warp_instructions_per_cta if the kernel "
+                    "is just long)");
+        }
+      }
+    }
+    bool any_running = false, all_exited = true;
+    for (Warp &w : cta.warps) {
+      if (w.state == WarpState::Running) {
+        run_warp(ctx, w, kSliceInstructions);
+        any_running = true;
+      }
+      if (ctx.launch->failed.load(std::memory_order_relaxed))
+        return;
+    }
+    for (const Warp &w : cta.warps)
+      all_exited &= w.state == WarpState::Exited;
+    if (all_exited)
+      return;
+    if (!any_running) {
+      check_barriers(cta);
+      bool released = false;
+      for (const Warp &w : cta.warps)
+        released |= w.state == WarpState::Running;
+      if (!released) {
+        const Warp *waiting = nullptr;
+        for (const Warp &w : cta.warps) {
+          if (w.state == WarpState::AtBarrier) {
+            waiting = &w;
+            break;
+          }
+        }
+        const Instr &in = ctx.program->code[waiting->barrier_pc];
+        fault(ctx, *waiting, in, -1, deadlock_message(*ctx.program, cta));
+      }
+    }
+  }
+}
+
+void validate(const LaunchRequest &req) {
+  using device::DeviceError;
+  using device::ErrorKind;
+  const Program &prog = *req.program;
+  if (req.function >= prog.functions.size() || !prog.functions[req.function].is_entry)
+    throw DeviceError(ErrorKind::InvalidArgument, "emulator: the function to launch is not a "
+                                                  "kernel (.entry)");
+  const Function &fn = prog.functions[req.function];
+  const auto &c = req.config;
+  auto bad = [&](const std::string &what) {
+    throw DeviceError(ErrorKind::InvalidArgument, "launch of '" + fn.name + "': " + what);
+  };
+  if (c.grid.x == 0 || c.grid.y == 0 || c.grid.z == 0)
+    bad("grid dimensions must be at least 1");
+  if (c.block.x == 0 || c.block.y == 0 || c.block.z == 0)
+    bad("block dimensions must be at least 1");
+  if (c.block.count() > 1024)
+    bad("block of " + std::to_string(c.block.count()) + " threads exceeds 1024");
+  if (c.block.z > 64)
+    bad("block.z must be at most 64");
+  if (c.grid.y > 65535 || c.grid.z > 65535)
+    bad("grid.y and grid.z must be at most 65535");
+  uint64_t shared =
+      align_up(prog.shared.static_bytes, prog.shared.dynamic_align) + c.dynamic_shared_bytes;
+  if (shared > req.max_shared_bytes)
+    bad("needs " + std::to_string(shared) + " bytes of shared memory (static " +
+        std::to_string(prog.shared.static_bytes) + " + dynamic " +
+        std::to_string(c.dynamic_shared_bytes) + "), the device allows " +
+        std::to_string(req.max_shared_bytes));
+  if (req.params.size() != fn.info.param_bytes)
+    bad("parameter buffer is " + std::to_string(req.params.size()) +
+        " bytes, the kernel "
+        "declares " +
+        std::to_string(fn.info.param_bytes) + " (build it with ParamBuffer)");
+}
+
+} // namespace
+
+uint64_t read_dynamic_special(const ExecContext &ctx, DynamicSpecial s) {
+  switch (s) {
+  case DynamicSpecial::Clock: return static_cast<uint32_t>(ctx.clock);
+  case DynamicSpecial::Clock64: return ctx.clock;
+  case DynamicSpecial::GlobalTimer:
+    return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count());
+  }
+  return 0;
+}
+
+LaunchCounters execute_launch(const LaunchRequest &req) {
+  validate(req);
+  const Program &prog = *req.program;
+  LaunchState state;
+  state.program = &prog;
+  state.kernel = &prog.functions[req.function];
+  state.config = req.config;
+  state.params = reinterpret_cast<const uint8_t *>(req.params.data());
+  state.param_bytes = static_cast<uint32_t>(req.params.size());
+  state.memory = req.memory;
+  state.sm_count = std::max<uint32_t>(1, req.sm_count);
+  const uint64_t total = req.config.grid.count();
+  unsigned workers =
+      req.worker_threads ? req.worker_threads : std::max(1u, std::thread::hardware_concurrency());
+  workers = static_cast<unsigned>(std::min<uint64_t>(workers, total));
+  std::atomic<uint64_t> next_cta{0};
+  std::vector<LaunchCounters> per_worker(workers);
+  auto work = [&](unsigned wi) {
+    Cta cta;
+    ExecContext ctx;
+    ctx.launch = &state;
+    ctx.program = &prog;
+    ctx.cta = &cta;
+    ctx.worker = wi;
+    try {
+      for (;;) {
+        if (state.failed.load(std::memory_order_relaxed))
+          break;
+        uint64_t i = next_cta.fetch_add(1);
+        if (i >= total)
+          break;
+        init_cta(ctx, req, i);
+        ++ctx.counters.ctas;
+        ctx.counters.threads += cta.threads;
+        run_cta(ctx, req.max_warp_instructions_per_cta ? req.max_warp_instructions_per_cta
+                                                       : (1ull << 34));
+      }
+    } catch (const EmuFault &f) {
+      std::lock_guard<std::mutex> lock(state.error_mutex);
+      if (!state.failed.exchange(true))
+        state.error = f.message;
+    } catch (const std::exception &e) {
+      std::lock_guard<std::mutex> lock(state.error_mutex);
+      if (!state.failed.exchange(true))
+        state.error = std::string("emulator internal error: ") + e.what();
+    }
+    per_worker[wi] = ctx.counters;
+  };
+  if (workers <= 1) {
+    work(0);
+  } else {
+    std::vector<std::thread> threads;
+    for (unsigned i = 0; i < workers; ++i)
+      threads.emplace_back(work, i);
+    for (auto &t : threads)
+      t.join();
+  }
+  if (state.failed)
+    throw device::DeviceError(device::ErrorKind::LaunchFailed, state.error);
+  LaunchCounters total_counters;
+  for (const auto &c : per_worker)
+    total_counters.add(c);
+  return total_counters;
+}
+
+} // namespace tcjit::emu

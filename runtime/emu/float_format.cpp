@@ -1,0 +1,121 @@
+#include "runtime/emu/float_format.h"
+
+#include <cmath>
+
+namespace tcjit::emu {
+
+long double max_finite(FloatFormat f) {
+  int emax = (1 << (f.exponent_bits - 1)) - 1;
+  return std::ldexp(2.0L - std::ldexp(1.0L, -f.mantissa_bits), emax);
+}
+
+long double round_to_integral(long double x, Round mode) {
+  switch (mode) {
+  case Round::Rz:
+  case Round::Rzi: return std::trunc(x);
+  case Round::Rm:
+  case Round::Rmi: return std::floor(x);
+  case Round::Rp:
+  case Round::Rpi: return std::ceil(x);
+  case Round::Rna: return std::round(x); // ties away from zero
+  case Round::None:
+  case Round::Rn:
+  case Round::Rni: {
+    long double r = std::round(x);
+    if (std::fabs(x - std::trunc(x)) == 0.5L) // tie: to even
+      r = 2.0L * std::round(x / 2.0L);
+    return r;
+  }
+  }
+  return x;
+}
+
+long double round_to_format(long double x, FloatFormat f, Round mode) {
+  if (std::isnan(x) || std::isinf(x) || x == 0)
+    return x;
+  const int emin = 2 - (1 << (f.exponent_bits - 1)); // e.g. -14 for f16
+  int e;
+  std::frexp(x, &e); // x = m * 2^e, m in [0.5, 1)
+  int exponent = std::max(e - 1, emin);
+  int q = exponent - f.mantissa_bits; // quantum exponent
+  long double scaled = std::ldexp(x, -q);
+  Round int_mode = mode;
+  long double r = std::ldexp(round_to_integral(scaled, int_mode), q);
+  long double mx = max_finite(f);
+  if (std::fabs(r) > mx) {
+    bool neg = r < 0;
+    switch (mode) {
+    case Round::Rz:
+    case Round::Rzi: return neg ? -mx : mx;
+    case Round::Rm:
+    case Round::Rmi: return neg ? -INFINITY : mx;
+    case Round::Rp:
+    case Round::Rpi: return neg ? -mx : INFINITY;
+    case Round::None:
+    case Round::Rn:
+    case Round::Rna:
+    case Round::Rni: return neg ? -INFINITY : INFINITY;
+    }
+  }
+  return r;
+}
+
+uint32_t encode_small_float(long double x, FloatFormat f) {
+  const uint32_t sign_bit = 1u << (f.exponent_bits + f.mantissa_bits);
+  const uint32_t exp_mask = (1u << f.exponent_bits) - 1;
+  if (std::isnan(x))
+    return (sign_bit - 1); // canonical NaN: all exponent and fraction bits set, sign clear
+  uint32_t sign = std::signbit(x) ? sign_bit : 0;
+  x = std::fabs(x);
+  if (std::isinf(x))
+    return sign | (exp_mask << f.mantissa_bits);
+  if (x == 0)
+    return sign;
+  const int bias = (1 << (f.exponent_bits - 1)) - 1;
+  const int emin = 1 - bias;
+  int e;
+  std::frexp(x, &e);
+  int exponent = e - 1;
+  if (exponent < emin) { // subnormal
+    uint32_t mant = static_cast<uint32_t>(std::ldexp(x, -(emin - f.mantissa_bits)));
+    return sign | mant;
+  }
+  uint32_t mant = static_cast<uint32_t>(std::ldexp(x, f.mantissa_bits - exponent)) &
+                  ((1u << f.mantissa_bits) - 1);
+  return sign | (static_cast<uint32_t>(exponent + bias) << f.mantissa_bits) | mant;
+}
+
+long double decode_small_float(uint32_t bits, FloatFormat f) {
+  const uint32_t sign_bit = 1u << (f.exponent_bits + f.mantissa_bits);
+  const uint32_t exp_mask = (1u << f.exponent_bits) - 1;
+  const int bias = (1 << (f.exponent_bits - 1)) - 1;
+  bool neg = bits & sign_bit;
+  uint32_t exponent = (bits >> f.mantissa_bits) & exp_mask;
+  uint32_t mant = bits & ((1u << f.mantissa_bits) - 1);
+  long double v;
+  if (exponent == exp_mask) {
+    v = mant ? NAN : INFINITY;
+  } else if (exponent == 0) {
+    v = std::ldexp(static_cast<long double>(mant), 1 - bias - f.mantissa_bits);
+  } else {
+    v = std::ldexp(static_cast<long double>(mant | (1u << f.mantissa_bits)),
+                   static_cast<int>(exponent) - bias - f.mantissa_bits);
+  }
+  return neg ? -v : v;
+}
+
+uint16_t f32_to_f16_bits(float x, Round mode) {
+  return static_cast<uint16_t>(encode_small_float(round_to_format(x, kF16, mode), kF16));
+}
+
+uint16_t f32_to_bf16_bits(float x, Round mode) {
+  return static_cast<uint16_t>(encode_small_float(round_to_format(x, kBF16, mode), kBF16));
+}
+
+float flush_subnormal(float x) {
+  if (std::fpclassify(x) == FP_SUBNORMAL)
+    return std::copysign(0.0f, x);
+  return x;
+}
+
+} // namespace tcjit::emu

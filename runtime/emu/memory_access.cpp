@@ -1,0 +1,227 @@
+#include "runtime/emu/memory_access.h"
+
+#include <algorithm>
+#include <bit>
+
+#include "runtime/emu/memory_layout.h"
+
+namespace tcjit::emu {
+
+namespace {
+
+const char *kind_name(AccessKind k) {
+  switch (k) {
+  case AccessKind::Read: return "read";
+  case AccessKind::Write: return "write";
+  case AccessKind::Atomic: return "atomic";
+  }
+  return "?";
+}
+
+std::string access_words(AccessKind kind, Space space, uint32_t size, uint64_t address) {
+  return std::string(space_name(space)) + " " + kind_name(kind) + " of " + std::to_string(size) +
+         " bytes at " + hex_address(address);
+}
+
+} // namespace
+
+LaneAccess translate_access(ExecContext &ctx, Warp &warp, const Instr &in, uint32_t lane,
+                            Space space, uint64_t address, uint32_t size, uint32_t align,
+                            AccessKind kind) {
+  LaneAccess r;
+  const int ilane = static_cast<int>(lane);
+  if (space == Space::Generic) {
+    if (in_shared_window(address)) {
+      space = Space::Shared;
+      address -= kSharedWindow;
+    } else if (in_local_window(address)) {
+      space = Space::Local;
+      address -= kLocalWindow;
+    } else {
+      space = Space::Global;
+    }
+  }
+  r.space = space;
+  r.address = address;
+  if (align > 1 && address % align != 0) {
+    fault(ctx, warp, in, ilane,
+          "misaligned " + access_words(kind, space, size, address) +
+              ": the address must be a "
+              "multiple of " +
+              std::to_string(align));
+  }
+  Cta &cta = *ctx.cta;
+  switch (space) {
+  case Space::Global:
+  case Space::Const: {
+    const Allocation *a = ctx.last_allocation;
+    if (!a || !a->contains(address, size)) {
+      a = ctx.launch->memory->find(address);
+      if (!a || a->freed || !a->contains(address, size)) {
+        std::string what = (a && a->freed) ? "use after free: " : "out-of-bounds ";
+        fault(ctx, warp, in, ilane,
+              what + access_words(kind, space, size, address) + " (" +
+                  describe_nearest_allocation(*ctx.launch->memory, address) + ")");
+      }
+      ctx.last_allocation = a;
+    }
+    if (space == Space::Const && kind != AccessKind::Read)
+      fault(ctx, warp, in, ilane, "write to the read-only .const space");
+    r.host = a->data.get() + (address - a->base);
+    return r;
+  }
+  case Space::Shared: {
+    if (address + size > cta.shared.size() || address >= cta.shared.size()) {
+      const Program &p = *ctx.program;
+      fault(ctx, warp, in, ilane,
+            "out-of-bounds " + access_words(kind, space, size, address) + ": the block has " +
+                std::to_string(cta.shared.size()) + " bytes of shared memory (static " +
+                std::to_string(p.shared.static_bytes) + ", dynamic " +
+                std::to_string(ctx.launch->config.dynamic_shared_bytes) +
+                "); pass more dynamic shared memory or fix the index");
+    }
+    if (cta.async_pending_words) {
+      for (uint64_t wd = address / 4; wd <= (address + size - 1) / 4; ++wd) {
+        if (cta.async_pending[wd]) {
+          fault(ctx, warp, in, ilane,
+                "shared " + std::string(kind_name(kind)) + " of " + std::to_string(size) +
+                    " bytes at " + hex_address(address) +
+                    " touches the destination of a cp.async that has not been waited for "
+                    "(add cp.async.wait_group/wait_all, and bar.sync if another thread issued "
+                    "the copy)");
+        }
+      }
+    }
+    r.host = cta.shared.data() + address;
+    return r;
+  }
+  case Space::Local: {
+    const uint32_t per_thread = ctx.program->local_bytes;
+    if (address + size > per_thread || address >= per_thread)
+      fault(ctx, warp, in, ilane,
+            "out-of-bounds " + access_words(kind, space, size, address) + ": each thread has " +
+                std::to_string(per_thread) + " bytes of local memory");
+    r.host = cta.local.data() + size_t{thread_index(warp, lane)} * per_thread + address;
+    return r;
+  }
+  case Space::ParamKernel: {
+    if (kind != AccessKind::Read)
+      fault(ctx, warp, in, ilane, "write to kernel parameter space");
+    if (address + size > ctx.launch->param_bytes || address >= ctx.launch->param_bytes)
+      fault(ctx, warp, in, ilane,
+            "out-of-bounds " + access_words(kind, space, size, address) + ": the kernel has " +
+                std::to_string(ctx.launch->param_bytes) + " bytes of parameters");
+    r.host = const_cast<uint8_t *>(ctx.launch->params) + address;
+    return r;
+  }
+  case Space::ParamThread: {
+    const uint32_t per_thread = ctx.program->param_scratch_bytes;
+    if (address + size > per_thread || address >= per_thread)
+      fault(ctx, warp, in, ilane,
+            "out-of-bounds " + access_words(kind, space, size, address) +
+                " in function parameter space");
+    r.host = cta.param_scratch.data() + size_t{thread_index(warp, lane)} * per_thread + address;
+    return r;
+  }
+  case Space::Generic: break;
+  }
+  fault(ctx, warp, in, ilane, "internal error: unresolved state space");
+}
+
+namespace {
+
+// Wavefronts of one phase: the most distinct 4-byte words that fall into one bank.
+uint32_t phase_wavefronts(const uint64_t *addresses, uint32_t mask, uint32_t first_lane,
+                          uint32_t lanes, uint32_t size) {
+  uint64_t bank_words[32][32];
+  uint32_t per_bank[32] = {};
+  uint32_t worst = 0;
+  for (uint32_t l = first_lane; l < first_lane + lanes; ++l) {
+    if (!(mask >> l & 1))
+      continue;
+    for (uint64_t w = addresses[l] / 4; w <= (addresses[l] + size - 1) / 4; ++w) {
+      const uint32_t b = static_cast<uint32_t>(w % 32);
+      bool seen = false;
+      for (uint32_t i = 0; i < per_bank[b]; ++i)
+        seen |= bank_words[b][i] == w;
+      if (seen || per_bank[b] == 32)
+        continue;
+      bank_words[b][per_bank[b]++] = w;
+      worst = std::max(worst, per_bank[b]);
+    }
+  }
+  return worst;
+}
+
+} // namespace
+
+void count_shared_request(ExecContext &ctx, const uint64_t *addresses, uint32_t mask, uint32_t size,
+                          bool is_store) {
+  LaunchCounters &c = ctx.counters;
+  (is_store ? c.shared_store_requests : c.shared_load_requests) += 1;
+  if (size <= 4) {
+    // fast path (accesses are aligned, so each touches one word): no two lanes hit different
+    // words of one bank. Two passes without a loop-carried dependence.
+    uint64_t bank_word[32];
+    for_each_lane(mask,
+                  [&](uint32_t l) { bank_word[(addresses[l] >> 2) & 31] = addresses[l] >> 2; });
+    bool conflict = false;
+    for_each_lane(mask, [&](uint32_t l) {
+      conflict |= bank_word[(addresses[l] >> 2) & 31] != (addresses[l] >> 2);
+    });
+    if (!conflict) {
+      c.shared_wavefronts += mask ? 1 : 0;
+      c.shared_ideal_wavefronts += mask ? 1 : 0;
+      return;
+    }
+  }
+  const uint32_t lanes_per_phase = size <= 4 ? 32 : 128 / size;
+  uint32_t wavefronts = 0, ideal = 0;
+  for (uint32_t first = 0; first < 32; first += lanes_per_phase) {
+    uint32_t w = phase_wavefronts(addresses, mask, first, lanes_per_phase, size);
+    wavefronts += w;
+    ideal += w ? 1 : 0;
+  }
+  c.shared_wavefronts += wavefronts;
+  c.shared_ideal_wavefronts += ideal;
+  c.shared_bank_conflicts += wavefronts - ideal;
+}
+
+void count_ldmatrix_request(ExecContext &ctx, const uint64_t *addresses, uint32_t matrices) {
+  LaunchCounters &c = ctx.counters;
+  ++c.ldmatrix_requests;
+  ++c.shared_load_requests;
+  uint32_t wavefronts = 0;
+  for (uint32_t j = 0; j < matrices; ++j)
+    wavefronts += phase_wavefronts(addresses, 0xffu << (8 * j), 8 * j, 8, 16);
+  c.shared_wavefronts += wavefronts;
+  c.shared_ideal_wavefronts += matrices;
+  c.shared_bank_conflicts += wavefronts - matrices;
+}
+
+void count_global_request(ExecContext &ctx, const uint64_t *addresses, uint32_t mask, uint32_t size,
+                          bool is_store) {
+  uint64_t sectors[32 * 2];
+  uint32_t n = 0;
+  uint64_t useful = 0;
+  for_each_lane(mask, [&](uint32_t l) {
+    for (uint64_t s = addresses[l] / 32; s <= (addresses[l] + size - 1) / 32 && n < 64; ++s)
+      sectors[n++] = s;
+    useful += size;
+  });
+  if (!std::is_sorted(sectors, sectors + n))
+    std::sort(sectors, sectors + n);
+  n = static_cast<uint32_t>(std::unique(sectors, sectors + n) - sectors);
+  LaunchCounters &c = ctx.counters;
+  if (is_store) {
+    ++c.global_store_requests;
+    c.global_store_sectors += n;
+    c.global_bytes_written += useful;
+  } else {
+    ++c.global_load_requests;
+    c.global_load_sectors += n;
+    c.global_bytes_read += useful;
+  }
+}
+
+} // namespace tcjit::emu

@@ -1,0 +1,1530 @@
+// Decodes an AstModule into a Program: lays out parameters, shared/local/global variables,
+// resolves names to registers, symbols to addresses and labels to instruction indices, and turns
+// opcode strings into enums and flags. Everything unsupported fails here, at load time.
+#include <algorithm>
+#include <cstring>
+#include <optional>
+#include <set>
+
+#include "runtime/emu/exec_families.h"
+#include "runtime/emu/memory_layout.h"
+#include "runtime/emu/ptx_error.h"
+#include "runtime/emu/ptx_parser.h"
+
+namespace tcjit::emu {
+
+namespace {
+
+std::optional<DType> parse_dtype(std::string_view m) {
+  static const std::pair<const char *, DType> kTypes[] = {
+      {"b8", DType::B8},     {"b16", DType::B16},       {"b32", DType::B32},
+      {"b64", DType::B64},   {"b128", DType::B128},     {"u8", DType::U8},
+      {"u16", DType::U16},   {"u32", DType::U32},       {"u64", DType::U64},
+      {"s8", DType::S8},     {"s16", DType::S16},       {"s32", DType::S32},
+      {"s64", DType::S64},   {"f16", DType::F16},       {"f16x2", DType::F16x2},
+      {"bf16", DType::BF16}, {"bf16x2", DType::BF16x2}, {"tf32", DType::TF32},
+      {"f32", DType::F32},   {"f64", DType::F64},       {"pred", DType::Pred},
+      {"s4", DType::S4},     {"u4", DType::U4},         {"e4m3", DType::E4M3},
+      {"e5m2", DType::E5M2}};
+  for (const auto &[name, t] : kTypes) {
+    if (m == name)
+      return t;
+  }
+  return std::nullopt;
+}
+
+DType parse_decl_type(const std::string &t) {
+  auto d = parse_dtype(std::string_view(t).substr(1));
+  return d ? *d : DType::None;
+}
+
+uint64_t align_up(uint64_t v, uint64_t a) {
+  return a <= 1 ? v : (v + a - 1) / a * a;
+}
+
+struct Symbol {
+  Space space = Space::Global;
+  uint64_t address = 0;
+  uint64_t size = 0;
+};
+
+struct NameEntry {
+  bool is_reg = false;
+  uint32_t reg = 0;
+  DType reg_type = DType::None;
+  Symbol symbol;
+};
+
+uint64_t variable_bytes(const AstVariable &v) {
+  uint64_t elem = dtype_bytes(parse_decl_type(v.type)) * v.vector;
+  if (v.type == ".pred")
+    elem = 1;
+  return v.is_array ? elem * v.array_count : elem;
+}
+
+uint32_t variable_align(const AstVariable &v) {
+  if (v.align)
+    return v.align;
+  uint32_t a = dtype_bytes(parse_decl_type(v.type)) * v.vector;
+  return a ? a : 1;
+}
+
+// Encodes an initializer element as the bits of the element type.
+uint64_t init_bits(const AstOperand &op, DType t) {
+  if (op.kind == AstOperand::Kind::Integer) {
+    if (t == DType::F32) {
+      float f = static_cast<float>(static_cast<int64_t>(op.int_value));
+      uint32_t b;
+      std::memcpy(&b, &f, 4);
+      return b;
+    }
+    if (t == DType::F64) {
+      double d = static_cast<double>(static_cast<int64_t>(op.int_value));
+      uint64_t b;
+      std::memcpy(&b, &d, 8);
+      return b;
+    }
+    return op.int_value;
+  }
+  double value = op.float_value;
+  if (op.float_is_f32_bits) {
+    if (t != DType::F64)
+      return op.float_bits;
+    uint32_t b = static_cast<uint32_t>(op.float_bits);
+    float f;
+    std::memcpy(&f, &b, 4);
+    value = f;
+  } else if (op.float_is_f64_bits) {
+    if (t == DType::F64 || dtype_bytes(t) == 8)
+      return op.float_bits;
+    std::memcpy(&value, &op.float_bits, 8);
+  }
+  if (t == DType::F64) {
+    uint64_t b;
+    std::memcpy(&b, &value, 8);
+    return b;
+  }
+  float f = static_cast<float>(value);
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return b;
+}
+
+struct SpecialName {
+  const char *name;
+  bool dynamic;
+  uint32_t value; // SpecialReg or DynamicSpecial
+};
+
+const SpecialName kSpecialNames[] = {
+    {"%tid.x", false, uint32_t(SpecialReg::TidX)},
+    {"%tid.y", false, uint32_t(SpecialReg::TidY)},
+    {"%tid.z", false, uint32_t(SpecialReg::TidZ)},
+    {"%ntid.x", false, uint32_t(SpecialReg::NtidX)},
+    {"%ntid.y", false, uint32_t(SpecialReg::NtidY)},
+    {"%ntid.z", false, uint32_t(SpecialReg::NtidZ)},
+    {"%ctaid.x", false, uint32_t(SpecialReg::CtaidX)},
+    {"%ctaid.y", false, uint32_t(SpecialReg::CtaidY)},
+    {"%ctaid.z", false, uint32_t(SpecialReg::CtaidZ)},
+    {"%nctaid.x", false, uint32_t(SpecialReg::NctaidX)},
+    {"%nctaid.y", false, uint32_t(SpecialReg::NctaidY)},
+    {"%nctaid.z", false, uint32_t(SpecialReg::NctaidZ)},
+    {"%laneid", false, uint32_t(SpecialReg::LaneId)},
+    {"%warpid", false, uint32_t(SpecialReg::WarpId)},
+    {"%nwarpid", false, uint32_t(SpecialReg::NwarpId)},
+    {"%smid", false, uint32_t(SpecialReg::SmId)},
+    {"%nsmid", false, uint32_t(SpecialReg::NsmId)},
+    {"%gridid", false, uint32_t(SpecialReg::GridId)},
+    {"%lanemask_eq", false, uint32_t(SpecialReg::LanemaskEq)},
+    {"%lanemask_lt", false, uint32_t(SpecialReg::LanemaskLt)},
+    {"%lanemask_le", false, uint32_t(SpecialReg::LanemaskLe)},
+    {"%lanemask_gt", false, uint32_t(SpecialReg::LanemaskGt)},
+    {"%lanemask_ge", false, uint32_t(SpecialReg::LanemaskGe)},
+    {"%dynamic_smem_size", false, uint32_t(SpecialReg::DynamicSmemSize)},
+    {"%total_smem_size", false, uint32_t(SpecialReg::TotalSmemSize)},
+    {"%clock", true, uint32_t(DynamicSpecial::Clock)},
+    {"%clock64", true, uint32_t(DynamicSpecial::Clock64)},
+    {"%globaltimer", true, uint32_t(DynamicSpecial::GlobalTimer)},
+};
+
+class Decoder {
+public:
+  Decoder(const AstModule &ast, const GlobalAllocator &alloc) : ast_(ast), alloc_(alloc) {}
+
+  std::unique_ptr<Program> run() {
+    prog_ = std::make_unique<Program>();
+    prog_->source_name = ast_.source_name;
+    scopes_.emplace_back(); // module scope
+    layout_module_variables();
+    for (size_t i = 0; i < ast_.functions.size(); ++i) {
+      const AstFunction &f = ast_.functions[i];
+      auto it = prog_->function_index.find(f.name);
+      if (it != prog_->function_index.end()) {
+        // a prototype followed by the definition: keep one entry
+        if (f.has_body)
+          ast_index_[it->second] = i;
+        continue;
+      }
+      Function fn;
+      fn.name = f.name;
+      fn.is_entry = f.is_entry;
+      prog_->function_index[f.name] = static_cast<uint32_t>(prog_->functions.size());
+      ast_index_.push_back(i);
+      prog_->functions.push_back(std::move(fn));
+    }
+    for (uint32_t fi = 0; fi < prog_->functions.size(); ++fi)
+      decode_function(fi, ast_.functions[ast_index_[fi]]);
+    for (const CallFixup &c : call_fixups_) {
+      const Function &callee = prog_->functions[prog_->code[c.pc].callee];
+      if (callee.entry_pc == callee.end_pc && !ast_.functions[ast_index_[c.callee]].has_body)
+        fail(c.line, "call to '" + callee.name +
+                         "', which has no body in this module "
+                         "(external functions such as vprintf are not supported)");
+      prog_->code[c.pc].target = callee.entry_pc;
+    }
+    prog_->local_bytes = static_cast<uint32_t>(align_up(local_total_, 16));
+    prog_->param_scratch_bytes = static_cast<uint32_t>(align_up(scratch_total_, 16));
+    for (Function &fn : prog_->functions) {
+      if (fn.is_entry) {
+        fn.info.static_shared_bytes = prog_->shared.static_bytes;
+        fn.info.local_bytes_per_thread = prog_->local_bytes;
+        fn.info.registers_per_thread = prog_->num_regs;
+      }
+    }
+    return std::move(prog_);
+  }
+
+private:
+  struct CallFixup {
+    uint32_t pc;
+    uint32_t callee;
+    int line;
+  };
+
+  const AstModule &ast_;
+  const GlobalAllocator &alloc_;
+  std::unique_ptr<Program> prog_;
+  std::vector<size_t> ast_index_;
+  std::vector<std::unordered_map<std::string, NameEntry>> scopes_;
+  std::unordered_map<const AstVariable *, uint64_t> shared_offsets_;
+  std::vector<DType> reg_types_ = std::vector<DType>(kReservedRegs, DType::U32);
+  std::vector<CallFixup> call_fixups_;
+  uint64_t local_total_ = 0;
+  uint64_t scratch_total_ = 0;
+  uint32_t current_function_ = 0;
+  const AstFunction *current_ast_ = nullptr;
+
+  [[noreturn]] void fail(int line, const std::string &what) {
+    throw_load_error(ast_.source_name, line, what);
+  }
+
+  void define(const std::string &name, NameEntry e, int line) {
+    auto &scope = scopes_.back();
+    if (scope.count(name))
+      fail(line, "'" + name + "' is declared twice in the same scope");
+    scope[name] = e;
+  }
+
+  const NameEntry *lookup(const std::string &name) const {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+      auto f = it->find(name);
+      if (f != it->end())
+        return &f->second;
+    }
+    return nullptr;
+  }
+
+  void layout_module_variables() {
+    uint64_t shared_end = 0;
+    uint32_t dyn_align = 16;
+    std::vector<const AstVariable *> shared_vars;
+    for (const AstVariable &v : ast_.globals) {
+      if (v.space == AstSpace::Shared)
+        shared_vars.push_back(&v);
+    }
+    for (const AstFunction &f : ast_.functions) {
+      for (const AstStatement &st : f.body) {
+        if (st.kind == AstStatement::Kind::Variable && st.variable.space == AstSpace::Shared)
+          shared_vars.push_back(&st.variable);
+      }
+    }
+    for (const AstVariable *v : shared_vars) {
+      if (v->is_extern || (v->is_array && v->array_count == 0)) {
+        dyn_align = std::max(dyn_align, variable_align(*v));
+        continue;
+      }
+      shared_end = align_up(shared_end, variable_align(*v));
+      shared_offsets_[v] = shared_end;
+      shared_end += variable_bytes(*v);
+    }
+    prog_->shared.static_bytes = static_cast<uint32_t>(shared_end);
+    prog_->shared.dynamic_align = dyn_align;
+    const uint64_t dyn_base = align_up(shared_end, dyn_align);
+    for (const AstVariable *v : shared_vars) {
+      if (v->is_extern || (v->is_array && v->array_count == 0))
+        shared_offsets_[v] = dyn_base;
+    }
+    for (const AstVariable &v : ast_.globals) {
+      NameEntry e;
+      if (v.space == AstSpace::Shared) {
+        e.symbol = {Space::Shared, shared_offsets_[&v], variable_bytes(v)};
+      } else {
+        if (v.is_extern)
+          fail(v.line, "extern variable '" + v.name + "' is not defined in this module");
+        GlobalVariable g;
+        g.name = v.name;
+        g.space = v.space == AstSpace::Const ? Space::Const : Space::Global;
+        g.size = std::max<uint64_t>(variable_bytes(v), 1);
+        g.align = variable_align(v);
+        g.init.assign(g.size, 0);
+        DType et = parse_decl_type(v.type);
+        uint32_t eb = dtype_bytes(et);
+        if (eb == 0)
+          fail(v.line, "unsupported variable type '" + v.type + "'");
+        if (v.init.size() * eb > g.size)
+          fail(v.line, "initializer of '" + v.name + "' has too many elements");
+        for (size_t i = 0; i < v.init.size(); ++i) {
+          uint64_t bits = init_bits(v.init[i], et);
+          std::memcpy(g.init.data() + i * eb, &bits, eb);
+        }
+        g.address = alloc_(g.size, g.align);
+        e.symbol = {g.space, g.address, g.size};
+        prog_->globals.push_back(std::move(g));
+      }
+      define(v.name, e, v.line);
+    }
+  }
+
+  uint32_t new_reg(DType t) {
+    reg_types_.push_back(t);
+    return prog_->num_regs++;
+  }
+
+  void declare_variable(const AstVariable &v, Function &fn, bool is_formal_param) {
+    NameEntry e;
+    switch (v.space) {
+    case AstSpace::Reg: {
+      DType t = parse_decl_type(v.type);
+      if (t == DType::None)
+        fail(v.line, "unsupported register type '" + v.type + "'");
+      if (v.vector != 1)
+        fail(v.line, "vector registers are not supported");
+      if (v.has_range) {
+        for (uint32_t i = 0; i < v.range; ++i) {
+          NameEntry r;
+          r.is_reg = true;
+          r.reg_type = t;
+          r.reg = new_reg(t);
+          define(v.name + std::to_string(i), r, v.line);
+        }
+        return;
+      }
+      e.is_reg = true;
+      e.reg_type = t;
+      e.reg = new_reg(t);
+      define(v.name, e, v.line);
+      return;
+    }
+    case AstSpace::Shared:
+      e.symbol = {Space::Shared, shared_offsets_.at(&v), variable_bytes(v)};
+      define(v.name, e, v.line);
+      return;
+    case AstSpace::Local: {
+      uint64_t off = align_up(fn.local_bytes, variable_align(v));
+      fn.local_bytes = static_cast<uint32_t>(off + variable_bytes(v));
+      e.symbol = {Space::Local, fn.local_base + off, variable_bytes(v)};
+      local_total_ = std::max<uint64_t>(local_total_, fn.local_base + fn.local_bytes);
+      define(v.name, e, v.line);
+      return;
+    }
+    case AstSpace::Param: {
+      uint64_t size = variable_bytes(v);
+      if (fn.is_entry && is_formal_param) {
+        uint32_t off = static_cast<uint32_t>(align_up(fn.info.param_bytes, variable_align(v)));
+        fn.info.params.push_back({v.name, off, static_cast<uint32_t>(size), variable_align(v)});
+        fn.info.param_bytes = off + static_cast<uint32_t>(size);
+        e.symbol = {Space::ParamKernel, off, size};
+      } else {
+        uint64_t off = align_up(scratch_total_, std::max<uint32_t>(variable_align(v), 8));
+        scratch_total_ = off + size;
+        e.symbol = {Space::ParamThread, off, size};
+      }
+      define(v.name, e, v.line);
+      return;
+    }
+    case AstSpace::Global:
+    case AstSpace::Const:
+      fail(v.line, "global/const variables inside a function are not supported");
+    }
+  }
+
+  void decode_function(uint32_t fi, const AstFunction &f) {
+    Function &fn = prog_->functions[fi];
+    current_function_ = fi;
+    current_ast_ = &f;
+    fn.entry_pc = static_cast<uint32_t>(prog_->code.size());
+    fn.local_base = static_cast<uint32_t>(align_up(local_total_, 16));
+    fn.info.name = f.name;
+    scopes_.emplace_back();
+    for (const AstVariable &p : f.params) {
+      declare_variable(p, fn, true);
+      if (!fn.is_entry) {
+        const NameEntry *e = lookup(p.name);
+        fn.param_offsets.push_back(static_cast<uint32_t>(e->symbol.address));
+        fn.param_sizes.push_back(static_cast<uint32_t>(e->symbol.size));
+      }
+    }
+    for (const AstVariable &r : f.returns) {
+      declare_variable(r, fn, false);
+      const NameEntry *e = lookup(r.name);
+      fn.return_offsets.push_back(static_cast<uint32_t>(e->symbol.address));
+      fn.return_sizes.push_back(static_cast<uint32_t>(e->symbol.size));
+    }
+    std::unordered_map<std::string, uint32_t> labels;
+    std::vector<std::pair<uint32_t, std::pair<std::string, int>>> branch_fixups;
+    // labels may be used before they are defined: collect them first
+    {
+      uint32_t pc = fn.entry_pc;
+      for (const AstStatement &st : f.body) {
+        if (st.kind == AstStatement::Kind::Label) {
+          if (labels.count(st.label))
+            fail(st.line, "label '" + st.label + "' is defined twice");
+          labels[st.label] = pc;
+        } else if (st.kind == AstStatement::Kind::Instruction) {
+          ++pc;
+        }
+      }
+    }
+    int depth = 0;
+    for (const AstStatement &st : f.body) {
+      switch (st.kind) {
+      case AstStatement::Kind::OpenScope:
+        scopes_.emplace_back();
+        ++depth;
+        break;
+      case AstStatement::Kind::CloseScope:
+        scopes_.pop_back();
+        --depth;
+        break;
+      case AstStatement::Kind::Label: break;
+      case AstStatement::Kind::Variable: declare_variable(st.variable, fn, false); break;
+      case AstStatement::Kind::Instruction: decode_instruction(st.instruction, labels); break;
+      }
+    }
+    while (depth-- > 0)
+      scopes_.pop_back();
+    scopes_.pop_back();
+    fn.end_pc = static_cast<uint32_t>(prog_->code.size());
+    if (f.has_body) {
+      // falling off the end of a function behaves as ret (PTX requires an explicit ret/exit;
+      // be lenient and add one)
+      Instr ret;
+      ret.op = Op::Ret;
+      ret.cls = InstrClass::Control;
+      ret.is_control = true;
+      ret.line = static_cast<uint32_t>(f.line);
+      ret.function = fi;
+      prog_->code.push_back(ret);
+      prog_->opcode_text.push_back("ret");
+      fn.end_pc = static_cast<uint32_t>(prog_->code.size());
+    }
+  }
+
+  // ---- operands -------------------------------------------------------------------------
+
+  Operand reg_operand(uint32_t reg) {
+    Operand o;
+    o.kind = OperandKind::Reg;
+    o.reg = reg;
+    return o;
+  }
+
+  Operand imm_operand(uint64_t v) {
+    Operand o;
+    o.kind = OperandKind::Imm;
+    o.imm = v;
+    return o;
+  }
+
+  std::optional<Operand> special_operand(const std::string &name) {
+    for (const SpecialName &s : kSpecialNames) {
+      if (name == s.name) {
+        if (s.dynamic) {
+          Operand o;
+          o.kind = OperandKind::Special;
+          o.special = static_cast<DynamicSpecial>(s.value);
+          return o;
+        }
+        return reg_operand(s.value);
+      }
+    }
+    return std::nullopt;
+  }
+
+  uint64_t symbol_value(const Symbol &s, Space context) {
+    // a symbol used where a generic address is expected gets its generic address
+    if (context == Space::Generic)
+      return to_generic_address(s.space, s.address);
+    return s.address;
+  }
+
+  Operand value_operand(const AstOperand &a, DType type, int line, Space symbol_context) {
+    switch (a.kind) {
+    case AstOperand::Kind::Name: {
+      if (auto sp = special_operand(a.name))
+        return *sp;
+      const NameEntry *e = lookup(a.name);
+      if (!e)
+        fail(line, "unknown name '" + a.name + "'");
+      if (e->is_reg) {
+        Operand o = reg_operand(e->reg);
+        o.negated = a.negated;
+        return o;
+      }
+      // mov/cvta of a variable: its address in its own state space (cvta makes it generic)
+      (void)symbol_context;
+      return imm_operand(e->symbol.address + a.int_value);
+    }
+    case AstOperand::Kind::Integer: {
+      if (type == DType::F32 || type == DType::F64) {
+        AstOperand f = a;
+        return imm_operand(init_bits(f, type));
+      }
+      return imm_operand(a.int_value);
+    }
+    case AstOperand::Kind::Float: {
+      if (type == DType::F64) {
+        return imm_operand(init_bits(a, DType::F64));
+      }
+      if (type == DType::F32 || dtype_bytes(type) == 4)
+        return imm_operand(init_bits(a, DType::F32));
+      if (a.float_is_f32_bits || a.float_is_f64_bits)
+        return imm_operand(a.float_bits);
+      fail(line,
+           "a floating-point literal is not valid for type ." + std::string(dtype_name(type)));
+    }
+    case AstOperand::Kind::Vector: {
+      Operand o;
+      o.kind = OperandKind::Vector;
+      o.reg = static_cast<uint32_t>(prog_->vector_regs.size());
+      o.count = static_cast<uint8_t>(a.elements.size());
+      for (const AstOperand &e : a.elements) {
+        if (e.kind == AstOperand::Kind::Sink) {
+          prog_->vector_regs.push_back(kSinkReg);
+          continue;
+        }
+        Operand r = value_operand(e, type, line, symbol_context);
+        if (r.kind == OperandKind::Imm) {
+          // an immediate inside a vector: a register preset to the value when a CTA starts
+          uint32_t reg = new_reg(type);
+          prog_->constant_regs.push_back({reg, r.imm});
+          r = reg_operand(reg);
+        }
+        if (r.kind != OperandKind::Reg)
+          fail(line, "vector elements must be registers or immediates");
+        prog_->vector_regs.push_back(r.reg);
+      }
+      return o;
+    }
+    case AstOperand::Kind::Sink: return reg_operand(kSinkReg);
+    case AstOperand::Kind::Address:
+    case AstOperand::Kind::Pair:
+    case AstOperand::Kind::List: break;
+    }
+    fail(line, "unexpected operand form");
+  }
+
+  // Destination register (or vector / sink).
+  Operand dest_operand(const AstOperand &a, DType type, int line) {
+    if (a.kind == AstOperand::Kind::Name) {
+      const NameEntry *e = lookup(a.name);
+      if (!e && !special_operand(a.name))
+        fail(line, "unknown name '" + a.name + "'");
+      if (!e || !e->is_reg) {
+        if (special_operand(a.name))
+          fail(line, "special register '" + a.name + "' is read-only");
+        fail(line, "'" + a.name + "' is not a register");
+      }
+      return reg_operand(e->reg);
+    }
+    if (a.kind == AstOperand::Kind::Vector || a.kind == AstOperand::Kind::Sink)
+      return value_operand(a, type, line, Space::Generic);
+    fail(line, "expected a destination register");
+  }
+
+  // [reg+off], [symbol+off], [imm]. Sets `space` for param symbols.
+  Operand address_operand(const AstOperand &a, Space &space, int line) {
+    if (a.kind != AstOperand::Kind::Address) {
+      // cp.async etc. always use [..]; some instructions accept a bare symbol
+      if (a.kind == AstOperand::Kind::Name) {
+        AstOperand wrapped = a;
+        wrapped.kind = AstOperand::Kind::Address;
+        return address_operand(wrapped, space, line);
+      }
+      fail(line, "expected an address operand [..]");
+    }
+    Operand o;
+    if (a.name.empty()) {
+      o = imm_operand(a.int_value);
+      if (space == Space::ParamKernel && current_is_func())
+        space = Space::ParamThread;
+      return o;
+    }
+    if (auto sp = special_operand(a.name))
+      fail(line, "special register '" + a.name + "' cannot be an address");
+    const NameEntry *e = lookup(a.name);
+    if (!e)
+      fail(line, "unknown name '" + a.name + "'");
+    if (e->is_reg) {
+      o = reg_operand(e->reg);
+      o.offset = static_cast<int64_t>(a.int_value);
+      if (space == Space::ParamKernel && current_is_func())
+        space = Space::ParamThread;
+      return o;
+    }
+    const Symbol &s = e->symbol;
+    if (space == Space::ParamKernel) {
+      if (s.space != Space::ParamKernel && s.space != Space::ParamThread)
+        fail(line, "'" + a.name + "' is not a parameter");
+      space = s.space;
+      return imm_operand(s.address + a.int_value);
+    }
+    if (space != Space::Generic && s.space != space &&
+        !(space == Space::Global && s.space == Space::Const) &&
+        !(space == Space::Const && s.space == Space::Global))
+      fail(line, "'" + a.name + "' is in the ." + space_name(s.space) + " state space, not ." +
+                     space_name(space));
+    return imm_operand(symbol_value(s, space) + a.int_value);
+  }
+
+  bool current_is_func() const { return !prog_->functions[current_function_].is_entry; }
+
+  DType reg_type(const Operand &o) const {
+    return o.kind == OperandKind::Reg ? reg_types_[o.reg] : DType::None;
+  }
+
+  // ---- instructions ------------------------------------------------------------------------
+
+  void decode_instruction(const AstInstruction &ai,
+                          const std::unordered_map<std::string, uint32_t> &labels);
+};
+
+struct Mods {
+  std::vector<std::string> list;
+  bool take(std::string_view m) {
+    auto it = std::find(list.begin(), list.end(), m);
+    if (it == list.end())
+      return false;
+    list.erase(it);
+    return true;
+  }
+  bool take_any(std::initializer_list<std::string_view> ms) {
+    bool any = false;
+    for (std::string_view m : ms)
+      any |= take(m);
+    return any;
+  }
+  std::vector<DType> take_types() {
+    std::vector<DType> out;
+    for (auto it = list.begin(); it != list.end();) {
+      if (auto t = parse_dtype(*it)) {
+        out.push_back(*t);
+        it = list.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    return out;
+  }
+};
+
+Round take_rounding(Mods &m) {
+  static const std::pair<const char *, Round> kR[] = {
+      {"rn", Round::Rn},   {"rz", Round::Rz},   {"rm", Round::Rm},
+      {"rp", Round::Rp},   {"rna", Round::Rna}, {"rni", Round::Rni},
+      {"rzi", Round::Rzi}, {"rmi", Round::Rmi}, {"rpi", Round::Rpi}};
+  for (const auto &[n, r] : kR) {
+    if (m.take(n))
+      return r;
+  }
+  return Round::None;
+}
+
+CmpOp take_cmp(Mods &m) {
+  static const std::pair<const char *, CmpOp> kC[] = {
+      {"eq", CmpOp::Eq},   {"ne", CmpOp::Ne},   {"lt", CmpOp::Lt},   {"le", CmpOp::Le},
+      {"gt", CmpOp::Gt},   {"ge", CmpOp::Ge},   {"lo", CmpOp::Lo},   {"ls", CmpOp::Ls},
+      {"hi", CmpOp::Hi},   {"hs", CmpOp::Hs},   {"equ", CmpOp::Equ}, {"neu", CmpOp::Neu},
+      {"ltu", CmpOp::Ltu}, {"leu", CmpOp::Leu}, {"gtu", CmpOp::Gtu}, {"geu", CmpOp::Geu},
+      {"num", CmpOp::Num}, {"nan", CmpOp::Nan}};
+  for (const auto &[n, c] : kC) {
+    if (m.take(n))
+      return c;
+  }
+  return CmpOp::None;
+}
+
+Space take_space(Mods &m) {
+  if (m.take("global"))
+    return Space::Global;
+  if (m.take("shared") || m.take("shared::cta"))
+    return Space::Shared;
+  if (m.take("local"))
+    return Space::Local;
+  if (m.take("const"))
+    return Space::Const;
+  if (m.take("param") || m.take("param::entry") || m.take("param::func"))
+    return Space::ParamKernel;
+  return Space::Generic;
+}
+
+// cache, ordering and scope qualifiers that do not change the emulated result
+void drop_memory_hints(Mods &m) {
+  for (auto it = m.list.begin(); it != m.list.end();) {
+    const std::string &s = *it;
+    bool hint = s == "ca" || s == "cg" || s == "cs" || s == "lu" || s == "cv" || s == "wb" ||
+                s == "wt" || s == "nc" || s == "volatile" || s == "weak" || s == "relaxed" ||
+                s == "acquire" || s == "release" || s == "acq_rel" || s == "sc" || s == "mmio" ||
+                s == "cta" || s == "gpu" || s == "sys" || s == "cluster" ||
+                s.rfind("L1::", 0) == 0 || s.rfind("L2::", 0) == 0;
+    it = hint ? m.list.erase(it) : it + 1;
+  }
+}
+
+void Decoder::decode_instruction(const AstInstruction &ai,
+                                 const std::unordered_map<std::string, uint32_t> &labels) {
+  const int line = ai.line;
+  Instr in;
+  in.line = static_cast<uint32_t>(line);
+  in.function = current_function_;
+  Mods m;
+  std::string base;
+  {
+    size_t start = 0;
+    std::vector<std::string> parts;
+    const std::string &op = ai.opcode;
+    while (start <= op.size()) {
+      size_t dot = op.find('.', start);
+      if (dot == std::string::npos)
+        dot = op.size();
+      parts.push_back(op.substr(start, dot - start));
+      start = dot + 1;
+    }
+    base = parts[0];
+    m.list.assign(parts.begin() + 1, parts.end());
+  }
+  auto unsupported = [&]() { fail(line, "unsupported instruction '" + ai.opcode + "'"); };
+  if (!ai.operand_error.empty()) {
+    static const char *const kKnown[] = {
+        "mov",      "setp",     "selp",       "slct",  "add",      "sub",    "mul",      "mad",
+        "mul24",    "mad24",    "div",        "rem",   "min",      "max",    "abs",      "neg",
+        "shl",      "shr",      "shf",        "bfe",   "bfi",      "prmt",   "popc",     "clz",
+        "brev",     "bfind",    "lop3",       "and",   "or",       "xor",    "not",      "cnot",
+        "sad",      "fma",      "rcp",        "sqrt",  "rsqrt",    "ex2",    "lg2",      "sin",
+        "cos",      "tanh",     "copysign",   "testp", "addc",     "subc",   "madc",     "cvt",
+        "cvta",     "ld",       "ldu",        "st",    "prefetch", "membar", "fence",    "atom",
+        "red",      "bra",      "call",       "ret",   "exit",     "trap",   "bar",      "barrier",
+        "shfl",     "vote",     "activemask", "redux", "match",    "mma",    "ldmatrix", "cp",
+        "isspacep", "nanosleep"};
+    bool known = false;
+    for (const char *k : kKnown)
+      known |= base == k;
+    if (!known)
+      unsupported();
+    throw device::DeviceError(device::ErrorKind::ModuleLoad, ai.operand_error);
+  }
+  if (!ai.guard.empty()) {
+    const NameEntry *g = lookup(ai.guard);
+    if (!g || !g->is_reg)
+      fail(line, "unknown guard predicate '" + ai.guard + "'");
+    in.has_guard = true;
+    in.guard = g->reg;
+    in.guard_negated = ai.guard_negated;
+  }
+  const auto &ops = ai.operands;
+  auto need = [&](size_t lo, size_t hi) {
+    if (ops.size() < lo || ops.size() > hi)
+      fail(line,
+           "'" + ai.opcode + "' expects " +
+               (lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi)) +
+               " operands, got " + std::to_string(ops.size()));
+  };
+  auto one_type = [&]() {
+    auto ts = m.take_types();
+    if (ts.size() != 1)
+      fail(line, "'" + ai.opcode + "' needs exactly one type");
+    return ts[0];
+  };
+  auto finish = [&]() {
+    if (!m.list.empty())
+      fail(line, "unsupported modifier '." + m.list.front() + "' in '" + ai.opcode + "'");
+  };
+  auto src = [&](size_t i, DType t) { return value_operand(ops[i], t, line, Space::Generic); };
+  auto label_target = [&](const AstOperand &a) -> uint32_t {
+    if (a.kind != AstOperand::Kind::Name)
+      fail(line, "expected a label");
+    auto it = labels.find(a.name);
+    if (it == labels.end())
+      fail(line, "unknown label '" + a.name + "'");
+    return it->second;
+  };
+  auto arith_family = [&](DType t) -> ExecFn {
+    if (t == DType::F32 || t == DType::F64)
+      return exec_float;
+    if (t == DType::F16 || t == DType::F16x2 || t == DType::BF16 || t == DType::BF16x2)
+      return exec_half;
+    return exec_integer;
+  };
+
+  static const std::pair<const char *, Op> kSimpleArith[] = {
+      {"add", Op::Add},           {"sub", Op::Sub},     {"mul", Op::Mul},     {"mad", Op::Mad},
+      {"mul24", Op::Mul24},       {"mad24", Op::Mad24}, {"div", Op::Div},     {"rem", Op::Rem},
+      {"min", Op::Min},           {"max", Op::Max},     {"abs", Op::Abs},     {"neg", Op::Neg},
+      {"shl", Op::Shl},           {"shr", Op::Shr},     {"bfe", Op::Bfe},     {"bfi", Op::Bfi},
+      {"popc", Op::Popc},         {"clz", Op::Clz},     {"brev", Op::Brev},   {"bfind", Op::Bfind},
+      {"lop3", Op::Lop3},         {"and", Op::And},     {"or", Op::Or},       {"xor", Op::Xor},
+      {"not", Op::Not},           {"cnot", Op::Cnot},   {"sad", Op::Sad},     {"fma", Op::Fma},
+      {"rcp", Op::Rcp},           {"sqrt", Op::Sqrt},   {"rsqrt", Op::Rsqrt}, {"ex2", Op::Ex2},
+      {"lg2", Op::Lg2},           {"sin", Op::Sin},     {"cos", Op::Cos},     {"tanh", Op::Tanh},
+      {"copysign", Op::Copysign}, {"addc", Op::Add},    {"subc", Op::Sub},    {"madc", Op::Mad},
+      {"prmt", Op::Prmt},         {"shf", Op::Shf},     {"testp", Op::Testp}};
+
+  std::optional<Op> arith;
+  for (const auto &[n, o] : kSimpleArith) {
+    if (base == n)
+      arith = o;
+  }
+
+  if (base == "mov") {
+    need(2, 2);
+    in.op = Op::Mov;
+    in.type = one_type();
+    in.exec = exec_move;
+    finish();
+    in.dst = dest_operand(ops[0], in.type, line);
+    in.src[0] = src(1, in.type);
+  } else if (base == "setp" || base == "set") {
+    if (base == "set")
+      unsupported();
+    in.op = Op::Setp;
+    in.cls = InstrClass::Integer;
+    in.cmp = take_cmp(m);
+    if (in.cmp == CmpOp::None)
+      fail(line, "setp needs a comparison");
+    if (m.take("and"))
+      in.bop = BoolOp::And;
+    else if (m.take("or"))
+      in.bop = BoolOp::Or;
+    else if (m.take("xor"))
+      in.bop = BoolOp::Xor;
+    in.ftz = m.take("ftz");
+    in.type2 = one_type();
+    if (dtype_is_float(in.type2))
+      in.cls = InstrClass::Float;
+    finish();
+    need(in.bop == BoolOp::None ? 3 : 4, in.bop == BoolOp::None ? 3 : 4);
+    in.exec = exec_compare;
+    if (ops[0].kind == AstOperand::Kind::Pair) {
+      in.dst = dest_operand(ops[0].elements[0], DType::Pred, line);
+      in.dst2 = dest_operand(ops[0].elements[1], DType::Pred, line);
+    } else {
+      in.dst = dest_operand(ops[0], DType::Pred, line);
+    }
+    in.src[0] = src(1, in.type2);
+    in.src[1] = src(2, in.type2);
+    if (in.bop != BoolOp::None)
+      in.src[2] = src(3, DType::Pred);
+  } else if (base == "selp") {
+    need(4, 4);
+    in.op = Op::Selp;
+    in.type = one_type();
+    finish();
+    in.exec = exec_compare;
+    in.dst = dest_operand(ops[0], in.type, line);
+    in.src[0] = src(1, in.type);
+    in.src[1] = src(2, in.type);
+    in.src[2] = src(3, DType::Pred);
+  } else if (base == "slct") {
+    need(4, 4);
+    in.op = Op::Slct;
+    in.ftz = m.take("ftz");
+    auto ts = m.take_types();
+    if (ts.size() != 2)
+      fail(line, "slct needs two types");
+    in.type = ts[0];
+    in.type2 = ts[1];
+    finish();
+    in.exec = exec_compare;
+    in.dst = dest_operand(ops[0], in.type, line);
+    in.src[0] = src(1, in.type);
+    in.src[1] = src(2, in.type);
+    in.src[2] = src(3, in.type2);
+  } else if (arith) {
+    in.op = *arith;
+    in.carry_in = base == "addc" || base == "subc" || base == "madc";
+    in.carry_out = m.take("cc");
+    if (base == "shf") {
+      in.mode = m.take("r") ? 1 : (m.take("l") ? 0 : 2);
+      if (in.mode == 2)
+        fail(line, "shf needs .l or .r");
+      if (m.take("wrap"))
+        in.mode |= 2;
+      else if (!m.take("clamp"))
+        fail(line, "shf needs .wrap or .clamp");
+    }
+    if (m.take("hi"))
+      in.mul = MulMode::Hi;
+    else if (m.take("wide"))
+      in.mul = MulMode::Wide;
+    else
+      m.take("lo");
+    if (base == "prmt" && !m.list.empty()) {
+      static const char *const kModes[] = {"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"};
+      for (int i = 0; i < 6; ++i) {
+        if (m.take(kModes[i]))
+          in.mode = static_cast<uint8_t>(i + 1);
+      }
+    }
+    if (base == "bfind")
+      in.mode = m.take("shiftamt") ? 1 : 0;
+    if (base == "testp") {
+      static const char *const kModes[] = {"finite",     "infinite", "number",
+                                           "notanumber", "normal",   "subnormal"};
+      bool found = false;
+      for (int i = 0; i < 6; ++i) {
+        if (m.take(kModes[i])) {
+          in.mode = static_cast<uint8_t>(i);
+          found = true;
+        }
+      }
+      if (!found)
+        fail(line, "testp needs an operation (.finite, .normal, ...)");
+    }
+    in.rnd = take_rounding(m);
+    in.ftz = m.take("ftz");
+    in.sat = m.take("sat");
+    in.approx = m.take("approx");
+    if (m.take("full"))
+      in.approx = false;
+    in.relu = m.take("relu");
+    if (m.take("NaN"))
+      in.mode = 1; // min/max.NaN: propagate NaN
+    in.type = one_type();
+    finish();
+    in.exec = arith_family(in.type);
+    in.cls = dtype_is_float(in.type) ? InstrClass::Float : InstrClass::Integer;
+    if (in.op == Op::Testp) {
+      in.exec = exec_float;
+      in.cls = InstrClass::Float;
+    }
+    if (in.exec == exec_integer &&
+        (in.op == Op::Fma || in.op == Op::Rcp || in.op == Op::Sqrt || in.op == Op::Rsqrt ||
+         in.op == Op::Ex2 || in.op == Op::Lg2 || in.op == Op::Sin || in.op == Op::Cos ||
+         in.op == Op::Tanh || in.op == Op::Copysign))
+      fail(line, "'" + ai.opcode + "' needs a floating-point type");
+    if (in.exec == exec_float && (in.op == Op::Shl || in.op == Op::Shr || in.op == Op::Bfe ||
+                                  in.op == Op::Popc || in.op == Op::Lop3 || in.op == Op::Rem))
+      fail(line, "'" + ai.opcode + "' does not take a floating-point type");
+    if (in.exec == exec_half &&
+        !(in.op == Op::Add || in.op == Op::Sub || in.op == Op::Mul || in.op == Op::Fma ||
+          in.op == Op::Min || in.op == Op::Max || in.op == Op::Abs || in.op == Op::Neg ||
+          in.op == Op::Ex2 || in.op == Op::Tanh))
+      unsupported();
+    if (ops.empty())
+      fail(line, "'" + ai.opcode + "' needs operands");
+    if (in.op == Op::Testp) {
+      need(2, 2);
+      in.type2 = in.type;
+      in.dst = dest_operand(ops[0], DType::Pred, line);
+      in.src[0] = src(1, in.type);
+    } else {
+      DType src_type = in.type;
+      in.dst = dest_operand(ops[0], in.type, line);
+      for (size_t i = 1; i < ops.size(); ++i) {
+        if (i - 1 >= in.src.size())
+          fail(line, "too many operands");
+        in.src[i - 1] = src(i, src_type);
+      }
+      size_t nsrc = ops.size() - 1;
+      size_t expect = 2;
+      const Op o = in.op;
+      if (o == Op::Abs || o == Op::Neg || o == Op::Not || o == Op::Cnot || o == Op::Popc ||
+          o == Op::Clz || o == Op::Brev || o == Op::Bfind || o == Op::Rcp || o == Op::Sqrt ||
+          o == Op::Rsqrt || o == Op::Ex2 || o == Op::Lg2 || o == Op::Sin || o == Op::Cos ||
+          o == Op::Tanh)
+        expect = 1;
+      else if (o == Op::Mad || o == Op::Mad24 || o == Op::Fma || o == Op::Bfe || o == Op::Prmt ||
+               o == Op::Sad || o == Op::Shf)
+        expect = 3;
+      else if (o == Op::Bfi || o == Op::Lop3)
+        expect = 4;
+      if (nsrc != expect)
+        fail(line, "'" + ai.opcode + "' expects " + std::to_string(expect + 1) + " operands, got " +
+                       std::to_string(ops.size()));
+    }
+  } else if (base == "cvt") {
+    in.op = Op::Cvt;
+    in.cls = InstrClass::Convert;
+    in.exec = exec_convert;
+    in.rnd = take_rounding(m);
+    in.ftz = m.take("ftz");
+    in.sat = m.take("sat");
+    in.satfinite = m.take("satfinite");
+    in.relu = m.take("relu");
+    auto ts = m.take_types();
+    finish();
+    if (ts.size() != 2)
+      fail(line, "cvt needs a destination and a source type");
+    in.type = ts[0];
+    in.type2 = ts[1];
+    if (in.type == DType::F16x2 || in.type == DType::BF16x2) {
+      need(3, 3);
+      if (in.type2 != DType::F32)
+        unsupported();
+      in.op = Op::Cvtpack;
+      in.dst = dest_operand(ops[0], in.type, line);
+      in.src[0] = src(1, DType::F32);
+      in.src[1] = src(2, DType::F32);
+    } else {
+      need(2, 2);
+      auto ok = [](DType t) {
+        return t != DType::None && t != DType::B128 && t != DType::Pred && t != DType::S4 &&
+               t != DType::U4 && t != DType::E4M3 && t != DType::E5M2 && t != DType::F16x2 &&
+               t != DType::BF16x2;
+      };
+      if (!ok(in.type) || !ok(in.type2))
+        unsupported();
+      in.dst = dest_operand(ops[0], in.type, line);
+      in.src[0] = src(1, in.type2);
+    }
+  } else if (base == "cvta") {
+    need(2, 2);
+    in.op = Op::Cvta;
+    in.cls = InstrClass::Convert;
+    in.exec = exec_convert;
+    in.to_space = m.take("to");
+    in.space = take_space(m);
+    if (in.space == Space::Generic)
+      fail(line, "cvta needs a state space");
+    in.type = one_type();
+    finish();
+    in.dst = dest_operand(ops[0], in.type, line);
+    // cvta.shared.u64 %rd, sym: the symbol's own address
+    in.src[0] = value_operand(ops[1], in.type, line, in.space);
+  } else if (base == "ld" || base == "ldu" || base == "st") {
+    bool is_store = base == "st";
+    need(2, 2);
+    in.op = is_store ? Op::St : Op::Ld;
+    in.cls = InstrClass::Memory;
+    in.exec = exec_memory;
+    drop_memory_hints(m);
+    in.space = take_space(m);
+    if (m.take("v2"))
+      in.vec = 2;
+    else if (m.take("v4"))
+      in.vec = 4;
+    else if (m.take("v8"))
+      in.vec = 8;
+    in.type = one_type();
+    finish();
+    in.access_bytes = static_cast<uint8_t>(dtype_bytes(in.type));
+    if (in.access_bytes == 0)
+      unsupported();
+    const AstOperand &data = is_store ? ops[1] : ops[0];
+    const AstOperand &addr = is_store ? ops[0] : ops[1];
+    in.src[0] = address_operand(addr, in.space, line);
+    if (in.vec > 1 && data.kind != AstOperand::Kind::Vector)
+      fail(line, "a vector access needs a {..} operand");
+    if (data.kind == AstOperand::Kind::Vector && data.elements.size() != in.vec)
+      fail(line, "vector operand has " + std::to_string(data.elements.size()) +
+                     " elements, the access has " + std::to_string(in.vec));
+    if (is_store)
+      in.src[1] = value_operand(data, in.type, line, Space::Generic);
+    else
+      in.dst = dest_operand(data, in.type, line);
+  } else if (base == "prefetch" || base == "prefetchu" || base == "membar" || base == "fence" ||
+             base == "nanosleep" || base == "discard" || base == "applypriority" ||
+             base == "createpolicy" || base == "griddepcontrol") {
+    in.op = base == "nanosleep" ? Op::Nanosleep : (base == "prefetch" ? Op::Prefetch : Op::Fence);
+    in.cls = base == "membar" || base == "fence" ? InstrClass::Sync : InstrClass::Memory;
+    in.exec = exec_nop;
+    if (base == "createpolicy") {
+      // the policy value is never inspected: write 0
+      in.op = Op::Mov;
+      in.type = DType::B64;
+      in.exec = exec_move;
+      in.dst = dest_operand(ops.at(0), DType::B64, line);
+      in.src[0] = imm_operand(0);
+    }
+  } else if (base == "isspacep") {
+    need(2, 2);
+    in.op = Op::Isspacep;
+    in.cls = InstrClass::Memory;
+    in.exec = exec_memory;
+    in.space = take_space(m);
+    finish();
+    in.dst = dest_operand(ops[0], DType::Pred, line);
+    in.src[0] = src(1, DType::U64);
+  } else if (base == "atom" || base == "red") {
+    in.op = base == "atom" ? Op::Atom : Op::Red;
+    in.cls = InstrClass::Memory;
+    in.exec = exec_atomic;
+    drop_memory_hints(m);
+    in.space = take_space(m);
+    static const std::pair<const char *, AtomOp> kA[] = {
+        {"add", AtomOp::Add}, {"min", AtomOp::Min}, {"max", AtomOp::Max}, {"exch", AtomOp::Exch},
+        {"cas", AtomOp::Cas}, {"and", AtomOp::And}, {"or", AtomOp::Or},   {"xor", AtomOp::Xor},
+        {"inc", AtomOp::Inc}, {"dec", AtomOp::Dec}};
+    bool found = false;
+    for (const auto &[n, a] : kA) {
+      if (m.take(n)) {
+        in.mode = static_cast<uint8_t>(a);
+        found = true;
+      }
+    }
+    if (!found)
+      fail(line, "'" + ai.opcode + "' needs an operation (.add, .cas, ...)");
+    m.take("noftz");
+    in.type = one_type();
+    finish();
+    in.access_bytes = static_cast<uint8_t>(dtype_bytes(in.type));
+    if (!(in.access_bytes == 4 || in.access_bytes == 8) || in.type == DType::F16x2 ||
+        in.type == DType::BF16x2)
+      unsupported();
+    size_t first = 0;
+    if (in.op == Op::Atom) {
+      in.dst = dest_operand(ops.at(0), in.type, line);
+      first = 1;
+    }
+    AtomOp aop = static_cast<AtomOp>(in.mode);
+    need(first + (aop == AtomOp::Cas ? 3 : 2), first + (aop == AtomOp::Cas ? 3 : 2));
+    in.src[0] = address_operand(ops[first], in.space, line);
+    in.src[1] = src(first + 1, in.type);
+    if (aop == AtomOp::Cas)
+      in.src[2] = src(first + 2, in.type);
+  } else if (base == "bra" || base == "brx") {
+    if (base == "brx")
+      unsupported();
+    need(1, 1);
+    in.op = Op::Bra;
+    in.cls = InstrClass::Control;
+    in.is_control = true;
+    in.uni = m.take("uni");
+    finish();
+    in.target = label_target(ops[0]);
+  } else if (base == "call") {
+    in.op = Op::Call;
+    in.cls = InstrClass::Control;
+    in.is_control = true;
+    in.uni = m.take("uni");
+    finish();
+    // call (ret), fn, (args);  call fn, (args);  call fn;
+    size_t i = 0;
+    std::vector<uint32_t> rets, args;
+    auto param_offsets = [&](const AstOperand &list, std::vector<uint32_t> &out) {
+      for (const AstOperand &e : list.elements) {
+        const NameEntry *p = e.kind == AstOperand::Kind::Name ? lookup(e.name) : nullptr;
+        if (!p || p->is_reg || p->symbol.space != Space::ParamThread)
+          fail(line, "call arguments must be .param variables declared before the call");
+        out.push_back(static_cast<uint32_t>(p->symbol.address));
+      }
+    };
+    if (i < ops.size() && ops[i].kind == AstOperand::Kind::List)
+      param_offsets(ops[i++], rets);
+    if (i >= ops.size() || ops[i].kind != AstOperand::Kind::Name)
+      fail(line, "call needs a function name");
+    auto fit = prog_->function_index.find(ops[i].name);
+    if (fit == prog_->function_index.end()) {
+      const NameEntry *e = lookup(ops[i].name);
+      if (e && e->is_reg)
+        fail(line, "indirect calls (through a register) are not supported");
+      fail(line, "call to unknown function '" + ops[i].name + "'");
+    }
+    ++i;
+    if (i < ops.size() && ops[i].kind == AstOperand::Kind::List)
+      param_offsets(ops[i++], args);
+    if (i != ops.size())
+      fail(line, "unsupported call form (prototypes / indirect calls)");
+    in.callee = fit->second;
+    if (in.callee == current_function_)
+      fail(line, "recursive calls are not supported");
+    const AstFunction &callee_ast = ast_.functions[ast_index_[in.callee]];
+    if (callee_ast.params.size() != args.size() || callee_ast.returns.size() != rets.size())
+      fail(line, "call to '" + ops[i - (args.empty() ? 1 : 2)].name +
+                     "' passes a different number of arguments or results than it declares");
+    in.src[0].kind = OperandKind::Vector;
+    in.src[0].reg = static_cast<uint32_t>(prog_->vector_regs.size());
+    in.src[0].count = static_cast<uint8_t>(args.size());
+    prog_->vector_regs.insert(prog_->vector_regs.end(), args.begin(), args.end());
+    in.dst.kind = OperandKind::Vector;
+    in.dst.reg = static_cast<uint32_t>(prog_->vector_regs.size());
+    in.dst.count = static_cast<uint8_t>(rets.size());
+    prog_->vector_regs.insert(prog_->vector_regs.end(), rets.begin(), rets.end());
+    call_fixups_.push_back({static_cast<uint32_t>(prog_->code.size()), in.callee, line});
+  } else if (base == "ret" || base == "exit" || base == "trap" || base == "brkpt") {
+    in.op = base == "ret" ? Op::Ret : (base == "exit" ? Op::Exit : Op::Trap);
+    in.cls = InstrClass::Control;
+    in.is_control = true;
+    m.take("uni");
+    finish();
+    if (in.op == Op::Ret && prog_->functions[current_function_].is_entry)
+      in.op = Op::Exit;
+  } else if (base == "bar" || base == "barrier") {
+    in.cls = InstrClass::Sync;
+    in.is_control = true;
+    if (m.take("warp")) {
+      need(1, 1);
+      m.take("sync");
+      finish();
+      in.op = Op::BarWarpSync;
+      in.src[0] = src(0, DType::U32);
+    } else {
+      m.take("aligned");
+      if (m.take("sync") || (base == "bar" && m.list.empty()))
+        in.op = Op::BarSync;
+      else if (m.take("arrive"))
+        in.op = Op::BarArrive;
+      else
+        unsupported();
+      m.take("aligned");
+      m.take("cta");
+      finish();
+      need(in.op == Op::BarArrive ? 2 : 1, 2);
+      in.src[0] = src(0, DType::U32);
+      if (ops.size() == 2)
+        in.src[1] = src(1, DType::U32);
+    }
+  } else if (base == "shfl") {
+    if (!m.take("sync"))
+      fail(line, "only shfl.sync is supported (the non-.sync shfl was removed in sm_70)");
+    need(5, 5);
+    in.op = Op::Shfl;
+    in.cls = InstrClass::Warp;
+    in.exec = exec_warp;
+    if (m.take("up"))
+      in.mode = static_cast<uint8_t>(ShflMode::Up);
+    else if (m.take("down"))
+      in.mode = static_cast<uint8_t>(ShflMode::Down);
+    else if (m.take("bfly"))
+      in.mode = static_cast<uint8_t>(ShflMode::Bfly);
+    else if (m.take("idx"))
+      in.mode = static_cast<uint8_t>(ShflMode::Idx);
+    else
+      fail(line, "shfl.sync needs a mode (.up .down .bfly .idx)");
+    in.type = one_type();
+    finish();
+    if (ops[0].kind == AstOperand::Kind::Pair) {
+      in.dst = dest_operand(ops[0].elements[0], in.type, line);
+      in.dst2 = dest_operand(ops[0].elements[1], DType::Pred, line);
+    } else {
+      in.dst = dest_operand(ops[0], in.type, line);
+    }
+    for (int i = 0; i < 4; ++i)
+      in.src[i] = src(i + 1, DType::U32);
+  } else if (base == "vote") {
+    if (!m.take("sync"))
+      fail(line, "only vote.sync is supported");
+    need(3, 3);
+    in.op = Op::Vote;
+    in.cls = InstrClass::Warp;
+    in.exec = exec_warp;
+    if (m.take("all"))
+      in.mode = static_cast<uint8_t>(VoteMode::All);
+    else if (m.take("any"))
+      in.mode = static_cast<uint8_t>(VoteMode::Any);
+    else if (m.take("uni"))
+      in.mode = static_cast<uint8_t>(VoteMode::Uni);
+    else if (m.take("ballot"))
+      in.mode = static_cast<uint8_t>(VoteMode::Ballot);
+    else
+      fail(line, "vote.sync needs a mode (.all .any .uni .ballot)");
+    in.type = one_type();
+    finish();
+    in.dst = dest_operand(ops[0], in.type, line);
+    in.src[0] = src(1, DType::Pred);
+    in.src[1] = src(2, DType::U32);
+  } else if (base == "activemask") {
+    need(1, 1);
+    in.op = Op::Activemask;
+    in.cls = InstrClass::Warp;
+    in.exec = exec_warp;
+    in.type = one_type();
+    finish();
+    in.dst = dest_operand(ops[0], in.type, line);
+  } else if (base == "redux") {
+    if (!m.take("sync"))
+      unsupported();
+    need(3, 3);
+    in.op = Op::Redux;
+    in.cls = InstrClass::Warp;
+    in.exec = exec_warp;
+    static const std::pair<const char *, AtomOp> kR[] = {
+        {"add", AtomOp::Add}, {"min", AtomOp::Min}, {"max", AtomOp::Max},
+        {"and", AtomOp::And}, {"or", AtomOp::Or},   {"xor", AtomOp::Xor}};
+    bool found = false;
+    for (const auto &[n, a] : kR) {
+      if (m.take(n)) {
+        in.mode = static_cast<uint8_t>(a);
+        found = true;
+      }
+    }
+    if (!found)
+      unsupported();
+    in.type = one_type();
+    finish();
+    if (dtype_bytes(in.type) != 4 || dtype_is_float(in.type))
+      unsupported();
+    in.dst = dest_operand(ops[0], in.type, line);
+    in.src[0] = src(1, in.type);
+    in.src[1] = src(2, DType::U32);
+  } else if (base == "match") {
+    if (!m.take("sync"))
+      unsupported();
+    in.cls = InstrClass::Warp;
+    in.exec = exec_warp;
+    if (m.take("any"))
+      in.op = Op::MatchAny;
+    else if (m.take("all"))
+      in.op = Op::MatchAll;
+    else
+      unsupported();
+    in.type = one_type();
+    finish();
+    need(3, 3);
+    if (ops[0].kind == AstOperand::Kind::Pair) {
+      in.dst = dest_operand(ops[0].elements[0], DType::B32, line);
+      in.dst2 = dest_operand(ops[0].elements[1], DType::Pred, line);
+    } else {
+      in.dst = dest_operand(ops[0], DType::B32, line);
+    }
+    in.src[0] = src(1, in.type);
+    in.src[1] = src(2, DType::U32);
+  } else if (base == "mma") {
+    in.op = Op::Mma;
+    in.cls = InstrClass::Mma;
+    in.exec = exec_mma;
+    if (!m.take("sync") || !m.take("aligned"))
+      fail(line, "only mma.sync.aligned is supported");
+    if (!m.take("row") || !m.take("col"))
+      fail(line, "only the .row.col layout of mma is supported");
+    in.satfinite = m.take("satfinite");
+    std::string shape;
+    for (const char *s : {"m16n8k16", "m16n8k8", "m16n8k32", "m16n8k64", "m8n8k4", "m16n8k4"}) {
+      if (m.take(s))
+        shape = s;
+    }
+    auto ts = m.take_types();
+    finish();
+    if (shape.empty() || ts.size() != 4)
+      fail(line, "mma needs a shape and four types (.dtype.atype.btype.ctype)");
+    in.type = ts[0];
+    in.type2 = ts[1];
+    in.type4 = ts[2];
+    in.type3 = ts[3];
+    auto is8 = [](DType t) { return t == DType::S8 || t == DType::U8; };
+    auto is4 = [](DType t) { return t == DType::S4 || t == DType::U4; };
+    auto fp_acc = [&](DType d, DType c) {
+      return (d == DType::F32 || d == DType::F16) && (c == DType::F32 || c == DType::F16);
+    };
+    DType a = in.type2, b = in.type4;
+    bool ok = false;
+    if (shape == "m16n8k16" && a == DType::F16 && b == DType::F16 && fp_acc(in.type, in.type3)) {
+      in.mma = MmaKind::F16_M16N8K16;
+      ok = true;
+    } else if (shape == "m16n8k8" && a == DType::F16 && b == DType::F16 &&
+               fp_acc(in.type, in.type3)) {
+      in.mma = MmaKind::F16_M16N8K8;
+      ok = true;
+    } else if (shape == "m16n8k16" && a == DType::BF16 && b == DType::BF16 &&
+               in.type == DType::F32 && in.type3 == DType::F32) {
+      in.mma = MmaKind::BF16_M16N8K16;
+      ok = true;
+    } else if (shape == "m16n8k8" && a == DType::BF16 && b == DType::BF16 &&
+               in.type == DType::F32 && in.type3 == DType::F32) {
+      in.mma = MmaKind::BF16_M16N8K8;
+      ok = true;
+    } else if ((shape == "m16n8k8" || shape == "m16n8k4") && a == DType::TF32 && b == DType::TF32 &&
+               in.type == DType::F32 && in.type3 == DType::F32) {
+      in.mma = shape == "m16n8k8" ? MmaKind::TF32_M16N8K8 : MmaKind::TF32_M16N8K4;
+      ok = true;
+    } else if ((shape == "m16n8k32" || shape == "m16n8k16") && is8(a) && is8(b) &&
+               in.type == DType::S32 && in.type3 == DType::S32) {
+      in.mma = shape == "m16n8k32" ? MmaKind::I8_M16N8K32 : MmaKind::I8_M16N8K16;
+      ok = true;
+    } else if ((shape == "m16n8k64" || shape == "m16n8k32") && is4(a) && is4(b) &&
+               in.type == DType::S32 && in.type3 == DType::S32) {
+      in.mma = shape == "m16n8k64" ? MmaKind::I4_M16N8K64 : MmaKind::I4_M16N8K32;
+      ok = true;
+    } else if (shape == "m8n8k4" && a == DType::F64 && b == DType::F64 && in.type == DType::F64 &&
+               in.type3 == DType::F64) {
+      in.mma = MmaKind::F64_M8N8K4;
+      ok = true;
+    }
+    if (!ok)
+      fail(line, "unsupported mma shape/type combination '" + ai.opcode + "'");
+    if (in.satfinite && in.type != DType::S32)
+      fail(line, ".satfinite applies to integer mma only");
+    need(4, 4);
+    for (int i = 0; i < 4; ++i) {
+      if (ops[i].kind != AstOperand::Kind::Vector)
+        fail(line, "mma operands are {..} register vectors");
+    }
+    in.dst = dest_operand(ops[0], in.type, line);
+    in.src[0] = src(1, DType::B32);
+    in.src[1] = src(2, DType::B32);
+    in.src[2] = src(3, in.type3);
+    // check the fragment register counts
+    uint32_t na = 0, nb = 0, ncd = 0;
+    switch (in.mma) {
+    case MmaKind::F16_M16N8K16:
+    case MmaKind::BF16_M16N8K16:
+    case MmaKind::I8_M16N8K32:
+    case MmaKind::I4_M16N8K64:
+    case MmaKind::TF32_M16N8K8:
+      na = 4;
+      nb = 2;
+      ncd = 4;
+      break;
+    case MmaKind::F16_M16N8K8:
+    case MmaKind::BF16_M16N8K8:
+    case MmaKind::I8_M16N8K16:
+    case MmaKind::I4_M16N8K32:
+    case MmaKind::TF32_M16N8K4:
+      na = 2;
+      nb = 1;
+      ncd = 4;
+      break;
+    case MmaKind::F64_M8N8K4:
+      na = 1;
+      nb = 1;
+      ncd = 2;
+      break;
+    }
+    if (in.type == DType::F16)
+      ncd = 2;
+    uint32_t nc = in.type3 == DType::F16 ? 2 : ncd;
+    if (in.mma == MmaKind::F16_M16N8K16 || in.mma == MmaKind::F16_M16N8K8) {
+      nc = in.type3 == DType::F16 ? 2 : 4;
+    }
+    if (in.src[0].count != na || in.src[1].count != nb || in.dst.count != ncd ||
+        in.src[2].count != nc)
+      fail(line, "mma fragment sizes do not match the shape: expected A " + std::to_string(na) +
+                     ", B " + std::to_string(nb) + ", C " + std::to_string(nc) + ", D " +
+                     std::to_string(ncd) + " registers");
+  } else if (base == "ldmatrix") {
+    in.op = Op::Ldmatrix;
+    in.cls = InstrClass::Memory;
+    in.exec = exec_ldmatrix;
+    if (!m.take("sync") || !m.take("aligned") || !m.take("m8n8"))
+      fail(line, "only ldmatrix.sync.aligned.m8n8 is supported");
+    if (m.take("x1"))
+      in.vec = 1;
+    else if (m.take("x2"))
+      in.vec = 2;
+    else if (m.take("x4"))
+      in.vec = 4;
+    else
+      fail(line, "ldmatrix needs .x1, .x2 or .x4");
+    in.trans = m.take("trans");
+    in.space = take_space(m);
+    if (in.space != Space::Shared)
+      fail(line, "ldmatrix reads .shared memory only");
+    in.type = one_type();
+    finish();
+    if (in.type != DType::B16)
+      unsupported();
+    need(2, 2);
+    if (ops[0].kind != AstOperand::Kind::Vector || ops[0].elements.size() != in.vec)
+      fail(line, "ldmatrix destination must be a {..} vector of " + std::to_string(in.vec) +
+                     " registers");
+    in.dst = dest_operand(ops[0], DType::B32, line);
+    in.src[0] = address_operand(ops[1], in.space, line);
+  } else if (base == "cp") {
+    in.cls = InstrClass::Memory;
+    in.exec = exec_cp_async;
+    if (!m.take("async"))
+      unsupported();
+    if (m.take("commit_group")) {
+      in.op = Op::CpAsyncCommit;
+      need(0, 0);
+    } else if (m.take("wait_group")) {
+      in.op = Op::CpAsyncWait;
+      need(1, 1);
+      in.src[0] = src(0, DType::U32);
+      if (in.src[0].kind != OperandKind::Imm)
+        fail(line, "cp.async.wait_group needs an integer constant");
+    } else if (m.take("wait_all")) {
+      in.op = Op::CpAsyncWaitAll;
+      need(0, 0);
+    } else {
+      in.op = Op::CpAsync;
+      bool cg = m.take("cg");
+      if (!cg && !m.take("ca"))
+        fail(line, "cp.async needs .ca or .cg");
+      // the destination space comes first: .shared{::cta}.global
+      auto shared_at = std::find_if(m.list.begin(), m.list.end(), [](const std::string &x) {
+        return x == "shared" || x == "shared::cta";
+      });
+      auto global_at = std::find(m.list.begin(), m.list.end(), "global");
+      bool ordered =
+          shared_at != m.list.end() && global_at != m.list.end() && shared_at < global_at;
+      Space dst_space = take_space(m);
+      Space src_space = take_space(m);
+      if (!ordered || (dst_space != Space::Global && dst_space != Space::Shared) ||
+          (src_space != Space::Global && src_space != Space::Shared))
+        fail(line, "only cp.async.{ca,cg}.shared.global is supported");
+      drop_memory_hints(m);
+      finish();
+      need(3, 5);
+      Space sh = Space::Shared, gl = Space::Global;
+      in.src[0] = address_operand(ops[0], sh, line);
+      in.src[1] = address_operand(ops[1], gl, line);
+      if (ops[2].kind != AstOperand::Kind::Integer)
+        fail(line, "cp.async cp-size must be an integer constant");
+      in.access_bytes = static_cast<uint8_t>(ops[2].int_value);
+      if (!(in.access_bytes == 4 || in.access_bytes == 8 || in.access_bytes == 16))
+        fail(line, "cp.async cp-size must be 4, 8 or 16");
+      if (cg && in.access_bytes != 16)
+        fail(line, "cp.async.cg needs cp-size 16");
+      in.src[2] = imm_operand(in.access_bytes); // src-size
+      if (ops.size() >= 4) {
+        Operand o = src(3, DType::U32);
+        if (reg_type(o) == DType::Pred) {
+          in.src[3] = o; // ignore-src predicate
+        } else {
+          in.src[2] = o;
+          if (ops.size() == 5)
+            fail(line, "cache-policy operands of cp.async are not supported");
+        }
+      }
+    }
+    if (in.op != Op::CpAsync)
+      finish();
+  } else {
+    unsupported();
+  }
+  if (in.exec == nullptr && !in.is_control)
+    in.exec = exec_nop;
+  in.is_collective = in.op == Op::BarSync || in.op == Op::BarArrive || in.op == Op::BarWarpSync ||
+                     in.op == Op::Shfl || in.op == Op::Vote || in.op == Op::Redux ||
+                     in.op == Op::MatchAny || in.op == Op::MatchAll || in.op == Op::Mma ||
+                     in.op == Op::Ldmatrix;
+  prog_->code.push_back(in);
+  prog_->opcode_text.push_back(ai.opcode);
+}
+
+} // namespace
+
+std::unique_ptr<Program> load_program(std::string_view ptx, std::string_view source_name,
+                                      const GlobalAllocator &allocate_global) {
+  AstModule ast = parse_ptx(ptx, source_name);
+  if (!ast.target.empty()) {
+    const std::string &t = ast.target;
+    if (t.rfind("sm_", 0) != 0)
+      throw_load_error(source_name, 1, "unsupported .target '" + t + "'");
+  }
+  Decoder d(ast, allocate_global);
+  return d.run();
+}
+
+} // namespace tcjit::emu

@@ -1,0 +1,84 @@
+// `tcjit run` end to end: compile, run on the emulator, verify against the CPU reference, cache.
+#include "run_tool.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace tcjit::testing {
+namespace {
+
+class RunCommand : public ::testing::Test {
+protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("tcjit_run_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string db() const { return shell_quote((dir_ / "kernels.db").string()); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(RunCommand, CompilesOnceThenHitsTheCache) {
+  const std::string spec =
+      shell_quote("gemm m=64 n=48 k=40 a=f16:row b=f16:col c=f16:row acc=f32 bias=col act=relu");
+  const ToolResult first = run_tool("run --device emu --db " + db() + " " + spec);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  EXPECT_NE(first.out.find("cache:    miss, compiled in"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("0 outside tolerance"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("result:   ok, verified on the emulator and recorded"),
+            std::string::npos)
+      << first.out;
+
+  const ToolResult second = run_tool("run --device emu --db " + db() + " " + spec);
+  ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+  EXPECT_NE(second.out.find("cache:    hit (database"), std::string::npos) << second.out;
+  EXPECT_EQ(second.out.find("compiled in"), std::string::npos) << second.out;
+  EXPECT_NE(second.out.find("0 outside tolerance"), std::string::npos) << second.out;
+
+  // The database holds the problem, its binary and both verified runs' result (deduplicated).
+  const ToolResult ls = run_tool("db ls --json --db " + db());
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  EXPECT_NE(ls.out.find("gemm m=64 n=48 k=40"), std::string::npos) << ls.out;
+}
+
+TEST_F(RunCommand, NoCacheNeverTouchesTheDatabase) {
+  const ToolResult r = run_tool("run --device emu --no-cache --db " + db() + " " +
+                                shell_quote("gemm m=16 n=16 k=16 a=f16 b=f16:col"));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("cache:    miss"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "kernels.db"));
+}
+
+TEST_F(RunCommand, CudaWithoutDriverSaysSo) {
+  const ToolResult r = run_tool("run --device cuda --db " + db() + " " +
+                                shell_quote("gemm m=16 n=16 k=16 a=f16 b=f16:col"));
+  if (r.exit_code == 0)
+    GTEST_SKIP() << "a CUDA driver and device exist here";
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("no CUDA driver (libcuda.so.1 not found); use --device emu"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(RunCommand, SymbolicSizesNeedNumbers) {
+  const ToolResult r = run_tool("run --device emu --no-cache " +
+                                shell_quote("gemm m=? n=16 k=16 a=f16 b=f16:col"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("the spec has symbolic sizes"), std::string::npos) << r.err;
+}
+
+TEST_F(RunCommand, ConvolutionsAreNotGeneratedYet) {
+  const ToolResult r =
+      run_tool("run --device emu --no-cache " +
+               shell_quote("conv2d n=1 h=8 w=8 c=32 k=32 r=3 s=3 pad=1 x=f16:nhwc"));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("conv2d is not supported by the code generator yet"), std::string::npos)
+      << r.err;
+}
+
+} // namespace
+} // namespace tcjit::testing

@@ -1,0 +1,149 @@
+// Every generated kernel passes ptxas for its arch: dtype x A/B layouts x configs x archs;
+// default configs spill nothing; compiling twice gives byte-identical PTX.
+#include "compiler/codegen/pipeline.h"
+#include "compiler/dsl/parser.h"
+
+#include <gtest/gtest.h>
+
+namespace tcjit::codegen {
+namespace {
+
+OpSpec spec_of(const std::string &text) {
+  ParseResult r = parse_spec(text);
+  EXPECT_TRUE(r.ok()) << text;
+  return r.entries.at(0).spec;
+}
+
+CompiledKernel compile(const std::string &spec, const std::string &config, const char *arch) {
+  CompileOptions opt;
+  opt.arch = arch;
+  opt.run_ptxas = true;
+  if (!config.empty()) {
+    TileConfig c;
+    std::string err;
+    EXPECT_TRUE(parse_tile_config(config, c, err)) << err;
+    opt.config = c;
+  }
+  return compile_gemm(spec_of(spec), opt);
+}
+
+struct DtypeCase {
+  const char *name;
+  const char *spec; // %s:%s for the A and B layouts
+  std::vector<std::string> configs;
+};
+
+const DtypeCase kCases[] = {
+    {"f16",
+     "gemm m=512 n=512 k=512 a=f16:%s b=f16:%s c=f16:row acc=f32",
+     {"", "64x64x32 w32x32 s4", "128x256x32 w64x64 s3", "64x64x64 w32x32 s2 va2 vb4",
+      "128x128x32 w64x64 s3 k4"}},
+    {"f16_f32out_epilogue",
+     "gemm m=500 n=500 k=500 a=f16:%s b=f16:%s c=f32:col acc=f32 act=gelu bias=row beta=1",
+     {"", "128x64x32 w64x32 s3"}},
+    {"bf16",
+     "gemm m=512 n=512 k=512 a=bf16:%s b=bf16:%s c=bf16:row acc=f32 act=swish",
+     {"", "64x128x32 w32x64 s4"}},
+    {"tf32",
+     "gemm m=512 n=512 k=512 a=f32:%s b=f32:%s c=f32:row acc=f32 math=tf32",
+     {"", "64x64x32 w32x32 s3"}},
+    {"s8", "gemm m=512 n=512 k=512 a=s8:%s b=s8:%s c=s32:row acc=s32", {"", "64x64x64 w32x32 s4"}},
+    {"s8_s8out", "gemm m=512 n=512 k=512 a=s8:%s b=s8:%s c=s8:row acc=s32 alpha=0.01", {""}},
+    {"simt_f32",
+     "gemm m=512 n=512 k=512 a=f32:%s b=f32:%s c=f32:row acc=f32 math=f32",
+     {"", "64x64x8 w32x32 s4", "128x128x16 w64x32 s2"}},
+    {"f64",
+     "gemm m=512 n=512 k=512 a=f64:%s b=f64:%s c=f64:row acc=f64 act=tanh",
+     {"", "32x32x16 w16x16 s4"}},
+};
+
+class PtxasMatrix : public ::testing::TestWithParam<DtypeCase> {};
+
+TEST_P(PtxasMatrix, EveryLayoutAndConfigAssembles) {
+  const DtypeCase &dc = GetParam();
+  for (const char *la : {"row", "col"})
+    for (const char *lb : {"row", "col"}) {
+      char spec[256];
+      std::snprintf(spec, sizeof spec, dc.spec, la, lb);
+      for (const std::string &config : dc.configs) {
+        SCOPED_TRACE(std::string(spec) + " [" + config + "]");
+        CompiledKernel k = compile(spec, config, "sm_80");
+        ASSERT_TRUE(k.ok()) << k.errors.at(0).message;
+        ASSERT_TRUE(k.ptxas);
+        EXPECT_TRUE(k.ptxas->ok) << k.ptxas->log;
+        EXPECT_GT(k.ptxas->registers, 0);
+        EXPECT_LE(k.ptxas->registers, 255);
+        if (config.empty()) {
+          EXPECT_FALSE(k.ptxas->spills())
+              << k.ptxas->spill_stores << " B spill stores: " << k.ptxas->log;
+        }
+      }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, PtxasMatrix, ::testing::ValuesIn(kCases),
+                         [](const auto &info) { return std::string(info.param.name); });
+
+TEST(PtxasArchs, EveryArchAssembles) {
+  for (const char *arch : {"sm_80", "sm_86", "sm_89", "sm_90"}) {
+    CompiledKernel k = compile(
+        "gemm m=1000 n=1000 k=1000 a=f16:row b=f16:col c=f16:row acc=f32 act=relu", "", arch);
+    ASSERT_TRUE(k.ok());
+    EXPECT_TRUE(k.ptxas->ok) << arch << "\n" << k.ptxas->log;
+    EXPECT_NE(k.ptx.find(std::string(".target ") + arch), std::string::npos) << arch;
+  }
+  EXPECT_NE(compile("gemm m=8 n=8 k=8 a=f16 b=f16:col c=f16 acc=f32", "", "sm_90")
+                .ptx.find(".version 7.8"),
+            std::string::npos);
+}
+
+TEST(Determinism, CompileTwiceIdenticalPtx) {
+  for (const char *s : {"gemm m=512 n=512 k=512 a=f16:row b=f16:col c=f16:row acc=f32",
+                        "gemm m=100 n=60 k=30 a=bf16:col b=bf16:row c=f32:col acc=f32 act=gelu "
+                        "bias=col beta=2",
+                        "gemm m=64 n=64 k=64 a=s8 b=s8:col c=s8 acc=s32 alpha=0.5"}) {
+    CompileOptions opt;
+    const OpSpec spec = spec_of(s);
+    const std::string first = compile_gemm(spec, opt).ptx;
+    EXPECT_FALSE(first.empty());
+    EXPECT_EQ(first, compile_gemm(spec, opt).ptx) << s;
+  }
+}
+
+TEST(Pipeline, UserErrorsComeBackNotThrown) {
+  CompileOptions opt;
+  TileConfig c;
+  c.stages = 9;
+  opt.config = c;
+  CompiledKernel k = compile_gemm(spec_of("gemm m=8 n=8 k=8 a=f16 b=f16 c=f16 acc=f32"), opt);
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.errors[0].field, "stages");
+  EXPECT_TRUE(k.ptx.empty());
+}
+
+TEST(Pipeline, PassesAreTimedInOrder) {
+  CompiledKernel k = compile_gemm(spec_of("gemm m=8 n=8 k=8 a=f16 b=f16 c=f16 acc=f32"), {});
+  ASSERT_TRUE(k.ok());
+  std::vector<std::string> names;
+  for (const StageTime &t : k.times)
+    names.push_back(t.name);
+  std::vector<std::string> expected(pass_names().begin(), pass_names().end() - 1); // no ptxas
+  EXPECT_EQ(names, expected);
+}
+
+TEST(PtxasLog, Parses) {
+  PtxasResult r;
+  parse_ptxas_log("ptxas info    : Used 168 registers, used 1 barriers, 32 bytes cmem[0]\n"
+                  "ptxas info    : Function properties for k\n"
+                  "    8 bytes stack frame, 4 bytes spill stores, 8 bytes spill loads\n",
+                  r);
+  EXPECT_EQ(r.registers, 168);
+  EXPECT_EQ(r.spill_stores, 4);
+  EXPECT_EQ(r.spill_loads, 8);
+  EXPECT_EQ(r.stack_frame, 8);
+  EXPECT_EQ(r.constant_bytes, 32);
+  EXPECT_TRUE(r.spills());
+}
+
+} // namespace
+} // namespace tcjit::codegen

@@ -1,0 +1,245 @@
+// TileConfig rules: every illegal config is rejected with the field and the rule; defaults are
+// valid for every supported dtype; the text form round-trips.
+#include "compiler/codegen/kernel_plan.h"
+#include "compiler/codegen/mma_table.h"
+#include "compiler/codegen/tile_config.h"
+#include "compiler/dsl/parser.h"
+
+#include <gtest/gtest.h>
+
+namespace tcjit::codegen {
+namespace {
+
+OpSpec spec_of(const std::string &text) {
+  ParseResult r = parse_spec(text);
+  EXPECT_TRUE(r.ok()) << text;
+  return r.entries.at(0).spec;
+}
+
+const OpSpec kF16 = spec_of("gemm m=512 n=512 k=512 a=f16:row b=f16:col c=f16:row acc=f32");
+
+// The single error a config produces (fails when there are none or several).
+ConfigError only_error(const TileConfig &c, const OpSpec &spec = kF16,
+                       std::string_view arch = "sm_80") {
+  auto e = validate_tile_config(spec, c, arch, false);
+  EXPECT_EQ(e.size(), 1u) << to_string(c);
+  return e.empty() ? ConfigError{} : e[0];
+}
+
+TEST(TileConfig, DefaultIsValidForEveryDtype) {
+  for (const char *s : {"gemm m=512 n=512 k=512 a=f16:row b=f16:col c=f16:row acc=f32",
+                        "gemm m=512 n=512 k=512 a=bf16:col b=bf16:row c=f32:row acc=f32",
+                        "gemm m=512 n=512 k=512 a=f32 b=f32 c=f32 acc=f32 math=tf32",
+                        "gemm m=512 n=512 k=512 a=s8 b=s8:col c=s32 acc=s32",
+                        "gemm m=512 n=512 k=512 a=f64 b=f64 c=f64 acc=f64",
+                        "gemm m=16 n=8 k=512 a=f16 b=f16 c=f16 acc=f32",
+                        "gemm m=512 n=512 k=512 a=f32 b=f32 c=f32 acc=f32 math=f32",
+                        "gemm m=? n=4096 k=4096 a=f16 b=f16:col c=f16 acc=f32"}) {
+    const OpSpec spec = spec_of(s);
+    for (std::string_view arch : {"sm_80", "sm_86", "sm_89", "sm_90"}) {
+      const TileConfig c = default_tile_config(spec, arch, false);
+      EXPECT_TRUE(validate_tile_config(spec, c, arch, false).empty()) << s << " " << to_string(c);
+      EXPECT_GT(c.vec_a, 0);
+      EXPECT_GT(c.vec_b, 0);
+    }
+  }
+}
+
+TEST(TileConfig, DefaultsByShape) {
+  EXPECT_EQ(default_tile_config(kF16, "sm_80", false),
+            (TileConfig{128, 128, 32, 64, 64, 3, 1, 1, 8, 8}));
+  const TileConfig small = default_tile_config(
+      spec_of("gemm m=32 n=32 k=512 a=f16 b=f16:col c=f16 acc=f32"), "sm_80", false);
+  EXPECT_EQ(small.bm, 64);
+  EXPECT_EQ(small.bn, 64);
+  // alignment 1 (k odd) -> vector width 1
+  const TileConfig odd = default_tile_config(
+      spec_of("gemm m=64 n=64 k=63 a=f16 b=f16:col c=f16 acc=f32"), "sm_80", false);
+  EXPECT_EQ(odd.vec_a, 1);
+  EXPECT_EQ(odd.vec_b, 1);
+}
+
+TEST(TileConfig, PowersOfTwoInRange) {
+  TileConfig c;
+  c.bm = 96;
+  EXPECT_EQ(only_error(c).field, "bm");
+  c = TileConfig{};
+  c.bn = 512;
+  EXPECT_EQ(only_error(c).field, "bn");
+  c = TileConfig{};
+  c.bk = 8; // below the mma k of 16
+  const ConfigError e = only_error(c);
+  EXPECT_EQ(e.field, "bk");
+  EXPECT_NE(e.message.find("[16, 128]"), std::string::npos) << e.message;
+}
+
+TEST(TileConfig, WarpTileFitsCta) {
+  TileConfig c;
+  c.wm = 256;
+  c.bm = 128;
+  EXPECT_EQ(validate_tile_config(kF16, c, "sm_80", false).at(0).field, "wm");
+  c = TileConfig{256, 128, 32, 16, 16, 3};
+  // 16 x 8 = 128 warps
+  EXPECT_NE(only_error(c).message.find("warps per CTA"), std::string::npos);
+}
+
+TEST(TileConfig, AccumulatorRegisterLimit) {
+  TileConfig c{256, 128, 32, 128, 128, 3};
+  const ConfigError e = only_error(c);
+  EXPECT_NE(e.message.find("accumulator registers"), std::string::npos) << e.message;
+}
+
+TEST(TileConfig, Stages) {
+  TileConfig c;
+  c.stages = 1;
+  EXPECT_EQ(only_error(c).field, "stages");
+  c.stages = 7;
+  EXPECT_EQ(only_error(c).field, "stages");
+  c.stages = 6; // 6 * 16 KiB = 96 KiB: fine on sm_80 (163 KiB), sm_86 (99 KiB)
+  EXPECT_TRUE(validate_tile_config(kF16, c, "sm_86", false).empty());
+}
+
+TEST(TileConfig, SharedMemoryLimitPerArch) {
+  TileConfig c{256, 256, 64, 64, 64, 4}; // 4 * (256+256)*64*2 = 256 KiB
+  const ConfigError e = only_error(c);
+  EXPECT_EQ(e.field, "stages");
+  EXPECT_NE(e.message.find("262144"), std::string::npos) << e.message;
+  TileConfig fits{128, 128, 64, 64, 64, 4}; // 128 KiB: sm_80 yes, sm_86 no
+  EXPECT_TRUE(validate_tile_config(kF16, fits, "sm_80", false).empty());
+  EXPECT_EQ(validate_tile_config(kF16, fits, "sm_86", false).size(), 1u);
+  EXPECT_EQ(shared_bytes(kF16, fits), 131072);
+}
+
+TEST(TileConfig, VectorWidthsFollowAlignment) {
+  TileConfig c;
+  c.vec_a = 16; // 32 bytes
+  EXPECT_EQ(only_error(c).field, "vec_a");
+  c.vec_a = 3;
+  EXPECT_EQ(only_error(c).field, "vec_a");
+  const OpSpec odd = spec_of("gemm m=64 n=64 k=66 a=f16 b=f16:col c=f16 acc=f32");
+  c = TileConfig{};
+  c.vec_b = 4; // k=66 allows 2
+  const ConfigError e = only_error(c, odd);
+  EXPECT_EQ(e.field, "vec_b");
+  EXPECT_NE(e.message.find("alignment"), std::string::npos);
+}
+
+TEST(TileConfig, SplitKAndRasterRanges) {
+  TileConfig c;
+  c.split_k = 17;
+  EXPECT_EQ(only_error(c).field, "split_k");
+  c.split_k = 16;
+  EXPECT_TRUE(validate_tile_config(kF16, c, "sm_80", false).empty());
+  c = TileConfig{};
+  c.raster_group = 65;
+  EXPECT_EQ(only_error(c).field, "raster_group");
+  c.raster_group = 0;
+  EXPECT_EQ(only_error(c).field, "raster_group");
+  c.raster_group = 8;
+  EXPECT_TRUE(validate_tile_config(kF16, c, "sm_80", false).empty());
+}
+
+TEST(TileConfig, SpecLimits) {
+  // math=f32 (and math=auto under NVIDIA_TF32_OVERRIDE=0) is the SIMT FFMA kernel
+  const OpSpec f32auto = spec_of("gemm m=8 n=8 k=8 a=f32 b=f32 c=f32 acc=f32");
+  EXPECT_TRUE(check_codegen_support(f32auto, "sm_80", false).empty());
+  EXPECT_TRUE(check_codegen_support(f32auto, "sm_80", true).empty());
+  EXPECT_EQ(math_form(f32auto, true).kind, MmaKind::simt_f32);
+  EXPECT_EQ(math_form(f32auto, false).kind, MmaKind::tf32_f32);
+  EXPECT_FALSE(check_codegen_support(spec_of("conv2d n=1 h=8 w=8 c=8 k=8 r=3 s=3 pad=1 x=f16:nhwc"),
+                                     "sm_80", false)
+                   .empty());
+  EXPECT_EQ(check_codegen_support(kF16, "sm_75", false).at(0).field, "arch");
+}
+
+TEST(TileConfig, TextRoundTrip) {
+  TileConfig c{64, 256, 64, 32, 64, 5, 1, 1, 4, 8};
+  TileConfig back;
+  std::string err;
+  ASSERT_TRUE(parse_tile_config(to_string(c), back, err)) << err;
+  EXPECT_EQ(back, c);
+  TileConfig partial;
+  ASSERT_TRUE(parse_tile_config("64x64x32 s4", partial, err));
+  EXPECT_EQ(partial.bm, 64);
+  EXPECT_EQ(partial.stages, 4);
+  EXPECT_EQ(partial.wm, 64);
+  EXPECT_FALSE(parse_tile_config("64x64", partial, err));
+  EXPECT_NE(err.find("64x64"), std::string::npos);
+  EXPECT_FALSE(parse_tile_config("z3", partial, err));
+}
+
+TEST(MmaTable, FormsAndFragmentMaps) {
+  EXPECT_EQ(mma_forms().size(), 5u);
+  auto f16 = find_mma_form(DType::f16, DType::f32, MathMode::tf32);
+  ASSERT_TRUE(f16);
+  EXPECT_EQ(f16->ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
+  // a4 of m16n8k16: row g, col 2q + 8 (ptx-fragments.md)
+  EXPECT_EQ(a_offset(*f16, 4).row, 0);
+  EXPECT_EQ(a_offset(*f16, 4).col, 8);
+  EXPECT_EQ(a_offset(*f16, 2).row, 8);
+  EXPECT_EQ(b_k_offset(*f16, 3), 9);
+  auto tf32 = find_mma_form(DType::f32, DType::f32, MathMode::tf32);
+  ASSERT_TRUE(tf32);
+  EXPECT_EQ(tf32->k, 8);
+  EXPECT_EQ(a_offset(*tf32, 1).row, 8); // a1: row g+8, col q (not the f16 order)
+  EXPECT_EQ(a_offset(*tf32, 2).col, 4);
+  EXPECT_FALSE(find_mma_form(DType::f32, DType::f32, MathMode::f32));
+  auto s8 = find_mma_form(DType::s8, DType::s32, MathMode::tf32);
+  ASSERT_TRUE(s8);
+  EXPECT_EQ(a_offset(*s8, 9).col, 17);
+  EXPECT_EQ(a_offset(*s8, 4).row, 8);
+  auto f64 = find_mma_form(DType::f64, DType::f64, MathMode::tf32);
+  ASSERT_TRUE(f64);
+  EXPECT_EQ(c_offset(*f64, 1).col, 1);
+}
+
+// The swizzle maps the 8 rows of an ldmatrix phase (same 16-byte column) to 8 distinct 16-byte
+// bank groups, for every row size; and it is a permutation of the tile.
+TEST(KernelPlan, SwizzleIsConflictFreeAndBijective) {
+  for (int row_bytes : {16, 32, 64, 128, 256, 512}) {
+    OperandPlan op;
+    op.esize = 2;
+    op.row_bytes = row_bytes;
+    op.cols = row_bytes / 2;
+    op.rows = 64;
+    std::vector<bool> seen(static_cast<size_t>(op.rows * row_bytes / 16), false);
+    for (int r = 0; r < op.rows; ++r)
+      for (int chunk = 0; chunk < row_bytes / 16; ++chunk) {
+        const int64_t o = swizzled_offset(op, r, chunk * 8);
+        ASSERT_EQ(o % 16, 0);
+        ASSERT_FALSE(seen[static_cast<size_t>(o / 16)]) << row_bytes;
+        seen[static_cast<size_t>(o / 16)] = true;
+      }
+    for (int r0 = 0; r0 < op.rows; r0 += 8)
+      for (int chunk = 0; chunk < row_bytes / 16; ++chunk) {
+        unsigned groups = 0;
+        for (int r = r0; r < r0 + 8; ++r)
+          groups |= 1u << ((swizzled_offset(op, r, chunk * 8) / 16) % 8);
+        EXPECT_EQ(groups, 0xffu) << "row_bytes " << row_bytes << " rows " << r0;
+      }
+  }
+}
+
+TEST(KernelPlan, PlanOfTheDefaultF16Kernel) {
+  const TileConfig c = default_tile_config(kF16, "sm_80", false);
+  const KernelPlan p = plan_kernel(kF16, c, "sm_80", false);
+  EXPECT_EQ(p.threads, 128);
+  EXPECT_EQ(p.tiles_m, 4);
+  EXPECT_EQ(p.tiles_n, 8);
+  EXPECT_EQ(p.k_steps, 2);
+  EXPECT_EQ(p.smem_bytes, 3 * (128 * 32 + 128 * 32) * 2);
+  EXPECT_EQ(p.a.load, FragmentLoad::ldmatrix);
+  EXPECT_EQ(p.b.load, FragmentLoad::ldmatrix);
+  EXPECT_EQ(p.a.copy_bytes, 16);
+  EXPECT_EQ(p.ptx_version, 70);
+  EXPECT_EQ(plan_kernel(kF16, c, "sm_90", false).ptx_version, 78);
+  const OpSpec colrow = spec_of("gemm m=512 n=512 k=512 a=f16:col b=f16:row c=f16 acc=f32");
+  const KernelPlan t =
+      plan_kernel(colrow, default_tile_config(colrow, "sm_80", false), "sm_80", false);
+  EXPECT_EQ(t.a.load, FragmentLoad::ldmatrix_trans);
+  EXPECT_EQ(t.b.load, FragmentLoad::ldmatrix_trans);
+  EXPECT_FALSE(t.a.k_contiguous);
+}
+
+} // namespace
+} // namespace tcjit::codegen

@@ -1,0 +1,117 @@
+// `tcjit emu run`: .npy buffers written back, scalars, --stats --json, sanitizer exit codes.
+#include <gtest/gtest.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "runtime/cli/emu_command.h"
+#include "runtime/cli/exit_codes.h"
+#include "runtime/device/npy_file.h"
+#include "tests/emu/emu_test_util.h"
+
+namespace tcjit::emu::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+void write_npy_f32(const fs::path &p, const std::vector<float> &v) {
+  std::string dict =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(v.size()) + ",), }";
+  while ((10 + dict.size() + 1) % 64 != 0)
+    dict += ' ';
+  dict += '\n';
+  std::ofstream out(p, std::ios::binary);
+  out.write("\x93NUMPY\x01\x00", 8);
+  uint16_t len = static_cast<uint16_t>(dict.size());
+  out.write(reinterpret_cast<const char *>(&len), 2);
+  out.write(dict.data(), static_cast<std::streamsize>(dict.size()));
+  out.write(reinterpret_cast<const char *>(v.data()), static_cast<std::streamsize>(v.size() * 4));
+}
+
+int run_cli(std::vector<std::string> args) {
+  CLI::App app{"tcjit"};
+  tcjit::cli::add_emu_command(app);
+  std::vector<const char *> argv{"tcjit"};
+  for (const auto &a : args)
+    argv.push_back(a.c_str());
+  try {
+    app.parse(static_cast<int>(argv.size()), const_cast<char **>(argv.data()));
+  } catch (const CLI::RuntimeError &e) {
+    return e.get_exit_code();
+  } catch (const CLI::ParseError &e) {
+    return tcjit::cli::kExitUsage;
+  }
+  return 0;
+}
+
+const char *kAxpy = R"(.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry axpy(.param .u32 n, .param .f32 a, .param .u64 x, .param .u64 y)
+{
+  .reg .b32 %r<4>;
+  .reg .f32 %f<4>;
+  .reg .b64 %rd<6>;
+  .reg .pred %p;
+  mov.u32 %r1, %tid.x;
+  ld.param.u32 %r2, [n];
+  setp.ge.u32 %p, %r1, %r2;
+  @%p bra DONE;
+  ld.param.f32 %f1, [a];
+  ld.param.u64 %rd1, [x];
+  ld.param.u64 %rd2, [y];
+  mul.wide.u32 %rd3, %r1, 4;
+  add.u64 %rd4, %rd1, %rd3;
+  add.u64 %rd5, %rd2, %rd3;
+  ld.global.f32 %f2, [%rd4];
+  ld.global.f32 %f3, [%rd5];
+  fma.rn.f32 %f3, %f1, %f2, %f3;
+  st.global.f32 [%rd5], %f3;
+DONE:
+  ret;
+}
+)";
+
+TEST(EmuCli, RunWritesBuffersBackAndPrintsJsonStats) {
+  fs::path dir = fs::temp_directory_path() / ("tcjit_emu_cli_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "axpy.ptx") << kAxpy;
+  write_npy_f32(dir / "x.npy", {1, 2, 3, 4, 5});
+  write_npy_f32(dir / "y.npy", {10, 20, 30, 40, 50});
+  testing::internal::CaptureStdout();
+  int rc = run_cli({"emu", "run", (dir / "axpy.ptx").string(), "--kernel", "axpy", "--grid", "1",
+                    "--block", "32", "--stats", "--json", "--", "u32:5", "f32:2.5",
+                    (dir / "x.npy").string(), (dir / "y.npy").string()});
+  std::string out = testing::internal::GetCapturedStdout();
+  ASSERT_EQ(rc, 0) << out;
+  auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["status"], "ok");
+  EXPECT_EQ(j["counters"]["global_load_requests"], 2);
+  device::NpyArray y = device::read_npy((dir / "y.npy").string());
+  std::vector<float> yv(5);
+  std::memcpy(yv.data(), y.data.data(), 20);
+  EXPECT_EQ(yv, (std::vector<float>{12.5f, 25, 37.5f, 50, 62.5f}));
+  // a sanitizer error: n larger than the buffers
+  testing::internal::CaptureStderr();
+  rc = run_cli({"emu", "run", (dir / "axpy.ptx").string(), "--kernel", "axpy", "--grid", "1",
+                "--block", "32", "--", "u32:9", "f32:1", (dir / "x.npy").string(),
+                (dir / "y.npy").string()});
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(rc, tcjit::cli::kExitFailure);
+  EXPECT_NE(err.find("out-of-bounds global read"), std::string::npos) << err;
+  EXPECT_NE(err.find("axpy.ptx:20"), std::string::npos) << err;
+  // usage errors
+  testing::internal::CaptureStderr();
+  rc = run_cli({"emu", "run", (dir / "axpy.ptx").string(), "--kernel", "axpy", "--grid", "1",
+                "--block", "32", "--", "u32:5"});
+  err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(rc, tcjit::cli::kExitUsage);
+  EXPECT_NE(err.find("takes 4 parameters"), std::string::npos) << err;
+  fs::remove_all(dir);
+}
+
+} // namespace
+} // namespace tcjit::emu::test

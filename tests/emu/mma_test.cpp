@@ -1,0 +1,458 @@
+// mma.sync: every supported shape and type against a CPU product, with the fragments packed and
+// unpacked by this file's own implementation of the PTX ISA fragment tables.
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "runtime/emu/float_format.h"
+#include "tests/emu/emu_test_util.h"
+
+namespace tcjit::emu::test {
+namespace {
+
+struct Coord {
+  int row, col;
+};
+using Layout = std::function<Coord(int g, int q, int i)>;
+
+struct MmaCase {
+  std::string instr;
+  int m, n, k;
+  int a_regs, b_regs, c_regs, d_regs;
+  int a_bits, b_bits; // element width inside a register
+  Layout a, b, c;     // b gives (k, n)
+  std::string c_type; // f32 f16 s32 f64
+  std::function<uint32_t(double)> encode_a, encode_b;
+  std::function<double(double)> value_a, value_b; // the value the hardware uses
+  bool satfinite = false;
+};
+
+uint32_t enc_f16(double v) {
+  return f32_to_f16_bits(static_cast<float>(v));
+}
+uint32_t enc_bf16(double v) {
+  return f32_to_bf16_bits(static_cast<float>(v));
+}
+uint32_t enc_int(double v) {
+  return static_cast<uint32_t>(static_cast<int32_t>(v));
+}
+double same(double v) {
+  return v;
+}
+
+Coord c_layout(int g, int q, int i) {
+  return {g + (i >= 2 ? 8 : 0), 2 * q + (i & 1)};
+}
+
+// Runs one mma on the emulator with A, B, C given as dense matrices; returns D.
+std::vector<double> run_mma(const MmaCase &mc, const std::vector<double> &A,
+                            const std::vector<double> &B, const std::vector<double> &C) {
+  const bool f64 = mc.c_type == "f64";
+  const int wb = f64 ? 8 : 4; // register bytes
+  const int nin = mc.a_regs + mc.b_regs + mc.c_regs;
+  std::string regs = f64 ? ".b64" : ".b32";
+  std::string body = ".visible .entry mma(.param .u64 in, .param .u64 out)\n{\n";
+  body += "  .reg " + regs + " %a<" + std::to_string(mc.a_regs) + ">, %b<" +
+          std::to_string(mc.b_regs) + ">, %c<" + std::to_string(mc.c_regs) + ">, %d<" +
+          std::to_string(mc.d_regs) + ">;\n";
+  body += "  .reg .b64 %p, %t;\n  .reg .b32 %lane;\n  mov.u32 %lane, %laneid;\n";
+  body += "  ld.param.u64 %p, [in];\n  mul.wide.u32 %t, %lane, " + std::to_string(nin * wb) +
+          ";\n  add.u64 %p, %p, %t;\n";
+  int off = 0;
+  std::string ld = f64 ? "ld.global.b64 " : "ld.global.b32 ";
+  auto list = [&](const char *name, int count) {
+    std::string s = "{";
+    for (int i = 0; i < count; ++i)
+      s += std::string(i ? ", " : "") + "%" + name + std::to_string(i);
+    return s + "}";
+  };
+  for (int i = 0; i < mc.a_regs; ++i, off += wb)
+    body += "  " + ld + "%a" + std::to_string(i) + ", [%p+" + std::to_string(off) + "];\n";
+  for (int i = 0; i < mc.b_regs; ++i, off += wb)
+    body += "  " + ld + "%b" + std::to_string(i) + ", [%p+" + std::to_string(off) + "];\n";
+  for (int i = 0; i < mc.c_regs; ++i, off += wb)
+    body += "  " + ld + "%c" + std::to_string(i) + ", [%p+" + std::to_string(off) + "];\n";
+  body += "  " + mc.instr + " " + list("d", mc.d_regs) + ", " + list("a", mc.a_regs) + ", " +
+          list("b", mc.b_regs) + ", " + list("c", mc.c_regs) + ";\n";
+  body += "  ld.param.u64 %p, [out];\n  mul.wide.u32 %t, %lane, " + std::to_string(mc.d_regs * wb) +
+          ";\n  add.u64 %p, %p, %t;\n";
+  for (int i = 0; i < mc.d_regs; ++i)
+    body += std::string("  ") + (f64 ? "st.global.b64" : "st.global.b32") + " [%p+" +
+            std::to_string(i * wb) + "], %d" + std::to_string(i) + ";\n";
+  body += "  ret;\n}\n";
+
+  // pack the fragments
+  std::vector<uint64_t> in(32 * nin, 0);
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane / 4, q = lane % 4;
+    uint64_t *regs_out = in.data() + lane * nin;
+    const int a_per = f64 ? 1 : 32 / mc.a_bits, b_per = f64 ? 1 : 32 / mc.b_bits;
+    for (int i = 0; i < mc.a_regs * a_per; ++i) {
+      Coord co = mc.a(g, q, i);
+      uint64_t bits =
+          f64 ? f64_bits(A[co.row * mc.k + co.col]) : mc.encode_a(A[co.row * mc.k + co.col]);
+      if (!f64 && mc.a_bits < 32)
+        bits &= (1ull << mc.a_bits) - 1;
+      regs_out[i / a_per] |= f64 ? bits : bits << ((i % a_per) * mc.a_bits);
+    }
+    for (int i = 0; i < mc.b_regs * b_per; ++i) {
+      Coord co = mc.b(g, q, i); // (k, n)
+      uint64_t bits =
+          f64 ? f64_bits(B[co.row * mc.n + co.col]) : mc.encode_b(B[co.row * mc.n + co.col]);
+      if (!f64 && mc.b_bits < 32)
+        bits &= (1ull << mc.b_bits) - 1;
+      regs_out[mc.a_regs + i / b_per] |= f64 ? bits : bits << ((i % b_per) * mc.b_bits);
+    }
+    const int c_elems = f64 ? 2 : 4;
+    for (int i = 0; i < c_elems; ++i) {
+      Coord co = mc.c(g, q, i);
+      double v = C[co.row * mc.n + co.col];
+      uint64_t *c = regs_out + mc.a_regs + mc.b_regs;
+      if (mc.c_type == "f16")
+        c[i / 2] |= uint64_t{enc_f16(v)} << (16 * (i % 2));
+      else if (mc.c_type == "f32")
+        c[i] = f32_bits(static_cast<float>(v));
+      else if (mc.c_type == "s32")
+        c[i] = enc_int(v);
+      else
+        c[i] = f64_bits(v);
+    }
+  }
+  // the device buffer holds registers of `wb` bytes
+  std::vector<uint8_t> bytes(in.size() * wb);
+  for (size_t i = 0; i < in.size(); ++i)
+    std::memcpy(bytes.data() + i * wb, &in[i], wb);
+  EmuDevice dev;
+  auto din = upload(dev, bytes);
+  auto dout = dev.allocate(32 * mc.d_regs * wb);
+  launch(dev, ptx_module(body), "mma", {1, 1, 1}, {32, 1, 1}, {Arg::of(din), Arg::of(dout)});
+  auto out = download<uint8_t>(dev, dout, 32 * mc.d_regs * wb);
+  std::vector<double> D(mc.m * mc.n, 0);
+  const std::string d_type =
+      mc.instr.find(".f16.f16.f16.f16") != std::string::npos ? "f16" : mc.c_type;
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane / 4, q = lane % 4;
+    const int elems = f64 ? 2 : 4;
+    for (int i = 0; i < elems; ++i) {
+      Coord co = mc.c(g, q, i);
+      uint64_t r = 0;
+      if (d_type == "f16") {
+        std::memcpy(&r, out.data() + (lane * mc.d_regs + i / 2) * wb, wb);
+        D[co.row * mc.n + co.col] =
+            static_cast<double>(decode_small_float((r >> (16 * (i % 2))) & 0xffff, kF16));
+        continue;
+      }
+      std::memcpy(&r, out.data() + (lane * mc.d_regs + i) * wb, wb);
+      double v =
+          d_type == "f32" ? bits_f32(r) : (d_type == "s32" ? double(int32_t(r)) : bits_f64(r));
+      D[co.row * mc.n + co.col] = v;
+    }
+  }
+  return D;
+}
+
+void check(const MmaCase &mc, int lo, int hi, double scale) {
+  std::vector<double> A(mc.m * mc.k), B(mc.k * mc.n), C(mc.m * mc.n);
+  int span = hi - lo + 1;
+  for (int i = 0; i < mc.m * mc.k; ++i)
+    A[i] = ((i * 7 + 3) % span + lo) * scale;
+  for (int i = 0; i < mc.k * mc.n; ++i)
+    B[i] = ((i * 5 + 1) % span + lo) * scale;
+  for (int i = 0; i < mc.m * mc.n; ++i)
+    C[i] = (i % 5) - 2;
+  auto D = run_mma(mc, A, B, C);
+  for (int m = 0; m < mc.m; ++m)
+    for (int n = 0; n < mc.n; ++n) {
+      double acc = C[m * mc.n + n];
+      for (int k = 0; k < mc.k; ++k)
+        acc += mc.value_a(A[m * mc.k + k]) * mc.value_b(B[k * mc.n + n]);
+      if (mc.satfinite)
+        acc = std::min(std::max(acc, -2147483648.0), 2147483647.0);
+      ASSERT_EQ(D[m * mc.n + n], acc) << mc.instr << " at " << m << "," << n;
+    }
+}
+
+Layout f16_a_k16 = [](int g, int q, int i) -> Coord {
+  return {g + ((i >> 1) & 1) * 8, 2 * q + (i & 1) + (i >= 4 ? 8 : 0)};
+};
+Layout f16_b_k16 = [](int g, int q, int i) -> Coord {
+  return {2 * q + (i & 1) + (i >= 2 ? 8 : 0), g};
+};
+Layout f16_a_k8 = [](int g, int q, int i) -> Coord { return {g + (i >> 1) * 8, 2 * q + (i & 1)}; };
+Layout f16_b_k8 = [](int g, int q, int i) -> Coord { return {2 * q + i, g}; };
+
+TEST(EmuMma, F16AndBf16) {
+  MmaCase mc{"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+             16,
+             8,
+             16,
+             4,
+             2,
+             4,
+             4,
+             16,
+             16,
+             f16_a_k16,
+             f16_b_k16,
+             c_layout,
+             "f32",
+             enc_f16,
+             enc_f16,
+             same,
+             same};
+  check(mc, -8, 8, 0.25);
+  MmaCase h = mc;
+  h.instr = "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16";
+  h.c_type = "f16";
+  h.c_regs = 2;
+  h.d_regs = 2;
+  check(h, -4, 4, 0.5);
+  MmaCase b = mc;
+  b.instr = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32";
+  b.encode_a = b.encode_b = enc_bf16;
+  check(b, -8, 8, 0.125);
+  MmaCase k8{"mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32",
+             16,
+             8,
+             8,
+             2,
+             1,
+             4,
+             4,
+             16,
+             16,
+             f16_a_k8,
+             f16_b_k8,
+             c_layout,
+             "f32",
+             enc_f16,
+             enc_f16,
+             same,
+             same};
+  check(k8, -8, 8, 0.25);
+  k8.instr = "mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32";
+  k8.encode_a = k8.encode_b = enc_bf16;
+  check(k8, -8, 8, 0.25);
+}
+
+TEST(EmuMma, Tf32UsesUpper19Bits) {
+  // values with low mantissa bits set: the mma must ignore the lower 13 bits
+  auto enc = [](double v) {
+    return static_cast<uint32_t>(f32_bits(static_cast<float>(v)) | 0x1fffu);
+  };
+  auto val = [](double v) {
+    return static_cast<double>(bits_f32(f32_bits(static_cast<float>(v)) & ~0x1fffull));
+  };
+  MmaCase mc{"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
+             16,
+             8,
+             8,
+             4,
+             2,
+             4,
+             4,
+             32,
+             32,
+             [](int g, int q, int i) -> Coord {
+               return {g + (i & 1) * 8, q + (i >> 1) * 4};
+             },
+             [](int g, int q, int i) -> Coord {
+               return {q + i * 4, g};
+             },
+             c_layout,
+             "f32",
+             enc,
+             enc,
+             val,
+             val};
+  check(mc, -8, 8, 0.25);
+  MmaCase k4{"mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32",
+             16,
+             8,
+             4,
+             2,
+             1,
+             4,
+             4,
+             32,
+             32,
+             [](int g, int q, int i) -> Coord {
+               return {g + i * 8, q};
+             },
+             [](int g, int q, int) -> Coord {
+               return {q, g};
+             },
+             c_layout,
+             "f32",
+             enc,
+             enc,
+             val,
+             val};
+  check(k4, -8, 8, 0.5);
+}
+
+TEST(EmuMma, Integer8And4) {
+  MmaCase s8{"mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32",
+             16,
+             8,
+             32,
+             4,
+             2,
+             4,
+             4,
+             8,
+             8,
+             [](int g, int q, int i) -> Coord {
+               return {g + ((i >> 2) & 1) * 8, 4 * q + (i & 3) + (i >= 8 ? 16 : 0)};
+             },
+             [](int g, int q, int i) -> Coord {
+               return {4 * q + (i & 3) + (i >= 4 ? 16 : 0), g};
+             },
+             c_layout,
+             "s32",
+             enc_int,
+             enc_int,
+             same,
+             same};
+  check(s8, -128, 127, 1);
+  MmaCase u8 = s8;
+  u8.instr = "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32";
+  check(u8, 0, 255, 1);
+  MmaCase k16{"mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32",
+              16,
+              8,
+              16,
+              2,
+              1,
+              4,
+              4,
+              8,
+              8,
+              [](int g, int q, int i) -> Coord {
+                return {g + (i >> 2) * 8, 4 * q + (i & 3)};
+              },
+              [](int g, int q, int i) -> Coord {
+                return {4 * q + i, g};
+              },
+              c_layout,
+              "s32",
+              enc_int,
+              enc_int,
+              same,
+              same};
+  check(k16, -100, 100, 1);
+  MmaCase s4{"mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32",
+             16,
+             8,
+             64,
+             4,
+             2,
+             4,
+             4,
+             4,
+             4,
+             [](int g, int q, int i) -> Coord {
+               return {g + ((i >> 3) & 1) * 8, 8 * q + (i & 7) + (i >= 16 ? 32 : 0)};
+             },
+             [](int g, int q, int i) -> Coord {
+               return {8 * q + (i & 7) + (i >= 8 ? 32 : 0), g};
+             },
+             c_layout,
+             "s32",
+             enc_int,
+             enc_int,
+             same,
+             same};
+  check(s4, -8, 7, 1);
+  MmaCase u4 = s4;
+  u4.instr = "mma.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32";
+  check(u4, 0, 15, 1);
+}
+
+TEST(EmuMma, IntegerSatfinite) {
+  // C near INT32_MAX overflows: .satfinite clamps, without it the sum wraps
+  MmaCase s8{"mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32",
+             16,
+             8,
+             32,
+             4,
+             2,
+             4,
+             4,
+             8,
+             8,
+             [](int g, int q, int i) -> Coord {
+               return {g + ((i >> 2) & 1) * 8, 4 * q + (i & 3) + (i >= 8 ? 16 : 0)};
+             },
+             [](int g, int q, int i) -> Coord {
+               return {4 * q + (i & 3) + (i >= 4 ? 16 : 0), g};
+             },
+             c_layout,
+             "s32",
+             enc_int,
+             enc_int,
+             same,
+             same,
+             true};
+  std::vector<double> A(16 * 32, 127), B(32 * 8, 127), C(16 * 8, 2147483000.0);
+  auto D = run_mma(s8, A, B, C);
+  EXPECT_EQ(D[0], 2147483647.0);
+  C.assign(16 * 8, -2147483000.0);
+  A.assign(16 * 32, -128);
+  D = run_mma(s8, A, B, C);
+  EXPECT_EQ(D[0], -2147483648.0);
+}
+
+TEST(EmuMma, F64) {
+  MmaCase mc{"mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64",
+             8,
+             8,
+             4,
+             1,
+             1,
+             2,
+             2,
+             64,
+             64,
+             [](int g, int q, int) -> Coord {
+               return {g, q};
+             },
+             [](int g, int q, int) -> Coord {
+               return {q, g};
+             },
+             [](int g, int q, int i) -> Coord {
+               return {g, 2 * q + i};
+             },
+             "f64",
+             nullptr,
+             nullptr,
+             same,
+             same};
+  check(mc, -50, 50, 0.25);
+}
+
+TEST(EmuMma, PartialWarpIsAnError) {
+  const char *k = R"(
+.visible .entry k()
+{
+  .reg .b32 %a<4>, %b<2>, %c<4>, %r;
+  .reg .pred %p;
+  mov.u32 %r, %laneid;
+  setp.lt.u32 %p, %r, 16;
+  @%p mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%c0,%c1,%c2,%c3}, {%a0,%a1,%a2,%a3}, {%b0,%b1}, {%c0,%c1,%c2,%c3};
+  ret;
+}
+)";
+  EmuDevice dev;
+  try {
+    launch(dev, ptx_module(k), "k", {1, 1, 1}, {32, 1, 1}, {}, 0, "partial.ptx");
+    FAIL() << "expected a sanitizer error";
+  } catch (const device::DeviceError &e) {
+    EXPECT_EQ(e.kind(), device::ErrorKind::LaunchFailed);
+    EXPECT_NE(std::string(e.what()).find("partial.ptx:11"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("all 32 lanes"), std::string::npos) << e.what();
+  }
+}
+
+} // namespace
+} // namespace tcjit::emu::test

@@ -1,0 +1,197 @@
+// The sanitizer catches planted bugs and names the kernel, the PTX line, the block and thread;
+// the process and the device stay usable afterwards.
+#include <gtest/gtest.h>
+
+#include "tests/emu/emu_test_util.h"
+
+namespace tcjit::emu::test {
+namespace {
+
+std::string launch_error(EmuDevice &dev, const std::string &body, const std::string &kernel,
+                         device::Dim3 block, const std::vector<Arg> &args,
+                         const std::string &file = "bug.ptx") {
+  try {
+    launch(dev, ptx_module(body), kernel, {1, 1, 1}, block, args, 0, file);
+  } catch (const device::DeviceError &e) {
+    EXPECT_EQ(e.kind(), device::ErrorKind::LaunchFailed) << e.what();
+    return e.what();
+  }
+  ADD_FAILURE() << "the launch did not fail";
+  return "";
+}
+
+void expect_has(const std::string &msg, const std::string &part) {
+  EXPECT_NE(msg.find(part), std::string::npos) << "missing '" << part << "' in: " << msg;
+}
+
+const char *kWriteN = R"(
+.visible .entry write_n(.param .u64 out, .param .u32 n)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<4>;
+  mov.u32 %r1, %tid.x;
+  ld.param.u32 %r2, [n];
+  ld.param.u64 %rd1, [out];
+  mul.wide.u32 %rd2, %r1, 4;
+  add.u64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r1;
+  ret;
+}
+)";
+
+TEST(EmuSanitizer, OutOfBoundsGlobalWrite) {
+  EmuDevice dev;
+  auto buf = dev.allocate(40 * 4); // 40 elements, 64 threads write
+  std::string e =
+      launch_error(dev, kWriteN, "write_n", {64, 1, 1}, {Arg::of(buf), Arg::of(40u)}, "oob.ptx");
+  expect_has(e, "kernel 'write_n'");
+  expect_has(e, "oob.ptx:14");
+  expect_has(e, "st.global.u32");
+  expect_has(e, "block (0,0,0) thread (40,0,0)");
+  expect_has(e, "out-of-bounds global write of 4 bytes");
+  expect_has(e, "0 bytes past its end");
+  // the device still works
+  launch(dev, ptx_module(kWriteN), "write_n", {1, 1, 1}, {40, 1, 1}, {Arg::of(buf), Arg::of(40u)});
+  EXPECT_EQ(download<uint32_t>(dev, buf, 40)[39], 39u);
+}
+
+TEST(EmuSanitizer, MisalignedAndUseAfterFree) {
+  EmuDevice dev;
+  auto buf = dev.allocate(1024);
+  std::string e =
+      launch_error(dev, kWriteN, "write_n", {32, 1, 1}, {Arg::of(buf + 2), Arg::of(0u)});
+  expect_has(e, "misaligned global write");
+  dev.free(buf);
+  e = launch_error(dev, kWriteN, "write_n", {32, 1, 1}, {Arg::of(buf), Arg::of(0u)});
+  expect_has(e, "use after free");
+  expect_has(e, "freed allocation");
+  EXPECT_THROW(dev.free(buf), device::DeviceError);
+  EXPECT_THROW(dev.copy_to_host(nullptr, buf, 4), device::DeviceError);
+}
+
+TEST(EmuSanitizer, SharedOutOfBounds) {
+  const char *k = R"(
+.visible .entry sh()
+{
+  .shared .align 4 .b32 s[32];
+  .reg .b32 %r<4>;
+  mov.u32 %r1, %tid.x;
+  shl.b32 %r2, %r1, 2;
+  mov.u32 %r3, s;
+  add.u32 %r2, %r2, %r3;
+  st.shared.u32 [%r2], %r1;
+  ret;
+}
+)";
+  EmuDevice dev;
+  std::string e = launch_error(dev, k, "sh", {64, 1, 1}, {});
+  expect_has(e, "out-of-bounds shared write");
+  expect_has(e, "thread (32,0,0)");
+  expect_has(e, "128 bytes of shared memory");
+}
+
+TEST(EmuSanitizer, DivergentBarrierAndDeadlock) {
+  const char *divergent = R"(
+.visible .entry div_bar()
+{
+  .reg .b32 %r1;
+  .reg .pred %p;
+  mov.u32 %r1, %tid.x;
+  setp.lt.u32 %p, %r1, 16;
+  @%p bra SKIP;
+  bar.sync 0;
+SKIP:
+  bar.sync 0;
+  ret;
+}
+)";
+  EmuDevice dev;
+  std::string e = launch_error(dev, divergent, "div_bar", {64, 1, 1}, {}, "div.ptx");
+  expect_has(e, "divergent barrier");
+  expect_has(e, "div.ptx:14");
+  expect_has(e, "kernel 'div_bar'");
+  const char *deadlock = R"(
+.visible .entry dead()
+{
+  .reg .b32 %r1;
+  .reg .pred %p;
+  mov.u32 %r1, %tid.x;
+  setp.lt.u32 %p, %r1, 32;
+  @%p bra OTHER;
+  bar.sync 0;
+  ret;
+OTHER:
+  bar.sync 1;
+  ret;
+}
+)";
+  e = launch_error(dev, deadlock, "dead", {64, 1, 1}, {});
+  expect_has(e, "barrier deadlock");
+}
+
+TEST(EmuSanitizer, PartialWarpCollective) {
+  const char *k = R"(
+.visible .entry shfl_partial()
+{
+  .reg .b32 %r<3>;
+  .reg .pred %p;
+  mov.u32 %r1, %laneid;
+  setp.lt.u32 %p, %r1, 20;
+  @%p bra DONE;
+  shfl.sync.bfly.b32 %r2, %r1, 1, 31, -1;
+DONE:
+  ret;
+}
+)";
+  EmuDevice dev;
+  std::string e = launch_error(dev, k, "shfl_partial", {32, 1, 1}, {});
+  expect_has(e, "warp collective");
+  expect_has(e, "0xfffff");
+}
+
+TEST(EmuSanitizer, ReadBeforeCpAsyncWait) {
+  const char *k = R"(
+.visible .entry early(.param .u64 src)
+{
+  .shared .align 16 .b8 buf[512];
+  .reg .b32 %lane, %d, %v;
+  .reg .b64 %p, %t;
+  mov.u32 %lane, %laneid;
+  mov.u32 %d, buf;
+  shl.b32 %v, %lane, 4;
+  add.u32 %d, %d, %v;
+  ld.param.u64 %p, [src];
+  mul.wide.u32 %t, %lane, 16;
+  add.u64 %p, %p, %t;
+  cp.async.cg.shared.global [%d], [%p], 16;
+  cp.async.commit_group;
+  ld.shared.u32 %v, [%d];
+  cp.async.wait_group 0;
+  ret;
+}
+)";
+  EmuDevice dev;
+  auto src = dev.allocate(512);
+  std::string e = launch_error(dev, k, "early", {32, 1, 1}, {Arg::of(src)}, "early.ptx");
+  expect_has(e, "early.ptx:19");
+  expect_has(e, "cp.async that has not been waited for");
+}
+
+TEST(EmuSanitizer, InfiniteLoopHitsTheInstructionLimit) {
+  const char *k = R"(
+.visible .entry spin()
+{
+LOOP:
+  bra.uni LOOP;
+}
+)";
+  EmuDeviceOptions opt;
+  opt.max_warp_instructions_per_cta = 100000;
+  EmuDevice dev(opt);
+  std::string e = launch_error(dev, k, "spin", {64, 1, 1}, {}, "spin.ptx");
+  expect_has(e, "infinite loop");
+  expect_has(e, "spin.ptx:8");
+}
+
+} // namespace
+} // namespace tcjit::emu::test
