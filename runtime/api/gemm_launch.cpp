@@ -11,7 +11,9 @@ namespace {
 
 using codegen::GemmParam;
 
-size_t index(GemmParam p) { return static_cast<size_t>(p); }
+size_t index(GemmParam p) {
+  return static_cast<size_t>(p);
+}
 
 device::LaunchConfig to_launch_config(const codegen::LaunchDims &d) {
   device::LaunchConfig lc;
@@ -79,27 +81,32 @@ LoadedGemm load_gemm(device::Device &dev, const codegen::CompiledKernel &kernel)
 }
 
 void launch_gemm(device::Device &dev, const LoadedGemm &gemm, const OpSpec &spec,
-                 const GemmPointers &ptrs) {
+                 const GemmPointers &ptrs, const std::function<void()> &after_main_launch) {
   const codegen::KernelPlan &plan = *gemm.plan;
   const GemmGeometry geo = gemm_geometry(spec);
   const int split = plan.config.split_k;
-  const device::LaunchConfig main_launch = to_launch_config(codegen::gemm_launch_dims(
-      geo.m, geo.n, geo.batch, plan.config.bm, plan.config.bn, plan.threads, plan.smem_bytes,
-      split));
+  const device::LaunchConfig main_launch = to_launch_config(
+      codegen::gemm_launch_dims(geo.m, geo.n, geo.batch, plan.config.bm, plan.config.bn,
+                                plan.threads, plan.smem_bytes, split));
   const device::KernelInfo &info = dev.kernel_info(gemm.main);
   device::ParamBuffer params = gemm_params(info, plan, spec, ptrs);
   if (split == 1) {
     dev.launch(gemm.main, main_launch, params.bytes());
+    if (after_main_launch)
+      after_main_launch();
     dev.synchronize();
     return;
   }
   // Split-K: slices into a workspace, then a second kernel sums them in slice order.
-  const uint64_t ws_bytes = codegen::splitk_workspace_bytes(geo.m, geo.n, geo.batch, split,
-                                                            dtype_bits(plan.mma.acc) / 8);
+  const uint64_t ws_bytes =
+      codegen::splitk_workspace_bytes(geo.m, geo.n, geo.batch, split, dtype_bits(plan.mma.acc) / 8);
   ScopedAllocation ws(dev, dev.allocate(ws_bytes));
+  dev.memset(ws.ptr, 0xff, ws_bytes); // NaN/-1 poison: every slot must be written by its slice
   device::ParamBuffer slices = params;
   slices.set(index(GemmParam::d), ws.ptr);
   dev.launch(gemm.main, main_launch, slices.bytes());
+  if (after_main_launch)
+    after_main_launch();
 
   const device::KernelInfo &reduce_info = dev.kernel_info(gemm.splitk_reduce);
   device::ParamBuffer reduce(reduce_info);

@@ -8,6 +8,8 @@
 #include "runtime/device/device.h"
 #include "tcjit/op_spec.h"
 
+#include <functional>
+
 namespace tcjit::api {
 
 // A compiled GEMM loaded into one device's module.
@@ -27,8 +29,10 @@ struct GemmPointers {
 };
 
 // Runs D = act(alpha*A*B + beta*C + bias) for the concrete `spec` the kernel was compiled for,
-// including split-K's workspace and reduction pass. Synchronizes before returning.
+// including split-K's workspace and reduction pass. `after_main_launch`, when set, runs right
+// after the main kernel's launch (before split-K's reduction: e.g. to read its counters).
+// Synchronizes before returning.
 void launch_gemm(device::Device &dev, const LoadedGemm &gemm, const OpSpec &spec,
-                 const GemmPointers &ptrs);
+                 const GemmPointers &ptrs, const std::function<void()> &after_main_launch = {});
 
 } // namespace tcjit::api

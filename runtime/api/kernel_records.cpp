@@ -8,12 +8,17 @@
 
 namespace tcjit::api {
 
-std::string compiler_version() { return TCJIT_COMPILER_VERSION; }
-std::string toolkit_version() { return TCJIT_TOOLKIT_VERSION; }
+std::string compiler_version() {
+  return TCJIT_COMPILER_VERSION;
+}
+std::string toolkit_version() {
+  return TCJIT_TOOLKIT_VERSION;
+}
 
 std::string config_json(const codegen::TileConfig &c) {
-  nlohmann::json j = {{"bm", c.bm},           {"bn", c.bn},         {"bk", c.bk},
-                      {"wm", c.wm},           {"wn", c.wn},         {"stages", c.stages},
+  nlohmann::json j = {{"bm", c.bm},           {"bn", c.bn},
+                      {"bk", c.bk},           {"wm", c.wm},
+                      {"wn", c.wn},           {"stages", c.stages},
                       {"split_k", c.split_k}, {"raster_group", c.raster_group},
                       {"vec_a", c.vec_a},     {"vec_b", c.vec_b}};
   return j.dump(); // nlohmann::json objects keep keys sorted

@@ -21,8 +21,7 @@ std::string toolkit_version();
 // {"bk":32,"bm":128,...}: canonical JSON (sorted keys, no spaces) of a resolved config.
 std::string config_json(const codegen::TileConfig &);
 
-kernels_db::ProblemRecord problem_record(const OpSpec &, const ProblemKey &,
-                                         std::string_view arch);
+kernels_db::ProblemRecord problem_record(const OpSpec &, const ProblemKey &, std::string_view arch);
 kernels_db::BinaryRecord binary_record(const ProblemKey &, const codegen::CompiledKernel &,
                                        std::string_view arch);
 

@@ -13,7 +13,7 @@ namespace tcjit::api {
 
 struct GemmCheck {
   CompareReport report;                        // against the reference
-  std::optional<emu::LaunchCounters> counters; // set when the device is the emulator
+  std::optional<emu::LaunchCounters> counters; // the main kernel's, on the emulator
   double device_ms = 0;                        // upload + launch + download, wall clock
   double reference_ms = 0;
 };

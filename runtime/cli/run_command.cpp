@@ -166,8 +166,8 @@ int run_one(const WorkloadEntry &entry, const RunOptions &opt, bool tf32_off,
             << fmt("%.1f ms", check.reference_ms) << " reference)\n";
   if (check.counters) {
     const emu::LaunchCounters &c = *check.counters;
-    std::cout << "counters: " << c.warp_instructions << " warp-instructions, "
-              << c.mma_instructions << " mma, " << c.shared_bank_conflicts
+    std::cout << "counters: " << c.warp_instructions << " warp-instructions, " << c.mma_instructions
+              << " mma, " << c.shared_bank_conflicts
               << " shared bank conflicts, global load efficiency "
               << fmt("%.0f%%", 100.0 * c.global_load_efficiency()) << "\n";
   }

@@ -36,7 +36,7 @@ struct LaunchCounters {
   uint64_t cp_async_requests = 0;   // cp.async: a global read request and a shared write
   uint64_t global_load_sectors = 0; // distinct 32-byte sectors per request, summed
   uint64_t global_store_sectors = 0;
-  uint64_t global_bytes_read = 0; // useful bytes the lanes asked for
+  uint64_t global_bytes_read = 0; // useful bytes: the distinct bytes the lanes asked for
   uint64_t global_bytes_written = 0;
 
   uint64_t local_requests = 0;

@@ -202,16 +202,27 @@ void count_ldmatrix_request(ExecContext &ctx, const uint64_t *addresses, uint32_
 void count_global_request(ExecContext &ctx, const uint64_t *addresses, uint32_t mask, uint32_t size,
                           bool is_store) {
   uint64_t sectors[32 * 2];
-  uint32_t n = 0;
-  uint64_t useful = 0;
+  uint64_t starts[32];
+  uint32_t n = 0, lanes = 0;
   for_each_lane(mask, [&](uint32_t l) {
     for (uint64_t s = addresses[l] / 32; s <= (addresses[l] + size - 1) / 32 && n < 64; ++s)
       sectors[n++] = s;
-    useful += size;
+    starts[lanes++] = addresses[l];
   });
   if (!std::is_sorted(sectors, sectors + n))
     std::sort(sectors, sectors + n);
   n = static_cast<uint32_t>(std::unique(sectors, sectors + n) - sectors);
+  // Useful bytes: the distinct bytes the lanes asked for (lanes reading the same address, a
+  // broadcast, ask for those bytes once), so that efficiency never exceeds 1.
+  if (!std::is_sorted(starts, starts + lanes))
+    std::sort(starts, starts + lanes);
+  uint64_t useful = 0, covered_to = 0;
+  for (uint32_t i = 0; i < lanes; ++i) {
+    const uint64_t begin = std::max(starts[i], covered_to), end = starts[i] + size;
+    if (end > begin)
+      useful += end - begin;
+    covered_to = std::max(covered_to, end);
+  }
   LaunchCounters &c = ctx.counters;
   if (is_store) {
     ++c.global_store_requests;

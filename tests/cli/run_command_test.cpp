@@ -65,8 +65,8 @@ TEST_F(RunCommand, CudaWithoutDriverSaysSo) {
 }
 
 TEST_F(RunCommand, SymbolicSizesNeedNumbers) {
-  const ToolResult r = run_tool("run --device emu --no-cache " +
-                                shell_quote("gemm m=? n=16 k=16 a=f16 b=f16:col"));
+  const ToolResult r =
+      run_tool("run --device emu --no-cache " + shell_quote("gemm m=? n=16 k=16 a=f16 b=f16:col"));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("the spec has symbolic sizes"), std::string::npos) << r.err;
 }

@@ -106,5 +106,17 @@ TEST(EmuCounters, GlobalSectorsCoalescedVsStrided) {
   EXPECT_NE(format_counters(c).find("global load sectors"), std::string::npos);
 }
 
+TEST(EmuCounters, BroadcastLoadCountsItsBytesOnce) {
+  // stride 0: all 32 lanes read the same 4 bytes: one sector, 4 useful bytes, efficiency 1/8.
+  EmuDevice dev;
+  auto in = dev.allocate(32 * 4);
+  auto out = dev.allocate(32 * 4);
+  launch(dev, copy_kernel(0), "copy", {1, 1, 1}, {32, 1, 1}, {Arg::of(in), Arg::of(out)});
+  const LaunchCounters c = dev.last_counters();
+  EXPECT_EQ(c.global_load_sectors, 1u);
+  EXPECT_EQ(c.global_bytes_read, 4u);
+  EXPECT_DOUBLE_EQ(c.global_load_efficiency(), 4.0 / 32.0);
+}
+
 } // namespace
 } // namespace tcjit::emu::test
