@@ -10,6 +10,7 @@
 #include "compiler/spec/shape.h"
 #include "kernels_db/kernels_db.h"
 #include "runtime/api/kernel_records.h"
+#include "runtime/api/kernel_source.h"
 #include "runtime/api/verify_gemm.h"
 #include "runtime/cli/exit_codes.h"
 #include "runtime/cli/spec_input.h"
@@ -43,19 +44,13 @@ std::string fmt(const char *format, double v) {
   return buf;
 }
 
-// The kernel for one spec: from the database when a binary built by this very compiler exists,
-// else compiled now (and stored).
-struct KernelSource {
-  codegen::CompiledKernel kernel;
-  std::string how; // what the user is told
-  bool from_cache = false;
-};
-
+// The kernel for one spec (api::find_or_compile_gemm), with --config parsed; prints errors and
+// warnings.
 bool get_kernel(const OpSpec &spec, const ProblemKey &key, const RunOptions &opt, bool tf32_off,
-                kernels_db::KernelsDb *db, KernelSource &out) {
-  codegen::CompileOptions copt;
-  copt.arch = opt.arch;
-  copt.tf32_off = tf32_off;
+                kernels_db::KernelsDb *db, api::KernelSource &out) {
+  api::KernelRequest request;
+  request.arch = opt.arch;
+  request.tf32_off = tf32_off;
   if (!opt.config.empty()) {
     codegen::TileConfig c;
     std::string err;
@@ -63,57 +58,14 @@ bool get_kernel(const OpSpec &spec, const ProblemKey &key, const RunOptions &opt
       std::cerr << "tcjit run: error: --config '" << opt.config << "': " << err << "\n";
       return false;
     }
-    copt.config = c;
+    request.config = c;
   }
-  const codegen::TileConfig config = codegen::resolve_vectors(
-      spec, copt.config ? *copt.config : codegen::default_tile_config(spec, opt.arch, tf32_off));
-  const auto errors = codegen::validate_tile_config(spec, config, opt.arch, tf32_off);
-  if (!errors.empty()) {
-    for (const codegen::ConfigError &e : errors)
-      std::cerr << "tcjit run: error: config " << codegen::to_string(config) << ": " << e.field
-                << ": " << e.message << "\n";
-    return false;
-  }
-  if (db) {
-    const auto found = db->find_binary({key.text, api::config_json(config), opt.arch,
-                                        api::toolkit_version(), api::compiler_version()});
-    for (const std::string &w : found.warnings)
-      std::cerr << "tcjit run: warning: " << w << "\n";
-    if (found.status == kernels_db::LookupStatus::hit) {
-      out.kernel.config = config;
-      out.kernel.plan = codegen::plan_kernel(spec, config, opt.arch, tf32_off);
-      out.kernel.ptx = found.binary->ptx;
-      out.from_cache = true;
-      out.how = "hit (database " + db->path() + ", compiled " +
-                fmt("%.1f ms", found.binary->compile_ms) + " earlier)";
-      return true;
-    }
-  }
-  copt.config = config;
-  copt.run_ptxas = true;
-  out.kernel = codegen::compile_gemm(spec, copt);
-  if (!out.kernel.ok()) {
-    for (const codegen::ConfigError &e : out.kernel.errors)
-      std::cerr << "tcjit run: error: " << e.field << ": " << e.message << "\n";
-    return false;
-  }
-  if (out.kernel.ptxas && !out.kernel.ptxas->ok) {
-    std::cerr << "tcjit run: internal error: ptxas rejected the generated PTX for " << opt.arch
-              << ":\n"
-              << out.kernel.ptxas->log << "\n";
-    return false;
-  }
-  out.how = "miss, compiled in " + fmt("%.1f ms", out.kernel.total_ms());
-  if (out.kernel.ptxas)
-    out.how += " (ptxas: " + std::to_string(out.kernel.ptxas->registers) + " registers, " +
-               std::to_string(out.kernel.ptxas->spill_stores + out.kernel.ptxas->spill_loads) +
-               " spill bytes, " + std::to_string(out.kernel.plan.smem_bytes) + " B shared)";
-  if (db) {
-    db->put_problem(api::problem_record(spec, key, opt.arch));
-    db->put_binary(api::binary_record(key, out.kernel, opt.arch));
-    out.how += ", stored in " + db->path();
-  }
-  return true;
+  out = api::find_or_compile_gemm(spec, key, request, db);
+  for (const std::string &w : out.warnings)
+    std::cerr << "tcjit run: warning: " << w << "\n";
+  for (const std::string &e : out.errors)
+    std::cerr << "tcjit run: error: " << e << "\n";
+  return out.ok();
 }
 
 kernels_db::ResultRecord verified_result(const ProblemKey &key, const codegen::TileConfig &config,
@@ -150,7 +102,7 @@ int run_one(const WorkloadEntry &entry, const RunOptions &opt, bool tf32_off,
   }
   const ProblemKey key = make_problem_key(spec, opt.arch, tf32_off);
   std::cout << "key:      " << key.hash_hex() << "\n";
-  KernelSource source;
+  api::KernelSource source;
   if (!get_kernel(spec, key, opt, tf32_off, db, source))
     return kExitFailure;
   std::cout << "config:   " << codegen::to_string(source.kernel.config) << "\n";
@@ -198,11 +150,11 @@ int run_run(RunOptions opt) {
     std::cerr << "tcjit run: error: " << e.what() << "\n";
     return kExitFailure;
   }
-  if (opt.arch.empty()) {
-    opt.arch = "sm_" + std::to_string(dev->info().sm_arch);
-    if (!find_arch(opt.arch)) {
-      std::cerr << "tcjit run: error: the device is " << opt.arch << ", which tcjit does not "
-                << "target (" << known_arch_list() << ")\n";
+  {
+    std::string error;
+    opt.arch = api::target_arch(opt.arch, dev->info(), error);
+    if (opt.arch.empty()) {
+      std::cerr << "tcjit run: error: " << error << "\n";
       return kExitFailure;
     }
   }

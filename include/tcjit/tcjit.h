@@ -1,0 +1,86 @@
+/* The embedding API of tcjit in C: opaque handles and status codes, so C, Python, Rust or Go can
+ * embed tcjit without C++. The same essentials as include/tcjit/tcjit.hpp (see there for what
+ * preparing and launching do). No call throws or aborts: failures return a status, and
+ * tcjit_last_error_message() (per thread) says what went wrong and how to fix it. */
+#ifndef TCJIT_TCJIT_H
+#define TCJIT_TCJIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum tcjit_status {
+  TCJIT_OK = 0,
+  TCJIT_ERROR_INVALID_ARGUMENT = 1, /* a null handle or pointer, an unknown option */
+  TCJIT_ERROR_BAD_SPEC = 2,         /* the DSL text does not parse or is not valid */
+  TCJIT_ERROR_NOT_FOUND = 3,        /* a cache miss under TCJIT_MISS_FAIL */
+  TCJIT_ERROR_UNSUPPORTED = 4,      /* e.g. no CUDA driver, an op the generator lacks */
+  TCJIT_ERROR_DEVICE = 5,           /* the device failed (allocation, launch...) */
+  TCJIT_ERROR_DATABASE = 6,         /* the kernel database failed */
+  TCJIT_ERROR_INTERNAL = 7
+} tcjit_status;
+
+typedef enum tcjit_miss_policy {
+  TCJIT_MISS_HEURISTIC = 0, /* compile the default config now */
+  TCJIT_MISS_FAIL = 1,      /* a miss is TCJIT_ERROR_NOT_FOUND */
+  TCJIT_MISS_TUNE = 2,      /* reserved for the tuner */
+  TCJIT_MISS_BACKGROUND = 3 /* reserved for the tuner */
+} tcjit_miss_policy;
+
+typedef enum tcjit_origin {
+  TCJIT_ORIGIN_MEMORY = 0,
+  TCJIT_ORIGIN_DATABASE = 1,
+  TCJIT_ORIGIN_COMPILED_NOW = 2,
+  TCJIT_ORIGIN_TUNED_NOW = 3
+} tcjit_origin;
+
+typedef struct tcjit_runtime_options {
+  const char *db_path; /* NULL or "": $TCJIT_DB, else ~/.cache/tcjit/kernels.db */
+  int no_database;     /* nonzero: neither read nor write a database */
+  const char *device;  /* NULL = "auto"; "emu", "cuda" */
+  tcjit_miss_policy on_miss;
+  const char *arch; /* NULL or "": the device's own */
+} tcjit_runtime_options;
+
+typedef struct tcjit_runtime tcjit_runtime;
+typedef struct tcjit_operation tcjit_operation;
+typedef uint64_t tcjit_device_ptr;
+
+/* options may be NULL (all defaults). */
+tcjit_status tcjit_runtime_open(const tcjit_runtime_options *options, tcjit_runtime **out);
+/* Operations prepared by the runtime stay usable after it is closed. NULL is ignored. */
+void tcjit_runtime_close(tcjit_runtime *rt);
+
+tcjit_status tcjit_prepare(tcjit_runtime *rt, const char *spec, tcjit_operation **out);
+void tcjit_operation_release(tcjit_operation *op); /* NULL is ignored */
+/* Strings live as long as the operation; NULL for a NULL operation. */
+const char *tcjit_operation_config(const tcjit_operation *op);
+const char *tcjit_operation_spec(const tcjit_operation *op);
+uint64_t tcjit_operation_key_hash(const tcjit_operation *op);
+tcjit_origin tcjit_operation_origin(const tcjit_operation *op);
+const char *tcjit_origin_name(tcjit_origin origin);
+
+tcjit_status tcjit_malloc(tcjit_runtime *rt, size_t bytes, tcjit_device_ptr *out);
+tcjit_status tcjit_free(tcjit_runtime *rt, tcjit_device_ptr ptr);
+tcjit_status tcjit_memcpy_h2d(tcjit_runtime *rt, tcjit_device_ptr dst, const void *src,
+                              size_t bytes);
+tcjit_status tcjit_memcpy_d2h(tcjit_runtime *rt, void *dst, tcjit_device_ptr src, size_t bytes);
+
+/* D = act(alpha*A*B + beta*C + bias) on the runtime's device; synchronous. bias may be 0 without
+ * a bias; stream: an opaque CUstream for the CUDA device (NULL = default stream). */
+tcjit_status tcjit_launch_gemm(const tcjit_operation *op, tcjit_device_ptr a, tcjit_device_ptr b,
+                               tcjit_device_ptr c, tcjit_device_ptr d, tcjit_device_ptr bias,
+                               void *stream);
+
+/* The message of this thread's last failed call ("" when none); valid until its next call. */
+const char *tcjit_last_error_message(void);
+const char *tcjit_status_name(tcjit_status status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TCJIT_TCJIT_H */

@@ -1,0 +1,149 @@
+// The embedding API of tcjit (C++): open a Runtime, prepare an Operation from DSL text or an
+// OpSpec, launch it on device pointers. The C API (tcjit.h) offers the same essentials.
+//
+//   tcjit::RuntimeOptions options;
+//   options.device = "emu";
+//   tcjit::Runtime rt(options);
+//   tcjit::Operation op = rt.prepare("gemm m=64 n=64 k=64 a=f16 b=f16:col");
+//   op.launch({a, b, c, d, /*bias=*/0});
+//
+// Preparing looks the kernel up in memory (Origin::memory), then in the kernel database
+// (Origin::database), then — with MissPolicy::heuristic — compiles the default config now
+// (Origin::compiled_now) and stores it. Runtime and Operation are thread-safe: maps are guarded
+// by a mutex and launches on one device are serialized (the emulator is not thread-safe).
+// Every failure throws tcjit::Error, which says what went wrong, where and how to fix it.
+#pragma once
+
+#include "tcjit/op_spec.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace tcjit {
+
+// A device address on the runtime's device (CUDA or the emulator).
+using DeviceAddress = uint64_t;
+
+// What prepare() does when neither memory nor the database has the kernel. `tune` and
+// `background` (tune now; compile the default now and tune in the background) arrive with the
+// tuner and are refused until then.
+enum class MissPolicy { heuristic, fail, tune, background };
+
+// Where an Operation's kernel came from. `tuned_now` arrives with the tuner.
+enum class Origin { memory, database, compiled_now, tuned_now };
+const char *to_string(Origin origin);
+
+struct RuntimeOptions {
+  std::string db_path;         // "" = $TCJIT_DB, else ~/.cache/tcjit/kernels.db
+  bool use_database = true;    // false: neither read nor write a database
+  std::string device = "auto"; // "auto" (cuda if present, else emu), "emu", "cuda"
+  MissPolicy on_miss = MissPolicy::heuristic;
+  std::string arch; // "" = the device's own (the emulator is sm_80)
+};
+
+// What kind of failure an Error is (the C API maps it to tcjit_status).
+enum class ErrorCode {
+  invalid_argument, // a bad option or argument
+  bad_spec,         // DSL text that does not parse, or a spec that is not valid
+  not_found,        // a cache miss under MissPolicy::fail
+  unsupported,      // e.g. no CUDA driver, an op the code generator lacks
+  device,           // the device failed
+  database,         // the kernel database failed
+  internal,
+};
+
+// Thrown by every call of this API. what() is "tcjit: WHERE: WHAT" plus a line
+// "how to fix: ..." when there is a fix to suggest.
+class Error : public std::runtime_error {
+public:
+  Error(ErrorCode code, std::string what, std::string where, std::string how_to_fix);
+  ErrorCode code() const { return code_; }
+  const std::string &problem() const { return problem_; } // what went wrong
+  const std::string &where() const { return where_; }     // e.g. "prepare", "launch"
+  const std::string &how_to_fix() const { return how_to_fix_; }
+
+private:
+  ErrorCode code_;
+  std::string problem_, where_, how_to_fix_;
+};
+
+// Device pointers of a GEMM's operands: D = act(alpha*A*B + beta*C + bias). bias may be 0 when the
+// spec has none; c may be 0 when beta=0; d may equal c.
+struct GemmArgs {
+  DeviceAddress a = 0, b = 0, c = 0, d = 0, bias = 0;
+};
+
+// What the kernel uses, from ptxas (now, or recorded in the database); nullopt when unknown.
+struct ResourceUsage {
+  std::optional<int> registers; // per thread
+  int shared_bytes = 0;         // per CTA, dynamic + static
+  std::optional<int> spill_bytes;
+};
+
+class Runtime;
+
+// A prepared operation: a cheap, shared, immutable handle (copies share the kernel).
+class Operation {
+public:
+  struct State;
+
+  const std::string &spec_text() const; // canonical DSL text
+  const OpSpec &spec() const;
+  const std::string &key_text() const;
+  uint64_t key_hash() const;
+  std::string key_hash_hex() const;
+  std::string config() const; // "128x128x32 w64x64 s3 k1 g1 va8 vb8"
+  Origin origin() const { return origin_; }
+  ResourceUsage resources() const;
+
+  // Runs the GEMM on the runtime's device and waits for it. `stream` is an opaque CUstream for
+  // the CUDA device (stored for it; today every launch is synchronous on the default stream);
+  // pass nullptr. Throws Error when the device fails.
+  void launch(const GemmArgs &args, void *stream = nullptr) const;
+
+private:
+  friend class Runtime;
+  Operation(std::shared_ptr<const State> state, Origin origin);
+  std::shared_ptr<const State> state_;
+  Origin origin_;
+};
+
+class Runtime {
+public:
+  // Opens the device and the database. Throws Error (no CUDA driver, unknown arch, a database
+  // that cannot be opened, a miss policy not implemented yet).
+  explicit Runtime(const RuntimeOptions &options = {});
+  ~Runtime();
+  Runtime(Runtime &&) noexcept;
+  Runtime &operator=(Runtime &&) noexcept;
+  Runtime(const Runtime &) = delete;
+  Runtime &operator=(const Runtime &) = delete;
+
+  // One GEMM in the DSL (docs/dsl.md), with concrete sizes. Throws Error with the rendered
+  // diagnostics for bad text, and when the kernel cannot be found or compiled.
+  Operation prepare(std::string_view dsl_text);
+  Operation prepare(const OpSpec &spec);
+
+  std::string device_name() const;
+  bool device_is_emulator() const;
+  const std::string &arch() const;   // the arch kernels are compiled for
+  std::string database_path() const; // "" without a database
+
+  // Device memory on the runtime's device (so an application on the emulator can run at all).
+  DeviceAddress allocate(size_t bytes);
+  void free(DeviceAddress address);
+  void copy_to_device(DeviceAddress dst, const void *src, size_t bytes);
+  void copy_to_host(void *dst, DeviceAddress src, size_t bytes);
+
+  struct Impl;
+
+private:
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace tcjit

@@ -1,0 +1,213 @@
+// The C API (include/tcjit/tcjit.h) over tcjit::Runtime: every exception is caught here and becomes
+// a status plus this thread's last error message.
+#include "tcjit/tcjit.h"
+
+#include "tcjit/tcjit.hpp"
+
+#include <exception>
+#include <new>
+#include <string>
+
+struct tcjit_runtime {
+  tcjit::Runtime runtime;
+};
+
+struct tcjit_operation {
+  tcjit::Operation operation;
+  std::string config;
+  std::string spec;
+};
+
+namespace {
+
+thread_local std::string last_error_message;
+
+tcjit_status status_of(tcjit::ErrorCode code) {
+  switch (code) {
+  case tcjit::ErrorCode::invalid_argument: return TCJIT_ERROR_INVALID_ARGUMENT;
+  case tcjit::ErrorCode::bad_spec: return TCJIT_ERROR_BAD_SPEC;
+  case tcjit::ErrorCode::not_found: return TCJIT_ERROR_NOT_FOUND;
+  case tcjit::ErrorCode::unsupported: return TCJIT_ERROR_UNSUPPORTED;
+  case tcjit::ErrorCode::device: return TCJIT_ERROR_DEVICE;
+  case tcjit::ErrorCode::database: return TCJIT_ERROR_DATABASE;
+  case tcjit::ErrorCode::internal: return TCJIT_ERROR_INTERNAL;
+  }
+  return TCJIT_ERROR_INTERNAL;
+}
+
+tcjit_status fail(tcjit_status status, std::string message) {
+  last_error_message = std::move(message);
+  return status;
+}
+
+// Runs `body` (which returns nothing) and turns every exception into a status.
+template <typename Body> tcjit_status guarded(Body &&body) {
+  try {
+    body();
+    last_error_message.clear();
+    return TCJIT_OK;
+  } catch (const tcjit::Error &e) {
+    return fail(status_of(e.code()), e.what());
+  } catch (const std::bad_alloc &) {
+    return fail(TCJIT_ERROR_INTERNAL, "tcjit: out of host memory");
+  } catch (const std::exception &e) {
+    return fail(TCJIT_ERROR_INTERNAL, std::string("tcjit: internal error: ") + e.what());
+  } catch (...) {
+    return fail(TCJIT_ERROR_INTERNAL, "tcjit: internal error: unknown exception");
+  }
+}
+
+tcjit_status null_argument(const char *function, const char *argument) {
+  return fail(TCJIT_ERROR_INVALID_ARGUMENT,
+              std::string("tcjit: ") + function + ": " + argument + " is NULL");
+}
+
+} // namespace
+
+extern "C" {
+
+tcjit_status tcjit_runtime_open(const tcjit_runtime_options *options, tcjit_runtime **out) {
+  if (!out)
+    return null_argument("tcjit_runtime_open", "out");
+  *out = nullptr;
+  return guarded([&] {
+    tcjit::RuntimeOptions o;
+    if (options) {
+      if (options->db_path)
+        o.db_path = options->db_path;
+      o.use_database = options->no_database == 0;
+      if (options->device)
+        o.device = options->device;
+      switch (options->on_miss) {
+      case TCJIT_MISS_HEURISTIC: o.on_miss = tcjit::MissPolicy::heuristic; break;
+      case TCJIT_MISS_FAIL: o.on_miss = tcjit::MissPolicy::fail; break;
+      case TCJIT_MISS_TUNE: o.on_miss = tcjit::MissPolicy::tune; break;
+      case TCJIT_MISS_BACKGROUND: o.on_miss = tcjit::MissPolicy::background; break;
+      default:
+        throw tcjit::Error(tcjit::ErrorCode::invalid_argument,
+                           "unknown on_miss value " + std::to_string(options->on_miss),
+                           "tcjit_runtime_open", "use a tcjit_miss_policy constant");
+      }
+      if (options->arch)
+        o.arch = options->arch;
+    }
+    *out = new tcjit_runtime{tcjit::Runtime(o)};
+  });
+}
+
+void tcjit_runtime_close(tcjit_runtime *rt) {
+  delete rt;
+}
+
+tcjit_status tcjit_prepare(tcjit_runtime *rt, const char *spec, tcjit_operation **out) {
+  if (!out)
+    return null_argument("tcjit_prepare", "out");
+  *out = nullptr;
+  if (!rt)
+    return null_argument("tcjit_prepare", "rt");
+  if (!spec)
+    return null_argument("tcjit_prepare", "spec");
+  return guarded([&] {
+    tcjit::Operation op = rt->runtime.prepare(spec);
+    std::string config = op.config();
+    std::string text = op.spec_text();
+    *out = new tcjit_operation{std::move(op), std::move(config), std::move(text)};
+  });
+}
+
+void tcjit_operation_release(tcjit_operation *op) {
+  delete op;
+}
+
+const char *tcjit_operation_config(const tcjit_operation *op) {
+  return op ? op->config.c_str() : nullptr;
+}
+
+const char *tcjit_operation_spec(const tcjit_operation *op) {
+  return op ? op->spec.c_str() : nullptr;
+}
+
+uint64_t tcjit_operation_key_hash(const tcjit_operation *op) {
+  return op ? op->operation.key_hash() : 0;
+}
+
+tcjit_origin tcjit_operation_origin(const tcjit_operation *op) {
+  if (!op)
+    return TCJIT_ORIGIN_MEMORY;
+  switch (op->operation.origin()) {
+  case tcjit::Origin::memory: return TCJIT_ORIGIN_MEMORY;
+  case tcjit::Origin::database: return TCJIT_ORIGIN_DATABASE;
+  case tcjit::Origin::compiled_now: return TCJIT_ORIGIN_COMPILED_NOW;
+  case tcjit::Origin::tuned_now: return TCJIT_ORIGIN_TUNED_NOW;
+  }
+  return TCJIT_ORIGIN_MEMORY;
+}
+
+const char *tcjit_origin_name(tcjit_origin origin) {
+  switch (origin) {
+  case TCJIT_ORIGIN_MEMORY: return "memory";
+  case TCJIT_ORIGIN_DATABASE: return "database";
+  case TCJIT_ORIGIN_COMPILED_NOW: return "compiled_now";
+  case TCJIT_ORIGIN_TUNED_NOW: return "tuned_now";
+  }
+  return "unknown";
+}
+
+tcjit_status tcjit_malloc(tcjit_runtime *rt, size_t bytes, tcjit_device_ptr *out) {
+  if (!rt)
+    return null_argument("tcjit_malloc", "rt");
+  if (!out)
+    return null_argument("tcjit_malloc", "out");
+  return guarded([&] { *out = rt->runtime.allocate(bytes); });
+}
+
+tcjit_status tcjit_free(tcjit_runtime *rt, tcjit_device_ptr ptr) {
+  if (!rt)
+    return null_argument("tcjit_free", "rt");
+  return guarded([&] { rt->runtime.free(ptr); });
+}
+
+tcjit_status tcjit_memcpy_h2d(tcjit_runtime *rt, tcjit_device_ptr dst, const void *src,
+                              size_t bytes) {
+  if (!rt)
+    return null_argument("tcjit_memcpy_h2d", "rt");
+  if (!src && bytes > 0)
+    return null_argument("tcjit_memcpy_h2d", "src");
+  return guarded([&] { rt->runtime.copy_to_device(dst, src, bytes); });
+}
+
+tcjit_status tcjit_memcpy_d2h(tcjit_runtime *rt, void *dst, tcjit_device_ptr src, size_t bytes) {
+  if (!rt)
+    return null_argument("tcjit_memcpy_d2h", "rt");
+  if (!dst && bytes > 0)
+    return null_argument("tcjit_memcpy_d2h", "dst");
+  return guarded([&] { rt->runtime.copy_to_host(dst, src, bytes); });
+}
+
+tcjit_status tcjit_launch_gemm(const tcjit_operation *op, tcjit_device_ptr a, tcjit_device_ptr b,
+                               tcjit_device_ptr c, tcjit_device_ptr d, tcjit_device_ptr bias,
+                               void *stream) {
+  if (!op)
+    return null_argument("tcjit_launch_gemm", "op");
+  return guarded([&] { op->operation.launch({a, b, c, d, bias}, stream); });
+}
+
+const char *tcjit_last_error_message(void) {
+  return last_error_message.c_str();
+}
+
+const char *tcjit_status_name(tcjit_status status) {
+  switch (status) {
+  case TCJIT_OK: return "TCJIT_OK";
+  case TCJIT_ERROR_INVALID_ARGUMENT: return "TCJIT_ERROR_INVALID_ARGUMENT";
+  case TCJIT_ERROR_BAD_SPEC: return "TCJIT_ERROR_BAD_SPEC";
+  case TCJIT_ERROR_NOT_FOUND: return "TCJIT_ERROR_NOT_FOUND";
+  case TCJIT_ERROR_UNSUPPORTED: return "TCJIT_ERROR_UNSUPPORTED";
+  case TCJIT_ERROR_DEVICE: return "TCJIT_ERROR_DEVICE";
+  case TCJIT_ERROR_DATABASE: return "TCJIT_ERROR_DATABASE";
+  case TCJIT_ERROR_INTERNAL: return "TCJIT_ERROR_INTERNAL";
+  }
+  return "TCJIT_ERROR_UNKNOWN";
+}
+
+} // extern "C"

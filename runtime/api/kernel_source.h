@@ -1,0 +1,57 @@
+// Where the kernel for one GEMM spec comes from: the kernel cache when a binary built by this very
+// compiler exists, else the code generator, now (and then it is stored). Shared by `tcjit run` and
+// the embedding API (include/tcjit/tcjit.hpp).
+#pragma once
+
+#include "compiler/codegen/pipeline.h"
+#include "compiler/spec/problem_key.h"
+#include "kernels_db/kernels_db.h"
+#include "runtime/device/device.h"
+#include "tcjit/op_spec.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tcjit::api {
+
+struct KernelRequest {
+  std::string arch;                          // a known arch (find_arch)
+  bool tf32_off = false;                     // tf32_disabled_by_environment()
+  std::optional<codegen::TileConfig> config; // nullopt: default_tile_config()
+  bool compile_on_miss = true;               // false: a cache miss is an error
+};
+
+enum class KernelOrigin { database, compiled_now };
+
+// What a ptxas run (now, or recorded in the cache) said about the kernel; -1 when unknown.
+struct KernelResources {
+  int registers = -1;
+  int spill_bytes = -1; // stores + loads
+  int shared_bytes = 0; // dynamic (the plan's) + static (ptxas's, when known)
+};
+
+struct KernelSource {
+  codegen::CompiledKernel kernel; // set when ok()
+  KernelOrigin origin = KernelOrigin::compiled_now;
+  KernelResources resources;
+  std::string how;                 // "hit (database ..., compiled 12.3 ms earlier)", "miss, ..."
+  std::vector<std::string> errors; // each a full sentence (no "tcjit run: error: " prefix)
+  std::vector<std::string> warnings;
+  bool missed = false; // set with errors when compile_on_miss is false and the cache had nothing
+  bool ok() const { return errors.empty(); }
+};
+
+// The arch kernels are compiled for: `requested` when set, else the device's own ("sm_80").
+// Returns "" and sets `error` (what, and how to fix) when that arch is not one tcjit targets.
+std::string target_arch(std::string_view requested, const device::DeviceInfo &device,
+                        std::string &error);
+
+// `spec` must be a valid, concrete GEMM and `key` its make_problem_key(spec, request.arch,
+// request.tf32_off). `db` may be null (no cache). Throws kernels_db::DbError when the database
+// fails; std::runtime_error when the environment is unusable (see codegen::compile_gemm).
+KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
+                                  const KernelRequest &request, kernels_db::KernelsDb *db);
+
+} // namespace tcjit::api

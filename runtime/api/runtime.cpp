@@ -1,0 +1,338 @@
+// tcjit::Runtime and tcjit::Operation (include/tcjit/tcjit.hpp): the kernel for a spec from
+// memory, the kernel database or the code generator (api::find_or_compile_gemm, as `tcjit run`),
+// loaded once into the runtime's device and launched through api::launch_gemm.
+#include "tcjit/tcjit.hpp"
+
+#include "compiler/dsl/parser.h"
+#include "compiler/dsl/printer.h"
+#include "compiler/spec/problem_key.h"
+#include "compiler/spec/shape.h"
+#include "compiler/spec/validate.h"
+#include "kernels_db/kernels_db.h"
+#include "runtime/api/gemm_launch.h"
+#include "runtime/api/kernel_source.h"
+#include "runtime/device/device_factory.h"
+
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+
+namespace tcjit {
+
+namespace {
+
+std::string error_text(const std::string &what, const std::string &where,
+                       const std::string &how_to_fix) {
+  std::string text = "tcjit: " + where + ": " + what;
+  if (!how_to_fix.empty())
+    text += "\nhow to fix: " + how_to_fix;
+  return text;
+}
+
+} // namespace
+
+Error::Error(ErrorCode code, std::string what, std::string where, std::string how_to_fix)
+    : std::runtime_error(error_text(what, where, how_to_fix)), code_(code),
+      problem_(std::move(what)), where_(std::move(where)), how_to_fix_(std::move(how_to_fix)) {}
+
+const char *to_string(Origin origin) {
+  switch (origin) {
+  case Origin::memory: return "memory";
+  case Origin::database: return "database";
+  case Origin::compiled_now: return "compiled_now";
+  case Origin::tuned_now: return "tuned_now";
+  }
+  return "unknown";
+}
+
+namespace {
+
+// The device with the lock that serializes its use (the emulator is not thread-safe).
+struct DeviceContext {
+  std::unique_ptr<device::Device> device;
+  std::mutex mutex;
+};
+
+Error device_error(const device::DeviceError &e, const std::string &where) {
+  // The device's messages already say how to fix them.
+  ErrorCode code = ErrorCode::device;
+  if (e.kind() == device::ErrorKind::Unsupported)
+    code = ErrorCode::unsupported;
+  else if (e.kind() == device::ErrorKind::InvalidArgument ||
+           e.kind() == device::ErrorKind::NotFound)
+    code = ErrorCode::invalid_argument;
+  return Error(code, e.what(), where, "");
+}
+
+} // namespace
+
+struct Operation::State {
+  OpSpec spec;
+  std::string spec_text;
+  ProblemKey key;
+  codegen::CompiledKernel kernel;
+  api::KernelResources resources;
+  std::shared_ptr<DeviceContext> device;
+  api::LoadedGemm loaded;
+
+  State() = default;
+  State(const State &) = delete;
+  State &operator=(const State &) = delete;
+  ~State() {
+    if (!device || loaded.module.id == 0)
+      return;
+    std::lock_guard lock(device->mutex);
+    try {
+      device->device->unload_module(loaded.module);
+    } catch (const device::DeviceError &) {
+      // Nothing to report from a destructor; the module dies with the device.
+    }
+  }
+};
+
+Operation::Operation(std::shared_ptr<const State> state, Origin origin)
+    : state_(std::move(state)), origin_(origin) {}
+
+const std::string &Operation::spec_text() const {
+  return state_->spec_text;
+}
+const OpSpec &Operation::spec() const {
+  return state_->spec;
+}
+const std::string &Operation::key_text() const {
+  return state_->key.text;
+}
+uint64_t Operation::key_hash() const {
+  return state_->key.hash;
+}
+std::string Operation::key_hash_hex() const {
+  return state_->key.hash_hex();
+}
+std::string Operation::config() const {
+  return codegen::to_string(state_->kernel.config);
+}
+
+ResourceUsage Operation::resources() const {
+  ResourceUsage r;
+  if (state_->resources.registers >= 0)
+    r.registers = state_->resources.registers;
+  if (state_->resources.spill_bytes >= 0)
+    r.spill_bytes = state_->resources.spill_bytes;
+  r.shared_bytes = state_->resources.shared_bytes;
+  return r;
+}
+
+void Operation::launch(const GemmArgs &args, void *stream) const {
+  (void)stream; // every launch is synchronous on the default stream for now (see tcjit.hpp)
+  const State &s = *state_;
+  const bool needs_c = s.spec.epilogue.beta != 0;
+  if (args.a == 0 || args.b == 0 || args.d == 0 || (needs_c && args.c == 0))
+    throw Error(ErrorCode::invalid_argument,
+                "a null device pointer for " + std::string(args.a == 0   ? "a"
+                                                           : args.b == 0 ? "b"
+                                                           : args.d == 0 ? "d"
+                                                                         : "c (beta is not 0)"),
+                "launch", "pass addresses from Runtime::allocate (or cuMemAlloc)");
+  if (s.spec.epilogue.bias != BiasKind::none && args.bias == 0)
+    throw Error(ErrorCode::invalid_argument, "the spec has a bias but GemmArgs::bias is 0",
+                "launch", "pass the bias vector's device address");
+  const api::GemmPointers ptrs{args.a, args.b, args.c == 0 ? args.d : args.c, args.d, args.bias};
+  std::lock_guard lock(s.device->mutex);
+  try {
+    api::launch_gemm(*s.device->device, s.loaded, s.spec, ptrs);
+  } catch (const device::DeviceError &e) {
+    throw device_error(e, "launch");
+  }
+}
+
+struct Runtime::Impl {
+  RuntimeOptions options;
+  std::shared_ptr<DeviceContext> device = std::make_shared<DeviceContext>();
+  std::string arch;
+  bool tf32_off = false;
+  std::optional<kernels_db::KernelsDb> db;
+
+  std::mutex map_mutex; // guards operations
+  std::unordered_map<std::string, std::shared_ptr<const Operation::State>> operations;
+  std::mutex prepare_mutex; // one lookup/compile at a time (the database handle is not shared)
+
+  std::shared_ptr<const Operation::State> find(const std::string &key_text) {
+    std::lock_guard lock(map_mutex);
+    const auto it = operations.find(key_text);
+    return it == operations.end() ? nullptr : it->second;
+  }
+};
+
+Runtime::Runtime(const RuntimeOptions &options) : impl_(std::make_unique<Impl>()) {
+  impl_->options = options;
+  if (options.on_miss == MissPolicy::tune || options.on_miss == MissPolicy::background)
+    throw Error(ErrorCode::unsupported,
+                "the miss policies tune and background need the tuner, which tcjit does not have "
+                "yet",
+                "Runtime", "use MissPolicy::heuristic or MissPolicy::fail");
+  if (options.device != "auto" && options.device != "emu" && options.device != "cuda")
+    throw Error(ErrorCode::invalid_argument, "unknown device '" + options.device + "'", "Runtime",
+                "use \"auto\", \"emu\" or \"cuda\"");
+  try {
+    impl_->device->device = device::open_device(options.device);
+  } catch (const device::DeviceError &e) {
+    throw device_error(e, "Runtime");
+  }
+  std::string arch_error;
+  impl_->arch = api::target_arch(options.arch, impl_->device->device->info(), arch_error);
+  if (impl_->arch.empty())
+    throw Error(ErrorCode::invalid_argument, arch_error, "Runtime",
+                "set RuntimeOptions::arch to one of them");
+  impl_->tf32_off = tf32_disabled_by_environment();
+  if (options.use_database) {
+    try {
+      impl_->db = options.db_path.empty() ? kernels_db::KernelsDb::open_default()
+                                          : kernels_db::KernelsDb::open(options.db_path);
+    } catch (const kernels_db::DbError &e) {
+      throw Error(ErrorCode::database, e.what(), "Runtime",
+                  "check RuntimeOptions::db_path / $TCJIT_DB, or set use_database = false");
+    }
+  }
+}
+
+Runtime::~Runtime() = default;
+Runtime::Runtime(Runtime &&) noexcept = default;
+Runtime &Runtime::operator=(Runtime &&) noexcept = default;
+
+Operation Runtime::prepare(std::string_view dsl_text) {
+  const ParseResult parsed = parse_spec(dsl_text, "<spec>");
+  if (!parsed.ok()) {
+    std::string rendered;
+    for (const Diagnostic &d : parsed.errors)
+      rendered += d.render();
+    throw Error(ErrorCode::bad_spec, "the spec does not parse:\n" + rendered, "prepare",
+                "correct the spec as the diagnostics say (the DSL: docs/dsl.md)");
+  }
+  return prepare(parsed.entries.front().spec);
+}
+
+Operation Runtime::prepare(const OpSpec &spec) {
+  Impl &rt = *impl_;
+  const std::vector<SpecError> spec_errors = validate_spec(spec);
+  if (!spec_errors.empty()) {
+    std::string text;
+    for (const SpecError &e : spec_errors)
+      text += "\n  " + (e.key.empty() ? std::string("operation") : e.key) + ": " + e.message;
+    throw Error(ErrorCode::bad_spec, "the spec is not valid:" + text, "prepare",
+                "correct the fields named");
+  }
+  if (spec.kind != OpKind::gemm)
+    throw Error(ErrorCode::unsupported,
+                std::string(to_string(spec.kind)) +
+                    " is not supported by the code generator yet (only gemm)",
+                "prepare", "prepare a gemm; `tcjit explain` describes the others");
+  if (!is_concrete(spec))
+    throw Error(ErrorCode::unsupported, "the spec has symbolic sizes (? or lo..hi)", "prepare",
+                "give every size a number, e.g. m=512");
+  const ProblemKey key = make_problem_key(spec, rt.arch, rt.tf32_off);
+  if (auto state = rt.find(key.text))
+    return Operation(std::move(state), Origin::memory);
+
+  std::lock_guard prepare_lock(rt.prepare_mutex);
+  if (auto state = rt.find(key.text)) // prepared by another thread meanwhile
+    return Operation(std::move(state), Origin::memory);
+
+  api::KernelRequest request;
+  request.arch = rt.arch;
+  request.tf32_off = rt.tf32_off;
+  request.compile_on_miss = rt.options.on_miss == MissPolicy::heuristic;
+  api::KernelSource source;
+  try {
+    source = api::find_or_compile_gemm(spec, key, request, rt.db ? &*rt.db : nullptr);
+  } catch (const kernels_db::DbError &e) {
+    throw Error(ErrorCode::database, e.what(), "prepare", "check the database (`tcjit db check`)");
+  } catch (const std::runtime_error &e) {
+    throw Error(ErrorCode::internal, e.what(), "prepare", "");
+  }
+  if (!source.ok()) {
+    std::string text;
+    for (const std::string &e : source.errors)
+      text += (text.empty() ? "" : "\n") + e;
+    const std::string fix = source.missed
+                                ? "compile and store it first (`tcjit run \"" + print_spec(spec) +
+                                      "\"" + (rt.db ? " --db " + rt.db->path() : std::string()) +
+                                      "`), or open the runtime with MissPolicy::heuristic"
+                                : "change the spec as the message says";
+    throw Error(source.missed ? ErrorCode::not_found : ErrorCode::bad_spec, text, "prepare", fix);
+  }
+
+  auto state = std::make_shared<Operation::State>();
+  state->spec = spec;
+  state->spec_text = print_spec(spec);
+  state->key = key;
+  state->kernel = std::move(source.kernel);
+  state->resources = source.resources;
+  state->device = rt.device;
+  {
+    std::lock_guard device_lock(rt.device->mutex);
+    try {
+      state->loaded = api::load_gemm(*rt.device->device, state->kernel);
+    } catch (const device::DeviceError &e) {
+      throw device_error(e, "prepare");
+    }
+  }
+  const Origin origin =
+      source.origin == api::KernelOrigin::database ? Origin::database : Origin::compiled_now;
+  std::shared_ptr<const Operation::State> shared = std::move(state);
+  {
+    std::lock_guard lock(rt.map_mutex);
+    rt.operations.emplace(key.text, shared);
+  }
+  return Operation(std::move(shared), origin);
+}
+
+std::string Runtime::device_name() const {
+  return impl_->device->device->info().name;
+}
+bool Runtime::device_is_emulator() const {
+  return impl_->device->device->info().is_emulator;
+}
+const std::string &Runtime::arch() const {
+  return impl_->arch;
+}
+std::string Runtime::database_path() const {
+  return impl_->db ? impl_->db->path() : "";
+}
+
+DeviceAddress Runtime::allocate(size_t bytes) {
+  std::lock_guard lock(impl_->device->mutex);
+  try {
+    return impl_->device->device->allocate(bytes);
+  } catch (const device::DeviceError &e) {
+    throw device_error(e, "allocate");
+  }
+}
+
+void Runtime::free(DeviceAddress address) {
+  std::lock_guard lock(impl_->device->mutex);
+  try {
+    impl_->device->device->free(address);
+  } catch (const device::DeviceError &e) {
+    throw device_error(e, "free");
+  }
+}
+
+void Runtime::copy_to_device(DeviceAddress dst, const void *src, size_t bytes) {
+  std::lock_guard lock(impl_->device->mutex);
+  try {
+    impl_->device->device->copy_to_device(dst, src, bytes);
+  } catch (const device::DeviceError &e) {
+    throw device_error(e, "copy_to_device");
+  }
+}
+
+void Runtime::copy_to_host(void *dst, DeviceAddress src, size_t bytes) {
+  std::lock_guard lock(impl_->device->mutex);
+  try {
+    impl_->device->device->copy_to_host(dst, src, bytes);
+  } catch (const device::DeviceError &e) {
+    throw device_error(e, "copy_to_host");
+  }
+}
+
+} // namespace tcjit

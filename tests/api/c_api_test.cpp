@@ -1,0 +1,129 @@
+// The C API (include/tcjit/tcjit.h): status codes, tcjit_last_error_message, a full launch.
+#include "tcjit/tcjit.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+constexpr const char *f32_gemm =
+    "gemm m=32 n=32 k=32 a=f32:row b=f32:row c=f32:row acc=f32 math=f32";
+
+class CApiTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
+    db_path_ =
+        (std::filesystem::temp_directory_path() /
+         ("tcjit_capi_" + std::string(info->name()) + "_" + std::to_string(::getpid()) + ".db"))
+            .string();
+    std::filesystem::remove(db_path_);
+    options_.db_path = db_path_.c_str();
+    options_.device = "emu";
+    options_.on_miss = TCJIT_MISS_HEURISTIC;
+  }
+  void TearDown() override {
+    for (const char *suffix : {"", "-wal", "-shm", "-journal"})
+      std::filesystem::remove(db_path_ + suffix);
+  }
+  std::string db_path_;
+  tcjit_runtime_options options_{};
+};
+
+TEST_F(CApiTest, NullArgumentsAreInvalid) {
+  EXPECT_EQ(tcjit_runtime_open(&options_, nullptr), TCJIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(tcjit_last_error_message()).find("out is NULL"), std::string::npos);
+  tcjit_operation *op = nullptr;
+  EXPECT_EQ(tcjit_prepare(nullptr, f32_gemm, &op), TCJIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(op, nullptr);
+  EXPECT_EQ(tcjit_launch_gemm(nullptr, 0, 0, 0, 0, 0, nullptr), TCJIT_ERROR_INVALID_ARGUMENT);
+  tcjit_runtime_close(nullptr);
+  tcjit_operation_release(nullptr);
+}
+
+TEST_F(CApiTest, BadSpecAndMissStatus) {
+  tcjit_runtime *rt = nullptr;
+  ASSERT_EQ(tcjit_runtime_open(&options_, &rt), TCJIT_OK) << tcjit_last_error_message();
+  EXPECT_STREQ(tcjit_last_error_message(), "");
+  tcjit_operation *op = nullptr;
+  EXPECT_EQ(tcjit_prepare(rt, "gemm m=64 n=64 k=64 a=fp16:row b=f16", &op), TCJIT_ERROR_BAD_SPEC);
+  EXPECT_EQ(op, nullptr);
+  EXPECT_NE(std::string(tcjit_last_error_message()).find("unknown dtype 'fp16'"), std::string::npos)
+      << tcjit_last_error_message();
+  tcjit_runtime_close(rt);
+
+  options_.on_miss = TCJIT_MISS_FAIL;
+  ASSERT_EQ(tcjit_runtime_open(&options_, &rt), TCJIT_OK) << tcjit_last_error_message();
+  EXPECT_EQ(tcjit_prepare(rt, f32_gemm, &op), TCJIT_ERROR_NOT_FOUND);
+  EXPECT_NE(std::string(tcjit_last_error_message()).find("no kernel for"), std::string::npos);
+  tcjit_runtime_close(rt);
+}
+
+TEST_F(CApiTest, CudaWithoutDriver) {
+  tcjit_runtime_options cuda{};
+  cuda.no_database = 1;
+  cuda.device = "cuda";
+  tcjit_runtime *rt = nullptr;
+  const tcjit_status status = tcjit_runtime_open(&cuda, &rt);
+  if (status == TCJIT_OK) {
+    tcjit_runtime_close(rt);
+    GTEST_SKIP() << "a CUDA device is present";
+  }
+  EXPECT_EQ(status, TCJIT_ERROR_UNSUPPORTED);
+  EXPECT_EQ(rt, nullptr);
+  EXPECT_NE(std::string(tcjit_last_error_message()).find("emu"), std::string::npos);
+}
+
+TEST_F(CApiTest, FullLaunch) {
+  tcjit_runtime *rt = nullptr;
+  ASSERT_EQ(tcjit_runtime_open(&options_, &rt), TCJIT_OK) << tcjit_last_error_message();
+  tcjit_operation *op = nullptr;
+  ASSERT_EQ(tcjit_prepare(rt, f32_gemm, &op), TCJIT_OK) << tcjit_last_error_message();
+  EXPECT_EQ(tcjit_operation_origin(op), TCJIT_ORIGIN_COMPILED_NOW);
+  EXPECT_STRNE(tcjit_operation_config(op), "");
+  EXPECT_NE(tcjit_operation_key_hash(op), 0u);
+  tcjit_operation *again = nullptr;
+  ASSERT_EQ(tcjit_prepare(rt, f32_gemm, &again), TCJIT_OK);
+  EXPECT_EQ(tcjit_operation_origin(again), TCJIT_ORIGIN_MEMORY);
+  EXPECT_EQ(tcjit_operation_key_hash(again), tcjit_operation_key_hash(op));
+  tcjit_operation_release(again);
+
+  constexpr int n = 32;
+  std::vector<float> a(n * n), b(n * n), d(n * n, -1.0f);
+  for (int i = 0; i < n * n; ++i) {
+    a[i] = static_cast<float>(i % 9 - 4) * 0.25f;
+    b[i] = static_cast<float>(i % 3 - 1);
+  }
+  const size_t bytes = a.size() * sizeof(float);
+  tcjit_device_ptr da = 0, db = 0, dd = 0;
+  ASSERT_EQ(tcjit_malloc(rt, bytes, &da), TCJIT_OK);
+  ASSERT_EQ(tcjit_malloc(rt, bytes, &db), TCJIT_OK);
+  ASSERT_EQ(tcjit_malloc(rt, bytes, &dd), TCJIT_OK);
+  ASSERT_EQ(tcjit_memcpy_h2d(rt, da, a.data(), bytes), TCJIT_OK);
+  ASSERT_EQ(tcjit_memcpy_h2d(rt, db, b.data(), bytes), TCJIT_OK);
+  ASSERT_EQ(tcjit_launch_gemm(op, da, db, dd, dd, 0, nullptr), TCJIT_OK)
+      << tcjit_last_error_message();
+  ASSERT_EQ(tcjit_memcpy_d2h(rt, d.data(), dd, bytes), TCJIT_OK);
+  for (int row = 0; row < n; ++row)
+    for (int col = 0; col < n; ++col) {
+      double expected = 0;
+      for (int i = 0; i < n; ++i)
+        expected += double(a[row * n + i]) * double(b[i * n + col]);
+      ASSERT_NEAR(d[row * n + col], expected, 1e-4) << row << "," << col;
+    }
+  // A null operand is refused with a message naming it.
+  EXPECT_EQ(tcjit_launch_gemm(op, 0, db, dd, dd, 0, nullptr), TCJIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(tcjit_last_error_message()).find("pointer for a"), std::string::npos);
+  EXPECT_EQ(tcjit_free(rt, da), TCJIT_OK);
+  EXPECT_EQ(tcjit_free(rt, db), TCJIT_OK);
+  EXPECT_EQ(tcjit_free(rt, dd), TCJIT_OK);
+  tcjit_runtime_close(rt); // the operation outlives its runtime
+  tcjit_operation_release(op);
+}
+
+} // namespace

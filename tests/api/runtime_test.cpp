@@ -1,0 +1,204 @@
+// tcjit::Runtime / tcjit::Operation (include/tcjit/tcjit.hpp) on the emulator with a temporary
+// kernel database.
+#include "tcjit/tcjit.hpp"
+
+#include "compiler/dsl/parser.h"
+#include "compiler/reference/gemm_geometry.h"
+#include "compiler/reference/gemm_reference.h"
+#include "compiler/reference/random_fill.h"
+#include "compiler/reference/tolerance.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+constexpr const char *small_gemm = "gemm m=32 n=32 k=32 a=f16:row b=f16:col c=f16:row acc=f32";
+
+// A database path of its own per test, removed at the end.
+class ApiTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
+    db_path_ = std::filesystem::temp_directory_path() / ("tcjit_api_" + std::string(info->name()) +
+                                                         "_" + std::to_string(::getpid()) + ".db");
+    std::filesystem::remove(db_path_);
+  }
+  void TearDown() override {
+    for (const char *suffix : {"", "-wal", "-shm", "-journal"})
+      std::filesystem::remove(db_path_.string() + suffix);
+  }
+  tcjit::RuntimeOptions options(tcjit::MissPolicy on_miss = tcjit::MissPolicy::heuristic) const {
+    tcjit::RuntimeOptions o;
+    o.db_path = db_path_.string();
+    o.device = "emu";
+    o.on_miss = on_miss;
+    return o;
+  }
+  std::filesystem::path db_path_;
+};
+
+TEST_F(ApiTest, OriginsMemoryThenDatabase) {
+  tcjit::Runtime first(options());
+  const tcjit::Operation compiled = first.prepare(small_gemm);
+  EXPECT_EQ(compiled.origin(), tcjit::Origin::compiled_now);
+  EXPECT_FALSE(compiled.config().empty());
+  EXPECT_EQ(compiled.key_hash_hex().size(), 16u);
+  EXPECT_NE(compiled.key_text().find("arch=sm_80"), std::string::npos);
+  EXPECT_NE(compiled.spec_text().find("gemm m=32"), std::string::npos);
+  EXPECT_GT(compiled.resources().shared_bytes, 0);
+
+  const tcjit::Operation again = first.prepare(small_gemm);
+  EXPECT_EQ(again.origin(), tcjit::Origin::memory);
+  EXPECT_EQ(again.key_hash(), compiled.key_hash());
+  EXPECT_EQ(again.config(), compiled.config());
+
+  tcjit::Runtime second(options());
+  const tcjit::Operation stored = second.prepare(small_gemm);
+  EXPECT_EQ(stored.origin(), tcjit::Origin::database);
+  EXPECT_EQ(stored.key_hash(), compiled.key_hash());
+  EXPECT_EQ(stored.config(), compiled.config());
+  EXPECT_EQ(stored.resources().registers, compiled.resources().registers);
+}
+
+TEST_F(ApiTest, PrepareFromOpSpecMatchesText) {
+  tcjit::Runtime rt(options());
+  const tcjit::ParseResult parsed = tcjit::parse_spec(small_gemm);
+  ASSERT_TRUE(parsed.ok());
+  const tcjit::Operation from_text = rt.prepare(small_gemm);
+  const tcjit::Operation from_spec = rt.prepare(parsed.entries[0].spec);
+  EXPECT_EQ(from_spec.origin(), tcjit::Origin::memory);
+  EXPECT_EQ(from_spec.key_text(), from_text.key_text());
+}
+
+// Launches `spec` through the API on random inputs and compares with the CPU reference.
+void expect_matches_reference(tcjit::Runtime &rt, const std::string &text) {
+  const tcjit::Operation op = rt.prepare(text);
+  const tcjit::OpSpec &spec = op.spec();
+  const tcjit::GemmGeometry geo = tcjit::gemm_geometry(spec);
+  auto random_bytes = [](tcjit::DType t, int64_t count, uint64_t seed) {
+    std::vector<std::byte> v(static_cast<size_t>((count * tcjit::dtype_bits(t) + 7) / 8));
+    tcjit::fill_random(t, v.data(), count, seed);
+    return v;
+  };
+  const auto a = random_bytes(geo.a.dtype, geo.batch * geo.a.batch_stride, 11);
+  const auto b = random_bytes(geo.b.dtype, geo.batch * geo.b.batch_stride, 12);
+  const auto c = random_bytes(geo.c.dtype, geo.batch * geo.c.batch_stride, 13);
+  const auto bias = random_bytes(geo.c.dtype, geo.n, 14);
+  const bool has_bias = spec.epilogue.bias != tcjit::BiasKind::none;
+
+  std::vector<std::byte> expected_c = c;
+  const tcjit::MathMode math =
+      tcjit::resolve_math(spec.math, tcjit::tf32_disabled_by_environment());
+  const tcjit::ReferenceResult ref = tcjit::reference_gemm(
+      spec, {a.data(), b.data(), expected_c.data(), has_bias ? bias.data() : nullptr}, math);
+
+  auto upload = [&](const std::vector<std::byte> &host) {
+    const tcjit::DeviceAddress p = rt.allocate(host.size());
+    rt.copy_to_device(p, host.data(), host.size());
+    return p;
+  };
+  const tcjit::DeviceAddress da = upload(a), db = upload(b), dc = upload(c), dbias = upload(bias);
+  op.launch({da, db, dc, dc, has_bias ? dbias : 0});
+  std::vector<std::byte> out(c.size());
+  rt.copy_to_host(out.data(), dc, out.size());
+  for (tcjit::DeviceAddress p : {da, db, dc, dbias})
+    rt.free(p);
+
+  const tcjit::CompareReport report = tcjit::compare_with_reference(spec, math, out.data(), ref);
+  EXPECT_TRUE(report.ok()) << text << ": " << report.summary();
+  EXPECT_EQ(report.count, geo.m * geo.n * geo.batch);
+}
+
+TEST_F(ApiTest, LaunchMatchesReference) {
+  tcjit::Runtime rt(options());
+  expect_matches_reference(rt, small_gemm);
+  expect_matches_reference(
+      rt, "gemm m=48 n=32 k=64 a=f16:row b=f16:row c=f32:row acc=f32 alpha=1 beta=1 bias=col "
+          "act=relu");
+  expect_matches_reference(rt,
+                           "gemm m=32 n=32 k=32 a=f32:row b=f32:row c=f32:row acc=f32 math=f32");
+}
+
+TEST_F(ApiTest, MissPolicyFailOnEmptyDatabase) {
+  tcjit::Runtime rt(options(tcjit::MissPolicy::fail));
+  try {
+    rt.prepare(small_gemm);
+    FAIL() << "prepare should have thrown";
+  } catch (const tcjit::Error &e) {
+    EXPECT_EQ(e.code(), tcjit::ErrorCode::not_found);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("no kernel for"), std::string::npos) << what;
+    EXPECT_NE(what.find("miss policy is fail"), std::string::npos) << what;
+    EXPECT_NE(e.how_to_fix().find("tcjit run"), std::string::npos) << e.how_to_fix();
+  }
+}
+
+TEST_F(ApiTest, BadSpecErrorCarriesDiagnostic) {
+  tcjit::Runtime rt(options());
+  try {
+    rt.prepare("gemm m=64 n=64 k=64 a=fp16:row b=f16");
+    FAIL() << "prepare should have thrown";
+  } catch (const tcjit::Error &e) {
+    EXPECT_EQ(e.code(), tcjit::ErrorCode::bad_spec);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("unknown dtype 'fp16'"), std::string::npos) << what;
+    EXPECT_NE(what.find("did you mean 'f16'"), std::string::npos) << what;
+    EXPECT_EQ(e.where(), "prepare");
+  }
+}
+
+TEST_F(ApiTest, SymbolicSizesAreRefused) {
+  tcjit::Runtime rt(options());
+  EXPECT_THROW(rt.prepare("gemm m=? n=64 k=64 a=f16:row b=f16:col"), tcjit::Error);
+}
+
+TEST_F(ApiTest, CudaWithoutDriverSaysSo) {
+  try {
+    tcjit::RuntimeOptions o;
+    o.use_database = false;
+    o.device = "cuda";
+    tcjit::Runtime rt(o);
+    GTEST_SKIP() << "a CUDA device is present: " << rt.device_name();
+  } catch (const tcjit::Error &e) {
+    EXPECT_EQ(e.code(), tcjit::ErrorCode::unsupported);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("emu"), std::string::npos) << what; // the fix: use the emulator
+  }
+}
+
+TEST_F(ApiTest, ReservedMissPoliciesAreRefused) {
+  EXPECT_THROW(tcjit::Runtime rt(options(tcjit::MissPolicy::tune)), tcjit::Error);
+}
+
+TEST_F(ApiTest, NoDatabaseCompilesEachRuntime) {
+  tcjit::RuntimeOptions o;
+  o.use_database = false;
+  o.device = "emu";
+  tcjit::Runtime rt(o);
+  EXPECT_EQ(rt.database_path(), "");
+  EXPECT_EQ(rt.prepare(small_gemm).origin(), tcjit::Origin::compiled_now);
+  EXPECT_FALSE(std::filesystem::exists(db_path_));
+}
+
+TEST_F(ApiTest, ConcurrentPrepareCompilesOnce) {
+  tcjit::Runtime rt(options());
+  std::vector<tcjit::Origin> origins(4);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < origins.size(); ++i)
+    threads.emplace_back([&, i] { origins[i] = rt.prepare(small_gemm).origin(); });
+  for (std::thread &t : threads)
+    t.join();
+  EXPECT_EQ(std::count(origins.begin(), origins.end(), tcjit::Origin::compiled_now), 1);
+  EXPECT_EQ(std::count(origins.begin(), origins.end(), tcjit::Origin::memory), 3);
+}
+
+} // namespace
