@@ -29,9 +29,12 @@ llvm::Type *element_type(EmitContext &e, DType t) {
 Value *smem_address(EmitContext &e, const OperandPlan &op, Value *stage, Value *row, Value *col) {
   auto &b = e.b;
   Value *o = b.CreateAdd(b.CreateMul(row, e.c32(op.row_bytes)), b.CreateMul(col, e.c32(op.esize)));
-  Value *x = op.row_bytes >= 128 ? b.CreateAnd(row, e.c32(7))
-                                 : b.CreateAnd(b.CreateLShr(o, e.c32(7)), e.c32(7));
-  o = b.CreateXor(o, b.CreateShl(x, e.c32(4)));
+  Value *r = op.row_bytes >= 128 ? row : b.CreateLShr(o, e.c32(7));
+  if (op.swizzle_shift > 0)
+    r = b.CreateLShr(r, e.c32(op.swizzle_shift));
+  if (op.swizzle_spread > 0)
+    r = b.CreateShl(r, e.c32(op.swizzle_spread));
+  o = b.CreateXor(o, b.CreateShl(b.CreateAnd(r, e.c32(7)), e.c32(4)));
   Value *base = b.CreateAdd(e.c32(op.smem_offset), b.CreateMul(stage, e.c32(op.stage_bytes)));
   return b.CreateInBoundsGEP(e.i8(), e.smem, b.CreateAdd(base, o));
 }

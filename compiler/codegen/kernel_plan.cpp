@@ -34,6 +34,15 @@ OperandPlan plan_operand(char name, const MatrixOperand &op, bool k_contig_when_
     p.load = FragmentLoad::ldmatrix_trans;
   else
     p.load = FragmentLoad::scalar;
+  // The swizzle parameters for the element-wise fragment loads (kernel_plan.h).
+  if (p.load == FragmentLoad::scalar && mma.kind != MmaKind::simt_f32) {
+    if (p.esize >= 4) {
+      p.swizzle_spread = 1;
+    } else { // s8, m/n-contiguous: rows 4 apart must fall into different chunks
+      const int rows_per_line = p.row_bytes >= 128 ? 1 : 128 / p.row_bytes;
+      p.swizzle_shift = rows_per_line >= 4 ? 0 : rows_per_line == 2 ? 1 : 2;
+    }
+  }
   return p;
 }
 
@@ -96,10 +105,9 @@ KernelPlan plan_kernel(const OpSpec &spec, const TileConfig &c, std::string_view
 }
 
 int64_t swizzled_offset(const OperandPlan &op, int64_t row, int64_t col) {
-  int64_t o = row * op.row_bytes + col * op.esize;
-  if (op.row_bytes >= 128)
-    return o ^ ((row & 7) << 4);
-  return o ^ (((o >> 7) & 7) << 4);
+  const int64_t o = row * op.row_bytes + col * op.esize;
+  const int64_t r = op.row_bytes >= 128 ? row : o >> 7;
+  return o ^ ((((r >> op.swizzle_shift) << op.swizzle_spread) & 7) << 4);
 }
 
 std::string describe(const KernelPlan &p) {
@@ -113,7 +121,7 @@ std::string describe(const KernelPlan &p) {
       << (x.load == FragmentLoad::ldmatrix         ? "ldmatrix.x4"
           : x.load == FragmentLoad::ldmatrix_trans ? "ldmatrix.x4.trans"
                                                    : "ld.shared")
-      << "\n";
+      << " (swizzle shift " << x.swizzle_shift << ", spread " << x.swizzle_spread << ")\n";
   };
   o << "kernel " << p.kernel_name << "\n"
     << "  target " << p.arch << ", PTX " << p.ptx_version / 10 << "." << p.ptx_version % 10 << "\n"

@@ -4,12 +4,22 @@
 // Shared memory holds, per stage, an A tile then a B tile. Each operand tile is stored the way the
 // operand lies in global memory: `rows` x `cols` with `cols` the contiguous dimension
 // (A row: m x k, A col: k x m, B row: k x n, B col: n x k). A row of the tile is cols*esize bytes,
-// split into 16-byte chunks. The XOR swizzle (CUTLASS's Swizzle<3,4,3> generalised):
+// split into 16-byte chunks. The XOR swizzle (CUTLASS's Swizzle<3,4,3> generalised) permutes the
+// eight 16-byte chunks of every 128-byte line:
 //   offset = row * row_bytes + col * esize
-//   rows of >= 128 bytes:  offset ^= (row % 8) << 4
-//   rows of <  128 bytes:  offset ^= ((offset >> 7) % 8) << 4   (128-byte lines of several rows)
-// so the 8 row addresses of one ldmatrix phase, and 8 consecutive 16-byte cp.async stores, hit 8
-// different 16-byte bank groups: no bank conflicts for either.
+//   R      = row                 (rows of >= 128 bytes)
+//          = offset >> 7         (rows of <  128 bytes: 128-byte lines of several rows)
+//   offset ^= (((R >> swizzle_shift) << swizzle_spread) % 8) << 4
+// A permutation inside each line, so 8 consecutive 16-byte cp.async stores (one line) never
+// conflict, whatever the parameters. The parameters are chosen per fragment-load pattern:
+// - ldmatrix(.trans) and the SIMT loads (shift 0, spread 0): the 8 row addresses of an ldmatrix
+//   phase lie in 8 consecutive rows (or lines) and get 8 different chunks.
+// - ld.shared.b32 of tf32 m/n-contiguous tiles and ld.shared.b64 of f64 tiles (spread 1): one
+//   phase reads 4 consecutive rows (lines) x 32 bytes; XOR by 2 * (R % 4) gives them 4 disjoint
+//   chunk pairs.
+// - byte loads of s8 m/n-contiguous tiles: one instruction reads k rows 4 apart (k = 4q + x);
+//   the shift makes R >> shift count those rows (lines) 0, 1, 2, 3, so they get 4 chunks.
+// plan_kernel picks them; tests/codegen check every case on the emulator (zero bank conflicts).
 #pragma once
 
 #include "compiler/codegen/mma_table.h"
@@ -42,6 +52,8 @@ struct OperandPlan {
   int copies = 0;            // vectors per stage tile
   int copies_per_thread = 0; // ceil(copies / threads)
   FragmentLoad load = FragmentLoad::scalar;
+  int swizzle_shift = 0;  // see the swizzle above
+  int swizzle_spread = 0; // 0 or 1
 };
 
 struct KernelPlan {

@@ -220,6 +220,68 @@ TEST(KernelPlan, SwizzleIsConflictFreeAndBijective) {
   }
 }
 
+// Every swizzle parameter pair is a permutation of the 16-byte chunks inside each 128-byte line
+// (so any 8 consecutive 16-byte cp.async stores stay conflict-free) and keeps 16-byte alignment.
+TEST(KernelPlan, EverySwizzleIsAPermutationInsideEachLine) {
+  for (int row_bytes : {16, 32, 64, 128, 256, 512})
+    for (int shift = 0; shift <= 3; ++shift)
+      for (int spread = 0; spread <= 1; ++spread) {
+        OperandPlan op;
+        op.esize = 1;
+        op.row_bytes = row_bytes;
+        op.cols = row_bytes;
+        op.rows = 64;
+        op.swizzle_shift = shift;
+        op.swizzle_spread = spread;
+        for (int r = 0; r < op.rows; ++r)
+          for (int chunk = 0; chunk < row_bytes / 16; ++chunk) {
+            const int64_t plain = int64_t{r} * row_bytes + chunk * 16;
+            const int64_t o = swizzled_offset(op, r, chunk * 16);
+            ASSERT_EQ(o % 16, 0);
+            ASSERT_EQ(o / 128, plain / 128) << row_bytes << " " << shift << " " << spread;
+            for (int byte = 1; byte < 16; ++byte)
+              ASSERT_EQ(swizzled_offset(op, r, chunk * 16 + byte), o + byte);
+          }
+        std::vector<bool> seen(static_cast<size_t>(op.rows * row_bytes / 16), false);
+        for (int r = 0; r < op.rows; ++r)
+          for (int chunk = 0; chunk < row_bytes / 16; ++chunk) {
+            const auto at = static_cast<size_t>(swizzled_offset(op, r, chunk * 16) / 16);
+            ASSERT_FALSE(seen[at]) << row_bytes << " " << shift << " " << spread;
+            seen[at] = true;
+          }
+      }
+}
+
+// The parameters plan_kernel picks: none for ldmatrix and SIMT tiles; spread for 32/64-bit
+// element-wise loads (tf32 m/n-contiguous, f64); a shift counting k rows 4 apart for s8
+// m/n-contiguous tiles.
+TEST(KernelPlan, SwizzleParametersFollowTheFragmentLoads) {
+  auto plan = [](const char *text, const char *config) {
+    const OpSpec spec = spec_of(text);
+    TileConfig c;
+    std::string error;
+    EXPECT_TRUE(parse_tile_config(config, c, error)) << error;
+    c = resolve_vectors(spec, c);
+    EXPECT_TRUE(validate_tile_config(spec, c, "sm_80", false).empty()) << config;
+    return plan_kernel(spec, c, "sm_80", false);
+  };
+  KernelPlan p = plan("gemm m=64 n=64 k=64 a=f16:col b=f16:row c=f16 acc=f32", "64x64x32 w32x32 s3");
+  EXPECT_EQ(p.a.swizzle_spread + p.a.swizzle_shift + p.b.swizzle_spread + p.b.swizzle_shift, 0);
+  p = plan("gemm m=64 n=64 k=64 a=f32:col b=f32:row c=f32 acc=f32 math=tf32", "64x64x16 w32x32 s3");
+  EXPECT_EQ(p.a.load, FragmentLoad::scalar);
+  EXPECT_EQ(p.a.swizzle_spread, 1);
+  EXPECT_EQ(p.b.swizzle_spread, 1);
+  p = plan("gemm m=64 n=64 k=64 a=f64 b=f64:col c=f64 acc=f64", "32x32x16 w16x16 s3");
+  EXPECT_EQ(p.a.swizzle_spread, 1);
+  EXPECT_EQ(p.b.swizzle_spread, 1);
+  p = plan("gemm m=64 n=64 k=64 a=s8:col b=s8:row c=s32 acc=s32", "128x64x64 w64x32 s3");
+  EXPECT_EQ(p.a.swizzle_shift, 2); // 128-byte rows
+  EXPECT_EQ(p.b.swizzle_shift, 1); // 64-byte rows: two per line
+  EXPECT_EQ(p.a.swizzle_spread, 0);
+  p = plan("gemm m=64 n=64 k=64 a=f32 b=f32 c=f32 acc=f32 math=f32", "64x64x8 w32x32 s3");
+  EXPECT_EQ(p.a.swizzle_spread + p.a.swizzle_shift + p.b.swizzle_spread + p.b.swizzle_shift, 0);
+}
+
 TEST(KernelPlan, PlanOfTheDefaultF16Kernel) {
   const TileConfig c = default_tile_config(kF16, "sm_80", false);
   const KernelPlan p = plan_kernel(kF16, c, "sm_80", false);
