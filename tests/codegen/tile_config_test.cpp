@@ -265,7 +265,8 @@ TEST(KernelPlan, SwizzleParametersFollowTheFragmentLoads) {
     EXPECT_TRUE(validate_tile_config(spec, c, "sm_80", false).empty()) << config;
     return plan_kernel(spec, c, "sm_80", false);
   };
-  KernelPlan p = plan("gemm m=64 n=64 k=64 a=f16:col b=f16:row c=f16 acc=f32", "64x64x32 w32x32 s3");
+  KernelPlan p =
+      plan("gemm m=64 n=64 k=64 a=f16:col b=f16:row c=f16 acc=f32", "64x64x32 w32x32 s3");
   EXPECT_EQ(p.a.swizzle_spread + p.a.swizzle_shift + p.b.swizzle_spread + p.b.swizzle_shift, 0);
   p = plan("gemm m=64 n=64 k=64 a=f32:col b=f32:row c=f32 acc=f32 math=tf32", "64x64x16 w32x32 s3");
   EXPECT_EQ(p.a.load, FragmentLoad::scalar);
