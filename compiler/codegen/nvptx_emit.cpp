@@ -64,9 +64,11 @@ bool called_by_kernel(const llvm::Function &f) {
   return false;
 }
 
-// NVPTX numbers the "// callseq N" comments around calls with a process-wide counter, so the
-// same module printed twice differs. Renumber them from 0 in order of appearance (they do not
-// nest) so that the PTX depends on the input only.
+// NVPTX numbers the "// callseq N" comments around calls with a process-wide counter (LLVM 19:
+// a static std::atomic in NVPTXISelLowering.cpp, so concurrent compiles do not race on it, but
+// they do take numbers from each other), so the same module printed twice differs. Renumber them
+// from 0 in order of appearance (they do not nest) so that the PTX depends on the input only,
+// whatever other threads compile meanwhile.
 std::string renumber_call_sequences(const std::string &ptx) {
   static const std::string open = "{ // callseq ", close = "} // callseq ";
   std::string out;
@@ -121,6 +123,8 @@ bool link_libdevice(llvm::Module &m) {
       needed = true;
   if (!needed)
     return false;
+  // Read and parsed per call, into this module's context: no libdevice module or buffer is shared
+  // between compiles (a shared one would tie every compile to one LLVMContext).
   const std::string path = libdevice_path();
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer)

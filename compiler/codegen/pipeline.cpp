@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <sstream>
 #include <stdexcept>
 
 namespace tcjit::codegen {
@@ -37,8 +38,11 @@ public:
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     out_.times.push_back({name, ms});
-    if (level_ >= 1)
-      std::cerr << "[tcjit codegen] " << name << ": " << ms << " ms\n";
+    if (level_ >= 1) { // one write, so that lines of concurrent compiles do not interleave
+      std::ostringstream line;
+      line << "[tcjit codegen] " << name << ": " << ms << " ms\n";
+      std::cerr << line.str();
+    }
   }
 
 private:
@@ -46,9 +50,14 @@ private:
   int level_;
 };
 
+// Printed to a string first and written with one call: llvm::errs() is a process-wide stream
+// that concurrent compiles must not share.
 void dump_ir(const char *after, llvm::Module &m) {
-  std::cerr << "[tcjit codegen] LLVM IR after " << after << ":\n";
-  m.print(llvm::errs(), nullptr);
+  std::string text = "[tcjit codegen] LLVM IR after " + std::string(after) + ":\n";
+  llvm::raw_string_ostream os(text);
+  m.print(os, nullptr);
+  os.flush();
+  std::cerr << text;
 }
 
 } // namespace
@@ -91,8 +100,8 @@ CompiledKernel compile_gemm(const OpSpec &spec, const CompileOptions &opt) {
   if (pass.level() >= 2)
     std::cerr << describe(out.plan);
 
-  // One context per compilation (LLVM contexts are not shared between threads). Concurrent
-  // compilations are not yet audited: NVPTX keeps a process-wide call-sequence counter.
+  // One context, module and target machine per compilation: nothing LLVM below is shared with
+  // another thread's compile (see "Thread safety" in pipeline.h).
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::Module> module;
   pass.run("build_llvm_ir", [&] { module = build_gemm_module(ctx, out.plan); });

@@ -16,6 +16,16 @@
 // User errors (a spec or config the generator cannot compile) come back in `errors`; broken
 // invariants (internal errors) throw std::logic_error naming the pass; an unusable environment
 // (no libdevice, no ptxas) throws std::runtime_error.
+//
+// Thread safety: compile_gemm may be called from any number of threads at once, and gives the
+// same PTX, byte for byte, as when it runs alone (tests/codegen/compile_concurrency_test.cpp).
+// Each call has its own LLVMContext, module, TargetMachine, pass managers and libdevice module
+// (the bitcode is read and parsed into the call's context; nothing is cached between calls).
+// The process-wide state it touches: the NVPTX target registration (std::call_once); LLVM's
+// cl::opt values (never set by tcjit, only read); NVPTX's call-sequence counter (an atomic in
+// LLVM 19 whose values depend on other threads' compiles: emit_ptx renumbers the callseq
+// comments from 0); the environment (getenv only: do not setenv while compiling); the ptxas
+// pass's scratch files (a mkdtemp directory per call). See docs/codegen.md, "Thread safety".
 #pragma once
 
 #include "compiler/codegen/kernel_plan.h"

@@ -33,6 +33,7 @@ void parse_ptxas_log(std::string_view log, PtxasResult &r) {
 }
 
 PtxasResult run_ptxas(std::string_view ptx, std::string_view arch) {
+  // A directory of its own per call (mkdtemp), so that concurrent calls never share a file.
   char dir_template[] = "/tmp/tcjit_ptxas_XXXXXX";
   if (!mkdtemp(dir_template))
     throw std::runtime_error("run_ptxas: cannot create a scratch directory in /tmp");
@@ -41,6 +42,12 @@ PtxasResult run_ptxas(std::string_view ptx, std::string_view arch) {
   {
     std::ofstream f(in, std::ios::binary);
     f << ptx;
+    f.close();
+    if (!f) {
+      std::remove(in.c_str());
+      rmdir(dir.c_str());
+      throw std::runtime_error("run_ptxas: cannot write the scratch file " + in);
+    }
   }
   const std::string cmd = "'" + ptxas_path() + "' -v -arch=" + std::string(arch) + " '" + in +
                           "' -o '" + out + "' 2>&1";

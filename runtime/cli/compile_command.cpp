@@ -4,14 +4,22 @@
 #include "compiler/spec/arch.h"
 #include "runtime/cli/exit_codes.h"
 #include "runtime/cli/spec_input.h"
+#include "runtime/device/device.h"
+#include "runtime/jit/nvjitlink_library.h"
+#include "runtime/jit/ptx_compiler.h"
 
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
 
 namespace tcjit::cli {
 
@@ -23,13 +31,62 @@ struct CompileCommandOptions {
   std::string config;
   std::string output;
   bool no_ptxas = false;
+  bool cubin = false;
 };
 
+// The kernels (`.entry` functions) of a PTX module, in order: one, or two for split-K.
+std::vector<std::string> ptx_entry_names(std::string_view ptx) {
+  std::vector<std::string> names;
+  constexpr std::string_view entry = ".entry ";
+  for (size_t at = ptx.find(entry); at != std::string_view::npos; at = ptx.find(entry, at)) {
+    at += entry.size();
+    size_t end = at;
+    while (end < ptx.size() && ptx[end] != '(' && ptx[end] != ' ' && ptx[end] != '\n')
+      ++end;
+    names.emplace_back(ptx.substr(at, end - at));
+  }
+  return names;
+}
+
+// Writes `bytes` to `path`; on failure prints why and returns false.
+bool write_file(const std::string &path, std::string_view bytes) {
+  errno = 0;
+  std::ofstream out(path, std::ios::binary);
+  if (!out.is_open()) {
+    const int error = errno;
+    std::cerr << "tcjit compile: error: cannot write " << path << ": "
+              << (error ? std::strerror(error) : "cannot open the file") << "\n";
+    return false;
+  }
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  out.close();
+  if (!out) {
+    std::cerr << "tcjit compile: error: cannot write " << path << " (the write failed)\n";
+    return false;
+  }
+  return true;
+}
+
 int run_compile(const CompileCommandOptions &opt) {
-  if (!find_arch(opt.arch)) {
+  const std::optional<ArchInfo> arch = find_arch(opt.arch);
+  if (!arch) {
     std::cerr << "tcjit compile: error: unknown arch '" << opt.arch << "' (tcjit targets "
               << known_arch_list() << ")\n";
     return kExitUsage;
+  }
+  if (opt.cubin && opt.output.empty()) {
+    std::cerr << "tcjit compile: error: --cubin needs -o FILE.cubin, the file to write the cubin "
+                 "to\n";
+    return kExitUsage;
+  }
+  const jit::NvJitLinkLibrary *nvjitlink = nullptr;
+  if (opt.cubin) { // before compiling: fail fast
+    nvjitlink = &jit::nvjitlink_library();
+    if (!nvjitlink->loaded) {
+      std::cerr << "tcjit compile: error: --cubin needs nvJitLink, which cannot be loaded: "
+                << nvjitlink->error << "\n";
+      return kExitFailure;
+    }
   }
   codegen::CompileOptions copt;
   copt.arch = opt.arch;
@@ -77,17 +134,42 @@ int run_compile(const CompileCommandOptions &opt) {
               << " B spill stores, " << p.spill_loads << " B spill loads, " << p.stack_frame
               << " B stack, " << k.plan.smem_bytes << " B dynamic shared memory\n";
   }
+  // PTX -> cubin with nvJitLink: the whole module (the GEMM kernel, and for split-K its reduce
+  // kernel), for exactly --arch.
+  std::vector<char> cubin;
+  double link_ms = 0;
+  if (nvjitlink) {
+    jit::PtxCompileOptions link_options;
+    link_options.sm_arch = arch->sm_version;
+    try {
+      jit::CompiledPtx compiled =
+          jit::compile_ptx(k.ptx, k.plan.kernel_name + ".ptx", link_options, *nvjitlink);
+      cubin = std::move(compiled.cubin);
+      link_ms = compiled.compile_milliseconds;
+    } catch (const device::DeviceError &e) {
+      std::cerr << "tcjit compile: error: " << e.what() << "\n";
+      return kExitFailure;
+    }
+  }
   std::cout << "times    parse " << std::fixed << std::setprecision(2) << parse_ms << " ms";
   for (const codegen::StageTime &t : k.times)
     std::cout << ", " << t.name << " " << t.ms << " ms";
+  if (nvjitlink)
+    std::cout << ", nvJitLink " << link_ms << " ms";
   std::cout << "\n";
-  if (!opt.output.empty()) {
-    std::ofstream out(opt.output, std::ios::binary);
-    out << k.ptx;
-    if (!out) {
-      std::cerr << "tcjit compile: error: cannot write " << opt.output << "\n";
+  if (nvjitlink) {
+    if (!write_file(opt.output, std::string_view(cubin.data(), cubin.size())))
       return kExitFailure;
-    }
+    const std::vector<std::string> kernels = ptx_entry_names(k.ptx);
+    std::cout << "wrote    " << opt.output << " (cubin for " << opt.arch << " by nvJitLink "
+              << nvjitlink->major << "." << nvjitlink->minor << ", " << cubin.size() << " bytes, "
+              << (kernels.size() == 1 ? "kernel" : "kernels");
+    for (size_t i = 0; i < kernels.size(); ++i)
+      std::cout << (i ? ", " : " ") << kernels[i];
+    std::cout << ")\n";
+  } else if (!opt.output.empty()) {
+    if (!write_file(opt.output, k.ptx))
+      return kExitFailure;
     std::cout << "wrote    " << opt.output << " (" << k.ptx.size() << " bytes, kernel "
               << k.plan.kernel_name << ")\n";
   }
@@ -99,8 +181,8 @@ int run_compile(const CompileCommandOptions &opt) {
 void add_compile_command(CLI::App &app) {
   auto opt = std::make_shared<CompileCommandOptions>();
   CLI::App *cmd = app.add_subcommand(
-      "compile", "Compile a GEMM spec to PTX: prints the tile config, kernel plan, ptxas resource "
-                 "use and the time of each compiler pass");
+      "compile", "Compile a GEMM spec to PTX (or, with --cubin, a cubin): prints the tile config, "
+                 "kernel plan, ptxas resource use and the time of each stage");
   cmd->add_option("spec", opt->spec,
                   "DSL text (\"gemm m=... \"), a workload file with one op, or - for stdin")
       ->required();
@@ -108,8 +190,12 @@ void add_compile_command(CLI::App &app) {
       ->capture_default_str();
   cmd->add_option("--config", opt->config,
                   "tile config words over the defaults, e.g. \"128x128x32 w64x64 s3 va8 vb8\"");
-  cmd->add_option("-o,--output", opt->output, "write the PTX to this file");
+  cmd->add_option("-o,--output", opt->output,
+                  "write the PTX to this file (with --cubin: the cubin; required then)");
   cmd->add_flag("--no-ptxas", opt->no_ptxas, "skip the ptxas check");
+  cmd->add_flag("--cubin", opt->cubin,
+                "link the PTX module (every kernel in it) to a cubin for --arch with nvJitLink "
+                "and write it to -o FILE; prints the nvJitLink time and the cubin size");
   cmd->callback([opt]() { throw CLI::RuntimeError(run_compile(*opt)); });
 }
 

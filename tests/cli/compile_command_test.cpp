@@ -1,0 +1,169 @@
+// `tcjit compile` end to end: the stage times, -o, and --cubin (nvJitLink, as in tests/jit: the
+// CUDA toolkit is a build dependency, so nvJitLink is expected to load).
+#include "run_tool.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <unistd.h>
+
+namespace tcjit::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint16_t kElfMachineCuda = 190; // EM_CUDA
+const std::string kSpec = "gemm m=128 n=128 k=64 a=f16 b=f16:col c=f16 acc=f32";
+
+// A scratch directory, removed at the end of the test.
+struct ScratchDir {
+  fs::path path =
+      fs::temp_directory_path() / ("tcjit_compile_test_" + std::to_string(::getpid()) + "_" +
+                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  ScratchDir() { fs::create_directories(path); }
+  ~ScratchDir() { fs::remove_all(path); }
+};
+
+uint16_t elf_u16(const std::string &bytes, size_t offset) {
+  uint16_t value = 0;
+  std::memcpy(&value, bytes.data() + offset, sizeof(value));
+  return value;
+}
+
+// The SM of a cubin's ELF header (ABI version >= 8: e_flags bits 8-15, else bits 0-7).
+int elf_sm(const std::string &bytes) {
+  uint32_t flags = 0;
+  std::memcpy(&flags, bytes.data() + 48, sizeof(flags));
+  return static_cast<uint8_t>(bytes[8]) >= 8 ? static_cast<int>((flags >> 8) & 0xff)
+                                             : static_cast<int>(flags & 0xff);
+}
+
+// The number in "<what> <number> ms" on the times line, or -1.
+double stage_ms(const std::string &out, const std::string &what) {
+  std::smatch m;
+  if (!std::regex_search(out, m, std::regex("(times .*[ ,]" + what + " )([0-9.]+) ms")))
+    return -1;
+  return std::stod(m[2]);
+}
+
+TEST(CliCompile, PrintsConfigPtxasAndEveryStageTimeStartingWithParse) {
+  const ToolResult r = run_tool("compile " + shell_quote(kSpec));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("config   "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ptxas    "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("times    parse "), std::string::npos) << r.out;
+  for (const char *stage : {"parse", "build_llvm_ir", "optimize_llvm", "emit_ptx", "ptxas"})
+    EXPECT_GE(stage_ms(r.out, stage), 0) << stage << " missing in\n" << r.out;
+  EXPECT_EQ(r.out.find("nvJitLink"), std::string::npos) << "no --cubin, no link";
+}
+
+TEST(CliCompile, OutputWithoutCubinWritesPtx) {
+  ScratchDir dir;
+  const fs::path ptx = dir.path / "k.ptx";
+  const ToolResult r =
+      run_tool("compile " + shell_quote(kSpec) + " --no-ptxas -o " + shell_quote(ptx.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string text = read_file(ptx);
+  EXPECT_NE(text.find(".version "), std::string::npos);
+  EXPECT_NE(text.find(".target sm_80"), std::string::npos);
+  EXPECT_NE(r.out.find("wrote    " + ptx.string() + " (" + std::to_string(text.size()) + " bytes"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(CliCompile, CubinWritesAnElfCubinForTheArchAndTimesNvJitLink) {
+  ScratchDir dir;
+  const fs::path cubin = dir.path / "k.cubin";
+  const ToolResult r = run_tool("compile " + shell_quote(kSpec) + " --arch sm_86 --cubin -o " +
+                                shell_quote(cubin.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  const std::string bytes = read_file(cubin);
+  ASSERT_GT(bytes.size(), 64u);
+  EXPECT_EQ(bytes.substr(0, 4), "\x7f"
+                                "ELF");
+  EXPECT_EQ(elf_u16(bytes, 18), kElfMachineCuda) << "e_machine is EM_CUDA";
+  EXPECT_EQ(elf_sm(bytes), 86);
+  EXPECT_GE(stage_ms(r.out, "nvJitLink"), 0) << r.out;
+  EXPECT_GE(stage_ms(r.out, "parse"), 0) << r.out;
+  const std::regex wrote(
+      "wrote    " + cubin.string() +
+      R"( \(cubin for sm_86 by nvJitLink [0-9]+\.[0-9]+, ([0-9]+) bytes, kernel (\w+)\))");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, wrote)) << r.out;
+  EXPECT_EQ(std::stoul(m[1]), bytes.size());
+  EXPECT_NE(bytes.find(".text." + m[2].str()), std::string::npos) << "the kernel is in the cubin";
+}
+
+TEST(CliCompile, SplitKCubinHoldsBothKernelsOfTheModule) {
+  ScratchDir dir;
+  const fs::path cubin = dir.path / "splitk.cubin";
+  const ToolResult r =
+      run_tool("compile " + shell_quote("gemm m=64 n=64 k=256 a=f16 b=f16:col c=f16 acc=f32") +
+               " --config " + shell_quote("64x64x32 w32x32 s3 k4") + " --no-ptxas --cubin -o " +
+               shell_quote(cubin.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(kernels (\w+), (\w+)_splitk_reduce\))")))
+      << r.out;
+  EXPECT_EQ(m[1].str(), m[2].str());
+  const std::string bytes = read_file(cubin);
+  EXPECT_EQ(elf_u16(bytes, 18), kElfMachineCuda);
+  EXPECT_NE(bytes.find(".text." + m[1].str()), std::string::npos);
+  EXPECT_NE(bytes.find(".text." + m[1].str() + "_splitk_reduce"), std::string::npos);
+}
+
+TEST(CliCompile, CubinWithoutOutputIsAUsageError) {
+  const ToolResult r = run_tool("compile " + shell_quote(kSpec) + " --cubin");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("tcjit compile: error: --cubin needs -o FILE.cubin"), std::string::npos)
+      << r.err;
+}
+
+TEST(CliCompile, CubinForAnUnknownArchIsAUsageError) {
+  ScratchDir dir;
+  const fs::path cubin = dir.path / "k.cubin";
+  const ToolResult r = run_tool("compile " + shell_quote(kSpec) + " --arch sm_75 --cubin -o " +
+                                shell_quote(cubin.string()));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("tcjit compile: error: unknown arch 'sm_75' (tcjit targets sm_80"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(cubin));
+}
+
+TEST(CliCompile, UnwritableOutputFailsWithTheReason) {
+  const std::string path = "/nonexistent_tcjit_dir/k.cubin";
+  const ToolResult r =
+      run_tool("compile " + shell_quote(kSpec) + " --no-ptxas --cubin -o " + shell_quote(path));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(
+      r.err.find("tcjit compile: error: cannot write " + path + ": No such file or directory"),
+      std::string::npos)
+      << r.err;
+  const ToolResult ptx =
+      run_tool("compile " + shell_quote(kSpec) + " --no-ptxas -o " + shell_quote(path));
+  EXPECT_EQ(ptx.exit_code, 3);
+  EXPECT_NE(ptx.err.find("cannot write " + path), std::string::npos) << ptx.err;
+}
+
+TEST(CliCompile, CubinWithoutNvJitLinkFailsClearly) {
+  ScratchDir dir;
+  const fs::path cubin = dir.path / "k.cubin";
+  const ToolResult r =
+      run_tool("compile " + shell_quote(kSpec) + " --cubin -o " + shell_quote(cubin.string()),
+               "TCJIT_NVJITLINK_LIBRARY=/nonexistent/libnvJitLink.so");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("tcjit compile: error: --cubin needs nvJitLink, which cannot be loaded: "
+                       "nvJitLink not found"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("/nonexistent/libnvJitLink.so"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(cubin));
+}
+
+} // namespace
+} // namespace tcjit::testing
