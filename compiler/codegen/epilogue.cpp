@@ -1,7 +1,11 @@
 #include "compiler/codegen/epilogue.h"
 
+#include "compiler/codegen/cp_async.h"
+#include "compiler/codegen/mma_emit.h"
+
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <string>
@@ -61,6 +65,175 @@ Value *from_epi(EmitContext &e, Value *x, DType out) {
   throw std::logic_error("epilogue: output dtype not supported (check_codegen_support)");
 }
 
+void warp_sync(EmitContext &e) {
+  e.b.CreateCall(e.intrinsic(llvm::Intrinsic::nvvm_bar_warp_sync), {e.c32(-1)});
+}
+
+// IR twin of staging_offset() (kernel_plan.cpp): the swizzled byte offset of (line, pos) in the
+// warp's slab; line and pos are i32.
+Value *staging_offset_ir(EmitContext &e, Value *line, Value *pos) {
+  const KernelPlan &p = e.plan;
+  auto &b = e.b;
+  const int line_bytes = p.stage_line_len * 4;
+  Value *o = b.CreateAdd(b.CreateMul(line, e.c32(line_bytes)), b.CreateShl(pos, e.c32(2)));
+  Value *seg = b.CreateLShr(o, e.c32(7));
+  Value *r = line_bytes >= 128
+                 ? b.CreateLShr(line, e.c32(p.out_layout == MatrixLayout::row ? 0 : 1))
+                 : seg;
+  Value *x =
+      b.CreateOr(b.CreateShl(b.CreateAnd(r, e.c32(3)), e.c32(1)), b.CreateAnd(seg, e.c32(1)));
+  return b.CreateXor(o, b.CreateShl(x, e.c32(4)));
+}
+
+// The staged epilogue (see epilogue.h). Row-major D: one pass per mma row-block mi (16 rows x wn
+// columns), col-major D: one pass per mma column-block ni (8 columns x wm rows); a slab "line" is
+// a row (column) of D, so lines run along D's contiguous dimension.
+void emit_staged_epilogue(EmitContext &e, const EpilogueArgs &a,
+                          const std::vector<std::vector<std::vector<Value *>>> &acc) {
+  const KernelPlan &p = e.plan;
+  auto &b = e.b;
+  llvm::Function *f = b.GetInsertBlock()->getParent();
+  const bool row_major = p.out_layout == MatrixLayout::row;
+  llvm::Type *acc_t = acc_type(e);
+  llvm::Type *out_t = element_type(e, p.out);
+  llvm::Type *epi_t = p.epi == DType::f64 ? b.getDoubleTy() : b.getFloatTy();
+  const int esize = dtype_bits(p.out) / 8;
+  const int V = p.stage_vec, L = p.stage_line_len;
+  const int per_line = L / V;                 // items (V-element vectors) per line
+  const int items = p.stage_lines * per_line; // per pass
+  const int iters = (items + 31) / 32;        // items per thread and pass
+  // Every warp must be done reading its last fragments from the pipeline's buffers (cp.async is
+  // drained by the wait_group 0 before this) before any warp overwrites them.
+  emit_barrier(e);
+  Value *warp = b.CreateLShr(e.tid, e.c32(5));
+  Value *slab =
+      b.CreateInBoundsGEP(e.i8(), e.smem, b.CreateMul(warp, e.c32(p.stage_lines * L * 4)));
+  Value *row0 = b.CreateAdd(a.m0, e.warp_m0), *col0 = b.CreateAdd(a.n0, e.warp_n0);
+  const int passes = row_major ? p.tiles_m : p.tiles_n;
+  for (int pass = 0; pass < passes; ++pass) {
+    if (pass > 0)
+      warp_sync(e); // the previous pass's reads are done before this pass overwrites the slab
+    // --- fragments -> slab ---
+    if (row_major) {
+      const int mi = pass;
+      for (int ni = 0; ni < p.tiles_n; ++ni)
+        for (int i = 0; i < 4; i += 2) { // (i, i+1): adjacent columns of one row
+          const FragOffset o = c_offset(p.mma, i);
+          Value *line = b.CreateAdd(e.frag_row0, e.c32(o.row));
+          Value *pos = b.CreateAdd(e.frag_col0, e.c32(ni * p.mma.n + o.col));
+          Value *vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(acc_t, 2));
+          vec = b.CreateInsertElement(vec, acc[mi][ni][i], uint64_t{0});
+          vec = b.CreateInsertElement(vec, acc[mi][ni][i + 1], uint64_t{1});
+          b.CreateAlignedStore(vec,
+                               b.CreateInBoundsGEP(e.i8(), slab, staging_offset_ir(e, line, pos)),
+                               llvm::Align(8));
+        }
+    } else {
+      const int ni = pass;
+      for (int mi = 0; mi < p.tiles_m; ++mi)
+        for (int i = 0; i < 4; ++i) {
+          const FragOffset o = c_offset(p.mma, i);
+          Value *line = b.CreateAdd(e.frag_col0, e.c32(o.col));
+          Value *pos = b.CreateAdd(e.frag_row0, e.c32(mi * p.mma.m + o.row));
+          b.CreateAlignedStore(acc[mi][ni][i],
+                               b.CreateInBoundsGEP(e.i8(), slab, staging_offset_ir(e, line, pos)),
+                               llvm::Align(4));
+        }
+    }
+    warp_sync(e); // the slab is complete before any lane reads it back
+    // --- slab -> C/D, V contiguous elements per lane and item ---
+    for (int it = 0; it < iters; ++it) {
+      Value *idx = b.CreateAdd(e.lane, e.c32(32 * it));
+      Value *line = b.CreateUDiv(idx, e.c32(per_line));
+      Value *pos = b.CreateMul(b.CreateURem(idx, e.c32(per_line)), e.c32(V));
+      Value *row, *col;
+      if (row_major) {
+        row = b.CreateAdd(row0, b.CreateAdd(line, e.c32(pass * p.mma.m)));
+        col = b.CreateAdd(col0, pos);
+      } else {
+        row = b.CreateAdd(row0, pos);
+        col = b.CreateAdd(col0, b.CreateAdd(line, e.c32(pass * p.mma.n)));
+      }
+      // V divides D's contiguous extent (c_vec), so the vector's first element in range means
+      // all of it is.
+      Value *in = b.CreateAnd(b.CreateICmpSLT(row, a.m), b.CreateICmpSLT(col, a.n));
+      if (items % 32 != 0)
+        in = b.CreateAnd(in, b.CreateICmpULT(idx, e.c32(items)));
+      auto *store_bb = llvm::BasicBlock::Create(e.ctx, "epi.store", f);
+      auto *next_bb = llvm::BasicBlock::Create(e.ctx, "epi.next", f);
+      b.CreateCondBr(in, store_bb, next_bb);
+      b.SetInsertPoint(store_bb);
+      std::vector<Value *> accs;
+      const int chunk = std::min(V, 4); // elements per shared load (16 bytes at most)
+      for (int j = 0; j < V; j += chunk) {
+        Value *src = b.CreateInBoundsGEP(e.i8(), slab,
+                                         staging_offset_ir(e, line, b.CreateAdd(pos, e.c32(j))));
+        if (chunk == 1) {
+          accs.push_back(b.CreateAlignedLoad(acc_t, src, llvm::Align(4)));
+          continue;
+        }
+        Value *v = b.CreateAlignedLoad(llvm::FixedVectorType::get(acc_t, chunk), src,
+                                       llvm::Align(4 * chunk));
+        for (int x = 0; x < chunk; ++x)
+          accs.push_back(b.CreateExtractElement(v, uint64_t(x)));
+      }
+      Value *r64 = b.CreateZExt(row, e.i64()), *c64 = b.CreateZExt(col, e.i64());
+      Value *elem = row_major ? b.CreateAdd(b.CreateMul(r64, a.ldc), c64)
+                              : b.CreateAdd(b.CreateMul(c64, a.ldc), r64);
+      Value *off = b.CreateMul(elem, e.c64(esize));
+      // One memory access of V elements. 16-bit elements: <V x half/bfloat> (b16, b32, v2.b32,
+      // v4.b32). Bytes are packed into b16/b32/v2.b32 words with shifts: NVPTX would split
+      // <N x i8> (and an i64 or <2 x i32> bitcast from it) into several narrower accesses.
+      const int words = esize == 1 ? std::max(1, V / 4) : 1;
+      const int bytes_per_word = esize == 1 ? std::min(V, 4) : 0;
+      llvm::Type *word_t = b.getIntNTy(8 * std::max(1, bytes_per_word));
+      llvm::Type *mem_t = V == 1       ? out_t
+                          : esize != 1 ? llvm::FixedVectorType::get(out_t, V)
+                          : words == 1 ? word_t
+                                       : llvm::FixedVectorType::get(word_t, words);
+      std::vector<Value *> cvals;
+      if (p.epilogue.beta != 0.0 && !p.integer_identity) {
+        Value *cv =
+            b.CreateAlignedLoad(mem_t, b.CreateGEP(e.i8(), a.c, off), llvm::Align(V * esize));
+        for (int x = 0; x < V; ++x) {
+          if (V == 1) {
+            cvals.push_back(cv);
+          } else if (esize != 1) {
+            cvals.push_back(b.CreateExtractElement(cv, uint64_t(x)));
+          } else { // sign-extended in the word, then to the epilogue type
+            Value *w = words == 1 ? cv : b.CreateExtractElement(cv, uint64_t(x / 4));
+            const int bits = static_cast<int>(w->getType()->getIntegerBitWidth());
+            w = b.CreateAShr(b.CreateShl(w, bits - 8 - (x % 4) * 8), bits - 8);
+            cvals.push_back(b.CreateSIToFP(w, epi_t));
+          }
+        }
+      }
+      Value *out = V == 1 ? nullptr : llvm::PoisonValue::get(mem_t);
+      Value *word = nullptr;
+      for (int x = 0; x < V; ++x) {
+        Value *rx = row_major ? row : b.CreateAdd(row, e.c32(x));
+        Value *cx = row_major ? b.CreateAdd(col, e.c32(x)) : col;
+        Value *val = emit_epilogue_value(e, a, accs[static_cast<size_t>(x)], rx, cx,
+                                         b.CreateAdd(off, e.c64(x * esize)),
+                                         cvals.empty() ? nullptr : cvals[static_cast<size_t>(x)]);
+        if (V == 1) {
+          out = val;
+        } else if (esize != 1) {
+          out = b.CreateInsertElement(out, val, uint64_t(x));
+        } else {
+          Value *part = b.CreateShl(b.CreateZExt(val, word_t), (x % 4) * 8);
+          word = x % 4 == 0 ? part : b.CreateOr(word, part);
+          if (x % 4 == bytes_per_word - 1)
+            out = words == 1 ? word : b.CreateInsertElement(out, word, uint64_t(x / 4));
+        }
+      }
+      b.CreateAlignedStore(out, b.CreateGEP(e.i8(), a.d, off), llvm::Align(V * esize));
+      b.CreateBr(next_bb);
+      b.SetInsertPoint(next_bb);
+    }
+  }
+}
+
 } // namespace
 
 Value *emit_activation(EmitContext &e, Activation act, Value *x) {
@@ -96,7 +269,7 @@ Value *emit_activation(EmitContext &e, Activation act, Value *x) {
 }
 
 Value *emit_epilogue_value(EmitContext &e, const EpilogueArgs &a, Value *v, Value *row, Value *col,
-                           Value *off) {
+                           Value *off, Value *c_value) {
   const KernelPlan &p = e.plan;
   auto &b = e.b;
   llvm::Type *out_t = element_type(e, p.out);
@@ -111,7 +284,9 @@ Value *emit_epilogue_value(EmitContext &e, const EpilogueArgs &a, Value *v, Valu
   }
   Value *x = b.CreateFMul(a.alpha, to_epi(e, v, epi_t));
   if (p.epilogue.beta != 0.0) {
-    Value *cv = b.CreateAlignedLoad(out_t, b.CreateGEP(e.i8(), a.c, off), llvm::Align(esize));
+    Value *cv = c_value
+                    ? c_value
+                    : b.CreateAlignedLoad(out_t, b.CreateGEP(e.i8(), a.c, off), llvm::Align(esize));
     x = b.CreateFAdd(x, b.CreateFMul(a.beta, to_epi(e, cv, epi_t)));
   }
   if (p.epilogue.bias != BiasKind::none) {
@@ -125,6 +300,10 @@ Value *emit_epilogue_value(EmitContext &e, const EpilogueArgs &a, Value *v, Valu
 
 void emit_epilogue(EmitContext &e, const EpilogueArgs &a,
                    const std::vector<std::vector<std::vector<Value *>>> &acc) {
+  if (e.plan.stage_epilogue) {
+    emit_staged_epilogue(e, a, acc);
+    return;
+  }
   const KernelPlan &p = e.plan;
   auto &b = e.b;
   llvm::Function *f = b.GetInsertBlock()->getParent();

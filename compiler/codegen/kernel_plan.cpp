@@ -3,6 +3,7 @@
 #include "compiler/spec/alignment.h"
 #include "compiler/spec/arch.h"
 
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
@@ -44,6 +45,38 @@ OperandPlan plan_operand(char name, const MatrixOperand &op, bool k_contig_when_
     }
   }
   return p;
+}
+
+// The staged epilogue (epilogue.h) where it makes global stores coalesced: m16n8 tensor-core
+// accumulators (4 per mma tile: (g, 2q), (g, 2q+1), (g+8, 2q), (g+8, 2q+1)) and an output element
+// of < 4 bytes (f32/s32/f64 rows of a fragment already fill whole 32-byte sectors), not for the
+// split-K workspace pass. The staging buffer (warps x slab, f32/s32) reuses the pipeline's shared
+// memory; it may grow smem_bytes, but never past max(pipeline, 48 KiB) (which every arch allows,
+// and the pipeline alone was validated): larger slabs keep the direct epilogue.
+void plan_epilogue_staging(KernelPlan &p) {
+  const int out_bytes = dtype_bits(p.out) / 8;
+  const bool row = p.out_layout == MatrixLayout::row;
+  const bool m16n8 = p.mma.kind != MmaKind::simt_f32 && p.mma.m == 16 && p.mma.n == 8 &&
+                     p.mma.c_regs == 4 && dtype_bits(p.mma.acc) == 32;
+  if (!m16n8 || out_bytes >= 4 || p.config.split_k != 1)
+    return;
+  for (int i = 0; i < 4; ++i) {
+    const FragOffset o = c_offset(p.mma, i);
+    if (o.row != (i / 2) * 8 || o.col != i % 2)
+      throw std::logic_error(
+          "plan_kernel: unexpected m16n8 accumulator map for the staged epilogue");
+  }
+  const int lines = row ? 16 : 8;
+  const int len = row ? p.config.wn : p.config.wm;
+  const int bytes = p.warps * lines * len * 4;
+  if (bytes > std::max(p.smem_bytes, 48 * 1024))
+    return;
+  p.stage_epilogue = true;
+  p.stage_lines = lines;
+  p.stage_line_len = len;
+  p.stage_vec = std::min({p.c_vec, 8, len});
+  p.stage_bytes = bytes;
+  p.smem_bytes = std::max(p.smem_bytes, bytes);
 }
 
 } // namespace
@@ -90,6 +123,7 @@ KernelPlan plan_kernel(const OpSpec &spec, const TileConfig &c, std::string_view
   p.integer_identity = p.mma.acc == DType::s32 && spec.epilogue.alpha == 1.0 &&
                        spec.epilogue.beta == 0.0 && spec.epilogue.bias == BiasKind::none &&
                        spec.epilogue.act == Activation::none;
+  plan_epilogue_staging(p);
   std::ostringstream name;
   name << "tcjit_gemm_" << to_string(p.mma.kind) << "_"
        << (spec.gemm.a.layout == MatrixLayout::row ? 'r' : 'c')
@@ -108,6 +142,14 @@ int64_t swizzled_offset(const OperandPlan &op, int64_t row, int64_t col) {
   const int64_t o = row * op.row_bytes + col * op.esize;
   const int64_t r = op.row_bytes >= 128 ? row : o >> 7;
   return o ^ ((((r >> op.swizzle_shift) << op.swizzle_spread) & 7) << 4);
+}
+
+int64_t staging_offset(const KernelPlan &p, int64_t line, int64_t pos) {
+  const int64_t line_bytes = int64_t{p.stage_line_len} * 4;
+  const int64_t o = line * line_bytes + pos * 4;
+  const int64_t seg = o >> 7;
+  const int64_t r = line_bytes >= 128 ? line >> (p.out_layout == MatrixLayout::row ? 0 : 1) : seg;
+  return o ^ ((((r & 3) << 1) | (seg & 1)) << 4);
 }
 
 std::string describe(const KernelPlan &p) {
@@ -137,6 +179,12 @@ std::string describe(const KernelPlan &p) {
   o << "  epilogue act=" << to_string(p.epilogue.act) << " bias=" << to_string(p.epilogue.bias)
     << " alpha=" << p.epilogue.alpha << " beta=" << p.epilogue.beta << " -> " << to_string(p.out)
     << (p.integer_identity ? " (exact integer)" : "") << "\n";
+  if (p.stage_epilogue)
+    o << "  epilogue staged through shared memory: " << p.stage_lines << " x " << p.stage_line_len
+      << " accumulators per warp and pass, " << p.stage_bytes << " B per CTA, C/D vectors of "
+      << p.stage_vec << " elements (" << p.stage_vec * dtype_bits(p.out) / 8 << " B)\n";
+  else
+    o << "  epilogue direct from the fragments\n";
   return o.str();
 }
 

@@ -77,6 +77,16 @@ struct KernelPlan {
   DType epi = DType::f32; // type the epilogue computes in (f32, f64 for f64)
   Epilogue epilogue;
   bool integer_identity = false; // s32 accumulators and an identity epilogue: exact integer path
+  // Shared-memory-staged epilogue (epilogue.h): the warp writes its accumulators to shared memory
+  // one slab at a time and reads them back along D's contiguous dimension, so that C is loaded and
+  // D stored in coalesced vectors of stage_vec elements. Chosen for m16n8 tensor-core forms with
+  // an output element of < 4 bytes (f16, bf16, s8) without split-K, when the staging buffer fits
+  // (plan_kernel); smem_bytes covers it.
+  bool stage_epilogue = false;
+  int stage_lines = 0;    // slab: 16 rows (row-major D) or 8 columns (col-major D) per pass
+  int stage_line_len = 0; // elements per line: wn (row-major D) or wm (col-major D)
+  int stage_vec = 1;      // elements per C/D access: min(c_vec, 8)
+  int stage_bytes = 0;    // staging buffer of the CTA: warps * lines * line_len * 4
 };
 
 // The PTX ISA version for an arch: sm_80 7.0, sm_86 7.1, sm_89 7.8, sm_90 7.8.
@@ -89,6 +99,10 @@ KernelPlan plan_kernel(const OpSpec &spec, const TileConfig &config, std::string
 
 // The swizzled byte offset of element (row, col) of an operand tile (host-side twin of the IR).
 int64_t swizzled_offset(const OperandPlan &, int64_t row, int64_t col);
+
+// Byte offset of accumulator (line, pos) in a warp's epilogue staging slab (4-byte elements,
+// stage_lines x stage_line_len), with the staging swizzle of epilogue.h (host-side twin of the IR).
+int64_t staging_offset(const KernelPlan &, int64_t line, int64_t pos);
 
 // Multi-line human-readable description (TCJIT_DEBUG, `tcjit compile`).
 std::string describe(const KernelPlan &);
