@@ -116,6 +116,15 @@ TEST(EmuConvert, IntegerToFloatAndInteger) {
   EXPECT_EQ(cvt1("cvt.s32.s8 %rd, %ra;", "b32", 0x80), 0xffffff80u);
   EXPECT_EQ(cvt1("cvt.s32.s16 %rd, %ha;", "b32", 0x8000), 0xffff8000u);
   EXPECT_EQ(cvt1("cvt.u32.u16 %rd, %ha;", "b32", 0x8000), 0x8000u);
+  // a signed result narrower than its register is sign-extended to the register (as LLVM's
+  // NVPTX backend assumes: cvt.s8.s32 into a .b16 register, then read as .s16)
+  EXPECT_EQ(cvt1("cvt.s8.s32 %hd, %ra;", "b16", static_cast<uint32_t>(-16)), 0xfff0u);
+  EXPECT_EQ(cvt1("cvt.s8.s32 %rd, %ra;", "b32", 0xf0u), 0xfffffff0u);
+  EXPECT_EQ(cvt1("cvt.u8.u32 %rd, %ra;", "b32", 0xf0u), 0xf0u);
+  EXPECT_EQ(cvt1("cvt.rni.s8.f32 %hd, %fa;", "b16", f32_bits(-3.0f)), 0xfffdu);
+  EXPECT_EQ(bits_f32(cvt1("cvt.s8.s32 %hd, %ra; cvt.rn.f32.s16 %fd, %hd;", "f32",
+                          static_cast<uint32_t>(-16))),
+            -16.0f);
 }
 
 TEST(EmuConvert, FloatToFloat) {
