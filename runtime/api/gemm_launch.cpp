@@ -70,10 +70,13 @@ struct ScopedAllocation {
 
 } // namespace
 
-LoadedGemm load_gemm(device::Device &dev, const codegen::CompiledKernel &kernel) {
+LoadedGemm load_gemm(device::Device &dev, const codegen::CompiledKernel &kernel,
+                     std::span<const uint8_t> cubin) {
   LoadedGemm g;
   g.plan = &kernel.plan;
-  g.module = dev.load_module(kernel.ptx, kernel.plan.kernel_name + ".ptx");
+  const std::string name = kernel.plan.kernel_name + ".ptx";
+  g.module = cubin.empty() ? dev.load_module(kernel.ptx, name)
+                           : dev.load_module_prebuilt(kernel.ptx, name, {cubin, kernel.plan.sm});
   g.main = dev.get_function(g.module, kernel.plan.kernel_name);
   if (kernel.plan.config.split_k > 1)
     g.splitk_reduce = dev.get_function(g.module, kernel.plan.kernel_name + "_splitk_reduce");

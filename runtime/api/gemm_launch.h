@@ -8,7 +8,9 @@
 #include "runtime/device/device.h"
 #include "tcjit/op_spec.h"
 
+#include <cstdint>
 #include <functional>
+#include <span>
 
 namespace tcjit::api {
 
@@ -20,8 +22,11 @@ struct LoadedGemm {
   const codegen::KernelPlan *plan = nullptr;
 };
 
-// Loads `kernel` (which must be ok()) into `dev`. Throws device::DeviceError on failure.
-LoadedGemm load_gemm(device::Device &dev, const codegen::CompiledKernel &kernel);
+// Loads `kernel` (which must be ok()) into `dev`; `cubin`, when given, is the kernel's PTX linked
+// for kernel.plan's arch (KernelSource::cubin), which a GPU of that arch loads instead of
+// compiling the PTX. Throws device::DeviceError on failure.
+LoadedGemm load_gemm(device::Device &dev, const codegen::CompiledKernel &kernel,
+                     std::span<const uint8_t> cubin = {});
 
 // Device pointers of the operands; bias may be 0 when the spec has none. D may equal C.
 struct GemmPointers {

@@ -2,6 +2,8 @@
 
 #include "compiler/spec/arch.h"
 #include "runtime/api/kernel_records.h"
+#include "runtime/device/device.h"
+#include "runtime/jit/ptx_compiler.h"
 
 #include <nlohmann/json.hpp>
 
@@ -31,6 +33,29 @@ KernelResources recorded_resources(const std::string &resources_json, int dynami
   if (res.contains("shared_bytes") && res["shared_bytes"].is_number_integer())
     r.shared_bytes += res["shared_bytes"].get<int>();
   return r;
+}
+
+// Links `k.ptx` to a cubin for `arch` with nvJitLink. Returns false with `note` saying why there
+// is none (nvJitLink missing, or it refused the PTX: the kernel still runs from its PTX).
+bool link_cubin(const codegen::CompiledKernel &k, std::vector<uint8_t> &cubin, std::string &note) {
+  const jit::NvJitLinkLibrary &library = jit::nvjitlink_library();
+  if (!library.loaded) {
+    note = "no cubin: nvJitLink cannot be loaded (" + library.error + ")";
+    return false;
+  }
+  jit::PtxCompileOptions options;
+  options.sm_arch = k.plan.sm;
+  try {
+    const jit::CompiledPtx linked = jit::compile_ptx(k.ptx, k.plan.kernel_name, options, library);
+    cubin.assign(linked.cubin.begin(), linked.cubin.end());
+    note = "cubin " + std::to_string(cubin.size()) + " B by nvJitLink " +
+           std::to_string(library.major) + "." + std::to_string(library.minor) + " in " +
+           fmt("%.1f ms", linked.compile_milliseconds);
+    return !cubin.empty();
+  } catch (const device::DeviceError &e) {
+    note = std::string("no cubin: nvJitLink refused the PTX: ") + e.what();
+    return false;
+  }
 }
 
 } // namespace
@@ -74,10 +99,14 @@ KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
       out.kernel.config = config;
       out.kernel.plan = codegen::plan_kernel(spec, config, request.arch, request.tf32_off);
       out.kernel.ptx = found.binary->ptx;
+      out.cubin = found.binary->cubin;
       out.origin = KernelOrigin::database;
       out.resources = recorded_resources(found.binary->resources_json, out.kernel.plan.smem_bytes);
       out.how = "hit (database " + db->path() + ", compiled " +
-                fmt("%.1f ms", found.binary->compile_ms) + " earlier)";
+                fmt("%.1f ms", found.binary->compile_ms) + " earlier, " +
+                (out.cubin.empty() ? std::string("PTX only")
+                                   : "cubin " + std::to_string(out.cubin.size()) + " B") +
+                ")";
       return out;
     }
   }
@@ -118,8 +147,17 @@ KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
                std::to_string(out.kernel.plan.smem_bytes) + " B shared)";
   }
   if (db) {
+    kernels_db::BinaryRecord record = binary_record(key, out.kernel, request.arch);
+    if (request.link_cubin) {
+      std::string note;
+      if (link_cubin(out.kernel, out.cubin, note)) {
+        record.cubin = out.cubin;
+        record.compile_options += " + nvJitLink -arch=" + request.arch;
+      }
+      out.how += ", " + note; // without a cubin a GPU compiles the stored PTX when it loads it
+    }
     db->put_problem(problem_record(spec, key, request.arch));
-    db->put_binary(binary_record(key, out.kernel, request.arch));
+    db->put_binary(record);
     out.how += ", stored in " + db->path();
   }
   return out;

@@ -9,6 +9,7 @@
 #include "runtime/device/device.h"
 #include "tcjit/op_spec.h"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -21,6 +22,9 @@ struct KernelRequest {
   bool tf32_off = false;                     // tf32_disabled_by_environment()
   std::optional<codegen::TileConfig> config; // nullopt: default_tile_config()
   bool compile_on_miss = true;               // false: a cache miss is an error
+  // With a database: link the new kernel's PTX to a cubin for `arch` with nvJitLink and store it
+  // too, so that a GPU loads it without compiling (skipped, with a note, without nvJitLink).
+  bool link_cubin = true;
 };
 
 enum class KernelOrigin { database, compiled_now };
@@ -34,6 +38,9 @@ struct KernelResources {
 
 struct KernelSource {
   codegen::CompiledKernel kernel; // set when ok()
+  // The cubin of kernel.ptx for the request's arch (from the database, or linked now), empty when
+  // there is none. Pass it to load_gemm: a GPU of that arch loads it instead of compiling the PTX.
+  std::vector<uint8_t> cubin;
   KernelOrigin origin = KernelOrigin::compiled_now;
   KernelResources resources;
   std::string how;                 // "hit (database ..., compiled 12.3 ms earlier)", "miss, ..."

@@ -271,7 +271,7 @@ Operation Runtime::prepare(const OpSpec &spec) {
   {
     std::lock_guard device_lock(rt.device->mutex);
     try {
-      state->loaded = api::load_gemm(*rt.device->device, state->kernel);
+      state->loaded = api::load_gemm(*rt.device->device, state->kernel, source.cubin);
     } catch (const device::DeviceError &e) {
       throw device_error(e, "prepare");
     }

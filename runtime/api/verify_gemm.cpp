@@ -54,7 +54,7 @@ private:
 } // namespace
 
 GemmCheck run_and_check_gemm(device::Device &dev, const codegen::CompiledKernel &kernel,
-                             const OpSpec &spec, uint64_t seed) {
+                             const OpSpec &spec, uint64_t seed, std::span<const uint8_t> cubin) {
   GemmCheck check;
   const GemmGeometry geo = gemm_geometry(spec);
   const std::vector<std::byte> a = random_bytes(geo.a.dtype, geo.batch * geo.a.batch_stride, seed);
@@ -74,7 +74,7 @@ GemmCheck run_and_check_gemm(device::Device &dev, const codegen::CompiledKernel 
 
   const auto t_dev = Clock::now();
   DeviceBuffer da(dev, a), db(dev, b), dc(dev, c), dbias(dev, bias);
-  const LoadedGemm gemm = load_gemm(dev, kernel);
+  const LoadedGemm gemm = load_gemm(dev, kernel, cubin);
   const auto *emu_dev = dynamic_cast<const emu::EmuDevice *>(&dev);
   launch_gemm(dev, gemm, spec, {da.ptr(), db.ptr(), dc.ptr(), dc.ptr(), has_bias ? dbias.ptr() : 0},
               [&] {

@@ -18,9 +18,11 @@ struct GemmCheck {
   double reference_ms = 0;
 };
 
-// `spec` must be concrete (no symbolic sizes) and `kernel` compiled from it. Inputs come from
-// fill_random(seed, seed+1, ...). Throws device::DeviceError when the device fails.
+// `spec` must be concrete (no symbolic sizes) and `kernel` compiled from it; `cubin`: as for
+// load_gemm. Inputs come from fill_random(seed, seed+1, ...). Throws device::DeviceError when the
+// device fails.
 GemmCheck run_and_check_gemm(device::Device &dev, const codegen::CompiledKernel &kernel,
-                             const OpSpec &spec, uint64_t seed);
+                             const OpSpec &spec, uint64_t seed,
+                             std::span<const uint8_t> cubin = {});
 
 } // namespace tcjit::api

@@ -40,8 +40,8 @@ struct DbOptions {
   std::string config;
   std::string output;
   // stats, prune, ptx, cubin
-  std::string toolkit_version = kdb::build_versions().toolkit_version;
-  std::string compiler_version = kdb::build_versions().compiler_version;
+  std::string toolkit_version; // add_db_command's `current` unless given
+  std::string compiler_version;
   // prune
   bool stale = false;
   std::string older_than;
@@ -534,8 +534,11 @@ void add_version_options(CLI::App *sub, DbOptions &options) {
 
 } // namespace
 
-void add_db_command(CLI::App &app, std::ostream &out, std::ostream &err) {
+void add_db_command(CLI::App &app, const kdb::CurrentVersions &current, std::ostream &out,
+                    std::ostream &err) {
   auto options = std::make_shared<DbOptions>();
+  options->toolkit_version = current.toolkit_version;
+  options->compiler_version = current.compiler_version;
   const Streams io{out, err};
   CLI::App *db = app.add_subcommand(
       "db", "The kernel database: tuned problems, tuning results and cached kernel binaries");
@@ -609,8 +612,8 @@ void add_db_command(CLI::App &app, std::ostream &out, std::ostream &err) {
   add_sub(*db, options, io, "vacuum", "Compact the database file", run_vacuum);
 }
 
-void add_db_command(CLI::App &app) {
-  add_db_command(app, std::cout, std::cerr);
+void add_db_command(CLI::App &app, const kdb::CurrentVersions &current) {
+  add_db_command(app, current, std::cout, std::cerr);
 }
 
 } // namespace tcjit::cli

@@ -109,7 +109,8 @@ int run_one(const WorkloadEntry &entry, const RunOptions &opt, bool tf32_off,
   std::cout << "cache:    " << source.how << "\n";
   const device::DeviceInfo info = dev.info();
   std::cout << "device:   " << info.name << "\n";
-  const api::GemmCheck check = api::run_and_check_gemm(dev, source.kernel, spec, opt.seed);
+  const api::GemmCheck check =
+      api::run_and_check_gemm(dev, source.kernel, spec, opt.seed, source.cubin);
   const CompareReport &r = check.report;
   std::cout << "verify:   " << r.count << " elements, " << r.mismatches
             << " outside tolerance, max |error| " << fmt("%.3g", r.max_abs_error)

@@ -294,22 +294,29 @@ CUresult load_with_driver_jit(const CudaDevice::State &s, std::string_view ptx, 
   return result;
 }
 
-} // namespace
-
-device::ModuleHandle CudaDevice::load_module(std::string_view ptx, std::string_view source_name) {
-  State &s = *state_;
+// load_module() and load_module_prebuilt(): the cubin is `prebuilt` when it is for this GPU's
+// arch, else nvJitLink's (through the compile service) or the driver's JIT of the PTX.
+device::ModuleHandle load_module_from(CudaDevice::State &s, std::string_view ptx,
+                                      std::string_view source_name,
+                                      const device::PrebuiltCubin *prebuilt) {
   const std::string where = source_name.empty() ? std::string("<ptx>") : std::string(source_name);
   ModuleEntry entry;
   entry.source_name = where;
   entry.entries = parse_ptx_entries(ptx, where);
 
-  jit::CompileRequest request;
-  request.ptx = std::string(ptx);
-  request.source_name = where;
-  request.options.sm_arch = s.info.sm_arch;
-  request.options.optimization_level = s.options.optimization_level;
-  request.options.line_info = s.options.line_info;
-  entry.compilation = s.compile_service->compile(std::move(request)); // outside the lock
+  if (prebuilt && !prebuilt->image.empty() && prebuilt->sm_arch == s.info.sm_arch) {
+    entry.compilation.origin = jit::CubinOrigin::NvJitLink;
+    entry.compilation.cubin.assign(prebuilt->image.begin(), prebuilt->image.end());
+    entry.compilation.options = "prebuilt cubin";
+  } else {
+    jit::CompileRequest request;
+    request.ptx = std::string(ptx);
+    request.source_name = where;
+    request.options.sm_arch = s.info.sm_arch;
+    request.options.optimization_level = s.options.optimization_level;
+    request.options.line_info = s.options.line_info;
+    entry.compilation = s.compile_service->compile(std::move(request)); // outside the lock
+  }
 
   // A hint for load failures: PTX newer than the driver understands.
   std::string driver_hint;
@@ -362,6 +369,18 @@ device::ModuleHandle CudaDevice::load_module(std::string_view ptx, std::string_v
   uint64_t id = s.next_id++;
   s.modules.emplace(id, std::move(entry));
   return device::ModuleHandle{id};
+}
+
+} // namespace
+
+device::ModuleHandle CudaDevice::load_module(std::string_view ptx, std::string_view source_name) {
+  return load_module_from(*state_, ptx, source_name, nullptr);
+}
+
+device::ModuleHandle CudaDevice::load_module_prebuilt(std::string_view ptx,
+                                                      std::string_view source_name,
+                                                      const device::PrebuiltCubin &cubin) {
+  return load_module_from(*state_, ptx, source_name, &cubin);
 }
 
 void CudaDevice::unload_module(device::ModuleHandle module) {

@@ -55,6 +55,8 @@ public:
   void copy_to_host(void *dst, device::DevicePtr src, size_t bytes) override;
   void memset(device::DevicePtr dst, uint8_t value, size_t bytes) override;
   device::ModuleHandle load_module(std::string_view ptx, std::string_view source_name) override;
+  device::ModuleHandle load_module_prebuilt(std::string_view ptx, std::string_view source_name,
+                                            const device::PrebuiltCubin &cubin) override;
   void unload_module(device::ModuleHandle module) override;
   device::FunctionHandle get_function(device::ModuleHandle module, std::string_view name) override;
   const device::KernelInfo &kernel_info(device::FunctionHandle function) const override;

@@ -98,6 +98,13 @@ private:
   std::vector<std::byte> bytes_;
 };
 
+// A cubin built earlier from the same PTX (e.g. kept in the kernel cache) for the GPU arch
+// `sm_arch` (80 = sm_80).
+struct PrebuiltCubin {
+  std::span<const uint8_t> image;
+  int sm_arch = 0;
+};
+
 class Device {
 public:
   virtual ~Device() = default;
@@ -112,6 +119,15 @@ public:
 
   // source_name names the PTX in error messages ("kernel.ptx:123: ...").
   virtual ModuleHandle load_module(std::string_view ptx, std::string_view source_name) = 0;
+  // The same module, loaded from `cubin` when this device runs that binary (a GPU of its arch)
+  // instead of compiling `ptx` again; `ptx` still describes the kernels, and is compiled as by
+  // load_module() when the cubin does not fit or the driver refuses it. The default (the
+  // emulator, which runs PTX only): load_module(ptx, source_name).
+  virtual ModuleHandle load_module_prebuilt(std::string_view ptx, std::string_view source_name,
+                                            const PrebuiltCubin &cubin) {
+    (void)cubin;
+    return load_module(ptx, source_name);
+  }
   virtual void unload_module(ModuleHandle module) = 0;
   virtual FunctionHandle get_function(ModuleHandle module, std::string_view name) = 0;
   virtual const KernelInfo &kernel_info(FunctionHandle function) const = 0;

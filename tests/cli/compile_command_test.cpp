@@ -16,7 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr uint16_t kElfMachineCuda = 190; // EM_CUDA
 const std::string kSpec = "gemm m=128 n=128 k=64 a=f16 b=f16:col c=f16 acc=f32";
 
 // A scratch directory, removed at the end of the test.
@@ -27,20 +26,6 @@ struct ScratchDir {
   ScratchDir() { fs::create_directories(path); }
   ~ScratchDir() { fs::remove_all(path); }
 };
-
-uint16_t elf_u16(const std::string &bytes, size_t offset) {
-  uint16_t value = 0;
-  std::memcpy(&value, bytes.data() + offset, sizeof(value));
-  return value;
-}
-
-// The SM of a cubin's ELF header (ABI version >= 8: e_flags bits 8-15, else bits 0-7).
-int elf_sm(const std::string &bytes) {
-  uint32_t flags = 0;
-  std::memcpy(&flags, bytes.data() + 48, sizeof(flags));
-  return static_cast<uint8_t>(bytes[8]) >= 8 ? static_cast<int>((flags >> 8) & 0xff)
-                                             : static_cast<int>(flags & 0xff);
-}
 
 // The number in "<what> <number> ms" on the times line, or -1.
 double stage_ms(const std::string &out, const std::string &what) {
@@ -85,8 +70,8 @@ TEST(CliCompile, CubinWritesAnElfCubinForTheArchAndTimesNvJitLink) {
   ASSERT_GT(bytes.size(), 64u);
   EXPECT_EQ(bytes.substr(0, 4), "\x7f"
                                 "ELF");
-  EXPECT_EQ(elf_u16(bytes, 18), kElfMachineCuda) << "e_machine is EM_CUDA";
-  EXPECT_EQ(elf_sm(bytes), 86);
+  EXPECT_EQ(elf_machine(bytes), kElfMachineCuda) << "e_machine is EM_CUDA";
+  EXPECT_EQ(cubin_sm(bytes), 86);
   EXPECT_GE(stage_ms(r.out, "nvJitLink"), 0) << r.out;
   EXPECT_GE(stage_ms(r.out, "parse"), 0) << r.out;
   const std::regex wrote(
@@ -111,7 +96,7 @@ TEST(CliCompile, SplitKCubinHoldsBothKernelsOfTheModule) {
       << r.out;
   EXPECT_EQ(m[1].str(), m[2].str());
   const std::string bytes = read_file(cubin);
-  EXPECT_EQ(elf_u16(bytes, 18), kElfMachineCuda);
+  EXPECT_EQ(elf_machine(bytes), kElfMachineCuda);
   EXPECT_NE(bytes.find(".text." + m[1].str()), std::string::npos);
   EXPECT_NE(bytes.find(".text." + m[1].str() + "_splitk_reduce"), std::string::npos);
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <regex>
 
 namespace tcjit::testing {
 namespace {
@@ -43,6 +44,50 @@ TEST_F(RunCommand, CompilesOnceThenHitsTheCache) {
   const ToolResult ls = run_tool("db ls --json --db " + db());
   ASSERT_EQ(ls.exit_code, 0) << ls.err;
   EXPECT_NE(ls.out.find("gemm m=64 n=48 k=40"), std::string::npos) << ls.out;
+}
+
+// The kernel `tcjit run` stores carries its cubin (nvJitLink, for the arch it was compiled for),
+// which `tcjit db cubin` writes out and a GPU loads without compiling; the binary is current for
+// `tcjit db` (its default versions are those binaries are stored with), so prune --stale keeps it.
+TEST_F(RunCommand, StoresTheCubinWithThePtx) {
+  const std::string spec = shell_quote("gemm m=32 n=32 k=32 a=f16 b=f16:col c=f16 acc=f32");
+  const ToolResult first = run_tool("run --device emu --db " + db() + " " + spec);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(first.out, m, std::regex(R"(cubin ([0-9]+) B by nvJitLink)")))
+      << first.out;
+  const std::string bytes = m[1];
+  ASSERT_TRUE(std::regex_search(first.out, m, std::regex(R"(key:      ([0-9a-f]{16}))")));
+  const std::string hash = m[1];
+  const ToolResult second = run_tool("run --device emu --db " + db() + " " + spec);
+  ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+  EXPECT_NE(second.out.find("earlier, cubin " + bytes + " B)"), std::string::npos) << second.out;
+
+  const std::filesystem::path cubin = dir_ / "k.cubin";
+  const ToolResult exported =
+      run_tool("db cubin --db " + db() + " " + hash + " -o " + shell_quote(cubin.string()));
+  ASSERT_EQ(exported.exit_code, 0) << exported.out << exported.err;
+  const std::string image = read_file(cubin);
+  EXPECT_EQ(std::to_string(image.size()), bytes);
+  EXPECT_EQ(elf_machine(image), kElfMachineCuda);
+  EXPECT_EQ(cubin_sm(image), 80);
+
+  const ToolResult pruned = run_tool("db prune --stale --db " + db());
+  ASSERT_EQ(pruned.exit_code, 0) << pruned.out << pruned.err;
+  const ToolResult stats = run_tool("db stats --db " + db());
+  EXPECT_NE(stats.out.find("binaries        1 (0 stale"), std::string::npos) << stats.out;
+}
+
+TEST_F(RunCommand, WithoutNvJitLinkStoresThePtxOnly) {
+  const std::string spec = shell_quote("gemm m=32 n=32 k=32 a=f16 b=f16:col c=f16 acc=f32");
+  const std::string env = "TCJIT_NVJITLINK_LIBRARY=/nonexistent/libnvJitLink.so";
+  const ToolResult first = run_tool("run --device emu --db " + db() + " " + spec, env);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  EXPECT_NE(first.out.find("no cubin: nvJitLink cannot be loaded ("), std::string::npos)
+      << first.out;
+  const ToolResult second = run_tool("run --device emu --db " + db() + " " + spec);
+  ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+  EXPECT_NE(second.out.find("earlier, PTX only)"), std::string::npos) << second.out;
 }
 
 TEST_F(RunCommand, NoCacheNeverTouchesTheDatabase) {

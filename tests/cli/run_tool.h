@@ -1,8 +1,10 @@
 // Runs the `tcjit` binary in a shell for CLI tests and captures its exit code and output.
 #pragma once
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -22,6 +24,27 @@ inline std::string read_file(const std::filesystem::path &p) {
   std::ostringstream ss;
   ss << f.rdbuf();
   return ss.str();
+}
+
+constexpr uint16_t kElfMachineCuda = 190; // EM_CUDA
+
+// e_machine of an ELF image (EM_CUDA for a cubin); 0 when `bytes` is not ELF.
+inline uint16_t elf_machine(const std::string &bytes) {
+  if (bytes.size() < 64 || bytes.compare(0, 4,
+                                         "\x7f"
+                                         "ELF") != 0)
+    return 0;
+  uint16_t value = 0;
+  std::memcpy(&value, bytes.data() + 18, sizeof(value));
+  return value;
+}
+
+// The SM of a cubin's ELF header (ABI version >= 8: e_flags bits 8-15, else bits 0-7).
+inline int cubin_sm(const std::string &bytes) {
+  uint32_t flags = 0;
+  std::memcpy(&flags, bytes.data() + 48, sizeof(flags));
+  return static_cast<uint8_t>(bytes[8]) >= 8 ? static_cast<int>((flags >> 8) & 0xff)
+                                             : static_cast<int>(flags & 0xff);
 }
 
 // Single-quotes `s` for /bin/sh.

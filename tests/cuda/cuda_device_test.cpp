@@ -152,6 +152,32 @@ TEST_F(CudaDeviceOnFakeDriver, LoadsANvJitLinkCubinForTheDeviceArchAndLaunches) 
   EXPECT_THROW(device.kernel_info(function), device::DeviceError);
 }
 
+// A cubin built earlier for the device's arch (the kernel cache's) is loaded as it is, without
+// compiling the PTX; one for another arch is ignored and the PTX compiled as by load_module().
+TEST_F(CudaDeviceOnFakeDriver, LoadsAPrebuiltCubinOfItsArchInsteadOfCompiling) {
+  CudaDevice device(options);
+  jit::PtxCompileOptions sm90;
+  sm90.sm_arch = 90;
+  const jit::CompiledPtx built = jit::compile_ptx(jit::test::kAxpyPtx, "axpy.ptx", sm90);
+  ASSERT_EQ(built.origin, jit::CubinOrigin::NvJitLink) << built.fallback_reason;
+  const std::vector<uint8_t> image(built.cubin.begin(), built.cubin.end());
+
+  device::ModuleHandle module =
+      device.load_module_prebuilt(jit::test::kAxpyPtx, "axpy.ptx", {image, 90});
+  const jit::CompiledPtx &used = device.module_compilation(module);
+  EXPECT_EQ(used.origin, jit::CubinOrigin::NvJitLink);
+  EXPECT_EQ(used.options, "prebuilt cubin");
+  EXPECT_EQ(used.cubin, built.cubin);
+  EXPECT_EQ(fake_symbol<int()>("fake_cuda_last_module_from_ptx")(), 0);
+  device::FunctionHandle function = device.get_function(module, "tcjit_axpy");
+  EXPECT_EQ(device.kernel_info(function).params.size(), 4u); // described by the PTX
+
+  device::ModuleHandle other =
+      device.load_module_prebuilt(jit::test::kAxpyPtx, "axpy.ptx", {image, 80});
+  const jit::CompiledPtx &compiled = device.module_compilation(other);
+  EXPECT_EQ(compiled.options.rfind("-arch=sm_90 ", 0), 0u) << compiled.options;
+}
+
 TEST_F(CudaDeviceOnFakeDriver, LaunchErrorsNameKernelGridBlockAndSharedBytes) {
   CudaDevice device(options);
   device::ModuleHandle module = device.load_module(jit::test::kAxpyPtx, "axpy.ptx");

@@ -31,7 +31,7 @@ CliRun run_cli(std::vector<std::string> args) {
   std::ostringstream out, err;
   CLI::App app{"tcjit test driver", "tcjit"};
   app.require_subcommand(1);
-  cli::add_db_command(app, out, err);
+  cli::add_db_command(app, build_versions(), out, err);
   std::vector<const char *> argv{"tcjit"};
   for (const auto &arg : args)
     argv.push_back(arg.c_str());
