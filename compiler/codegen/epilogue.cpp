@@ -76,13 +76,17 @@ Value *staging_offset_ir(EmitContext &e, Value *line, Value *pos) {
   auto &b = e.b;
   const int line_bytes = p.stage_line_len * 4;
   Value *o = b.CreateAdd(b.CreateMul(line, e.c32(line_bytes)), b.CreateShl(pos, e.c32(2)));
-  Value *seg = b.CreateLShr(o, e.c32(7));
+  // seg (o >> 7) from line and pos where lines are whole 128-byte segments: the same value in
+  // shorter expressions, which instruction selection analyses much faster (measured).
+  Value *seg = line_bytes >= 256   ? b.CreateLShr(pos, e.c32(5))
+               : line_bytes == 128 ? b.CreateAdd(line, b.CreateLShr(pos, e.c32(5)))
+                                   : b.CreateLShr(o, e.c32(7));
   Value *r = line_bytes >= 128
                  ? b.CreateLShr(line, e.c32(p.out_layout == MatrixLayout::row ? 0 : 1))
                  : seg;
-  Value *x =
-      b.CreateOr(b.CreateShl(b.CreateAnd(r, e.c32(3)), e.c32(1)), b.CreateAnd(seg, e.c32(1)));
-  return b.CreateXor(o, b.CreateShl(x, e.c32(4)));
+  Value *x = b.CreateOr(b.CreateShl(b.CreateAnd(r, e.c32(3)), e.c32(5)),
+                        b.CreateShl(b.CreateAnd(seg, e.c32(1)), e.c32(4)));
+  return b.CreateXor(o, x);
 }
 
 // The staged epilogue (see epilogue.h). Row-major D: one pass per mma row-block mi (16 rows x wn
@@ -110,6 +114,21 @@ void emit_staged_epilogue(EmitContext &e, const EpilogueArgs &a,
       b.CreateInBoundsGEP(e.i8(), e.smem, b.CreateMul(warp, e.c32(p.stage_lines * L * 4)));
   Value *row0 = b.CreateAdd(a.m0, e.warp_m0), *col0 = b.CreateAdd(a.n0, e.warp_n0);
   const int passes = row_major ? p.tiles_m : p.tiles_n;
+  // The read-back's slab addresses are the same in every pass: computed once, here, where they
+  // dominate every pass (in the guarded blocks below they would be computed again per pass, and
+  // instruction selection, which works per block, re-analyses each swizzle: measured 15% of the
+  // kernel's PTX emission).
+  const int chunk = std::min(V, 4); // elements per shared load (16 bytes at most)
+  std::vector<Value *> item_line(iters), item_pos(iters);
+  std::vector<std::vector<Value *>> item_src(iters);
+  for (int it = 0; it < iters; ++it) {
+    Value *idx = b.CreateAdd(e.lane, e.c32(32 * it));
+    item_line[it] = b.CreateUDiv(idx, e.c32(per_line));
+    item_pos[it] = b.CreateMul(b.CreateURem(idx, e.c32(per_line)), e.c32(V));
+    for (int j = 0; j < V; j += chunk)
+      item_src[it].push_back(b.CreateInBoundsGEP(
+          e.i8(), slab, staging_offset_ir(e, item_line[it], b.CreateAdd(item_pos[it], e.c32(j)))));
+  }
   for (int pass = 0; pass < passes; ++pass) {
     if (pass > 0)
       warp_sync(e); // the previous pass's reads are done before this pass overwrites the slab
@@ -144,8 +163,7 @@ void emit_staged_epilogue(EmitContext &e, const EpilogueArgs &a,
     // --- slab -> C/D, V contiguous elements per lane and item ---
     for (int it = 0; it < iters; ++it) {
       Value *idx = b.CreateAdd(e.lane, e.c32(32 * it));
-      Value *line = b.CreateUDiv(idx, e.c32(per_line));
-      Value *pos = b.CreateMul(b.CreateURem(idx, e.c32(per_line)), e.c32(V));
+      Value *line = item_line[it], *pos = item_pos[it];
       Value *row, *col;
       if (row_major) {
         row = b.CreateAdd(row0, b.CreateAdd(line, e.c32(pass * p.mma.m)));
@@ -164,10 +182,8 @@ void emit_staged_epilogue(EmitContext &e, const EpilogueArgs &a,
       b.CreateCondBr(in, store_bb, next_bb);
       b.SetInsertPoint(store_bb);
       std::vector<Value *> accs;
-      const int chunk = std::min(V, 4); // elements per shared load (16 bytes at most)
       for (int j = 0; j < V; j += chunk) {
-        Value *src = b.CreateInBoundsGEP(e.i8(), slab,
-                                         staging_offset_ir(e, line, b.CreateAdd(pos, e.c32(j))));
+        Value *src = item_src[it][static_cast<size_t>(j / chunk)];
         if (chunk == 1) {
           accs.push_back(b.CreateAlignedLoad(acc_t, src, llvm::Align(4)));
           continue;
