@@ -4,6 +4,7 @@
 #include "compiler/spec/arch.h"
 #include "runtime/cli/exit_codes.h"
 #include "runtime/cli/spec_input.h"
+#include "runtime/cuda/ptx_entry_params.h"
 #include "runtime/device/device.h"
 #include "runtime/jit/nvjitlink_library.h"
 #include "runtime/jit/ptx_compiler.h"
@@ -33,20 +34,6 @@ struct CompileCommandOptions {
   bool no_ptxas = false;
   bool cubin = false;
 };
-
-// The kernels (`.entry` functions) of a PTX module, in order: one, or two for split-K.
-std::vector<std::string> ptx_entry_names(std::string_view ptx) {
-  std::vector<std::string> names;
-  constexpr std::string_view entry = ".entry ";
-  for (size_t at = ptx.find(entry); at != std::string_view::npos; at = ptx.find(entry, at)) {
-    at += entry.size();
-    size_t end = at;
-    while (end < ptx.size() && ptx[end] != '(' && ptx[end] != ' ' && ptx[end] != '\n')
-      ++end;
-    names.emplace_back(ptx.substr(at, end - at));
-  }
-  return names;
-}
 
 // Writes `bytes` to `path`; on failure prints why and returns false.
 bool write_file(const std::string &path, std::string_view bytes) {
@@ -160,12 +147,13 @@ int run_compile(const CompileCommandOptions &opt) {
   if (nvjitlink) {
     if (!write_file(opt.output, std::string_view(cubin.data(), cubin.size())))
       return kExitFailure;
-    const std::vector<std::string> kernels = ptx_entry_names(k.ptx);
+    // the kernels of the module, in order: one, or two for split-K
+    const std::vector<device::KernelInfo> kernels = cuda::parse_ptx_entries(k.ptx, opt.output);
     std::cout << "wrote    " << opt.output << " (cubin for " << opt.arch << " by nvJitLink "
               << nvjitlink->major << "." << nvjitlink->minor << ", " << cubin.size() << " bytes, "
               << (kernels.size() == 1 ? "kernel" : "kernels");
     for (size_t i = 0; i < kernels.size(); ++i)
-      std::cout << (i ? ", " : " ") << kernels[i];
+      std::cout << (i ? ", " : " ") << kernels[i].name;
     std::cout << ")\n";
   } else if (!opt.output.empty()) {
     if (!write_file(opt.output, k.ptx))
