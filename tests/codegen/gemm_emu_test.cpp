@@ -8,15 +8,6 @@
 namespace tcjit::codegen::test {
 namespace {
 
-EmuRun expect_matches(const std::string &spec, const std::string &config = "") {
-  SCOPED_TRACE(spec + (config.empty() ? "" : " [" + config + "]"));
-  EmuRun r = run_on_emulator(spec, config);
-  EXPECT_EQ(r.error, "");
-  EXPECT_GT(r.report.count, 0);
-  EXPECT_TRUE(r.report.ok()) << r.report.summary();
-  return r;
-}
-
 const char *kLayouts[] = {"a=%s:row b=%s:row", "a=%s:row b=%s:col", "a=%s:col b=%s:row",
                           "a=%s:col b=%s:col"};
 

@@ -4,6 +4,8 @@
 #include "runtime/api/verify_gemm.h"
 #include "runtime/emu/emu_device.h"
 
+#include <gtest/gtest.h>
+
 #include <exception>
 
 namespace tcjit::codegen::test {
@@ -40,6 +42,15 @@ EmuRun run_on_emulator(const std::string &spec_text, const std::string &config, 
     run.error = std::string("emulator: ") + e.what();
   }
   return run;
+}
+
+EmuRun expect_matches(const std::string &spec_text, const std::string &config) {
+  SCOPED_TRACE(spec_text + (config.empty() ? "" : " [" + config + "]"));
+  EmuRun r = run_on_emulator(spec_text, config);
+  EXPECT_EQ(r.error, "");
+  EXPECT_GT(r.report.count, 0);
+  EXPECT_TRUE(r.report.ok()) << r.report.summary();
+  return r;
 }
 
 } // namespace tcjit::codegen::test

@@ -23,4 +23,8 @@ struct EmuRun {
 EmuRun run_on_emulator(const std::string &spec_text, const std::string &config = "",
                        uint64_t seed = 1);
 
+// run_on_emulator() with GoogleTest expectations: it ran, compared elements, and every one is
+// within the tolerance (failures name the spec and config).
+EmuRun expect_matches(const std::string &spec_text, const std::string &config = "");
+
 } // namespace tcjit::codegen::test
