@@ -148,14 +148,14 @@ KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
   }
   if (db) {
     kernels_db::BinaryRecord record = binary_record(key, out.kernel, request.arch);
-    if (request.link_cubin) {
-      std::string note;
-      if (link_cubin(out.kernel, out.cubin, note)) {
-        record.cubin = out.cubin;
-        record.compile_options += " + nvJitLink -arch=" + request.arch;
-      }
-      out.how += ", " + note; // without a cubin a GPU compiles the stored PTX when it loads it
+    // The cubin for request.arch is stored with the PTX, so that a GPU loads it without
+    // compiling; without nvJitLink the PTX alone (a GPU compiles it when it loads it).
+    std::string note;
+    if (link_cubin(out.kernel, out.cubin, note)) {
+      record.cubin = out.cubin;
+      record.compile_options += " + nvJitLink -arch=" + request.arch;
     }
+    out.how += ", " + note;
     db->put_problem(problem_record(spec, key, request.arch));
     db->put_binary(record);
     out.how += ", stored in " + db->path();

@@ -22,9 +22,6 @@ struct KernelRequest {
   bool tf32_off = false;                     // tf32_disabled_by_environment()
   std::optional<codegen::TileConfig> config; // nullopt: default_tile_config()
   bool compile_on_miss = true;               // false: a cache miss is an error
-  // With a database: link the new kernel's PTX to a cubin for `arch` with nvJitLink and store it
-  // too, so that a GPU loads it without compiling (skipped, with a note, without nvJitLink).
-  bool link_cubin = true;
 };
 
 enum class KernelOrigin { database, compiled_now };

@@ -236,25 +236,13 @@ void exec_convert(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
   uint64_t *d = w.regs + size_t{in.dst.reg} * 32;
   // A signed integer result narrower than its register is sign-extended to the register's size
   // (PTX ISA, "Operand Size Exceeding Instruction-Type Size"): cvt.s8.s32 into a .b16 register
-  // leaves -16 as 0xfff0. Registers hold such values sign-extended to 64 bits, as ld.s8 does.
-  if (is_int(in.type) && dtype_is_signed(in.type) && dtype_bytes(in.type) < 8) {
-    const uint32_t shift = 64 - dtype_bytes(in.type) * 8;
-    auto sext = [shift](uint64_t v) {
-      return static_cast<uint64_t>(static_cast<int64_t>(v << shift) >> shift);
-    };
-    if (!in.sat && is_int(in.type2)) {
-      const uint32_t sshift = 64 - dtype_bytes(in.type2) * 8;
-      const bool sign = dtype_is_signed(in.type2);
-      for_each_lane(mask, [&](uint32_t l) {
-        uint64_t v = v0[l] << sshift;
-        v = sign ? static_cast<uint64_t>(static_cast<int64_t>(v) >> sshift) : v >> sshift;
-        d[l] = sext(v);
-      });
-      return;
-    }
-    for_each_lane(mask, [&](uint32_t l) { d[l] = sext(convert(v0[l], in)); });
-    return;
-  }
+  // leaves -16 as 0xfff0. Registers hold such values sign-extended to 64 bits, as ld.s8 does;
+  // other results stay as convert() masks them (dshift 0).
+  const bool sext = is_int(in.type) && dtype_is_signed(in.type) && dtype_bytes(in.type) < 8;
+  const uint32_t dshift = sext ? 64 - dtype_bytes(in.type) * 8 : 0;
+  auto finish = [dshift](uint64_t v) {
+    return static_cast<uint64_t>(static_cast<int64_t>(v << dshift) >> dshift);
+  };
   if (is_int(in.type) && is_int(in.type2) && !in.sat) {
     // integer to integer: extend by the source type, truncate to the destination
     const uint32_t sbytes = dtype_bytes(in.type2), dbytes = dtype_bytes(in.type);
@@ -263,8 +251,12 @@ void exec_convert(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
     for_each_lane(mask, [&](uint32_t l) {
       uint64_t v = v0[l] << shift;
       v = sign ? static_cast<uint64_t>(static_cast<int64_t>(v) >> shift) : v >> shift;
-      d[l] = mask_to_bytes(v, dbytes);
+      d[l] = finish(mask_to_bytes(v, dbytes));
     });
+    return;
+  }
+  if (sext) {
+    for_each_lane(mask, [&](uint32_t l) { d[l] = finish(convert(v0[l], in)); });
     return;
   }
   for_each_lane(mask, [&](uint32_t l) { d[l] = convert(v0[l], in); });
