@@ -116,7 +116,7 @@ private:
 class Runtime {
 public:
   // Opens the device and the database. Throws Error (no CUDA driver, unknown arch, a database
-  // that cannot be opened, a miss policy not implemented yet).
+  // that cannot be opened, MissPolicy::tune or ::background, which need the tuner).
   explicit Runtime(const RuntimeOptions &options = {});
   ~Runtime();
   Runtime(Runtime &&) noexcept;
