@@ -121,7 +121,8 @@ json run_compile(const CompileArgs &a) {
   const bool tf32_off = tf32_disabled_by_environment();
   json runs = json::array();
   api::KernelSource last;
-  const fs::path scratch = fs::temp_directory_path() / ("tcjit-bench-" + std::to_string(::getpid()));
+  const fs::path scratch =
+      fs::temp_directory_path() / ("tcjit-bench-" + std::to_string(::getpid()));
   fs::create_directories(scratch);
   for (int rep = 0; rep < a.reps; ++rep) {
     const fs::path db_path = scratch / ("rep" + std::to_string(rep) + ".db");
@@ -256,8 +257,8 @@ json run_emu(const EmuArgs &a) {
   const auto gb = random_bytes(geo.b.dtype, geo.batch * geo.b.batch_stride, a.seed + 1);
   const auto gc = random_bytes(geo.c.dtype, geo.batch * geo.c.batch_stride, a.seed + 2);
   std::vector<std::byte> c_ref = gc;
-  const ReferenceResult ref = reference_gemm(spec, {ga.data(), gb.data(), c_ref.data(), nullptr},
-                                             math);
+  const ReferenceResult ref =
+      reference_gemm(spec, {ga.data(), gb.data(), c_ref.data(), nullptr}, math);
 
   const auto t0 = Clock::now();
   auto upload = [&](const std::vector<std::byte> &host) {
@@ -282,9 +283,12 @@ json run_emu(const EmuArgs &a) {
     p.set(0, da);
     p.set(1, db);
     p.set(2, dc);
-    const int32_t sizes[6] = {int32_t(geo.m),           int32_t(geo.n),
-                              int32_t(geo.k),           int32_t(geo.a.row_stride),
-                              int32_t(geo.b.col_stride), int32_t(geo.c.row_stride)};
+    const int32_t sizes[6] = {int32_t(geo.m),
+                              int32_t(geo.n),
+                              int32_t(geo.k),
+                              int32_t(geo.a.row_stride),
+                              int32_t(geo.b.col_stride),
+                              int32_t(geo.c.row_stride)};
     for (int i = 0; i < 6; ++i)
       p.set(size_t(3 + i), sizes[i]);
     for (size_t i = 9; i < info.params.size(); ++i)
@@ -302,8 +306,8 @@ json run_emu(const EmuArgs &a) {
     const std::string hex = shape["params"].get<std::string>();
     if (hex.size() != 2 * size_t(info.param_bytes))
       throw std::runtime_error("the Params from " + a.params_program + " have " +
-                               std::to_string(hex.size() / 2) + " bytes; " + a.kernel +
-                               " takes " + std::to_string(info.param_bytes));
+                               std::to_string(hex.size() / 2) + " bytes; " + a.kernel + " takes " +
+                               std::to_string(info.param_bytes));
     for (size_t i = 0; i < hex.size(); i += 2)
       params.push_back(std::byte(std::stoi(hex.substr(i, 2), nullptr, 16)));
   } else {

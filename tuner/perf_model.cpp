@@ -8,8 +8,8 @@ namespace tcjit::tuner {
 
 namespace {
 
-constexpr std::array<std::string_view, 6> kMathNames = {"f16", "bf16", "tf32", "s8", "f64",
-                                                       "f32_simt"};
+constexpr std::array<std::string_view, 6> kMathNames = {"f16", "bf16", "tf32",
+                                                        "s8",  "f64",  "f32_simt"};
 
 int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
@@ -66,7 +66,7 @@ StepCycles step_cycles(const GpuModel &gpu, const KernelFeatures &k, int residen
   s.tensor = resident * flops_per_ktile / gpu.flops_per_sm_clk[static_cast<int>(k.math)];
   s.issue = resident * math_per_ktile * k.instructions_per_mma / gpu.issue_per_sm_clk;
   const double l2_share = std::min(gpu.l2_bytes_per_sm_clk,
-                                  gpu.l2_bytes_per_clk / double(std::max<int64_t>(active_sms, 1)));
+                                   gpu.l2_bytes_per_clk / double(std::max<int64_t>(active_sms, 1)));
   s.l2 = resident * bytes_per_ktile / l2_share;
   return s;
 }
@@ -121,8 +121,7 @@ int ctas_per_sm(const GpuModel &gpu, const KernelFeatures &k, std::string *why) 
       return fail(std::to_string(k.shared_bytes) + " B shared memory per CTA (the SM has " +
                   std::to_string(gpu.shared_bytes_per_sm - gpu.shared_reserved_per_cta) + ")");
     return fail(std::to_string(k.registers) + " registers x " + std::to_string(k.threads) +
-                " threads exceed the SM's " + std::to_string(gpu.registers_per_sm) +
-                " registers");
+                " threads exceed the SM's " + std::to_string(gpu.registers_per_sm) + " registers");
   }
   return fit;
 }
@@ -155,9 +154,9 @@ Prediction predict(const GpuModel &gpu, const KernelFeatures &k, const Problem &
   out.l2_cycles = main.l2;
   const double compute_s = cycles / (gpu.clock_ghz * 1e9);
 
-  const double bytes = double(p.batch) * (double(p.m) * p.k * k.a_bytes +
-                                          double(p.k) * p.n * k.b_bytes +
-                                          double(p.m) * p.n * k.c_bytes * (p.reads_c ? 2 : 1));
+  const double bytes =
+      double(p.batch) * (double(p.m) * p.k * k.a_bytes + double(p.k) * p.n * k.b_bytes +
+                         double(p.m) * p.n * k.c_bytes * (p.reads_c ? 2 : 1));
   out.dram_seconds = bytes / gpu.dram_bytes_per_s;
 
   out.seconds = std::max(compute_s, out.dram_seconds);

@@ -25,19 +25,19 @@ std::optional<MathKind> parse_math_kind(std::string_view);
 
 // One GPU as the model sees it. Rates are for the mma.sync path tcjit generates.
 struct GpuModel {
-  std::string name;               // "A100-SXM4-80GB"
-  int sms = 0;                    // streaming multiprocessors
-  double clock_ghz = 0;           // sustained clock under tensor load
-  int max_threads_per_sm = 2048;  //
-  int max_ctas_per_sm = 32;       //
-  int registers_per_sm = 65536;   // 32-bit registers
-  int shared_bytes_per_sm = 0;    // usable by CTAs (opt-in carve-out)
+  std::string name;                // "A100-SXM4-80GB"
+  int sms = 0;                     // streaming multiprocessors
+  double clock_ghz = 0;            // sustained clock under tensor load
+  int max_threads_per_sm = 2048;   //
+  int max_ctas_per_sm = 32;        //
+  int registers_per_sm = 65536;    // 32-bit registers
+  int shared_bytes_per_sm = 0;     // usable by CTAs (opt-in carve-out)
   int shared_reserved_per_cta = 0; // the driver's per-CTA reservation (1 KiB on sm_80+)
   double dram_bytes_per_s = 0;
-  double l2_bytes_per_clk = 0;   // L2 -> SM read bandwidth, all SMs together
+  double l2_bytes_per_clk = 0;    // L2 -> SM read bandwidth, all SMs together
   double l2_bytes_per_sm_clk = 0; // what one SM can take of it
-  double issue_per_sm_clk = 4;   // warp-instructions issued per SM per clock (4 sub-partitions)
-  double prologue_cycles = 0;    // fixed per-wave cost: pipeline fill, epilogue drain
+  double issue_per_sm_clk = 4;    // warp-instructions issued per SM per clock (4 sub-partitions)
+  double prologue_cycles = 0;     // fixed per-wave cost: pipeline fill, epilogue drain
   // Dense math rate per SM per clock, in FLOP (integer: OP) for each MathKind (index: MathKind).
   double flops_per_sm_clk[6] = {};
 
@@ -51,12 +51,12 @@ const GpuModel &h100_model();
 // What the model needs to know of a kernel.
 struct KernelFeatures {
   MathKind math = MathKind::f16;
-  int bm = 128, bn = 128, bk = 32; // CTA tile
+  int bm = 128, bn = 128, bk = 32;       // CTA tile
   int mma_m = 16, mma_n = 8, mma_k = 16; // one math instruction's shape (SIMT: 1x1x1 per thread)
-  int threads = 128;               // per CTA
-  int registers = 0;               // per thread (the cubin's)
-  int shared_bytes = 0;            // per CTA, static + dynamic
-  double instructions_per_mma = 0; // main-loop warp-instructions per mma (SASS)
+  int threads = 128;                     // per CTA
+  int registers = 0;                     // per thread (the cubin's)
+  int shared_bytes = 0;                  // per CTA, static + dynamic
+  double instructions_per_mma = 0;       // main-loop warp-instructions per mma (SASS)
   int split_k = 1;
   int a_bytes = 2, b_bytes = 2, c_bytes = 2; // element sizes
 };
@@ -68,14 +68,14 @@ struct Problem {
 
 struct Prediction {
   bool launchable = false;
-  std::string why_not;     // when !launchable: which resource does not fit
-  int ctas_per_sm = 0;     // occupancy
-  int64_t ctas = 0;        // tiles * split_k
-  int64_t waves = 0;       // ceil(ctas / (sms * ctas_per_sm))
-  double seconds = 0;      // predicted kernel time
-  double tflops = 0;       // 2*M*N*K*batch / seconds / 1e12 (TOP/s for s8)
+  std::string why_not; // when !launchable: which resource does not fit
+  int ctas_per_sm = 0; // occupancy
+  int64_t ctas = 0;    // tiles * split_k
+  int64_t waves = 0;   // ceil(ctas / (sms * ctas_per_sm))
+  double seconds = 0;  // predicted kernel time
+  double tflops = 0;   // 2*M*N*K*batch / seconds / 1e12 (TOP/s for s8)
   double fraction_of_peak = 0;
-  std::string bound;       // "tensor", "issue", "l2", "dram" or "latency": the largest term
+  std::string bound; // "tensor", "issue", "l2", "dram" or "latency": the largest term
   // The per-K-tile cycle terms of one SM (all its resident CTAs together) and the DRAM time.
   double tensor_cycles = 0, issue_cycles = 0, l2_cycles = 0;
   double dram_seconds = 0;

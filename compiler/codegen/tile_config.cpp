@@ -145,6 +145,34 @@ std::vector<ConfigError> validate_tile_config(const OpSpec &spec, const TileConf
   return e;
 }
 
+std::vector<TileConfig> default_tile_configs(const OpSpec &spec, std::string_view arch,
+                                             bool tf32_off) {
+  const TileConfig first = default_tile_config(spec, arch, tf32_off);
+  std::vector<TileConfig> out = {first};
+  auto add = [&](TileConfig c) {
+    c = resolve_vectors(spec, c);
+    if (std::find(out.begin(), out.end(), c) == out.end() &&
+        validate_tile_config(spec, c, arch, tf32_off).empty())
+      out.push_back(c);
+  };
+  TileConfig c = first;
+  // Halve the warp tile's larger side (accumulators: the registers that grow with it), keeping
+  // the CTA tile: twice the warps.
+  while (c.wm * c.wn > 32 * 32) {
+    if (c.wm >= c.wn)
+      c.wm /= 2;
+    else
+      c.wn /= 2;
+    add(c);
+  }
+  // Then a smaller CTA tile with 32x32 warps, and fewer stages.
+  add({64, 64, first.bk, 32, 32, first.stages, first.split_k, first.raster_group, first.vec_a,
+       first.vec_b});
+  add({64, 64, first.bk, 32, 32, 2, first.split_k, first.raster_group, first.vec_a, first.vec_b});
+  add({32, 32, first.bk, 16, 16, 2, first.split_k, first.raster_group, first.vec_a, first.vec_b});
+  return out;
+}
+
 TileConfig resolve_vectors(const OpSpec &spec, const TileConfig &config) {
   TileConfig c = config;
   const int widest = 16 / element_bytes(spec);
@@ -179,9 +207,17 @@ TileConfig default_tile_config(const OpSpec &spec, std::string_view arch, bool t
     c.bn = 64;
     c.wn = std::min(c.wn, 32);
   }
+  c = resolve_vectors(spec, c);
+  // Operands loaded in pieces narrower than 16 bytes (a misaligned ld or K) need an address and
+  // a predicate per piece: with 64x64 warp tiles of 16-bit types that spills (k=31: 20 KB).
+  // Start from 32-wide warp rows there; the runtime still falls back further when a cubin spills
+  // (default_tile_configs).
+  const int esize = dtype_bits(spec.gemm.a.dtype) / 8;
+  if (form && esize == 2 && std::min(c.vec_a, c.vec_b) * esize < 16 && c.wm * c.wn > 32 * 64)
+    c.wm = 32;
   // Small machines (99 KiB) fit the defaults; keep them under 48 KiB anyway.
   (void)arch;
-  return resolve_vectors(spec, c);
+  return c;
 }
 
 bool parse_tile_config(std::string_view text, TileConfig &c, std::string &error) {

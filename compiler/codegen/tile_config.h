@@ -51,6 +51,12 @@ std::vector<ConfigError> check_codegen_support(const OpSpec &spec, std::string_v
 // valid when check_codegen_support() is empty. vec_a/vec_b are resolved (never 0).
 TileConfig default_tile_config(const OpSpec &spec, std::string_view arch, bool tf32_off);
 
+// The default config first, then fallbacks that need fewer registers (a narrower warp tile, a
+// smaller CTA tile, fewer stages), each valid for the spec and distinct: what the runtime tries
+// in order when the cubin of one spills (register use is known only after ptxas).
+std::vector<TileConfig> default_tile_configs(const OpSpec &spec, std::string_view arch,
+                                             bool tf32_off);
+
 // Resolves vec_a/vec_b = 0 to the widest width the spec's alignment allows.
 TileConfig resolve_vectors(const OpSpec &spec, const TileConfig &config);
 

@@ -50,20 +50,33 @@ kernels_db::ProblemRecord problem_record(const OpSpec &spec, const ProblemKey &k
 }
 
 kernels_db::BinaryRecord binary_record(const ProblemKey &key, const codegen::CompiledKernel &k,
-                                       std::string_view arch) {
+                                       std::string_view arch,
+                                       const std::vector<jit::KernelResources> &resources) {
   kernels_db::BinaryRecord b;
   b.key = {key.text, config_json(k.config), std::string(arch), toolkit_version(),
            compiler_version()};
   b.ptx = k.ptx;
+  // The main kernel's figures at the top level (what `tcjit db show` lists), every kernel's under
+  // "kernels". "shared_bytes" is the CTA's total: dynamic (the plan's) + static.
   nlohmann::json res = nlohmann::json::object();
   res["dynamic_shared_bytes"] = k.plan.smem_bytes;
   res["threads"] = k.plan.threads;
-  if (k.ptxas) {
-    res["registers"] = k.ptxas->registers;
-    res["spill_stores"] = k.ptxas->spill_stores;
-    res["spill_loads"] = k.ptxas->spill_loads;
-    res["shared_bytes"] = k.ptxas->shared_bytes;
+  nlohmann::json kernels = nlohmann::json::object();
+  for (const jit::KernelResources &r : resources) {
+    nlohmann::json one = {
+        {"registers", r.registers},          {"spill_stores", r.spill_stores},
+        {"spill_loads", r.spill_loads},      {"spill_bytes", r.spill_bytes()},
+        {"stack_bytes", r.stack_frame},      {"static_shared_bytes", r.static_shared_bytes},
+        {"constant_bytes", r.constant_bytes}};
+    if (r.kernel == k.plan.kernel_name) {
+      for (auto it = one.begin(); it != one.end(); ++it)
+        res[it.key()] = it.value();
+      res["shared_bytes"] = k.plan.smem_bytes + r.static_shared_bytes;
+    }
+    kernels[r.kernel] = std::move(one);
   }
+  if (!kernels.empty())
+    res["kernels"] = std::move(kernels);
   b.resources_json = res.dump();
   b.compile_options = "tcjit codegen --arch " + std::string(arch);
   b.compile_ms = k.total_ms();

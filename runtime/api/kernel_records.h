@@ -5,9 +5,11 @@
 #include "compiler/codegen/pipeline.h"
 #include "compiler/spec/problem_key.h"
 #include "kernels_db/records.h"
+#include "runtime/jit/kernel_resources.h"
 #include "tcjit/op_spec.h"
 
 #include <string>
+#include <vector>
 
 namespace tcjit::api {
 
@@ -22,7 +24,10 @@ std::string toolkit_version();
 std::string config_json(const codegen::TileConfig &);
 
 kernels_db::ProblemRecord problem_record(const OpSpec &, const ProblemKey &, std::string_view arch);
+// The binary record of `kernel`: its PTX, and the resources of each of its kernels as the compile
+// that produced the shipped cubin reported them (`resources`; empty when no compile ran).
 kernels_db::BinaryRecord binary_record(const ProblemKey &, const codegen::CompiledKernel &,
-                                       std::string_view arch);
+                                       std::string_view arch,
+                                       const std::vector<jit::KernelResources> &resources);
 
 } // namespace tcjit::api

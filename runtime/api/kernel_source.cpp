@@ -4,10 +4,13 @@
 #include "runtime/api/kernel_records.h"
 #include "runtime/device/device.h"
 #include "runtime/jit/ptx_compiler.h"
+#include "runtime/jit/ptxas_compiler.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <optional>
+#include <vector>
 
 namespace tcjit::api {
 
@@ -26,36 +29,66 @@ KernelResources recorded_resources(const std::string &resources_json, int dynami
   const nlohmann::json res = nlohmann::json::parse(resources_json, nullptr, false);
   if (!res.is_object())
     return r;
-  if (res.contains("registers") && res["registers"].is_number_integer())
-    r.registers = res["registers"].get<int>();
-  if (res.contains("spill_stores") && res.contains("spill_loads"))
+  auto get = [&](const char *name, int &field) {
+    if (res.contains(name) && res[name].is_number_integer())
+      field = res[name].get<int>();
+  };
+  get("registers", r.registers);
+  get("stack_bytes", r.stack_bytes);
+  get("spill_bytes", r.spill_bytes);
+  if (r.spill_bytes < 0 && res.contains("spill_stores") && res.contains("spill_loads"))
     r.spill_bytes = res.value("spill_stores", 0) + res.value("spill_loads", 0);
-  if (res.contains("shared_bytes") && res["shared_bytes"].is_number_integer())
-    r.shared_bytes += res["shared_bytes"].get<int>();
+  if (res.contains("static_shared_bytes"))
+    get("shared_bytes", r.shared_bytes); // the total
+  else if (res.contains("shared_bytes") && res["shared_bytes"].is_number_integer())
+    r.shared_bytes += res["shared_bytes"].get<int>(); // older records: the static part only
   return r;
 }
 
-// Links `k.ptx` to a cubin for `arch` with nvJitLink. Returns false with `note` saying why there
-// is none (nvJitLink missing, or it refused the PTX: the kernel still runs from its PTX).
-bool link_cubin(const codegen::CompiledKernel &k, std::vector<uint8_t> &cubin, std::string &note) {
-  const jit::NvJitLinkLibrary &library = jit::nvjitlink_library();
-  if (!library.loaded) {
-    note = "no cubin: nvJitLink cannot be loaded (" + library.error + ")";
-    return false;
-  }
+// The one compile of `k.ptx` to the cubin that is shipped: ptxas as a whole program when it can
+// be run, else nvJitLink (relocatable code), else none (a GPU's driver compiles the PTX when it
+// loads it). `resources` come from that same compile's report.
+struct CubinBuild {
+  std::vector<uint8_t> cubin;
+  std::vector<jit::KernelResources> resources;
+  std::string note;  // "cubin 27168 B by ptxas -arch=sm_80 -O3 in 71.3 ms"
+  std::string stage; // "ptxas" or "nvJitLink"
+  double ms = 0;
+  std::string error; // the compiler rejected the PTX: an internal error
+};
+
+CubinBuild build_cubin(const codegen::CompiledKernel &k) {
+  CubinBuild b;
   jit::PtxCompileOptions options;
   options.sm_arch = k.plan.sm;
+  options.resource_usage = true;
+  jit::CompiledPtx compiled;
   try {
-    const jit::CompiledPtx linked = jit::compile_ptx(k.ptx, k.plan.kernel_name, options, library);
-    cubin.assign(linked.cubin.begin(), linked.cubin.end());
-    note = "cubin " + std::to_string(cubin.size()) + " B by nvJitLink " +
-           std::to_string(library.major) + "." + std::to_string(library.minor) + " in " +
-           fmt("%.1f ms", linked.compile_milliseconds);
-    return !cubin.empty();
+    if (jit::ptxas_available()) {
+      compiled = jit::compile_ptx_with_ptxas(k.ptx, k.plan.kernel_name + ".ptx", options);
+      b.stage = "ptxas";
+    } else {
+      const jit::NvJitLinkLibrary &library = jit::nvjitlink_library();
+      if (!library.loaded) {
+        b.note = "no cubin: neither ptxas (" + jit::ptxas_executable() +
+                 ", set TCJIT_PTXAS) nor nvJitLink (" + library.error +
+                 ") is available; a GPU's driver compiles the PTX when it loads it";
+        return b;
+      }
+      compiled = jit::compile_ptx(k.ptx, k.plan.kernel_name + ".ptx", options, library);
+      b.stage = "nvJitLink";
+    }
   } catch (const device::DeviceError &e) {
-    note = std::string("no cubin: nvJitLink refused the PTX: ") + e.what();
-    return false;
+    b.error = std::string(e.what());
+    return b;
   }
+  b.cubin.assign(compiled.cubin.begin(), compiled.cubin.end());
+  b.resources = std::move(compiled.resources);
+  b.ms = compiled.compile_milliseconds;
+  b.note = "cubin " + std::to_string(b.cubin.size()) + " B by " +
+           (b.stage == "ptxas" ? compiled.options : "nvJitLink " + compiled.options) + " in " +
+           fmt("%.1f ms", b.ms);
+  return b;
 }
 
 } // namespace
@@ -77,12 +110,28 @@ std::string target_arch(std::string_view requested, const device::DeviceInfo &de
   return "";
 }
 
+namespace {
+
+// The main kernel's (and for split-K the reduce kernel's) spill and stack bytes in `build`.
+int spill_and_stack_bytes(const CubinBuild &build) {
+  int bytes = 0;
+  for (const jit::KernelResources &r : build.resources)
+    bytes += r.spill_bytes() + r.stack_frame;
+  return bytes;
+}
+
+} // namespace
+
 KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
                                   const KernelRequest &request, kernels_db::KernelsDb *db) {
   KernelSource out;
-  const codegen::TileConfig config = codegen::resolve_vectors(
-      spec, request.config ? *request.config
-                           : codegen::default_tile_config(spec, request.arch, request.tf32_off));
+  // The configs to try, best first: the requested one alone, or the default and its fallbacks
+  // (taken in order when a cubin spills: register use is known only after ptxas).
+  const std::vector<codegen::TileConfig> candidates =
+      request.config
+          ? std::vector<codegen::TileConfig>{codegen::resolve_vectors(spec, *request.config)}
+          : codegen::default_tile_configs(spec, request.arch, request.tf32_off);
+  const codegen::TileConfig &config = candidates.front();
   const auto config_errors =
       codegen::validate_tile_config(spec, config, request.arch, request.tf32_off);
   if (!config_errors.empty()) {
@@ -92,12 +141,14 @@ KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
     return out;
   }
   if (db) {
-    const auto found = db->find_binary(
-        {key.text, config_json(config), request.arch, toolkit_version(), compiler_version()});
-    out.warnings = found.warnings;
-    if (found.status == kernels_db::LookupStatus::hit) {
-      out.kernel.config = config;
-      out.kernel.plan = codegen::plan_kernel(spec, config, request.arch, request.tf32_off);
+    for (const codegen::TileConfig &candidate : candidates) {
+      const auto found = db->find_binary(
+          {key.text, config_json(candidate), request.arch, toolkit_version(), compiler_version()});
+      out.warnings.insert(out.warnings.end(), found.warnings.begin(), found.warnings.end());
+      if (found.status != kernels_db::LookupStatus::hit)
+        continue;
+      out.kernel.config = candidate;
+      out.kernel.plan = codegen::plan_kernel(spec, candidate, request.arch, request.tf32_off);
       out.kernel.ptx = found.binary->ptx;
       out.cubin = found.binary->cubin;
       out.origin = KernelOrigin::database;
@@ -118,44 +169,75 @@ KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
                          ", and the miss policy is fail");
     return out;
   }
-  codegen::CompileOptions copt;
-  copt.arch = request.arch;
-  copt.tf32_off = request.tf32_off;
-  copt.config = config;
-  copt.run_ptxas = true;
-  out.kernel = codegen::compile_gemm(spec, copt);
-  if (!out.kernel.ok()) {
-    for (const codegen::ConfigError &e : out.kernel.errors)
-      out.errors.push_back(e.field + ": " + e.message);
-    return out;
+  // Compile the candidates in order until one's cubin neither spills nor needs a stack frame;
+  // when every one does, the one with the fewest such bytes.
+  std::optional<CubinBuild> best;
+  codegen::CompiledKernel best_kernel;
+  double compile_ms = 0;
+  std::string fallbacks;
+  for (const codegen::TileConfig &candidate : candidates) {
+    codegen::CompileOptions copt;
+    copt.arch = request.arch;
+    copt.tf32_off = request.tf32_off;
+    copt.config = candidate;
+    codegen::CompiledKernel kernel = codegen::compile_gemm(spec, copt);
+    if (!kernel.ok()) {
+      for (const codegen::ConfigError &e : kernel.errors)
+        out.errors.push_back(e.field + ": " + e.message);
+      return out;
+    }
+    CubinBuild build = build_cubin(kernel);
+    if (!build.error.empty()) {
+      out.errors.push_back("internal error: the generated PTX does not compile for " +
+                           request.arch + ": " + build.error);
+      return out;
+    }
+    if (!build.stage.empty())
+      kernel.times.push_back({build.stage, build.ms});
+    compile_ms += kernel.total_ms();
+    const int bad = spill_and_stack_bytes(build);
+    if (!best || bad < spill_and_stack_bytes(*best)) {
+      best = std::move(build);
+      best_kernel = std::move(kernel);
+    }
+    if (bad == 0)
+      break;
+    fallbacks += (fallbacks.empty() ? "" : "; ") + codegen::to_string(candidate) + " needs " +
+                 std::to_string(bad) + " B of spills and stack";
   }
-  if (out.kernel.ptxas && !out.kernel.ptxas->ok) {
-    out.errors.push_back("internal error: ptxas rejected the generated PTX for " + request.arch +
-                         ":\n" + out.kernel.ptxas->log);
-    return out;
-  }
+  out.kernel = std::move(best_kernel);
+  CubinBuild &build = *best;
+  out.cubin = std::move(build.cubin);
   out.origin = KernelOrigin::compiled_now;
   out.resources.shared_bytes = out.kernel.plan.smem_bytes;
-  out.how = "miss, compiled in " + fmt("%.1f ms", out.kernel.total_ms());
-  if (out.kernel.ptxas) {
-    const codegen::PtxasResult &p = *out.kernel.ptxas;
-    out.resources.registers = p.registers;
-    out.resources.spill_bytes = p.spill_stores + p.spill_loads;
-    out.resources.shared_bytes += p.shared_bytes;
-    out.how += " (ptxas: " + std::to_string(p.registers) + " registers, " +
-               std::to_string(p.spill_stores + p.spill_loads) + " spill bytes, " +
-               std::to_string(out.kernel.plan.smem_bytes) + " B shared)";
+  out.how = "miss, compiled in " + fmt("%.1f ms", compile_ms);
+  if (const jit::KernelResources *r =
+          jit::find_kernel_resources(build.resources, out.kernel.plan.kernel_name)) {
+    out.resources.registers = r->registers;
+    out.resources.spill_bytes = r->spill_bytes();
+    out.resources.stack_bytes = r->stack_frame;
+    out.resources.shared_bytes += r->static_shared_bytes;
+    out.how += " (" + std::to_string(r->registers) + " registers, " +
+               std::to_string(r->spill_bytes()) + " spill bytes, " +
+               std::to_string(r->stack_frame) + " B stack, " +
+               std::to_string(out.resources.shared_bytes) + " B shared)";
   }
+  if (!fallbacks.empty()) {
+    out.how += ", config " + codegen::to_string(out.kernel.config) + " (" + fallbacks + ")";
+    if (spill_and_stack_bytes(build) > 0)
+      out.warnings.push_back("every config tried for this spec spills or needs a stack frame (" +
+                             fallbacks + "); using " + codegen::to_string(out.kernel.config) +
+                             ", the least");
+  }
+  out.how += ", " + build.note;
   if (db) {
-    kernels_db::BinaryRecord record = binary_record(key, out.kernel, request.arch);
-    // The cubin for request.arch is stored with the PTX, so that a GPU loads it without
-    // compiling; without nvJitLink the PTX alone (a GPU compiles it when it loads it).
-    std::string note;
-    if (link_cubin(out.kernel, out.cubin, note)) {
+    kernels_db::BinaryRecord record = binary_record(key, out.kernel, request.arch, build.resources);
+    if (!out.cubin.empty()) {
       record.cubin = out.cubin;
-      record.compile_options += " + nvJitLink -arch=" + request.arch;
+      record.compile_options +=
+          " + " + (build.stage == "ptxas" ? std::string("ptxas") : std::string("nvJitLink")) +
+          " -arch=" + request.arch;
     }
-    out.how += ", " + note;
     db->put_problem(problem_record(spec, key, request.arch));
     db->put_binary(record);
     out.how += ", stored in " + db->path();

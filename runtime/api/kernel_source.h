@@ -26,17 +26,20 @@ struct KernelRequest {
 
 enum class KernelOrigin { database, compiled_now };
 
-// What a ptxas run (now, or recorded in the cache) said about the kernel; -1 when unknown.
+// What the compile of the shipped cubin (now, or recorded in the cache) said about the main
+// kernel; -1 when unknown (no compile could run: the driver compiles the PTX at load).
 struct KernelResources {
   int registers = -1;
   int spill_bytes = -1; // stores + loads
+  int stack_bytes = -1; // per thread
   int shared_bytes = 0; // dynamic (the plan's) + static (ptxas's, when known)
 };
 
 struct KernelSource {
   codegen::CompiledKernel kernel; // set when ok()
-  // The cubin of kernel.ptx for the request's arch (from the database, or linked now), empty when
-  // there is none. Pass it to load_gemm: a GPU of that arch loads it instead of compiling the PTX.
+  // The cubin of kernel.ptx for the request's arch (from the database, or compiled now: ptxas,
+  // whole program), empty when there is none. Pass it to load_gemm: a GPU of that arch loads it
+  // instead of compiling the PTX. `resources` are this cubin's.
   std::vector<uint8_t> cubin;
   KernelOrigin origin = KernelOrigin::compiled_now;
   KernelResources resources;

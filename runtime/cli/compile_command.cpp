@@ -8,6 +8,7 @@
 #include "runtime/device/device.h"
 #include "runtime/jit/nvjitlink_library.h"
 #include "runtime/jit/ptx_compiler.h"
+#include "runtime/jit/ptxas_compiler.h"
 
 #include <CLI/CLI.hpp>
 
@@ -33,6 +34,7 @@ struct CompileCommandOptions {
   std::string output;
   bool no_ptxas = false;
   bool cubin = false;
+  bool nvjitlink = false;
 };
 
 // Writes `bytes` to `path`; on failure prints why and returns false.
@@ -66,19 +68,28 @@ int run_compile(const CompileCommandOptions &opt) {
                  "to\n";
     return kExitUsage;
   }
+  if (opt.no_ptxas && (opt.cubin || opt.nvjitlink)) {
+    std::cerr << "tcjit compile: error: --no-ptxas skips the compile to a cubin; it cannot go with "
+              << (opt.cubin ? "--cubin" : "--nvjitlink") << "\n";
+    return kExitUsage;
+  }
   const jit::NvJitLinkLibrary *nvjitlink = nullptr;
-  if (opt.cubin) { // before compiling: fail fast
+  if (opt.nvjitlink) { // before compiling: fail fast
     nvjitlink = &jit::nvjitlink_library();
     if (!nvjitlink->loaded) {
-      std::cerr << "tcjit compile: error: --cubin needs nvJitLink, which cannot be loaded: "
+      std::cerr << "tcjit compile: error: --nvjitlink needs nvJitLink, which cannot be loaded: "
                 << nvjitlink->error << "\n";
       return kExitFailure;
     }
+  } else if (!opt.no_ptxas && !jit::ptxas_available()) {
+    std::cerr << "tcjit compile: error: cannot run ptxas at '" << jit::ptxas_executable()
+              << "' (set TCJIT_PTXAS to the toolkit's bin/ptxas, or pass --no-ptxas for PTX "
+                 "only)\n";
+    return kExitFailure;
   }
   codegen::CompileOptions copt;
   copt.arch = opt.arch;
   copt.tf32_off = tf32_disabled_by_environment();
-  copt.run_ptxas = !opt.no_ptxas;
   if (!opt.config.empty()) {
     codegen::TileConfig c;
     std::string error;
@@ -110,48 +121,51 @@ int run_compile(const CompileCommandOptions &opt) {
   std::cout << "config   " << codegen::to_string(k.config)
             << (opt.config.empty() ? "  (default)" : "") << "\n";
   std::cout << codegen::describe(k.plan);
-  if (k.ptxas) {
-    const codegen::PtxasResult &p = *k.ptxas;
-    if (!p.ok) {
-      std::cerr << "tcjit compile: error: ptxas rejected the generated PTX (a bug in tcjit):\n"
-                << p.log;
-      return kExitFailure;
-    }
-    std::cout << "ptxas    " << p.registers << " registers, " << p.spill_stores
-              << " B spill stores, " << p.spill_loads << " B spill loads, " << p.stack_frame
-              << " B stack, " << k.plan.smem_bytes << " B dynamic shared memory\n";
-  }
-  // PTX -> cubin with nvJitLink: the whole module (the GEMM kernel, and for split-K its reduce
-  // kernel), for exactly --arch.
-  std::vector<char> cubin;
-  double link_ms = 0;
-  if (nvjitlink) {
-    jit::PtxCompileOptions link_options;
-    link_options.sm_arch = arch->sm_version;
+  // PTX -> cubin once, as the runtime does it (ptxas, whole program; or nvJitLink with
+  // --nvjitlink): the whole module (the GEMM kernel, and for split-K its reduce kernel), for
+  // exactly --arch. The resources printed are this cubin's, per kernel.
+  jit::CompiledPtx compiled;
+  const char *stage = opt.nvjitlink ? "nvJitLink" : "ptxas";
+  if (!opt.no_ptxas) {
+    jit::PtxCompileOptions options;
+    options.sm_arch = arch->sm_version;
+    options.resource_usage = true;
     try {
-      jit::CompiledPtx compiled =
-          jit::compile_ptx(k.ptx, k.plan.kernel_name + ".ptx", link_options, *nvjitlink);
-      cubin = std::move(compiled.cubin);
-      link_ms = compiled.compile_milliseconds;
+      compiled = opt.nvjitlink
+                     ? jit::compile_ptx(k.ptx, k.plan.kernel_name + ".ptx", options, *nvjitlink)
+                     : jit::compile_ptx_with_ptxas(k.ptx, k.plan.kernel_name + ".ptx", options);
     } catch (const device::DeviceError &e) {
-      std::cerr << "tcjit compile: error: " << e.what() << "\n";
+      std::cerr << "tcjit compile: error: " << e.what()
+                << (e.kind() == device::ErrorKind::ModuleLoad ? "\n(a bug in tcjit: please report "
+                                                                "it with the spec)"
+                                                              : "")
+                << "\n";
       return kExitFailure;
     }
+    for (const jit::KernelResources &r : compiled.resources)
+      std::cout << std::left << std::setw(9) << stage << std::right << r.kernel << ": "
+                << r.registers << " registers, " << r.spill_stores << " B spill stores, "
+                << r.spill_loads << " B spill loads, " << r.stack_frame << " B stack, "
+                << (r.kernel == k.plan.kernel_name ? k.plan.smem_bytes : 0) + r.static_shared_bytes
+                << " B shared memory\n";
   }
   std::cout << "times    parse " << std::fixed << std::setprecision(2) << parse_ms << " ms";
   for (const codegen::StageTime &t : k.times)
     std::cout << ", " << t.name << " " << t.ms << " ms";
-  if (nvjitlink)
-    std::cout << ", nvJitLink " << link_ms << " ms";
+  if (!opt.no_ptxas)
+    std::cout << ", " << stage << " " << compiled.compile_milliseconds << " ms";
   std::cout << "\n";
-  if (nvjitlink) {
+  if (opt.cubin) {
+    const std::vector<char> &cubin = compiled.cubin;
     if (!write_file(opt.output, std::string_view(cubin.data(), cubin.size())))
       return kExitFailure;
     // the kernels of the module, in order: one, or two for split-K
     const std::vector<device::KernelInfo> kernels = cuda::parse_ptx_entries(k.ptx, opt.output);
-    std::cout << "wrote    " << opt.output << " (cubin for " << opt.arch << " by nvJitLink "
-              << nvjitlink->major << "." << nvjitlink->minor << ", " << cubin.size() << " bytes, "
-              << (kernels.size() == 1 ? "kernel" : "kernels");
+    std::cout << "wrote    " << opt.output << " (cubin for " << opt.arch << " by "
+              << (nvjitlink ? "nvJitLink " + std::to_string(nvjitlink->major) + "." +
+                                  std::to_string(nvjitlink->minor)
+                            : compiled.options)
+              << ", " << cubin.size() << " bytes, " << (kernels.size() == 1 ? "kernel" : "kernels");
     for (size_t i = 0; i < kernels.size(); ++i)
       std::cout << (i ? ", " : " ") << kernels[i].name;
     std::cout << ")\n";
@@ -169,8 +183,8 @@ int run_compile(const CompileCommandOptions &opt) {
 void add_compile_command(CLI::App &app) {
   auto opt = std::make_shared<CompileCommandOptions>();
   CLI::App *cmd = app.add_subcommand(
-      "compile", "Compile a GEMM spec to PTX (or, with --cubin, a cubin): prints the tile config, "
-                 "kernel plan, ptxas resource use and the time of each stage");
+      "compile", "Compile a GEMM spec to PTX and a cubin: prints the tile config, the kernel "
+                 "plan, the cubin's resource use per kernel and the time of each stage");
   cmd->add_option("spec", opt->spec,
                   "DSL text (\"gemm m=... \"), a workload file with one op, or - for stdin")
       ->required();
@@ -180,10 +194,13 @@ void add_compile_command(CLI::App &app) {
                   "tile config words over the defaults, e.g. \"128x128x32 w64x64 s3 va8 vb8\"");
   cmd->add_option("-o,--output", opt->output,
                   "write the PTX to this file (with --cubin: the cubin; required then)");
-  cmd->add_flag("--no-ptxas", opt->no_ptxas, "skip the ptxas check");
+  cmd->add_flag("--no-ptxas", opt->no_ptxas, "PTX only: skip the compile to a cubin");
   cmd->add_flag("--cubin", opt->cubin,
-                "link the PTX module (every kernel in it) to a cubin for --arch with nvJitLink "
-                "and write it to -o FILE; prints the nvJitLink time and the cubin size");
+                "write the cubin of the PTX module (every kernel in it) for --arch to -o FILE: "
+                "the one the runtime ships, compiled once by ptxas as a whole program");
+  cmd->add_flag("--nvjitlink", opt->nvjitlink,
+                "compile with nvJitLink instead (relocatable code, the runtime's fallback when "
+                "ptxas cannot be run), to compare");
   cmd->callback([opt]() { throw CLI::RuntimeError(run_compile(*opt)); });
 }
 

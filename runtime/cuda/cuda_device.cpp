@@ -335,6 +335,7 @@ device::ModuleHandle load_module_from(CudaDevice::State &s, std::string_view ptx
   const std::string arch = "sm_" + std::to_string(s.info.sm_arch);
   std::string jit_log;
   switch (entry.compilation.origin) {
+  case jit::CubinOrigin::Ptxas:
   case jit::CubinOrigin::NvJitLink: {
     CUresult result = s.d().cuModuleLoadData(&entry.module, entry.compilation.cubin.data());
     if (result != CUDA_SUCCESS && is_driver_refusing_the_binary(result)) {

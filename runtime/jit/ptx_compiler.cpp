@@ -140,6 +140,7 @@ CompiledPtx compile_ptx(std::string_view ptx, std::string_view source_name,
     fail("nvJitLinkGetLinkedCubin", result);
   }
   compiled.info_log = read_log(library, linker.handle, false);
+  compiled.resources = parse_ptxas_resources(compiled.info_log);
   compiled.compile_milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return compiled;

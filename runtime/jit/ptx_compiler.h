@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/jit/kernel_resources.h"
 #include "runtime/jit/nvjitlink_library.h"
 
 namespace tcjit::jit {
@@ -26,7 +27,8 @@ std::vector<std::string> nvjitlink_option_strings(const PtxCompileOptions &optio
 std::string options_text(const PtxCompileOptions &options);
 
 enum class CubinOrigin {
-  NvJitLink, // `cubin` holds the ELF nvJitLink produced
+  Ptxas,     // `cubin` holds the whole-program ELF ptxas produced (ptxas_compiler.h)
+  NvJitLink, // `cubin` holds the ELF nvJitLink produced (relocatable code, linked)
   DriverJit, // nvJitLink is unavailable: load the PTX itself, the driver compiles it
 };
 
@@ -34,8 +36,9 @@ struct CompiledPtx {
   CubinOrigin origin = CubinOrigin::NvJitLink;
   std::vector<char> cubin;     // empty for DriverJit
   std::string fallback_reason; // DriverJit: why nvJitLink was not used
-  std::string info_log;        // nvJitLink's info log (ptxas resource use with -v, warnings)
-  std::string options;         // options_text() of the compile
+  std::string info_log;        // the compiler's info log (ptxas resource use with -v, warnings)
+  std::vector<KernelResources> resources; // per kernel, parsed from info_log (when -v)
+  std::string options;                    // options_text() of the compile
   double compile_milliseconds = 0;
 };
 

@@ -1,5 +1,6 @@
-// `tcjit compile` end to end: the stage times, -o, and --cubin (nvJitLink, as in tests/jit: the
-// CUDA toolkit is a build dependency, so nvJitLink is expected to load).
+// `tcjit compile` end to end: the stage times, -o, the per-kernel resources and --cubin (ptxas as
+// a whole program, as the runtime compiles; --nvjitlink to compare. The CUDA toolkit is a build
+// dependency, so ptxas and nvJitLink are expected to be there).
 #include "run_tool.h"
 
 #include <gtest/gtest.h>
@@ -43,7 +44,11 @@ TEST(CliCompile, PrintsConfigPtxasAndEveryStageTimeStartingWithParse) {
   EXPECT_NE(r.out.find("times    parse "), std::string::npos) << r.out;
   for (const char *stage : {"parse", "build_llvm_ir", "optimize_llvm", "emit_ptx", "ptxas"})
     EXPECT_GE(stage_ms(r.out, stage), 0) << stage << " missing in\n" << r.out;
-  EXPECT_EQ(r.out.find("nvJitLink"), std::string::npos) << "no --cubin, no link";
+  EXPECT_EQ(r.out.find("nvJitLink"), std::string::npos) << "ptxas compiles, not nvJitLink";
+  EXPECT_TRUE(std::regex_search(
+      r.out, std::regex(R"(ptxas    tcjit_gemm_\w+: [0-9]+ registers, 0 B spill stores, 0 B spill )"
+                        R"(loads, 0 B stack, [0-9]+ B shared memory)")))
+      << r.out;
 }
 
 TEST(CliCompile, OutputWithoutCubinWritesPtx) {
@@ -60,7 +65,7 @@ TEST(CliCompile, OutputWithoutCubinWritesPtx) {
       << r.out;
 }
 
-TEST(CliCompile, CubinWritesAnElfCubinForTheArchAndTimesNvJitLink) {
+TEST(CliCompile, CubinWritesTheWholeProgramCubinForTheArchAndTimesPtxas) {
   ScratchDir dir;
   const fs::path cubin = dir.path / "k.cubin";
   const ToolResult r = run_tool("compile " + shell_quote(kSpec) + " --arch sm_86 --cubin -o " +
@@ -72,15 +77,28 @@ TEST(CliCompile, CubinWritesAnElfCubinForTheArchAndTimesNvJitLink) {
                                 "ELF");
   EXPECT_EQ(elf_machine(bytes), kElfMachineCuda) << "e_machine is EM_CUDA";
   EXPECT_EQ(cubin_sm(bytes), 86);
-  EXPECT_GE(stage_ms(r.out, "nvJitLink"), 0) << r.out;
+  EXPECT_GE(stage_ms(r.out, "ptxas"), 0) << r.out;
   EXPECT_GE(stage_ms(r.out, "parse"), 0) << r.out;
-  const std::regex wrote(
-      "wrote    " + cubin.string() +
-      R"( \(cubin for sm_86 by nvJitLink [0-9]+\.[0-9]+, ([0-9]+) bytes, kernel (\w+)\))");
+  const std::regex wrote("wrote    " + cubin.string() +
+                         R"( \(cubin for sm_86 by ptxas -arch=sm_86 -O3, ([0-9]+) bytes, kernel )"
+                         R"((\w+)\))");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.out, m, wrote)) << r.out;
   EXPECT_EQ(std::stoul(m[1]), bytes.size());
   EXPECT_NE(bytes.find(".text." + m[2].str()), std::string::npos) << "the kernel is in the cubin";
+  EXPECT_EQ(bytes.find("__cuda_sm70_warpsync"), std::string::npos)
+      << "whole-program code: the staged epilogue's warp barriers are not calls";
+}
+
+TEST(CliCompile, NvJitLinkCubinIsRelocatableCodeWithCalls) {
+  ScratchDir dir;
+  const fs::path cubin = dir.path / "k.cubin";
+  const ToolResult r = run_tool("compile " + shell_quote(kSpec) + " --nvjitlink --cubin -o " +
+                                shell_quote(cubin.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  EXPECT_GE(stage_ms(r.out, "nvJitLink"), 0) << r.out;
+  EXPECT_NE(r.out.find("by nvJitLink "), std::string::npos) << r.out;
+  EXPECT_NE(read_file(cubin).find("__cuda_sm70_warpsync"), std::string::npos);
 }
 
 TEST(CliCompile, SplitKCubinHoldsBothKernelsOfTheModule) {
@@ -88,9 +106,18 @@ TEST(CliCompile, SplitKCubinHoldsBothKernelsOfTheModule) {
   const fs::path cubin = dir.path / "splitk.cubin";
   const ToolResult r =
       run_tool("compile " + shell_quote("gemm m=64 n=64 k=256 a=f16 b=f16:col c=f16 acc=f32") +
-               " --config " + shell_quote("64x64x32 w32x32 s3 k4") + " --no-ptxas --cubin -o " +
+               " --config " + shell_quote("64x64x32 w32x32 s3 k4") + " --cubin -o " +
                shell_quote(cubin.string()));
   ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+  // each kernel's own resources: the GEMM kernel with its dynamic shared memory, the reduce
+  // kernel with none
+  EXPECT_TRUE(
+      std::regex_search(r.out, std::regex(R"(ptxas    \w+_splitk_reduce: [0-9]+ registers, )"
+                                          R"(.* 0 B shared memory)")))
+      << r.out;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(ptxas    \w+_k4_\w+[a-z]: [0-9]+ registers, )"
+                                                  R"(.* 24576 B shared memory)")))
+      << r.out;
   std::smatch m;
   ASSERT_TRUE(std::regex_search(r.out, m, std::regex(R"(kernels (\w+), (\w+)_splitk_reduce\))")))
       << r.out;
@@ -99,6 +126,15 @@ TEST(CliCompile, SplitKCubinHoldsBothKernelsOfTheModule) {
   EXPECT_EQ(elf_machine(bytes), kElfMachineCuda);
   EXPECT_NE(bytes.find(".text." + m[1].str()), std::string::npos);
   EXPECT_NE(bytes.find(".text." + m[1].str() + "_splitk_reduce"), std::string::npos);
+}
+
+TEST(CliCompile, CubinWithNoPtxasIsAUsageError) {
+  const ToolResult r = run_tool("compile " + shell_quote(kSpec) + " --no-ptxas --cubin -o x.cubin");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("tcjit compile: error: --no-ptxas skips the compile to a cubin; it cannot "
+                       "go with --cubin"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST(CliCompile, CubinWithoutOutputIsAUsageError) {
@@ -123,7 +159,7 @@ TEST(CliCompile, CubinForAnUnknownArchIsAUsageError) {
 TEST(CliCompile, UnwritableOutputFailsWithTheReason) {
   const std::string path = "/nonexistent_tcjit_dir/k.cubin";
   const ToolResult r =
-      run_tool("compile " + shell_quote(kSpec) + " --no-ptxas --cubin -o " + shell_quote(path));
+      run_tool("compile " + shell_quote(kSpec) + " --cubin -o " + shell_quote(path));
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(
       r.err.find("tcjit compile: error: cannot write " + path + ": No such file or directory"),
@@ -135,15 +171,29 @@ TEST(CliCompile, UnwritableOutputFailsWithTheReason) {
   EXPECT_NE(ptx.err.find("cannot write " + path), std::string::npos) << ptx.err;
 }
 
-TEST(CliCompile, CubinWithoutNvJitLinkFailsClearly) {
+TEST(CliCompile, CubinWithoutPtxasFailsClearly) {
   ScratchDir dir;
   const fs::path cubin = dir.path / "k.cubin";
   const ToolResult r =
       run_tool("compile " + shell_quote(kSpec) + " --cubin -o " + shell_quote(cubin.string()),
-               "TCJIT_NVJITLINK_LIBRARY=/nonexistent/libnvJitLink.so");
+               "TCJIT_PTXAS=/nonexistent/ptxas");
   EXPECT_EQ(r.exit_code, 3);
-  EXPECT_NE(r.err.find("tcjit compile: error: --cubin needs nvJitLink, which cannot be loaded: "
-                       "nvJitLink not found"),
+  EXPECT_NE(r.err.find("tcjit compile: error: cannot run ptxas at '/nonexistent/ptxas' (set "
+                       "TCJIT_PTXAS"),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(fs::exists(cubin));
+}
+
+TEST(CliCompile, NvJitLinkWithoutTheLibraryFailsClearly) {
+  ScratchDir dir;
+  const fs::path cubin = dir.path / "k.cubin";
+  const ToolResult r = run_tool("compile " + shell_quote(kSpec) + " --nvjitlink --cubin -o " +
+                                    shell_quote(cubin.string()),
+                                "TCJIT_NVJITLINK_LIBRARY=/nonexistent/libnvJitLink.so");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("tcjit compile: error: --nvjitlink needs nvJitLink, which cannot be "
+                       "loaded: nvJitLink not found"),
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("/nonexistent/libnvJitLink.so"), std::string::npos) << r.err;

@@ -1,4 +1,5 @@
 // `tcjit run` end to end: compile, run on the emulator, verify against the CPU reference, cache.
+#include "../common/cubin_elf.h"
 #include "run_tool.h"
 
 #include <gtest/gtest.h>
@@ -46,15 +47,17 @@ TEST_F(RunCommand, CompilesOnceThenHitsTheCache) {
   EXPECT_NE(ls.out.find("gemm m=64 n=48 k=40"), std::string::npos) << ls.out;
 }
 
-// The kernel `tcjit run` stores carries its cubin (nvJitLink, for the arch it was compiled for),
-// which `tcjit db cubin` writes out and a GPU loads without compiling; the binary is current for
-// `tcjit db` (its default versions are those binaries are stored with), so prune --stale keeps it.
+// The kernel `tcjit run` stores carries its cubin (ptxas, whole program, for the arch it was
+// compiled for), which `tcjit db cubin` writes out and a GPU loads without compiling; the
+// resources `tcjit db show` lists are that cubin's; the binary is current for `tcjit db` (its
+// default versions are those binaries are stored with), so prune --stale keeps it.
 TEST_F(RunCommand, StoresTheCubinWithThePtx) {
   const std::string spec = shell_quote("gemm m=32 n=32 k=32 a=f16 b=f16:col c=f16 acc=f32");
   const ToolResult first = run_tool("run --device emu --db " + db() + " " + spec);
   ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(first.out, m, std::regex(R"(cubin ([0-9]+) B by nvJitLink)")))
+  ASSERT_TRUE(
+      std::regex_search(first.out, m, std::regex(R"(cubin ([0-9]+) B by ptxas -arch=sm_80)")))
       << first.out;
   const std::string bytes = m[1];
   ASSERT_TRUE(std::regex_search(first.out, m, std::regex(R"(key:      ([0-9a-f]{16}))")));
@@ -72,22 +75,72 @@ TEST_F(RunCommand, StoresTheCubinWithThePtx) {
   EXPECT_EQ(elf_machine(image), kElfMachineCuda);
   EXPECT_EQ(cubin_sm(image), 80);
 
+  // `tcjit db show` lists the registers, spills and shared memory of the cubin it stores.
+  const ToolResult shown = run_tool("db show --json --db " + db() + " " + hash);
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  ASSERT_TRUE(std::regex_search(shown.out, m,
+                                std::regex(R"("resources":\s*\{[\s\S]*?"registers":\s*([0-9]+))")))
+      << shown.out;
+  const int registers = std::stoi(m[1]);
+  ASSERT_TRUE(std::regex_search(image, m, std::regex(R"(\.text\.(tcjit_gemm_\w+))")));
+  EXPECT_EQ(registers, cubin_registers(image, m[1])) << "db show: the shipped cubin's registers";
+  const ToolResult table = run_tool("db show --db " + db() + " " + hash);
+  EXPECT_TRUE(std::regex_search(
+      table.out, std::regex("  " + std::to_string(registers) + R"(\s+0\s+[0-9]+\s+)" + bytes)))
+      << "REGS, SPILL_B (0), SMEM_B, CUBIN_B columns:\n"
+      << table.out;
+
   const ToolResult pruned = run_tool("db prune --stale --db " + db());
   ASSERT_EQ(pruned.exit_code, 0) << pruned.out << pruned.err;
   const ToolResult stats = run_tool("db stats --db " + db());
   EXPECT_NE(stats.out.find("binaries        1 (0 stale"), std::string::npos) << stats.out;
 }
 
-TEST_F(RunCommand, WithoutNvJitLinkStoresThePtxOnly) {
+TEST_F(RunCommand, WithoutPtxasTheCubinComesFromNvJitLink) {
   const std::string spec = shell_quote("gemm m=32 n=32 k=32 a=f16 b=f16:col c=f16 acc=f32");
-  const std::string env = "TCJIT_NVJITLINK_LIBRARY=/nonexistent/libnvJitLink.so";
+  const ToolResult first =
+      run_tool("run --device emu --db " + db() + " " + spec, "TCJIT_PTXAS=/nonexistent/ptxas");
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  EXPECT_TRUE(
+      std::regex_search(first.out, std::regex(R"(cubin [0-9]+ B by nvJitLink -arch=sm_80)")))
+      << first.out;
+}
+
+TEST_F(RunCommand, WithoutPtxasOrNvJitLinkStoresThePtxOnly) {
+  const std::string spec = shell_quote("gemm m=32 n=32 k=32 a=f16 b=f16:col c=f16 acc=f32");
+  const std::string env =
+      "TCJIT_PTXAS=/nonexistent/ptxas TCJIT_NVJITLINK_LIBRARY=/nonexistent/libnvJitLink.so";
   const ToolResult first = run_tool("run --device emu --db " + db() + " " + spec, env);
   ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
-  EXPECT_NE(first.out.find("no cubin: nvJitLink cannot be loaded ("), std::string::npos)
+  EXPECT_NE(first.out.find("no cubin: neither ptxas (/nonexistent/ptxas, set TCJIT_PTXAS) nor "
+                           "nvJitLink ("),
+            std::string::npos)
       << first.out;
   const ToolResult second = run_tool("run --device emu --db " + db() + " " + spec);
   ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
   EXPECT_NE(second.out.find("earlier, PTX only)"), std::string::npos) << second.out;
+}
+
+// The default config of this spec spills (s8 operands loaded byte by byte): the runtime reads the
+// spill from ptxas's report of the cubin and falls back to smaller configs until one does not,
+// says so, stores that one, and finds it again in the cache.
+TEST_F(RunCommand, ADefaultConfigThatSpillsFallsBackToOneThatDoesNot) {
+  const std::string spec = shell_quote(
+      "gemm m=128 n=128 k=31 a=s8:row b=s8:col c=s8:row acc=s32 act=gelu beta=1 bias=col");
+  const ToolResult first = run_tool("run --device emu --db " + db() + " " + spec);
+  ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
+  EXPECT_TRUE(std::regex_search(
+      first.out, std::regex(R"(\([0-9]+ registers, 0 spill bytes, 0 B stack, [0-9]+ B shared\), )"
+                            R"(config [0-9x ksgvabw]+ \([0-9x ksgvabw]+ needs [0-9]+ B of spills )"
+                            R"(and stack)")))
+      << first.out;
+  EXPECT_NE(first.out.find("0 outside tolerance"), std::string::npos) << first.out;
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(first.out, m, std::regex(R"(config:   ([^\n]+))")));
+  const ToolResult second = run_tool("run --device emu --db " + db() + " " + spec);
+  ASSERT_EQ(second.exit_code, 0) << second.out << second.err;
+  EXPECT_NE(second.out.find("cache:    hit (database"), std::string::npos) << second.out;
+  EXPECT_NE(second.out.find("config:   " + m[1].str()), std::string::npos) << second.out;
 }
 
 TEST_F(RunCommand, NoCacheNeverTouchesTheDatabase) {

@@ -57,6 +57,36 @@ TEST(TileConfig, DefaultsByShape) {
       spec_of("gemm m=64 n=64 k=63 a=f16 b=f16:col c=f16 acc=f32"), "sm_80", false);
   EXPECT_EQ(odd.vec_a, 1);
   EXPECT_EQ(odd.vec_b, 1);
+  // narrow vectors of 16-bit types start from a 32-row warp tile (64x64 spills there)
+  EXPECT_EQ(odd.wm, 32);
+  EXPECT_EQ(odd.wn, 32); // a 64-wide CTA tile already
+  const TileConfig k31 = default_tile_config(
+      spec_of("gemm m=128 n=128 k=31 a=f16 b=f16:col c=f16 acc=f32"), "sm_80", false);
+  EXPECT_EQ(k31, (TileConfig{128, 128, 32, 32, 64, 3, 1, 1, 1, 1}));
+}
+
+TEST(TileConfig, FallbacksStartWithTheDefaultAndNeedFewerRegisters) {
+  for (const char *s : {"gemm m=512 n=512 k=512 a=f16:row b=f16:col c=f16:row acc=f32",
+                        "gemm m=512 n=512 k=512 a=f32 b=f32 c=f32 acc=f32 math=tf32",
+                        "gemm m=512 n=512 k=512 a=s8 b=s8:col c=s32 acc=s32",
+                        "gemm m=127 n=129 k=31 a=f16 b=f16:col c=f16 acc=f32 act=swish",
+                        "gemm m=512 n=512 k=512 a=f64 b=f64 c=f64 acc=f64"}) {
+    const OpSpec spec = spec_of(s);
+    const std::vector<TileConfig> all = default_tile_configs(spec, "sm_80", false);
+    ASSERT_GE(all.size(), 2u) << s;
+    EXPECT_EQ(all.front(), default_tile_config(spec, "sm_80", false)) << s;
+    for (size_t i = 0; i < all.size(); ++i) {
+      EXPECT_TRUE(validate_tile_config(spec, all[i], "sm_80", false).empty())
+          << s << " " << to_string(all[i]);
+      for (size_t j = 0; j < i; ++j)
+        EXPECT_NE(all[i], all[j]) << s << ": " << to_string(all[i]) << " twice";
+      if (i > 0) { // accumulators per thread never grow along the list
+        EXPECT_LE(all[i].wm * all[i].wn, all[i - 1].wm * all[i - 1].wn) << s;
+      }
+    }
+  }
+  const std::vector<TileConfig> f16 = default_tile_configs(kF16, "sm_80", false);
+  EXPECT_EQ(f16[1], (TileConfig{128, 128, 32, 32, 64, 3, 1, 1, 8, 8}));
 }
 
 TEST(TileConfig, PowersOfTwoInRange) {

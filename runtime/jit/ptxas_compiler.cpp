@@ -1,0 +1,140 @@
+#include "runtime/jit/ptxas_compiler.h"
+
+#include "runtime/device/device.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace tcjit::jit {
+
+namespace {
+
+using device::DeviceError;
+using device::ErrorKind;
+
+// A scratch directory of its own per compile (mkdtemp), removed with everything in it.
+class ScratchDir {
+public:
+  ScratchDir() {
+    const std::string base = (std::filesystem::temp_directory_path() / "tcjit_ptxas_XXXXXX");
+    std::vector<char> name(base.begin(), base.end());
+    name.push_back('\0');
+    if (!mkdtemp(name.data()))
+      throw DeviceError(ErrorKind::Unsupported,
+                        "cannot create a scratch directory for ptxas under " +
+                            std::filesystem::temp_directory_path().string() + " (set TMPDIR)");
+    path_ = name.data();
+  }
+  ScratchDir(const ScratchDir &) = delete;
+  ScratchDir &operator=(const ScratchDir &) = delete;
+  ~ScratchDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
+  }
+  const std::filesystem::path &path() const { return path_; }
+
+private:
+  std::filesystem::path path_;
+};
+
+std::string shell_quote(const std::string &s) {
+  std::string out = "'";
+  for (char c : s)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::vector<std::string> ptxas_option_strings(const PtxCompileOptions &options) {
+  std::vector<std::string> v = {"-arch=sm_" + std::to_string(options.sm_arch),
+                                "-O" + std::to_string(options.optimization_level)};
+  if (options.line_info)
+    v.push_back("-lineinfo");
+  if (options.max_registers > 0)
+    v.push_back("-maxrregcount=" + std::to_string(options.max_registers));
+  return v;
+}
+
+} // namespace
+
+std::string ptxas_executable() {
+  if (const char *env = std::getenv("TCJIT_PTXAS"); env && *env)
+    return env;
+  return TCJIT_PTXAS;
+}
+
+bool ptxas_available() {
+  return ::access(ptxas_executable().c_str(), X_OK) == 0;
+}
+
+std::string ptxas_options_text(const PtxCompileOptions &options) {
+  std::string text = "ptxas";
+  for (const std::string &o : ptxas_option_strings(options))
+    text += " " + o;
+  return text;
+}
+
+CompiledPtx compile_ptx_with_ptxas(std::string_view ptx, std::string_view source_name,
+                                   const PtxCompileOptions &options) {
+  const std::string where = source_name.empty() ? std::string("<ptx>") : std::string(source_name);
+  if (options.sm_arch < 50 || options.sm_arch > 1299)
+    throw DeviceError(ErrorKind::InvalidArgument,
+                      where + ": sm_" + std::to_string(options.sm_arch) +
+                          " is not a CUDA architecture (expected e.g. 80 for sm_80)");
+  if (options.optimization_level < 0 || options.optimization_level > 3)
+    throw DeviceError(ErrorKind::InvalidArgument,
+                      where + ": optimization level " + std::to_string(options.optimization_level) +
+                          " is not 0..3");
+  const std::string ptxas = ptxas_executable();
+  if (!ptxas_available())
+    throw DeviceError(ErrorKind::Unsupported,
+                      "cannot run ptxas at '" + ptxas +
+                          "' (set TCJIT_PTXAS to the toolkit's bin/ptxas)");
+  const auto start = std::chrono::steady_clock::now();
+  ScratchDir dir;
+  const std::filesystem::path in = dir.path() / "kernel.ptx", out = dir.path() / "kernel.cubin";
+  {
+    std::ofstream f(in, std::ios::binary);
+    f.write(ptx.data(), static_cast<std::streamsize>(ptx.size()));
+    if (!f)
+      throw DeviceError(ErrorKind::Unsupported, "cannot write the scratch file " + in.string());
+  }
+  std::string command = shell_quote(ptxas) + " -v";
+  for (const std::string &o : ptxas_option_strings(options))
+    command += " " + o;
+  command += " " + shell_quote(in.string()) + " -o " + shell_quote(out.string()) + " 2>&1";
+
+  CompiledPtx compiled;
+  compiled.origin = CubinOrigin::Ptxas;
+  compiled.options = ptxas_options_text(options);
+  FILE *pipe = ::popen(command.c_str(), "r");
+  if (!pipe)
+    throw DeviceError(ErrorKind::Unsupported, "cannot start ptxas at '" + ptxas + "'");
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0)
+    compiled.info_log.append(buf, n);
+  const int status = ::pclose(pipe);
+  if (status == -1 || (WIFEXITED(status) && WEXITSTATUS(status) == 127))
+    throw DeviceError(ErrorKind::Unsupported,
+                      "cannot run ptxas at '" + ptxas + "' (set TCJIT_PTXAS)");
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    throw DeviceError(ErrorKind::ModuleLoad, where + ": ptxas could not compile the PTX for sm_" +
+                                                 std::to_string(options.sm_arch) + ":\n" +
+                                                 compiled.info_log);
+  std::ifstream f(out, std::ios::binary);
+  compiled.cubin.assign(std::istreambuf_iterator<char>(f), {});
+  if (compiled.cubin.empty())
+    throw DeviceError(ErrorKind::ModuleLoad, where + ": ptxas wrote no cubin");
+  compiled.resources = parse_ptxas_resources(compiled.info_log);
+  compiled.compile_milliseconds =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return compiled;
+}
+
+} // namespace tcjit::jit
