@@ -25,12 +25,22 @@ namespace {
 
 constexpr const char *kTriple = "nvptx64-nvidia-cuda";
 // The kernel IR is built in SSA form (accumulators are PHIs), fully unrolled, with constant
-// fragment indices: common-subexpression elimination of the address arithmetic is all it needs
-// before ptxas, which does the machine optimisation. (O3 costs ~10x the time for no register or
-// spill gain; instcombine/simplifycfg add ~10 ms for nothing measurable.)
-constexpr const char *kFastPipeline = "function(early-cse)";
+// fragment indices: common-subexpression elimination of the address arithmetic, then hoisting
+// what does not change across K-tiles out of the main loop (shared-memory fragment offsets,
+// swizzles, bounds of M and N), is all it needs before ptxas, which does the machine
+// optimisation: ptxas does not hoist them itself (f16 128x128x32: 146 integer instructions per
+// K-tile without LICM, 83 with; main-loop instructions per HMMA 4.28 -> 3.28). (O3 costs ~3x the
+// time for a worse loop; instcombine/simplifycfg add ~10 ms for nothing measurable.)
+// Hoisting is not free: element-wise fragment loads of 8-bit operands (s8 with M/N-contiguous
+// tiles, four byte loads per register) have so many distinct addresses that holding them all
+// spills (40-96 B); those kernels keep the addresses in the loop (pipeline.cpp decides).
+constexpr const char *kFastPipeline = "function(early-cse,loop-mssa(licm))";
+constexpr const char *kFastPipelineNoHoist = "function(early-cse)";
 // With libdevice linked: resolve __nvvm_reflect, inline, then clean up.
 constexpr const char *kLibdevicePipeline =
+    "function(nvvm-reflect),always-inline,cgscc(inline),globaldce,"
+    "function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,loop-mssa(licm))";
+constexpr const char *kLibdevicePipelineNoHoist =
     "function(nvvm-reflect),always-inline,cgscc(inline),globaldce,"
     "function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg)";
 
@@ -44,9 +54,13 @@ void init_nvptx() {
   });
 }
 
-llvm::CodeGenOptLevel codegen_opt_level() {
+// NVPTX's own level. At 0 its fast register allocator leaves ~20 register copies per K-tile in an
+// mma main loop (fragments and accumulators carried round the loop), which ptxas keeps; level 1
+// removes them (f16: 3.28 -> 2.92 instructions per HMMA) for ~10-20 ms more. A SIMT FFMA loop
+// gains nothing from it (1.34 at 0, 1.58 at 1) and takes 4x the time: 0 there.
+llvm::CodeGenOptLevel codegen_opt_level(bool tensor_core) {
   const char *env = std::getenv("TCJIT_LLC_OPT");
-  const int level = env ? std::atoi(env) : 0;
+  const int level = env && *env ? std::atoi(env) : (tensor_core ? 1 : 0);
   switch (level) {
   case 0: return llvm::CodeGenOptLevel::None;
   case 1: return llvm::CodeGenOptLevel::Less;
@@ -98,7 +112,7 @@ std::string renumber_call_sequences(const std::string &ptx) {
 
 } // namespace
 
-std::unique_ptr<llvm::TargetMachine> make_nvptx_target(int sm, int ptx_version) {
+std::unique_ptr<llvm::TargetMachine> make_nvptx_target(int sm, int ptx_version, bool tensor_core) {
   init_nvptx();
   std::string error;
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(kTriple, error);
@@ -107,7 +121,7 @@ std::unique_ptr<llvm::TargetMachine> make_nvptx_target(int sm, int ptx_version) 
   llvm::TargetOptions options;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
       kTriple, "sm_" + std::to_string(sm), "+ptx" + std::to_string(ptx_version), options,
-      std::nullopt, std::nullopt, codegen_opt_level()));
+      std::nullopt, std::nullopt, codegen_opt_level(tensor_core)));
 }
 
 std::string libdevice_path() {
@@ -153,7 +167,7 @@ bool link_libdevice(llvm::Module &m) {
   return true;
 }
 
-void optimize_module(llvm::Module &m, llvm::TargetMachine &tm) {
+void optimize_module(llvm::Module &m, llvm::TargetMachine &tm, bool hoist_invariants) {
   bool has_libdevice = false;
   for (const llvm::Function &f : m)
     if (!f.isDeclaration() && f.getName().starts_with("__nv_"))
@@ -172,9 +186,10 @@ void optimize_module(llvm::Module &m, llvm::TargetMachine &tm) {
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   const char *env = std::getenv("TCJIT_LLVM_PIPELINE");
-  std::string pipeline = env && *env ? env : kFastPipeline;
-  if (!env && has_libdevice)
-    pipeline = kLibdevicePipeline;
+  std::string pipeline = env && *env ? env
+                         : has_libdevice
+                             ? (hoist_invariants ? kLibdevicePipeline : kLibdevicePipelineNoHoist)
+                             : (hoist_invariants ? kFastPipeline : kFastPipelineNoHoist);
   llvm::ModulePassManager mpm;
   if (pipeline == "O3") {
     mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);

@@ -15,7 +15,10 @@ namespace tcjit::codegen {
 
 // "nvptx64-nvidia-cuda", CPU sm_<sm>, features +ptx<ptx_version>. Initialises the NVPTX target on
 // first use (thread-safe). Throws std::runtime_error when LLVM lacks the NVPTX target.
-std::unique_ptr<llvm::TargetMachine> make_nvptx_target(int sm, int ptx_version);
+// `tensor_core`: the kernel's main loop is mma.sync (else SIMT FFMA), which selects the NVPTX
+// code generator's optimisation level (nvptx_emit.cpp; $TCJIT_LLC_OPT overrides it).
+std::unique_ptr<llvm::TargetMachine> make_nvptx_target(int sm, int ptx_version,
+                                                       bool tensor_core = true);
 
 // Links the libdevice functions the module calls (__nv_*) from the CUDA toolkit's
 // libdevice.10.bc, only those needed, and makes every non-kernel function internal. Returns false
@@ -25,10 +28,12 @@ bool link_libdevice(llvm::Module &);
 // The libdevice path compiled in (TCJIT_LIBDEVICE), overridable with $TCJIT_LIBDEVICE.
 std::string libdevice_path();
 
-// The LLVM pass pipeline: early-cse (kFastPipeline), or with libdevice linked NVVMReflect +
-// inlining
-// + cleanup; $TCJIT_LLVM_PIPELINE overrides it (a new-PM pipeline string, or "O3").
-void optimize_module(llvm::Module &, llvm::TargetMachine &);
+// The LLVM pass pipeline: early-cse and LICM (kFastPipeline), or with libdevice linked
+// NVVMReflect + inlining + cleanup + LICM; $TCJIT_LLVM_PIPELINE overrides it (a new-PM pipeline
+// string, or "O3").
+// `hoist_invariants`: move what does not change across K-tiles out of the main loop (LICM; see
+// nvptx_emit.cpp for when it costs more registers than it saves).
+void optimize_module(llvm::Module &, llvm::TargetMachine &, bool hoist_invariants = true);
 
 // The PTX text of the module.
 std::string emit_ptx_text(llvm::Module &, llvm::TargetMachine &);

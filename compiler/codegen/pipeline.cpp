@@ -110,13 +110,19 @@ CompiledKernel compile_gemm(const OpSpec &spec, const CompileOptions &opt) {
 
   std::unique_ptr<llvm::TargetMachine> tm;
   pass.run("link_libdevice", [&] {
-    tm = make_nvptx_target(out.plan.sm, out.plan.ptx_version);
+    tm = make_nvptx_target(out.plan.sm, out.plan.ptx_version,
+                           out.plan.mma.kind != MmaKind::simt_f32);
     module->setDataLayout(tm->createDataLayout());
     link_libdevice(*module);
   });
 
   // NVVMReflect (for libdevice) runs inside the target's pipeline: after link_libdevice.
-  pass.run("optimize_llvm", [&] { optimize_module(*module, *tm); });
+  // Element-wise fragment loads of 8-bit operands: too many addresses to hoist (nvptx_emit.cpp).
+  const auto bytewise = [](const OperandPlan &op) {
+    return op.load == FragmentLoad::scalar && op.esize == 1;
+  };
+  const bool hoist = !bytewise(out.plan.a) && !bytewise(out.plan.b);
+  pass.run("optimize_llvm", [&] { optimize_module(*module, *tm, hoist); });
   if (pass.level() >= 3)
     dump_ir("optimize_llvm", *module);
 
