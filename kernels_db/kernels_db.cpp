@@ -101,11 +101,14 @@ BinaryLookup KernelsDb::find_binary(const BinaryQuery &query) {
       lookup.binary = std::make_shared<const BinaryRecord>(std::move(binary));
       return true;
     });
+    // Filled under the connection lock, which every write holds while it clears the cache: a
+    // write between this read and the insert would otherwise leave a stale entry behind (a
+    // config-less lookup kept returning the previous best config).
+    if (lookup.binary && lookup.warnings.empty())
+      state_->cache.insert(query, lookup.binary);
   }
   if (lookup.binary) {
     lookup.status = LookupStatus::hit;
-    if (lookup.warnings.empty())
-      state_->cache.insert(query, lookup.binary);
   } else {
     lookup.status = damaged ? LookupStatus::corrupt : LookupStatus::miss;
   }
