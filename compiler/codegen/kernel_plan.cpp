@@ -152,6 +152,13 @@ int64_t staging_offset(const KernelPlan &p, int64_t line, int64_t pos) {
   return o ^ ((((r & 3) << 1) | (seg & 1)) << 4);
 }
 
+bool bytewise_fragments(const KernelPlan &p) {
+  const auto bytewise = [](const OperandPlan &op) {
+    return op.load == FragmentLoad::scalar && op.esize == 1;
+  };
+  return bytewise(p.a) || bytewise(p.b);
+}
+
 std::string describe(const KernelPlan &p) {
   std::ostringstream o;
   auto op = [&](const OperandPlan &x) {

@@ -104,6 +104,12 @@ int64_t swizzled_offset(const OperandPlan &, int64_t row, int64_t col);
 // stage_lines x stage_line_len), with the staging swizzle of epilogue.h (host-side twin of the IR).
 int64_t staging_offset(const KernelPlan &, int64_t line, int64_t pos);
 
+// True when an operand's fragments are loaded element by element from 8-bit elements (s8 with
+// M/N-contiguous tiles: four byte loads per register). Such kernels have so many distinct
+// shared-memory addresses that hoisting them out of the main loop, or unrolling it by the stage
+// count, spills (40-276 B): the code generator does neither for them.
+bool bytewise_fragments(const KernelPlan &);
+
 // Multi-line human-readable description (TCJIT_DEBUG, `tcjit compile`).
 std::string describe(const KernelPlan &);
 

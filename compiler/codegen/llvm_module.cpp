@@ -243,12 +243,22 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
     emit_commit_group(e);
   }
   llvm::BasicBlock *pre = b.GetInsertBlock();
-  auto *loop = llvm::BasicBlock::Create(ctx, "ktile", f);
+  // --- main loop: one barrier per K-tile, unrolled by the stage count ---
+  // Copy s of the body reads stage s and refills stage (s + S - 1) % S: every shared-memory
+  // address is then a loop-invariant register plus a constant (an immediate offset in SASS), with
+  // no stage index to compute per K-tile. Each copy may leave the loop (K-tiles need not be a
+  // multiple of S). Main-loop SASS instructions per MMA, f16 128x128x32 3 stages: 2.92 -> 2.49
+  // (tf32 6.50 -> 5.74, s8 3.38 -> 2.66), for ~1.4x the ptxas time. A SIMT FFMA loop gains
+  // nothing (1.34 -> 1.33) for twice the ptxas time: it keeps one body and computes the stage,
+  // and so do kernels with byte-wise fragment loads (kernel_plan.h: unrolled, they spill).
+  const int U = p.mma.kind == MmaKind::simt_f32 || bytewise_fragments(p) ? 1 : S;
+  std::vector<llvm::BasicBlock *> bodies;
+  for (int s = 0; s < U; ++s)
+    bodies.push_back(llvm::BasicBlock::Create(ctx, "ktile" + std::to_string(s), f));
   auto *exit = llvm::BasicBlock::Create(ctx, "epilogue", f);
-  b.CreateBr(loop);
+  b.CreateBr(bodies[0]);
 
-  // --- main loop: one barrier per K-tile ---
-  b.SetInsertPoint(loop);
+  b.SetInsertPoint(bodies[0]);
   llvm::PHINode *kt = b.CreatePHI(e.i32(), 2, "kt");
   kt->addIncoming(kt_begin, pre);
   std::vector<llvm::PHINode *> acc_phis;
@@ -257,61 +267,79 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
     acc_phis.back()->addIncoming(llvm::Constant::getNullValue(acc_t), pre);
     v = acc_phis.back();
   }
-  emit_wait_group(e, S - 2);
-  emit_barrier(e);
-  Value *next = b.CreateAdd(kt, e.c32(S - 1));
-  Value *next_stage = b.CreateURem(b.CreateSub(next, kt_begin), e.c32(S));
-  emit_tile_copy(e, p.a, ga, next_stage, next);
-  emit_tile_copy(e, p.b, gb, next_stage, next);
-  emit_commit_group(e);
-  Value *stage = b.CreateURem(b.CreateSub(kt, kt_begin), e.c32(S));
   // Fragments double-buffered in registers: k-step ks+1's ldmatrix are issued before k-step ks's
   // mma, so shared-memory latency hides behind tensor-core work.
   using Fragments = std::vector<std::vector<Value *>>;
-  auto load_fragments = [&](int ks) {
-    Fragments af = emit_load_a_fragments(e, stage, ks);
-    Fragments bf = emit_load_b_fragments(e, stage, ks);
-    if (p.mma.kind == MmaKind::tf32_f32) {
-      for (auto &r : af)
-        r = emit_round_tf32(e, r);
-      for (auto &r : bf)
-        r = emit_round_tf32(e, r);
-    }
-    return std::pair{af, bf};
-  };
-  auto current = load_fragments(0);
-  for (int ks = 0; ks < p.k_steps; ++ks) {
-    std::pair<Fragments, Fragments> next_frags;
-    if (ks + 1 < p.k_steps)
-      next_frags = load_fragments(ks + 1);
-    const Fragments &af = current.first, &bf = current.second;
-    for (int mi = 0; mi < p.tiles_m; ++mi)
-      for (int ni = 0; ni < p.tiles_n; ++ni) {
-        std::vector<Value *> c;
-        for (int i = 0; i < p.mma.c_regs; ++i)
-          c.push_back(acc_at(mi, ni, i));
-        std::vector<Value *> d =
-            emit_mma(e, af[static_cast<size_t>(mi)], bf[static_cast<size_t>(ni)], c);
-        for (int i = 0; i < p.mma.c_regs; ++i)
-          acc_at(mi, ni, i) = d[static_cast<size_t>(i)];
+  std::vector<std::pair<llvm::BasicBlock *, std::vector<Value *>>> exits;
+  Value *ktv = kt;
+  for (int s = 0; s < U; ++s) {
+    if (s > 0)
+      b.SetInsertPoint(bodies[static_cast<size_t>(s)]);
+    emit_wait_group(e, S - 2);
+    emit_barrier(e);
+    Value *next = b.CreateAdd(ktv, e.c32(S - 1));
+    Value *next_stage =
+        U == S ? e.c32((s + S - 1) % S) : b.CreateURem(b.CreateSub(next, kt_begin), e.c32(S));
+    emit_tile_copy(e, p.a, ga, next_stage, next);
+    emit_tile_copy(e, p.b, gb, next_stage, next);
+    emit_commit_group(e);
+    Value *stage = U == S ? e.c32(s) : b.CreateURem(b.CreateSub(ktv, kt_begin), e.c32(S));
+    auto load_fragments = [&](int ks) {
+      Fragments af = emit_load_a_fragments(e, stage, ks);
+      Fragments bf = emit_load_b_fragments(e, stage, ks);
+      if (p.mma.kind == MmaKind::tf32_f32) {
+        for (auto &r : af)
+          r = emit_round_tf32(e, r);
+        for (auto &r : bf)
+          r = emit_round_tf32(e, r);
       }
-    current = std::move(next_frags);
+      return std::pair{af, bf};
+    };
+    auto current = load_fragments(0);
+    for (int ks = 0; ks < p.k_steps; ++ks) {
+      std::pair<Fragments, Fragments> next_frags;
+      if (ks + 1 < p.k_steps)
+        next_frags = load_fragments(ks + 1);
+      const Fragments &af = current.first, &bf = current.second;
+      for (int mi = 0; mi < p.tiles_m; ++mi)
+        for (int ni = 0; ni < p.tiles_n; ++ni) {
+          std::vector<Value *> c;
+          for (int i = 0; i < p.mma.c_regs; ++i)
+            c.push_back(acc_at(mi, ni, i));
+          std::vector<Value *> d =
+              emit_mma(e, af[static_cast<size_t>(mi)], bf[static_cast<size_t>(ni)], c);
+          for (int i = 0; i < p.mma.c_regs; ++i)
+            acc_at(mi, ni, i) = d[static_cast<size_t>(i)];
+        }
+      current = std::move(next_frags);
+    }
+    Value *kt1 = b.CreateAdd(ktv, e.c32(1));
+    llvm::BasicBlock *latch = b.GetInsertBlock();
+    exits.push_back({latch, accv});
+    if (s == U - 1) {
+      kt->addIncoming(kt1, latch);
+      for (size_t i = 0; i < acc_phis.size(); ++i)
+        acc_phis[i]->addIncoming(accv[i], latch);
+    }
+    b.CreateCondBr(b.CreateICmpULT(kt1, kt_end), bodies[static_cast<size_t>((s + 1) % U)], exit);
+    ktv = kt1;
   }
-  Value *kt1 = b.CreateAdd(kt, e.c32(1));
-  kt->addIncoming(kt1, b.GetInsertBlock());
-  for (size_t i = 0; i < acc_phis.size(); ++i)
-    acc_phis[i]->addIncoming(accv[i], b.GetInsertBlock());
-  b.CreateCondBr(b.CreateICmpULT(kt1, kt_end), loop, exit);
 
   // --- epilogue ---
   b.SetInsertPoint(exit);
+  for (size_t i = 0; i < accv.size(); ++i) {
+    llvm::PHINode *phi = b.CreatePHI(acc_t, static_cast<unsigned>(exits.size()));
+    for (const auto &[from, values] : exits)
+      phi->addIncoming(values[i], from);
+    accv[i] = phi;
+  }
   emit_wait_group(e, 0);
   std::vector<std::vector<std::vector<Value *>>> accs(p.tiles_m,
                                                       std::vector<std::vector<Value *>>(p.tiles_n));
   for (int mi = 0; mi < p.tiles_m; ++mi)
     for (int ni = 0; ni < p.tiles_n; ++ni)
       for (int i = 0; i < p.mma.c_regs; ++i)
-        accs[mi][ni].push_back(acc_at(mi, ni, i)); // the latch's values: exit's only predecessor
+        accs[mi][ni].push_back(acc_at(mi, ni, i)); // merged from the S exits
   if (SK == 1) {
     emit_epilogue(e, ea, accs);
   } else {

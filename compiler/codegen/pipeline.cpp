@@ -117,11 +117,8 @@ CompiledKernel compile_gemm(const OpSpec &spec, const CompileOptions &opt) {
   });
 
   // NVVMReflect (for libdevice) runs inside the target's pipeline: after link_libdevice.
-  // Element-wise fragment loads of 8-bit operands: too many addresses to hoist (nvptx_emit.cpp).
-  const auto bytewise = [](const OperandPlan &op) {
-    return op.load == FragmentLoad::scalar && op.esize == 1;
-  };
-  const bool hoist = !bytewise(out.plan.a) && !bytewise(out.plan.b);
+  // Element-wise fragment loads of 8-bit operands: too many addresses to hoist (kernel_plan.h).
+  const bool hoist = !bytewise_fragments(out.plan);
   pass.run("optimize_llvm", [&] { optimize_module(*module, *tm, hoist); });
   if (pass.level() >= 3)
     dump_ir("optimize_llvm", *module);

@@ -10,8 +10,9 @@ namespace tcjit::testing {
 // Registers per thread of `kernel` in the ELF `cubin`: the high byte of sh_info of its
 // .text.<kernel> section. -1 when there is no such section (or `cubin` is not a 64-bit ELF).
 inline int cubin_registers(const std::string &cubin, const std::string &kernel) {
-  if (cubin.size() < 0x40 || cubin.compare(0, 4, "\x7f"
-                                                  "ELF") != 0)
+  if (cubin.size() < 0x40 || cubin.compare(0, 4,
+                                           "\x7f"
+                                           "ELF") != 0)
     return -1;
   auto u16 = [&](uint64_t at) {
     return uint16_t(uint8_t(cubin[at]) | uint16_t(uint8_t(cubin[at + 1])) << 8);

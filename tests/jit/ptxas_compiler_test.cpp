@@ -1,11 +1,11 @@
 // PTX -> cubin with ptxas as a whole program (the cubin tcjit ships), its per-kernel resource
 // report, and why it is not nvJitLink's relocatable code: a bar.warp.sync stays an instruction
 // instead of a CALL to an sm_70 helper.
+#include "../common/cubin_elf.h"
 #include "runtime/device/device.h"
 #include "runtime/jit/kernel_resources.h"
 #include "runtime/jit/ptx_compiler.h"
 #include "runtime/jit/ptxas_compiler.h"
-#include "../common/cubin_elf.h"
 #include "test_ptx.h"
 
 #include <gtest/gtest.h>
@@ -68,7 +68,7 @@ TEST(PtxasCompiler, WholeProgramCubinKeepsWarpBarriersInline) {
   EXPECT_EQ(whole.origin, CubinOrigin::Ptxas);
   ASSERT_GT(whole.cubin.size(), 64u);
   EXPECT_EQ(std::string(whole.cubin.begin(), whole.cubin.begin() + 4), "\x7f"
-                                                                        "ELF");
+                                                                       "ELF");
   EXPECT_EQ(whole.options, "ptxas -arch=sm_80 -O3");
   EXPECT_FALSE(contains(whole.cubin, "__cuda_sm70_warpsync")) << "no call to the sm_70 helper";
 
