@@ -252,34 +252,86 @@ void emit_staged_epilogue(EmitContext &e, const EpilogueArgs &a,
 
 } // namespace
 
+// f32 activations from the approximate hardware forms, inline: ex2.approx and lg2.approx (MUFU),
+// div.approx, and erfc by Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7), so that no epilogue
+// calls a libdevice function (ptxas keeps those calls, ~128 per thread, with a stack frame in
+// relocatable code). Their errors are within the activation term of the tolerance model (16 ulps
+// of f32 relative to the value and the pre-activation scale, docs/numerics.md).
+namespace fast {
+
+Value *exp(EmitContext &e, Value *x) { // 2^(x log2 e): __expf's error, 2 + |x| ulps
+  return e.b.CreateCall(e.intrinsic(llvm::Intrinsic::nvvm_ex2_approx_f),
+                        {e.b.CreateFMul(x, fconst(x, M_LOG2E))});
+}
+
+Value *log1p(EmitContext &e, Value *t) { // for t in [0, 1]: lg2(1 + t) ln 2
+  Value *l2 = e.b.CreateCall(e.intrinsic(llvm::Intrinsic::nvvm_lg2_approx_f),
+                             {e.b.CreateFAdd(fconst(t, 1.0), t)});
+  return e.b.CreateFMul(l2, fconst(t, M_LN2));
+}
+
+Value *div(EmitContext &e, Value *n, Value *d) {
+  return e.b.CreateCall(e.intrinsic(llvm::Intrinsic::nvvm_div_approx_f), {n, d});
+}
+
+Value *tanh(EmitContext &e, Value *x) { // 1 - 2 / (e^(2x) + 1): +-1 at the extremes, NaN kept
+  Value *one = fconst(x, 1.0);
+  Value *ex = exp(e, e.b.CreateFMul(x, fconst(x, 2.0)));
+  return e.b.CreateFSub(one, div(e, fconst(x, 2.0), e.b.CreateFAdd(ex, one)));
+}
+
+Value *erfc(EmitContext &e, Value *z) { // A&S 7.1.26 on |z|, reflected: erfc(-z) = 2 - erfc(z)
+  auto &b = e.b;
+  Value *az = b.CreateCall(e.intrinsic(llvm::Intrinsic::fabs, {z->getType()}), {z});
+  Value *t =
+      div(e, fconst(z, 1.0), b.CreateFAdd(fconst(z, 1.0), b.CreateFMul(fconst(z, 0.3275911), az)));
+  const double a[] = {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592};
+  Value *poly = fconst(z, a[0]);
+  for (int i = 1; i < 5; ++i)
+    poly = b.CreateFAdd(b.CreateFMul(poly, t), fconst(z, a[i]));
+  poly = b.CreateFMul(poly, t);
+  Value *r = b.CreateFMul(poly, exp(e, b.CreateFNeg(b.CreateFMul(az, az))));
+  return b.CreateSelect(b.CreateFCmpOLT(z, fconst(z, 0.0)), b.CreateFSub(fconst(z, 2.0), r), r);
+}
+
+} // namespace fast
+
+// f64: libdevice, inlined (nvptx_emit.cpp; there are no f64 approximate forms, and f64 tiles have
+// few accumulators per thread).
 Value *emit_activation(EmitContext &e, Activation act, Value *x) {
   auto &b = e.b;
   Value *zero = fconst(x, 0.0), *one = fconst(x, 1.0), *half = fconst(x, 0.5);
+  const bool f32 = x->getType()->isFloatTy();
+  auto exp = [&](Value *v) { return f32 ? fast::exp(e, v) : libdevice_call(e, "exp", v); };
+  auto tanh = [&](Value *v) { return f32 ? fast::tanh(e, v) : libdevice_call(e, "tanh", v); };
+  auto div = [&](Value *n, Value *d) { return f32 ? fast::div(e, n, d) : b.CreateFDiv(n, d); };
   switch (act) {
   case Activation::none: return x;
   case Activation::relu: return b.CreateSelect(b.CreateFCmpUGT(x, zero), x, zero); // NaN stays
-  case Activation::tanh: return libdevice_call(e, "tanh", x);
-  case Activation::sigmoid:
-    return b.CreateFDiv(one, b.CreateFAdd(one, libdevice_call(e, "exp", b.CreateFNeg(x))));
+  case Activation::tanh: return tanh(x);
+  case Activation::sigmoid: return div(one, b.CreateFAdd(one, exp(b.CreateFNeg(x))));
   case Activation::elu:
-    return b.CreateSelect(b.CreateFCmpOGT(x, zero), x, libdevice_call(e, "expm1", x));
-  case Activation::gelu: // 0.5 x erfc(-x / sqrt 2)
+    return b.CreateSelect(b.CreateFCmpOGT(x, zero), x,
+                          f32 ? b.CreateFSub(fast::exp(e, x), one) : libdevice_call(e, "expm1", x));
+  case Activation::gelu: { // 0.5 x erfc(-x / sqrt 2)
+    Value *z = b.CreateFMul(x, fconst(x, -M_SQRT1_2));
     return b.CreateFMul(b.CreateFMul(half, x),
-                        libdevice_call(e, "erfc", b.CreateFMul(x, fconst(x, -M_SQRT1_2))));
+                        f32 ? fast::erfc(e, z) : libdevice_call(e, "erfc", z));
+  }
   case Activation::gelu_tanh: {
     Value *x3 = b.CreateFMul(b.CreateFMul(x, x), x);
     Value *inner = b.CreateFMul(fconst(x, std::sqrt(2.0 / M_PI)),
                                 b.CreateFAdd(x, b.CreateFMul(fconst(x, 0.044715), x3)));
-    return b.CreateFMul(b.CreateFMul(half, x), b.CreateFAdd(one, libdevice_call(e, "tanh", inner)));
+    return b.CreateFMul(b.CreateFMul(half, x), b.CreateFAdd(one, tanh(inner)));
   }
   case Activation::softplus: { // x > 0 ? x + log1p(exp(-x)) : log1p(exp(x))
     Value *pos = b.CreateFCmpOGT(x, zero);
     Value *ax = b.CreateSelect(pos, b.CreateFNeg(x), x);
-    Value *l = libdevice_call(e, "log1p", libdevice_call(e, "exp", ax));
+    Value *l = f32 ? fast::log1p(e, fast::exp(e, ax))
+                   : libdevice_call(e, "log1p", libdevice_call(e, "exp", ax));
     return b.CreateSelect(pos, b.CreateFAdd(x, l), l);
   }
-  case Activation::swish:
-    return b.CreateFDiv(x, b.CreateFAdd(one, libdevice_call(e, "exp", b.CreateFNeg(x))));
+  case Activation::swish: return div(x, b.CreateFAdd(one, exp(b.CreateFNeg(x))));
   }
   return x;
 }

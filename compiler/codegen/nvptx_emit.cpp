@@ -69,15 +69,6 @@ llvm::CodeGenOptLevel codegen_opt_level(bool tensor_core) {
   return llvm::CodeGenOptLevel::Aggressive;
 }
 
-// True when a kernel (a function that is not a libdevice one) calls `f` directly.
-bool called_by_kernel(const llvm::Function &f) {
-  for (const llvm::User *u : f.users())
-    if (const auto *call = llvm::dyn_cast<llvm::CallBase>(u))
-      if (!call->getFunction()->getName().starts_with("__nv_"))
-        return true;
-  return false;
-}
-
 // NVPTX numbers the "// callseq N" comments around calls with a process-wide counter (LLVM 19:
 // a static std::atomic in NVPTXISelLowering.cpp, so concurrent compiles do not race on it, but
 // they do take numbers from each other), so the same module printed twice differs. Renumber them
@@ -153,16 +144,15 @@ bool link_libdevice(llvm::Module &m) {
   (*lib)->setDataLayout(m.getDataLayout());
   if (llvm::Linker::linkModules(m, std::move(*lib), llvm::Linker::Flags::LinkOnlyNeeded))
     throw std::runtime_error("linking libdevice from " + path + " failed");
-  // The functions the kernel calls stay functions (.func), called once per element: inlining
-  // them into 64-128 guarded stores multiplies the PTX (and the compile time) by ~8.
+  // Only f64 epilogues call libdevice (f32 ones use the approximate hardware forms inline,
+  // epilogue.cpp), with at most 32 accumulators per thread: inlined, so that no kernel calls a
+  // function (a call costs a stack frame and ptxas keeps it in every kernel).
   for (llvm::Function &f : m) {
     if (f.isDeclaration() || !f.getName().starts_with("__nv_"))
       continue;
     f.setLinkage(llvm::GlobalValue::InternalLinkage);
-    if (called_by_kernel(f)) {
-      f.removeFnAttr(llvm::Attribute::AlwaysInline);
-      f.addFnAttr(llvm::Attribute::NoInline);
-    }
+    f.removeFnAttr(llvm::Attribute::NoInline);
+    f.addFnAttr(llvm::Attribute::AlwaysInline);
   }
   return true;
 }

@@ -31,7 +31,8 @@ int number_before(std::string_view line, std::string_view suffix) {
   while (begin > 0 && line[begin - 1] >= '0' && line[begin - 1] <= '9')
     --begin;
   int value = -1;
-  if (begin == end || std::from_chars(line.data() + begin, line.data() + end, value).ec != std::errc{})
+  if (begin == end ||
+      std::from_chars(line.data() + begin, line.data() + end, value).ec != std::errc{})
     return -1;
   return value;
 }
@@ -55,7 +56,8 @@ std::vector<KernelResources> parse_ptxas_resources(std::string_view log) {
     }
     if (const size_t at = line.find("Function properties for "); at != std::string_view::npos) {
       properties_for = std::string(line.substr(at + 24));
-      while (!properties_for.empty() && (properties_for.back() == ' ' || properties_for.back() == '\r'))
+      while (!properties_for.empty() &&
+             (properties_for.back() == ' ' || properties_for.back() == '\r'))
         properties_for.pop_back();
       continue;
     }

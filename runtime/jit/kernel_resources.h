@@ -10,14 +10,14 @@
 namespace tcjit::jit {
 
 struct KernelResources {
-  std::string kernel;       // the .entry name
-  int registers = -1;       // per thread; -1 when the log did not say
-  int spill_stores = 0;     // bytes
-  int spill_loads = 0;      // bytes
-  int stack_frame = 0;      // bytes per thread
+  std::string kernel;          // the .entry name
+  int registers = -1;          // per thread; -1 when the log did not say
+  int spill_stores = 0;        // bytes
+  int spill_loads = 0;         // bytes
+  int stack_frame = 0;         // bytes per thread
   int static_shared_bytes = 0; // .shared variables (dynamic shared memory is not counted)
-  int constant_bytes = 0;   // cmem[0]: parameters and constants
-  int barriers = 0;         // named barriers used
+  int constant_bytes = 0;      // cmem[0]: parameters and constants
+  int barriers = 0;            // named barriers used
   int spill_bytes() const { return spill_stores + spill_loads; }
 };
 

@@ -87,14 +87,13 @@ CompiledPtx compile_ptx_with_ptxas(std::string_view ptx, std::string_view source
                       where + ": sm_" + std::to_string(options.sm_arch) +
                           " is not a CUDA architecture (expected e.g. 80 for sm_80)");
   if (options.optimization_level < 0 || options.optimization_level > 3)
-    throw DeviceError(ErrorKind::InvalidArgument,
-                      where + ": optimization level " + std::to_string(options.optimization_level) +
-                          " is not 0..3");
+    throw DeviceError(ErrorKind::InvalidArgument, where + ": optimization level " +
+                                                      std::to_string(options.optimization_level) +
+                                                      " is not 0..3");
   const std::string ptxas = ptxas_executable();
   if (!ptxas_available())
-    throw DeviceError(ErrorKind::Unsupported,
-                      "cannot run ptxas at '" + ptxas +
-                          "' (set TCJIT_PTXAS to the toolkit's bin/ptxas)");
+    throw DeviceError(ErrorKind::Unsupported, "cannot run ptxas at '" + ptxas +
+                                                  "' (set TCJIT_PTXAS to the toolkit's bin/ptxas)");
   const auto start = std::chrono::steady_clock::now();
   ScratchDir dir;
   const std::filesystem::path in = dir.path() / "kernel.ptx", out = dir.path() / "kernel.cubin";

@@ -31,9 +31,10 @@ constexpr DtypeCase kDtypes[] = {
 };
 constexpr const char *kArchs[] = {"sm_80", "sm_86", "sm_89", "sm_90"};
 constexpr int kSizes[] = {1, 7, 31, 127, 129, 1000};
-constexpr const char *kActs[] = {"none", "relu",      "tanh",    "sigmoid", "elu",
+constexpr const char *kActs[] = {"none", "relu",      "tanh",     "sigmoid", "elu",
                                  "gelu", "gelu_tanh", "softplus", "swish"};
-constexpr const char *kLayouts[][2] = {{"row", "col"}, {"col", "row"}, {"row", "row"}, {"col", "col"}};
+constexpr const char *kLayouts[][2] = {
+    {"row", "col"}, {"col", "row"}, {"row", "row"}, {"col", "col"}};
 
 class DefaultConfigSpill : public ::testing::TestWithParam<std::tuple<int, int>> {};
 
