@@ -19,7 +19,6 @@
 namespace tcjit::emu {
 
 struct AsyncCopy {
-  uint32_t lane = 0;
   uint32_t group = 0; // the commit group it belongs to (per-lane numbering)
   uint32_t shared_addr = 0;
   uint32_t size = 0;
@@ -50,7 +49,13 @@ struct Warp {
   uint32_t barrier_pc = 0;                          // the bar.sync it waits at
   uint32_t carry = 0;                               // CC.CF per lane (add.cc / addc)
   std::array<std::vector<uint32_t>, 32> call_stack; // pcs of the calls in progress
-  std::vector<AsyncCopy> async_copies;
+  // cp.async copies in flight, per lane in issue order (their groups never decrease, so the
+  // copies a wait completes are a prefix): copies[head..] are pending.
+  struct AsyncQueue {
+    std::vector<AsyncCopy> copies;
+    size_t head = 0;
+  };
+  std::array<AsyncQueue, 32> async_copies;
   std::array<uint32_t, 32> async_committed{}; // commit groups closed per lane
 };
 

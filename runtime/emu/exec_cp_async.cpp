@@ -9,28 +9,27 @@ namespace tcjit::emu {
 
 void complete_async_copies(ExecContext &ctx, Warp &w, uint32_t lane, uint32_t keep_groups,
                            bool all) {
-  auto &copies = w.async_copies;
-  if (copies.empty())
+  Warp::AsyncQueue &q = w.async_copies[lane];
+  if (q.head == q.copies.size())
     return;
   Cta &cta = *ctx.cta;
   const uint32_t committed = w.async_committed[lane];
-  size_t out = 0;
-  for (size_t i = 0; i < copies.size(); ++i) {
-    AsyncCopy &c = copies[i];
-    bool done = c.lane == lane && (all || c.group + keep_groups < committed);
-    if (!done) {
-      if (out != i)
-        copies[out] = c;
-      ++out;
-      continue;
-    }
+  size_t i = q.head;
+  for (; i < q.copies.size(); ++i) {
+    const AsyncCopy &c = q.copies[i];
+    if (!all && c.group + keep_groups >= committed)
+      break; // this and every later copy belong to groups that stay in flight
     std::memcpy(cta.shared.data() + c.shared_addr, c.data, c.size);
     for (uint32_t wd = c.shared_addr / 4; wd < (c.shared_addr + c.size) / 4; ++wd) {
       --cta.async_pending[wd];
       --cta.async_pending_words;
     }
   }
-  copies.resize(out);
+  q.head = i;
+  if (q.head == q.copies.size()) {
+    q.copies.clear();
+    q.head = 0;
+  }
 }
 
 void exec_cp_async(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
@@ -67,9 +66,8 @@ void exec_cp_async(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
             "cp.async src-size " + std::to_string(src_size) + " exceeds cp-size " +
                 std::to_string(size));
     LaneAccess d =
-        translate_access(ctx, w, in, l, Space::Shared, dst, size, size, AccessKind::Write);
+        translate_access_fast(ctx, w, in, l, Space::Shared, dst, size, size, AccessKind::Write);
     AsyncCopy c;
-    c.lane = l;
     c.group = w.async_committed[l];
     c.shared_addr = static_cast<uint32_t>(d.address);
     c.size = size;
@@ -86,7 +84,7 @@ void exec_cp_async(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
       ++cta.async_pending[wd];
       ++cta.async_pending_words;
     }
-    w.async_copies.push_back(c);
+    w.async_copies[l].copies.push_back(c);
   });
   ++ctx.counters.cp_async_requests;
   if (read_mask)
