@@ -124,21 +124,26 @@ inline uint64_t read_operand(const ExecContext &ctx, const Warp &w, const Operan
   return read_dynamic_special(ctx, o.special);
 }
 
-// An operand's per-lane values as a strided array (stride 0 for immediates), so lane loops
-// need no per-lane branch on the operand kind.
+// An operand's per-lane values as an array of 32 (immediates and specials are broadcast into
+// the caller's LaneScratch), so lane loops need no per-lane branch on the operand kind and index
+// every operand the same way.
+struct LaneScratch {
+  uint64_t v[32];
+};
 struct LaneValues {
   const uint64_t *p;
-  uint32_t step;
-  uint64_t operator[](uint32_t lane) const { return p[lane * step]; }
+  uint64_t operator[](uint32_t lane) const { return p[lane]; }
 };
 inline LaneValues lane_values(const ExecContext &ctx, const Warp &w, const Operand &o,
-                              uint64_t &scratch) {
+                              LaneScratch &scratch) {
   if (o.kind == OperandKind::Reg)
-    return {w.regs + size_t{o.reg} * 32, 1};
-  scratch = o.kind == OperandKind::Imm    ? o.imm
-            : o.kind == OperandKind::None ? 0
-                                          : read_dynamic_special(ctx, o.special);
-  return {&scratch, 0};
+    return {w.regs + size_t{o.reg} * 32};
+  const uint64_t v = o.kind == OperandKind::Imm    ? o.imm
+                     : o.kind == OperandKind::None ? 0
+                                                   : read_dynamic_special(ctx, o.special);
+  for (uint64_t &x : scratch.v)
+    x = v;
+  return {scratch.v};
 }
 
 inline bool read_pred(const ExecContext &ctx, const Warp &w, const Operand &o, uint32_t lane) {

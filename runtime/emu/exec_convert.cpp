@@ -312,7 +312,7 @@ void exec_convert(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
     });
     return;
   }
-  uint64_t k0;
+  LaneScratch k0;
   const LaneValues v0 = lane_values(ctx, w, in.src[0], k0);
   uint64_t *d = w.regs + size_t{in.dst.reg} * 32;
   // A signed integer result narrower than its register is sign-extended to the register's size

@@ -135,45 +135,68 @@ constexpr std::array<Layout, kKinds> make_layouts() {
 
 constexpr std::array<Layout, kKinds> kLayouts = make_layouts();
 
-// Element decoders: the value of one input element from the low bits of `raw`.
+// Element decoders: the value of one input element from the low bits of `raw`, and nan(word):
+// non-zero when a register word holds a NaN element.
 struct DecodeTable { // f16, bf16
   const float *table;
+  uint32_t nan_add; // per half: magnitude + nan_add has bit 15 set exactly for NaNs
   float operator()(uint32_t raw) const { return table[raw & 0xffff]; }
+  uint32_t nan(uint32_t word) const { return ((word & 0x7fff7fffu) + nan_add) & 0x80008000u; }
 };
+DecodeTable decode_f16() {
+  return {f16_table(), 0x03ff03ffu}; // NaN: magnitude > 0x7c00
+}
+DecodeTable decode_bf16() {
+  return {bf16_table(), 0x007f007fu}; // NaN: magnitude > 0x7f80
+}
 struct DecodeTf32 {
   float operator()(uint32_t raw) const { return std::bit_cast<float>(raw & 0xffffe000u); }
+  uint32_t nan(uint32_t word) const { return (word & 0x7fffe000u) > 0x7f800000u; }
+};
+struct DecodeF32 {
+  float operator()(uint32_t raw) const { return std::bit_cast<float>(raw); }
+  uint32_t nan(uint32_t word) const { return (word & 0x7fffffffu) > 0x7f800000u; }
 };
 struct DecodeS8 {
   float operator()(uint32_t raw) const { return static_cast<int8_t>(raw & 0xff); }
+  uint32_t nan(uint32_t) const { return 0; }
 };
 struct DecodeU8 {
   float operator()(uint32_t raw) const { return static_cast<float>(raw & 0xff); }
+  uint32_t nan(uint32_t) const { return 0; }
 };
 struct DecodeS4 {
   float operator()(uint32_t raw) const {
     return static_cast<float>(static_cast<int32_t>((raw & 0xf) << 28) >> 28);
   }
+  uint32_t nan(uint32_t) const { return 0; }
 };
 struct DecodeU4 {
   float operator()(uint32_t raw) const { return static_cast<float>(raw & 0xf); }
+  uint32_t nan(uint32_t) const { return 0; }
 };
 
 // Scatters the `elems` fragment elements of the registers regs[0..] (bits bits each, packed from
-// bit 0) of all 32 lanes into out[index[lane][i]].
+// bit 0) of all 32 lanes into out[index[lane][i]]. Returns non-zero when an element is a NaN.
 template <uint32_t kElems, uint32_t kBits, typename Decode, size_t kWidth>
-inline void gather(const Warp &w, const uint32_t *regs,
-                   const std::array<std::array<uint16_t, kWidth>, 32> &index, Decode decode,
-                   float *out) {
+inline uint32_t gather(const Warp &w, const uint32_t *regs,
+                       const std::array<std::array<uint16_t, kWidth>, 32> &index, Decode decode,
+                       float *out) {
   constexpr uint32_t per_reg = 32 / kBits;
   constexpr uint32_t nregs = (kElems + per_reg - 1) / per_reg;
+  uint32_t nan = 0;
   for (uint32_t r = 0; r < nregs; ++r) {
     const uint64_t *src = w.regs + size_t{regs[r]} * 32;
+#pragma GCC unroll 4
     for (uint32_t lane = 0; lane < 32; ++lane) {
       const uint32_t raw = static_cast<uint32_t>(src[lane]);
+      nan |= decode.nan(raw);
+#pragma GCC unroll 8
       for (uint32_t e = 0; e < per_reg; ++e)
         out[index[lane][r * per_reg + e]] = decode(kBits == 32 ? raw : raw >> (e * kBits));
     }
   }
+  return nan;
 }
 
 // acc (MxN) += A (MxK) * B (KxN), each element's products added in k order in f32. Rows of N = 8
@@ -193,7 +216,7 @@ inline void multiply_f32(const float *A, const float *B, float *acc) {
     std::memcpy(&r2, acc + (m + 2) * N, sizeof r2);
     std::memcpy(&r3, acc + (m + 3) * N, sizeof r3);
     const float *a = A + m * K;
-#pragma GCC unroll 16
+#pragma GCC unroll 64
     for (uint32_t k = 0; k < K; ++k) {
       // the product is exact in f32 for every mma input type
       r0 += a[k] * b[k];
@@ -205,6 +228,30 @@ inline void multiply_f32(const float *A, const float *B, float *acc) {
     std::memcpy(acc + (m + 1) * N, &r1, sizeof r1);
     std::memcpy(acc + (m + 2) * N, &r2, sizeof r2);
     std::memcpy(acc + (m + 3) * N, &r3, sizeof r3);
+  }
+}
+
+inline float quiet_nan(float x) {
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(x) | 0x00400000u);
+}
+
+// multiply_f32 for inputs that hold NaNs. The NaN an x86 operation returns is its first
+// source operand's, so earlier builds' results depended on the compiler's operand order; this
+// keeps what they returned, explicitly: a product returns A's NaN before B's, a sum keeps the
+// accumulator's NaN before the product's (both quieted). Without NaN inputs every NaN that
+// arises is the host's default NaN, and multiply_f32 is exact as it is.
+template <uint32_t M, uint32_t N, uint32_t K>
+void multiply_f32_nan(const float *A, const float *B, float *acc) {
+  for (uint32_t m = 0; m < M; ++m) {
+    for (uint32_t n = 0; n < N; ++n) {
+      float s = acc[m * N + n];
+      for (uint32_t k = 0; k < K; ++k) {
+        const float a = A[m * K + k], b = B[k * N + n];
+        const float p = a != a ? quiet_nan(a) : b != b ? quiet_nan(b) : a * b;
+        s = s != s ? quiet_nan(s) : p != p ? quiet_nan(p) : s + p;
+      }
+      acc[m * N + n] = s;
+    }
   }
 }
 
@@ -231,15 +278,16 @@ void mma_float(Warp &w, const Instr &in, const Regs &regs, Decode decode) {
   constexpr const Layout &L = kLayouts[static_cast<uint32_t>(kKind)];
   constexpr uint32_t M = L.m, N = L.n, K = L.k;
   float A[M * K], B[K * N], acc[M * N];
-  gather<L.a_elems, kBits>(w, regs.a, L.a, decode, A);
-  gather<L.b_elems, kBits>(w, regs.b, L.b, decode, B);
-  if (in.type3 == DType::F16) {
-    gather<4, 16>(w, regs.c, L.c, DecodeTable{f16_table()}, acc);
-  } else {
-    gather<4, 32>(
-        w, regs.c, L.c, [](uint32_t raw) { return std::bit_cast<float>(raw); }, acc);
-  }
-  multiply_f32<M, N, K>(A, B, acc);
+  uint32_t nan = gather<L.a_elems, kBits>(w, regs.a, L.a, decode, A);
+  nan |= gather<L.b_elems, kBits>(w, regs.b, L.b, decode, B);
+  if (in.type3 == DType::F16)
+    nan |= gather<4, 16>(w, regs.c, L.c, decode_f16(), acc);
+  else
+    nan |= gather<4, 32>(w, regs.c, L.c, DecodeF32{}, acc);
+  if (nan) // NaN inputs: the NaN-exact path
+    multiply_f32_nan<M, N, K>(A, B, acc);
+  else
+    multiply_f32<M, N, K>(A, B, acc);
   if (in.type == DType::F16) {
     uint64_t *d0 = w.regs + size_t{regs.d[0]} * 32, *d1 = w.regs + size_t{regs.d[1]} * 32;
     for (uint32_t lane = 0; lane < 32; ++lane) {
@@ -314,6 +362,48 @@ void mma_int_ab(Warp &w, const Instr &in, const Regs &regs) {
   }
 }
 
+// The NaN of fma(a, b, c) = r as libm's fma returns it: the first NaN of a, b, c (quieted), else
+// r (the instruction's choice depends on the operand order the compiler picks).
+inline double fma_nan_ordered(double r, double a, double b, double c) {
+  if (r == r)
+    return r;
+  const auto quiet = [](double x) {
+    return std::bit_cast<double>(std::bit_cast<uint64_t>(x) | 0x0008000000000000ull);
+  };
+  return a != a ? quiet(a) : b != b ? quiet(b) : c != c ? quiet(c) : r;
+}
+
+// acc (8x8) = fma chains over A (8x4) * B (4x8) in k order. std::fma is a libm call on baseline
+// x86-64; where the CPU has FMA, the instruction (the same single rounding).
+void multiply_f64_generic(const double *A, const double *B, double *acc) {
+  for (uint32_t m = 0; m < 8; ++m)
+    for (uint32_t n = 0; n < 8; ++n)
+      for (uint32_t k = 0; k < 4; ++k)
+        acc[m * 8 + n] = std::fma(A[m * 4 + k], B[k * 8 + n], acc[m * 8 + n]);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("fma"))) void multiply_f64_hw(const double *A, const double *B, double *acc) {
+  for (uint32_t m = 0; m < 8; ++m)
+    for (uint32_t n = 0; n < 8; ++n)
+      for (uint32_t k = 0; k < 4; ++k)
+        acc[m * 8 + n] = fma_nan_ordered(__builtin_fma(A[m * 4 + k], B[k * 8 + n], acc[m * 8 + n]),
+                                         A[m * 4 + k], B[k * 8 + n], acc[m * 8 + n]);
+}
+
+void multiply_f64(const double *A, const double *B, double *acc) {
+  static const bool has_fma = __builtin_cpu_supports("fma");
+  if (has_fma)
+    multiply_f64_hw(A, B, acc);
+  else
+    multiply_f64_generic(A, B, acc);
+}
+#else
+void multiply_f64(const double *A, const double *B, double *acc) {
+  multiply_f64_generic(A, B, acc);
+}
+#endif
+
 // m8n8k4 f64: an fma chain in k order per element, starting from C.
 void mma_f64(Warp &w, const Regs &regs) {
   const Layout &L = kLayouts[static_cast<uint32_t>(MmaKind::F64_M8N8K4)];
@@ -326,10 +416,7 @@ void mma_f64(Warp &w, const Regs &regs) {
     acc[L.c[lane][0]] = f64_of(c0[lane]);
     acc[L.c[lane][1]] = f64_of(c1[lane]);
   }
-  for (uint32_t m = 0; m < 8; ++m)
-    for (uint32_t n = 0; n < 8; ++n)
-      for (uint32_t k = 0; k < 4; ++k)
-        acc[m * 8 + n] = std::fma(A[m * 4 + k], B[k * 8 + n], acc[m * 8 + n]);
+  multiply_f64(A, B, acc);
   uint64_t *d0 = w.regs + size_t{regs.d[0]} * 32, *d1 = w.regs + size_t{regs.d[1]} * 32;
   for (uint32_t lane = 0; lane < 32; ++lane) {
     d0[lane] = bits_of(acc[L.c[lane][0]]);
@@ -339,8 +426,7 @@ void mma_f64(Warp &w, const Regs &regs) {
 
 template <MmaKind kKind> void mma_half(Warp &w, const Instr &in, const Regs &regs) {
   // A and B have the same type (f16 or bf16)
-  const float *table = in.type2 == DType::BF16 ? bf16_table() : f16_table();
-  mma_float<kKind, 16>(w, in, regs, DecodeTable{table});
+  mma_float<kKind, 16>(w, in, regs, in.type2 == DType::BF16 ? decode_bf16() : decode_f16());
 }
 
 } // namespace
