@@ -205,7 +205,7 @@ inline uint32_t gather(const Warp &w, const uint32_t *regs,
 typedef float Row8 __attribute__((vector_size(32)));
 
 template <uint32_t M, uint32_t N, uint32_t K>
-inline void multiply_f32(const float *A, const float *B, float *acc) {
+[[gnu::always_inline]] inline void multiply_f32_body(const float *A, const float *B, float *acc) {
   static_assert(N == 8 && M % 4 == 0);
   Row8 b[K];
   std::memcpy(b, B, sizeof b);
@@ -229,6 +229,26 @@ inline void multiply_f32(const float *A, const float *B, float *acc) {
     std::memcpy(acc + (m + 2) * N, &r2, sizeof r2);
     std::memcpy(acc + (m + 3) * N, &r3, sizeof r3);
   }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// The same code with 256-bit vectors where the CPU has AVX (a row of 8 is one register).
+template <uint32_t M, uint32_t N, uint32_t K>
+__attribute__((target("avx"))) void multiply_f32_avx(const float *A, const float *B, float *acc) {
+  multiply_f32_body<M, N, K>(A, B, acc);
+}
+#endif
+
+template <uint32_t M, uint32_t N, uint32_t K>
+inline void multiply_f32(const float *A, const float *B, float *acc) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool has_avx = __builtin_cpu_supports("avx");
+  if (has_avx) {
+    multiply_f32_avx<M, N, K>(A, B, acc);
+    return;
+  }
+#endif
+  multiply_f32_body<M, N, K>(A, B, acc);
 }
 
 inline float quiet_nan(float x) {
