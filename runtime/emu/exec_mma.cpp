@@ -33,6 +33,10 @@ struct Layout {
   std::array<std::array<uint16_t, 32>, 32> a{};
   std::array<std::array<uint16_t, 16>, 32> b{};
   std::array<std::array<uint16_t, 4>, 32> c{};
+  // A is kept in fragment order (register r, lane, element e of the register: index
+  // (r * 32 + lane) * a_per_reg + e); a_pos[row * K + col] is the index of A's element there.
+  uint32_t a_per_reg = 1;
+  std::array<uint16_t, 16 * 64> a_pos{};
 };
 
 constexpr Layout make_layout(MmaKind kind) {
@@ -51,6 +55,19 @@ constexpr Layout make_layout(MmaKind kind) {
   case MmaKind::F64_M8N8K4: L.m = 8, L.n = 8, L.k = 4, L.a_elems = 1, L.b_elems = 1; break;
   }
   L.c_elems = kind == MmaKind::F64_M8N8K4 ? 2 : 4;
+  switch (kind) {
+  case MmaKind::F16_M16N8K16:
+  case MmaKind::BF16_M16N8K16:
+  case MmaKind::F16_M16N8K8:
+  case MmaKind::BF16_M16N8K8: L.a_per_reg = 2; break;
+  case MmaKind::I8_M16N8K32:
+  case MmaKind::I8_M16N8K16: L.a_per_reg = 4; break;
+  case MmaKind::I4_M16N8K64:
+  case MmaKind::I4_M16N8K32: L.a_per_reg = 8; break;
+  case MmaKind::TF32_M16N8K8:
+  case MmaKind::TF32_M16N8K4:
+  case MmaKind::F64_M8N8K4: L.a_per_reg = 1; break;
+  }
   for (uint32_t lane = 0; lane < 32; ++lane) {
     const uint32_t g = lane >> 2, q = lane & 3;
     for (uint32_t i = 0; i < L.a_elems; ++i) {
@@ -97,6 +114,8 @@ constexpr Layout make_layout(MmaKind kind) {
         break;
       }
       L.a[lane][i] = static_cast<uint16_t>(row * L.k + col);
+      const uint32_t r = i / L.a_per_reg, e = i % L.a_per_reg;
+      L.a_pos[row * L.k + col] = static_cast<uint16_t>((r * 32 + lane) * L.a_per_reg + e);
     }
     for (uint32_t i = 0; i < L.b_elems; ++i) {
       // element (k, n) of B held by fragment element i
@@ -199,30 +218,55 @@ inline uint32_t gather(const Warp &w, const uint32_t *regs,
   return nan;
 }
 
+// Decodes the registers regs[0..] of all 32 lanes in fragment order: out[(r * 32 + lane) *
+// per_reg + e] (contiguous, no index table). Returns non-zero when an element is a NaN.
+template <uint32_t kElems, uint32_t kBits, typename Decode>
+inline uint32_t decode_fragments(const Warp &w, const uint32_t *regs, Decode decode, float *out) {
+  constexpr uint32_t per_reg = 32 / kBits;
+  constexpr uint32_t nregs = (kElems + per_reg - 1) / per_reg;
+  uint32_t nan = 0;
+  for (uint32_t r = 0; r < nregs; ++r) {
+    const uint64_t *src = w.regs + size_t{regs[r]} * 32;
+    float *dst = out + r * 32 * per_reg;
+#pragma GCC unroll 4
+    for (uint32_t lane = 0; lane < 32; ++lane) {
+      const uint32_t raw = static_cast<uint32_t>(src[lane]);
+      nan |= decode.nan(raw);
+#pragma GCC unroll 8
+      for (uint32_t e = 0; e < per_reg; ++e)
+        dst[lane * per_reg + e] = decode(kBits == 32 ? raw : raw >> (e * kBits));
+    }
+  }
+  return nan;
+}
+
 // acc (MxN) += A (MxK) * B (KxN), each element's products added in k order in f32. Rows of N = 8
 // accumulators are one vector (GNU vector extension: two SSE registers on baseline x86-64);
 // vector arithmetic is element-wise IEEE, so this is the scalar k-order sum per element.
 typedef float Row8 __attribute__((vector_size(32)));
 
-template <uint32_t M, uint32_t N, uint32_t K>
+template <MmaKind kKind>
 [[gnu::always_inline]] inline void multiply_f32_body(const float *A, const float *B, float *acc) {
+  constexpr const Layout &L = kLayouts[static_cast<uint32_t>(kKind)];
+  constexpr uint32_t M = L.m, N = L.n, K = L.k;
   static_assert(N == 8 && M % 4 == 0);
   Row8 b[K];
   std::memcpy(b, B, sizeof b);
+#pragma GCC unroll 4
   for (uint32_t m = 0; m < M; m += 4) {
     Row8 r0, r1, r2, r3;
     std::memcpy(&r0, acc + (m + 0) * N, sizeof r0);
     std::memcpy(&r1, acc + (m + 1) * N, sizeof r1);
     std::memcpy(&r2, acc + (m + 2) * N, sizeof r2);
     std::memcpy(&r3, acc + (m + 3) * N, sizeof r3);
-    const float *a = A + m * K;
 #pragma GCC unroll 64
     for (uint32_t k = 0; k < K; ++k) {
-      // the product is exact in f32 for every mma input type
-      r0 += a[k] * b[k];
-      r1 += a[K + k] * b[k];
-      r2 += a[2 * K + k] * b[k];
-      r3 += a[3 * K + k] * b[k];
+      // A[row][k] sits at A[a_pos[row * K + k]] (fragment order; the indices are constants once
+      // unrolled). The product is exact in f32 for every mma input type.
+      r0 += A[L.a_pos[(m + 0) * K + k]] * b[k];
+      r1 += A[L.a_pos[(m + 1) * K + k]] * b[k];
+      r2 += A[L.a_pos[(m + 2) * K + k]] * b[k];
+      r3 += A[L.a_pos[(m + 3) * K + k]] * b[k];
     }
     std::memcpy(acc + (m + 0) * N, &r0, sizeof r0);
     std::memcpy(acc + (m + 1) * N, &r1, sizeof r1);
@@ -233,22 +277,22 @@ template <uint32_t M, uint32_t N, uint32_t K>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 // The same code with 256-bit vectors where the CPU has AVX (a row of 8 is one register).
-template <uint32_t M, uint32_t N, uint32_t K>
+template <MmaKind kKind>
 __attribute__((target("avx"))) void multiply_f32_avx(const float *A, const float *B, float *acc) {
-  multiply_f32_body<M, N, K>(A, B, acc);
+  multiply_f32_body<kKind>(A, B, acc);
 }
 #endif
 
-template <uint32_t M, uint32_t N, uint32_t K>
-inline void multiply_f32(const float *A, const float *B, float *acc) {
+// acc += A * B with A in fragment order (decode_fragments), B dense KxN, acc dense MxN.
+template <MmaKind kKind> inline void multiply_f32(const float *A, const float *B, float *acc) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   static const bool has_avx = __builtin_cpu_supports("avx");
   if (has_avx) {
-    multiply_f32_avx<M, N, K>(A, B, acc);
+    multiply_f32_avx<kKind>(A, B, acc);
     return;
   }
 #endif
-  multiply_f32_body<M, N, K>(A, B, acc);
+  multiply_f32_body<kKind>(A, B, acc);
 }
 
 inline float quiet_nan(float x) {
@@ -260,13 +304,14 @@ inline float quiet_nan(float x) {
 // keeps what they returned, explicitly: a product returns A's NaN before B's, a sum keeps the
 // accumulator's NaN before the product's (both quieted). Without NaN inputs every NaN that
 // arises is the host's default NaN, and multiply_f32 is exact as it is.
-template <uint32_t M, uint32_t N, uint32_t K>
-void multiply_f32_nan(const float *A, const float *B, float *acc) {
+template <MmaKind kKind> void multiply_f32_nan(const float *A, const float *B, float *acc) {
+  constexpr const Layout &L = kLayouts[static_cast<uint32_t>(kKind)];
+  constexpr uint32_t M = L.m, N = L.n, K = L.k;
   for (uint32_t m = 0; m < M; ++m) {
     for (uint32_t n = 0; n < N; ++n) {
       float s = acc[m * N + n];
       for (uint32_t k = 0; k < K; ++k) {
-        const float a = A[m * K + k], b = B[k * N + n];
+        const float a = A[L.a_pos[m * K + k]], b = B[k * N + n];
         const float p = a != a ? quiet_nan(a) : b != b ? quiet_nan(b) : a * b;
         s = s != s ? quiet_nan(s) : p != p ? quiet_nan(p) : s + p;
       }
@@ -298,16 +343,16 @@ void mma_float(Warp &w, const Instr &in, const Regs &regs, Decode decode) {
   constexpr const Layout &L = kLayouts[static_cast<uint32_t>(kKind)];
   constexpr uint32_t M = L.m, N = L.n, K = L.k;
   float A[M * K], B[K * N], acc[M * N];
-  uint32_t nan = gather<L.a_elems, kBits>(w, regs.a, L.a, decode, A);
+  uint32_t nan = decode_fragments<L.a_elems, kBits>(w, regs.a, decode, A);
   nan |= gather<L.b_elems, kBits>(w, regs.b, L.b, decode, B);
   if (in.type3 == DType::F16)
     nan |= gather<4, 16>(w, regs.c, L.c, decode_f16(), acc);
   else
     nan |= gather<4, 32>(w, regs.c, L.c, DecodeF32{}, acc);
   if (nan) // NaN inputs: the NaN-exact path
-    multiply_f32_nan<M, N, K>(A, B, acc);
+    multiply_f32_nan<kKind>(A, B, acc);
   else
-    multiply_f32<M, N, K>(A, B, acc);
+    multiply_f32<kKind>(A, B, acc);
   if (in.type == DType::F16) {
     uint64_t *d0 = w.regs + size_t{regs.d[0]} * 32, *d1 = w.regs + size_t{regs.d[1]} * 32;
     for (uint32_t lane = 0; lane < 32; ++lane) {
@@ -330,9 +375,9 @@ void mma_int(Warp &w, const Instr &in, const Regs &regs, DecodeA decode_a, Decod
   constexpr const Layout &L = kLayouts[static_cast<uint32_t>(kKind)];
   constexpr uint32_t M = L.m, N = L.n, K = L.k;
   float A[M * K], B[K * N], sum[M * N] = {};
-  gather<L.a_elems, kBits>(w, regs.a, L.a, decode_a, A);
+  decode_fragments<L.a_elems, kBits>(w, regs.a, decode_a, A);
   gather<L.b_elems, kBits>(w, regs.b, L.b, decode_b, B);
-  multiply_f32<M, N, K>(A, B, sum);
+  multiply_f32<kKind>(A, B, sum);
   int32_t C[4][32]; // read before any D register is written (D may name C's registers)
   for (uint32_t i = 0; i < 4; ++i) {
     const uint64_t *c = w.regs + size_t{regs.c[i]} * 32;
