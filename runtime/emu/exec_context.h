@@ -134,15 +134,18 @@ struct LaneValues {
   const uint64_t *p;
   uint64_t operator[](uint32_t lane) const { return p[lane]; }
 };
+inline constexpr uint64_t kZeroLanes[32] = {}; // the values of an absent operand
 inline LaneValues lane_values(const ExecContext &ctx, const Warp &w, const Operand &o,
                               LaneScratch &scratch) {
   if (o.kind == OperandKind::Reg)
     return {w.regs + size_t{o.reg} * 32};
-  const uint64_t v = o.kind == OperandKind::Imm    ? o.imm
-                     : o.kind == OperandKind::None ? 0
-                                                   : read_dynamic_special(ctx, o.special);
-  for (uint64_t &x : scratch.v)
-    x = v;
+  if (o.kind == OperandKind::None)
+    return {kZeroLanes};
+  const uint64_t v = o.kind == OperandKind::Imm ? o.imm : read_dynamic_special(ctx, o.special);
+  typedef uint64_t Lanes4 __attribute__((vector_size(32)));
+  const Lanes4 four = {v, v, v, v};
+  for (uint32_t i = 0; i < 32; i += 4)
+    std::memcpy(scratch.v + i, &four, sizeof four);
   return {scratch.v};
 }
 
@@ -189,6 +192,25 @@ template <typename F> inline void for_each_lane(uint32_t mask, F f) {
     uint32_t lane = static_cast<uint32_t>(std::countr_zero(mask));
     mask &= mask - 1;
     f(lane);
+  }
+}
+
+// d[lane] = f(lane) for the lanes of mask, where f reads its operands at index `lane` only. A full
+// warp's values are computed into a local array and then stored at once: the loop does not alias
+// d, so the compiler can vectorize it (d may be one of the operands: every lane reads its own
+// values before any is written, as in a per-lane loop).
+template <typename F> inline void store_lanes(uint32_t mask, uint64_t *d, F f) {
+  if (mask == ~0u) {
+    uint64_t out[32];
+    for (uint32_t lane = 0; lane < 32; ++lane)
+      out[lane] = f(lane);
+    std::memcpy(d, out, sizeof out);
+    return;
+  }
+  while (mask) {
+    uint32_t lane = static_cast<uint32_t>(std::countr_zero(mask));
+    mask &= mask - 1;
+    d[lane] = f(lane);
   }
 }
 

@@ -55,11 +55,16 @@ void exec_cp_async(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
   uint64_t dst_addresses[32], src_addresses[32];
   uint32_t read_mask = 0;
   Cta &cta = *ctx.cta;
+  LaneScratch k0, k1, k2;
+  const LaneValues dsts = lane_values(ctx, w, in.src[0], k0),
+                   srcs = lane_values(ctx, w, in.src[1], k1),
+                   sizes = lane_values(ctx, w, in.src[2], k2);
+  const bool has_ignore = in.src[3].kind != OperandKind::None;
   for_each_lane(mask, [&](uint32_t l) {
-    uint64_t dst = read_operand(ctx, w, in.src[0], l) + static_cast<uint64_t>(in.src[0].offset);
-    uint64_t src = read_operand(ctx, w, in.src[1], l) + static_cast<uint64_t>(in.src[1].offset);
-    uint32_t src_size = static_cast<uint32_t>(read_operand(ctx, w, in.src[2], l));
-    if (in.src[3].kind != OperandKind::None && read_pred(ctx, w, in.src[3], l))
+    uint64_t dst = dsts[l] + static_cast<uint64_t>(in.src[0].offset);
+    uint64_t src = srcs[l] + static_cast<uint64_t>(in.src[1].offset);
+    uint32_t src_size = static_cast<uint32_t>(sizes[l]);
+    if (has_ignore && read_pred(ctx, w, in.src[3], l))
       src_size = 0;
     if (src_size > size)
       fault(ctx, w, in, static_cast<int>(l),
@@ -67,14 +72,16 @@ void exec_cp_async(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
                 std::to_string(size));
     LaneAccess d =
         translate_access_fast(ctx, w, in, l, Space::Shared, dst, size, size, AccessKind::Write);
-    AsyncCopy c;
+    LaneAccess s;
+    if (src_size > 0) // checked before the copy is recorded, as before
+      s = translate_access_fast(ctx, w, in, l, Space::Global, src, src_size, size,
+                                AccessKind::Read);
+    AsyncCopy &c = w.async_copies[l].copies.emplace_back();
     c.group = w.async_committed[l];
     c.shared_addr = static_cast<uint32_t>(d.address);
     c.size = size;
     c.line = in.line;
     if (src_size > 0) {
-      LaneAccess s = translate_access_fast(ctx, w, in, l, Space::Global, src, src_size, size,
-                                           AccessKind::Read);
       std::memcpy(c.data, s.host, src_size);
       src_addresses[l] = s.address;
       read_mask |= 1u << l;
@@ -84,7 +91,6 @@ void exec_cp_async(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
       ++cta.async_pending[wd];
       ++cta.async_pending_words;
     }
-    w.async_copies[l].copies.push_back(c);
   });
   ++ctx.counters.cp_async_requests;
   if (read_mask)
