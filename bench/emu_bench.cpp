@@ -1,8 +1,11 @@
 // Emulator speed: warp-instructions per second on a tiled SGEMM (shared memory, barriers,
-// converged inner loop) and on a divergent kernel (per-lane loop trip counts), with one host
-// thread (per-core speed) and with all cores.
+// converged inner loop), on a divergent kernel (per-lane loop trip counts) and on an mma loop per
+// tensor-core type (f16, bf16, tf32, s8, f64), with one host thread (per-core speed) and with all
+// cores. Generated GEMMs (about one mma in ten warp instructions): `tcjit run` prints their
+// counters and device time (docs/emulator.md, "Performance").
 #include <benchmark/benchmark.h>
 
+#include <string>
 #include <vector>
 
 #include "runtime/device/device.h"
@@ -185,6 +188,83 @@ DONE:
   ret;
 }
 )PTX";
+
+// An mma loop: each warp keeps its A/B fragments (lane-dependent values near 1) and accumulates 4
+// mma per iteration into C, then stores C. 7 warp instructions per iteration, 4 of them mma.
+struct MmaVariant {
+  const char *name, *shape, *reg; // reg: register type of the fragments
+  int a, b, c;                    // fragment registers
+  const char *a_bits, *b_bits;    // value ORed with the lane id into each A / B register
+};
+const MmaVariant kMmaVariants[] = {
+    {"f16", "m16n8k16.row.col.f32.f16.f16.f32", "b32", 4, 2, 4, "0x3c003c00", "0x3c003c00"},
+    {"bf16", "m16n8k16.row.col.f32.bf16.bf16.f32", "b32", 4, 2, 4, "0x3f803f80", "0x3f803f80"},
+    {"tf32", "m16n8k8.row.col.f32.tf32.tf32.f32", "b32", 4, 2, 4, "0x3f800000", "0x3f800000"},
+    {"s8", "m16n8k32.row.col.s32.s8.s8.s32", "b32", 4, 2, 4, "0x01010100", "0x01010100"},
+    {"f64", "m8n8k4.row.col.f64.f64.f64.f64", "b64", 1, 1, 2, "0x3ff0000000000000",
+     "0x3ff0000000000000"},
+};
+
+std::string mma_loop_ptx(const MmaVariant &v) {
+  auto list = [](const char *p, int n) {
+    std::string s;
+    for (int i = 0; i < n; ++i)
+      s += (i ? ", %" : "%") + std::string(p) + std::to_string(i);
+    return s;
+  };
+  const std::string r = v.reg;
+  std::string ptx = ".version 8.0\n.target sm_80\n.address_size 64\n"
+                    ".visible .entry mma_loop(.param .u64 out, .param .u32 iters)\n{\n"
+                    "  .reg ." +
+                    r + " %a<" + std::to_string(v.a) + ">, %b<" + std::to_string(v.b) + ">, %c<" +
+                    std::to_string(v.c) + ">;\n  .reg ." + r +
+                    " %w;\n  .reg .b32 %r<4>;\n  .reg .b64 %rd<4>;\n  .reg .pred %p;\n"
+                    "  mov.u32 %r1, %laneid;\n  mov.u32 %r2, 0;\n  ld.param.u32 %r3, [iters];\n";
+  ptx += r == "b64" ? "  cvt.u64.u32 %w, %r1;\n" : "  mov.b32 %w, %r1;\n";
+  for (int i = 0; i < v.a; ++i)
+    ptx += "  or.b" + r.substr(1) + " %a" + std::to_string(i) + ", %w, " + v.a_bits + ";\n";
+  for (int i = 0; i < v.b; ++i)
+    ptx += "  or.b" + r.substr(1) + " %b" + std::to_string(i) + ", %w, " + v.b_bits + ";\n";
+  for (int i = 0; i < v.c; ++i)
+    ptx += "  mov.b" + r.substr(1) + " %c" + std::to_string(i) + ", 0;\n";
+  const std::string mma = "  mma.sync.aligned." + std::string(v.shape) + " {" + list("c", v.c) +
+                          "}, {" + list("a", v.a) + "}, {" + list("b", v.b) + "}, {" +
+                          list("c", v.c) + "};\n";
+  ptx += "LOOP:\n" + mma + mma + mma + mma +
+         "  add.u32 %r2, %r2, 1;\n  setp.lt.u32 %p, %r2, %r3;\n  @%p bra LOOP;\n"
+         "  ld.param.u64 %rd1, [out];\n  mul.wide.u32 %rd2, %r1, 8;\n"
+         "  add.u64 %rd3, %rd1, %rd2;\n  st.global." +
+         r + " [%rd3], %c0;\n  ret;\n}\n";
+  return ptx;
+}
+
+void BM_EmuMma(benchmark::State &state) {
+  const MmaVariant &v = kMmaVariants[state.range(0)];
+  state.SetLabel(v.name);
+  tcjit::emu::EmuDeviceOptions opt;
+  opt.worker_threads = static_cast<unsigned>(state.range(1));
+  tcjit::emu::EmuDevice dev(opt);
+  auto out = dev.allocate(32 * 8);
+  auto m = dev.load_module(mma_loop_ptx(v), "mma_loop.ptx");
+  auto f = dev.get_function(m, "mma_loop");
+  tcjit::device::ParamBuffer p(dev.kernel_info(f));
+  p.set(0, out);
+  p.set(1, 64u); // iterations per warp
+  uint64_t instructions = 0, mma = 0;
+  for (auto _ : state) {
+    dev.launch(f, {{64, 1, 1}, {128, 1, 1}, 0}, p.bytes());
+    instructions += dev.last_counters().warp_instructions;
+    mma += dev.last_counters().mma_instructions;
+  }
+  state.counters["warp_instr_per_s"] =
+      benchmark::Counter(static_cast<double>(instructions), benchmark::Counter::kIsRate);
+  state.counters["mma_per_s"] =
+      benchmark::Counter(static_cast<double>(mma), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_EmuMma)
+    ->ArgsProduct({{0, 1, 2, 3, 4}, {1, 0}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_EmuSgemm(benchmark::State &state) {
   tcjit::emu::EmuDeviceOptions opt;

@@ -133,7 +133,7 @@ bool setp_typed(uint64_t *d, LaneValues v0, LaneValues v1, uint32_t mask, CmpOp 
 }
 
 bool setp_fast(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
-  uint64_t k0, k1;
+  LaneScratch k0, k1;
   const LaneValues v0 = lane_values(ctx, w, in.src[0], k0), v1 = lane_values(ctx, w, in.src[1], k1);
   uint64_t *d = w.regs + size_t{in.dst.reg} * 32;
   switch (in.type2) {
@@ -174,7 +174,7 @@ void exec_compare(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
       setp_fast(ctx, w, in, mask))
     return;
   if (in.op == Op::Setp) {
-    uint64_t k0, k1;
+    LaneScratch k0, k1;
     const LaneValues v0 = lane_values(ctx, w, in.src[0], k0),
                      v1 = lane_values(ctx, w, in.src[1], k1);
     for_each_lane(mask, [&](uint32_t l) {

@@ -19,7 +19,6 @@
 namespace tcjit::emu {
 
 struct AsyncCopy {
-  uint32_t lane = 0;
   uint32_t group = 0; // the commit group it belongs to (per-lane numbering)
   uint32_t shared_addr = 0;
   uint32_t size = 0;
@@ -50,7 +49,13 @@ struct Warp {
   uint32_t barrier_pc = 0;                          // the bar.sync it waits at
   uint32_t carry = 0;                               // CC.CF per lane (add.cc / addc)
   std::array<std::vector<uint32_t>, 32> call_stack; // pcs of the calls in progress
-  std::vector<AsyncCopy> async_copies;
+  // cp.async copies in flight, per lane in issue order (their groups never decrease, so the
+  // copies a wait completes are a prefix): copies[head..] are pending.
+  struct AsyncQueue {
+    std::vector<AsyncCopy> copies;
+    size_t head = 0;
+  };
+  std::array<AsyncQueue, 32> async_copies;
   std::array<uint32_t, 32> async_committed{}; // commit groups closed per lane
 };
 
@@ -119,21 +124,29 @@ inline uint64_t read_operand(const ExecContext &ctx, const Warp &w, const Operan
   return read_dynamic_special(ctx, o.special);
 }
 
-// An operand's per-lane values as a strided array (stride 0 for immediates), so lane loops
-// need no per-lane branch on the operand kind.
+// An operand's per-lane values as an array of 32 (immediates and specials are broadcast into
+// the caller's LaneScratch), so lane loops need no per-lane branch on the operand kind and index
+// every operand the same way.
+struct LaneScratch {
+  uint64_t v[32];
+};
 struct LaneValues {
   const uint64_t *p;
-  uint32_t step;
-  uint64_t operator[](uint32_t lane) const { return p[lane * step]; }
+  uint64_t operator[](uint32_t lane) const { return p[lane]; }
 };
+inline constexpr uint64_t kZeroLanes[32] = {}; // the values of an absent operand
 inline LaneValues lane_values(const ExecContext &ctx, const Warp &w, const Operand &o,
-                              uint64_t &scratch) {
+                              LaneScratch &scratch) {
   if (o.kind == OperandKind::Reg)
-    return {w.regs + size_t{o.reg} * 32, 1};
-  scratch = o.kind == OperandKind::Imm    ? o.imm
-            : o.kind == OperandKind::None ? 0
-                                          : read_dynamic_special(ctx, o.special);
-  return {&scratch, 0};
+    return {w.regs + size_t{o.reg} * 32};
+  if (o.kind == OperandKind::None)
+    return {kZeroLanes};
+  const uint64_t v = o.kind == OperandKind::Imm ? o.imm : read_dynamic_special(ctx, o.special);
+  typedef uint64_t Lanes4 __attribute__((vector_size(32)));
+  const Lanes4 four = {v, v, v, v};
+  for (uint32_t i = 0; i < 32; i += 4)
+    std::memcpy(scratch.v + i, &four, sizeof four);
+  return {scratch.v};
 }
 
 inline bool read_pred(const ExecContext &ctx, const Warp &w, const Operand &o, uint32_t lane) {
@@ -179,6 +192,25 @@ template <typename F> inline void for_each_lane(uint32_t mask, F f) {
     uint32_t lane = static_cast<uint32_t>(std::countr_zero(mask));
     mask &= mask - 1;
     f(lane);
+  }
+}
+
+// d[lane] = f(lane) for the lanes of mask, where f reads its operands at index `lane` only. A full
+// warp's values are computed into a local array and then stored at once: the loop does not alias
+// d, so the compiler can vectorize it (d may be one of the operands: every lane reads its own
+// values before any is written, as in a per-lane loop).
+template <typename F> inline void store_lanes(uint32_t mask, uint64_t *d, F f) {
+  if (mask == ~0u) {
+    uint64_t out[32];
+    for (uint32_t lane = 0; lane < 32; ++lane)
+      out[lane] = f(lane);
+    std::memcpy(d, out, sizeof out);
+    return;
+  }
+  while (mask) {
+    uint32_t lane = static_cast<uint32_t>(std::countr_zero(mask));
+    mask &= mask - 1;
+    d[lane] = f(lane);
   }
 }
 

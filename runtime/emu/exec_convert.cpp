@@ -1,6 +1,7 @@
 // cvt between f64/f32/f16/bf16/tf32 and 8..64-bit integers with every rounding, saturation,
 // .ftz and .relu modifier; cvt.rn.{f16x2,bf16x2}.f32; cvta between generic and state-space
 // addresses.
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -201,6 +202,86 @@ uint64_t convert(uint64_t raw, const Instr &in) {
   return to_float(x, dt, in);
 }
 
+// f32 input bits after .ftz (a subnormal becomes a signed zero)
+inline uint32_t ftz_bits(uint32_t u, bool ftz) {
+  return ftz && (u & 0x7f800000u) == 0 ? (u & 0x80000000u) : u;
+}
+
+// The conversions of generated GEMM kernels without long double, bit-identical to convert() (the
+// f32 roundings are checked against round_to_format/encode_small_float for every input):
+// cvt.rn.{f16,bf16}.f32, cvt.{rn,rna}.tf32.f32, cvt.f32.{f16,bf16}, cvt.rni.s32.f32 and
+// cvt.rn.f32.{s32,u32}, without .relu/.sat/.satfinite. Returns false for anything else.
+bool convert_fast(const Instr &in, const LaneValues v, uint64_t *d, uint32_t mask) {
+  if (in.relu || in.sat || in.satfinite)
+    return false;
+  const DType dt = in.type, st = in.type2;
+  const Round mode = in.rnd;
+  const bool ftz = in.ftz;
+  const bool rn = mode == Round::None || mode == Round::Rn;
+  if (st == DType::F32 && rn && (dt == DType::F16 || dt == DType::BF16)) {
+    if (dt == DType::F16)
+      for_each_lane(mask, [&](uint32_t l) {
+        d[l] = f32_to_f16_rn(ftz_bits(static_cast<uint32_t>(v[l]), ftz));
+      });
+    else
+      for_each_lane(mask, [&](uint32_t l) {
+        d[l] = f32_to_bf16_rn(ftz_bits(static_cast<uint32_t>(v[l]), ftz));
+      });
+    return true;
+  }
+  if (st == DType::F32 && dt == DType::TF32 && (rn || mode == Round::Rna)) {
+    const bool away = mode == Round::Rna;
+    for_each_lane(mask, [&](uint32_t l) {
+      const uint32_t r = f32_to_tf32_bits(ftz_bits(static_cast<uint32_t>(v[l]), ftz), away);
+      d[l] = r == 0x7fffffffu ? r : ftz_bits(r, ftz);
+    });
+    return true;
+  }
+  if (dt == DType::F32 && rn && (st == DType::F16 || st == DType::BF16)) {
+    const float *table = st == DType::F16 ? f16_table() : bf16_table();
+    for_each_lane(mask, [&](uint32_t l) {
+      const uint32_t u = std::bit_cast<uint32_t>(table[v[l] & 0xffff]);
+      d[l] = (u & 0x7fffffffu) > 0x7f800000u ? 0x7fffffffu : ftz_bits(u, ftz);
+    });
+    return true;
+  }
+  if (dt == DType::S32 && st == DType::F32 && mode == Round::Rni) {
+    for_each_lane(mask, [&](uint32_t l) {
+      const float x = std::bit_cast<float>(ftz_bits(static_cast<uint32_t>(v[l]), ftz));
+      int32_t r;
+      if (std::isnan(x)) {
+        r = 0;
+      } else if (x >= 2147483648.0f) {
+        r = INT32_MAX;
+      } else if (x <= -2147483648.0f) {
+        r = INT32_MIN;
+      } else {
+        float t = std::trunc(x);
+        const float frac = std::fabs(x - t); // exact
+        if (frac > 0.5f || (frac == 0.5f && std::fmod(t, 2.0f) != 0))
+          t += std::copysign(1.0f, x);
+        r = static_cast<int32_t>(t);
+      }
+      d[l] = static_cast<uint64_t>(int64_t{r}); // sign-extended, as finish() does
+    });
+    return true;
+  }
+  if (dt == DType::F32 && rn && (st == DType::S32 || st == DType::U32)) {
+    // int -> double is exact; double -> float rounds once, to nearest even (the host's default
+    // mode, which exec_float restores after every directed-rounding instruction)
+    if (st == DType::S32)
+      for_each_lane(mask, [&](uint32_t l) {
+        d[l] = bits_of(static_cast<float>(static_cast<int32_t>(v[l])));
+      });
+    else
+      for_each_lane(mask, [&](uint32_t l) {
+        d[l] = bits_of(static_cast<float>(static_cast<uint32_t>(v[l])));
+      });
+    return true;
+  }
+  return false;
+}
+
 } // namespace
 
 void exec_convert(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
@@ -231,7 +312,7 @@ void exec_convert(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
     });
     return;
   }
-  uint64_t k0;
+  LaneScratch k0;
   const LaneValues v0 = lane_values(ctx, w, in.src[0], k0);
   uint64_t *d = w.regs + size_t{in.dst.reg} * 32;
   // A signed integer result narrower than its register is sign-extended to the register's size
@@ -255,6 +336,8 @@ void exec_convert(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
     });
     return;
   }
+  if (convert_fast(in, v0, d, mask))
+    return;
   if (sext) {
     for_each_lane(mask, [&](uint32_t l) { d[l] = finish(convert(v0[l], in)); });
     return;

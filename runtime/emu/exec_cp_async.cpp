@@ -9,28 +9,27 @@ namespace tcjit::emu {
 
 void complete_async_copies(ExecContext &ctx, Warp &w, uint32_t lane, uint32_t keep_groups,
                            bool all) {
-  auto &copies = w.async_copies;
-  if (copies.empty())
+  Warp::AsyncQueue &q = w.async_copies[lane];
+  if (q.head == q.copies.size())
     return;
   Cta &cta = *ctx.cta;
   const uint32_t committed = w.async_committed[lane];
-  size_t out = 0;
-  for (size_t i = 0; i < copies.size(); ++i) {
-    AsyncCopy &c = copies[i];
-    bool done = c.lane == lane && (all || c.group + keep_groups < committed);
-    if (!done) {
-      if (out != i)
-        copies[out] = c;
-      ++out;
-      continue;
-    }
+  size_t i = q.head;
+  for (; i < q.copies.size(); ++i) {
+    const AsyncCopy &c = q.copies[i];
+    if (!all && c.group + keep_groups >= committed)
+      break; // this and every later copy belong to groups that stay in flight
     std::memcpy(cta.shared.data() + c.shared_addr, c.data, c.size);
     for (uint32_t wd = c.shared_addr / 4; wd < (c.shared_addr + c.size) / 4; ++wd) {
       --cta.async_pending[wd];
       --cta.async_pending_words;
     }
   }
-  copies.resize(out);
+  q.head = i;
+  if (q.head == q.copies.size()) {
+    q.copies.clear();
+    q.head = 0;
+  }
 }
 
 void exec_cp_async(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
@@ -56,27 +55,33 @@ void exec_cp_async(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
   uint64_t dst_addresses[32], src_addresses[32];
   uint32_t read_mask = 0;
   Cta &cta = *ctx.cta;
+  LaneScratch k0, k1, k2;
+  const LaneValues dsts = lane_values(ctx, w, in.src[0], k0),
+                   srcs = lane_values(ctx, w, in.src[1], k1),
+                   sizes = lane_values(ctx, w, in.src[2], k2);
+  const bool has_ignore = in.src[3].kind != OperandKind::None;
   for_each_lane(mask, [&](uint32_t l) {
-    uint64_t dst = read_operand(ctx, w, in.src[0], l) + static_cast<uint64_t>(in.src[0].offset);
-    uint64_t src = read_operand(ctx, w, in.src[1], l) + static_cast<uint64_t>(in.src[1].offset);
-    uint32_t src_size = static_cast<uint32_t>(read_operand(ctx, w, in.src[2], l));
-    if (in.src[3].kind != OperandKind::None && read_pred(ctx, w, in.src[3], l))
+    uint64_t dst = dsts[l] + static_cast<uint64_t>(in.src[0].offset);
+    uint64_t src = srcs[l] + static_cast<uint64_t>(in.src[1].offset);
+    uint32_t src_size = static_cast<uint32_t>(sizes[l]);
+    if (has_ignore && read_pred(ctx, w, in.src[3], l))
       src_size = 0;
     if (src_size > size)
       fault(ctx, w, in, static_cast<int>(l),
             "cp.async src-size " + std::to_string(src_size) + " exceeds cp-size " +
                 std::to_string(size));
     LaneAccess d =
-        translate_access(ctx, w, in, l, Space::Shared, dst, size, size, AccessKind::Write);
-    AsyncCopy c;
-    c.lane = l;
+        translate_access_fast(ctx, w, in, l, Space::Shared, dst, size, size, AccessKind::Write);
+    LaneAccess s;
+    if (src_size > 0) // checked before the copy is recorded, as before
+      s = translate_access_fast(ctx, w, in, l, Space::Global, src, src_size, size,
+                                AccessKind::Read);
+    AsyncCopy &c = w.async_copies[l].copies.emplace_back();
     c.group = w.async_committed[l];
     c.shared_addr = static_cast<uint32_t>(d.address);
     c.size = size;
     c.line = in.line;
     if (src_size > 0) {
-      LaneAccess s = translate_access_fast(ctx, w, in, l, Space::Global, src, src_size, size,
-                                           AccessKind::Read);
       std::memcpy(c.data, s.host, src_size);
       src_addresses[l] = s.address;
       read_mask |= 1u << l;
@@ -86,7 +91,6 @@ void exec_cp_async(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
       ++cta.async_pending[wd];
       ++cta.async_pending_words;
     }
-    w.async_copies.push_back(c);
   });
   ++ctx.counters.cp_async_requests;
   if (read_mask)

@@ -2,6 +2,7 @@
 // cos tanh (approximate: the host libm), min max abs neg copysign testp; rounding modifiers
 // (.rn .rz .rm .rp via the host FPU's rounding mode; this file builds with -frounding-math),
 // .ftz and .sat.
+#include <bit>
 #include <cfenv>
 #include <cmath>
 #include <limits>
@@ -70,6 +71,87 @@ template <typename T> T from(uint64_t v) {
     return f64_of(v);
 }
 
+// The NaN a two-NaN (or SNaN) operation returns is, on x86, the one of the instruction's first
+// source operand, so it used to depend on how the compiler ordered the operands. The fast paths
+// below make the choice explicit and keep what earlier builds returned: add and mul give the
+// second operand's NaN (quieted), fma the first NaN of a, b, c. A NaN made from non-NaN inputs
+// (inf - inf, 0 * inf) is the host's default NaN.
+template <typename T> inline T quieted(T x) {
+  if constexpr (std::is_same_v<T, float>)
+    return std::bit_cast<float>(std::bit_cast<uint32_t>(x) | 0x00400000u);
+  else
+    return std::bit_cast<double>(std::bit_cast<uint64_t>(x) | 0x0008000000000000ull);
+}
+template <typename T> inline T nan_of_second(T a, T b, T r) {
+  return std::isnan(b) ? quieted(b) : std::isnan(a) ? quieted(a) : r;
+}
+template <typename T> inline T nan_of_first(T a, T b, T c, T r) {
+  return std::isnan(a) ? quieted(a) : std::isnan(b) ? quieted(b) : std::isnan(c) ? quieted(c) : r;
+}
+template <typename T> inline T add_lane(T a, T b) {
+  const T r = a + b;
+  return r == r ? r : nan_of_second(a, b, r);
+}
+template <typename T> inline T mul_lane(T a, T b) {
+  const T r = a * b;
+  return r == r ? r : nan_of_second(a, b, r);
+}
+
+// fma over the lanes of `mask`. std::fma is a libm call per lane on baseline x86-64; where the
+// CPU has FMA the loop uses the instruction (the same single rounding, in the host FPU's current
+// mode, as libm's fma).
+template <typename T>
+void fma_lanes_generic(uint64_t *d, LaneValues a, LaneValues b, LaneValues c, uint32_t mask) {
+  for_each_lane(mask, [&](uint32_t l) {
+    const T x = from<T>(a[l]), y = from<T>(b[l]), z = from<T>(c[l]);
+    const T r = std::fma(x, y, z);
+    d[l] = bits_of(r == r ? r : nan_of_first(x, y, z, r));
+  });
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+template <typename T>
+__attribute__((target("fma"))) void fma_lanes_hw(uint64_t *d, LaneValues a, LaneValues b,
+                                                 LaneValues c, uint32_t mask) {
+  // explicit loops: a lambda would not inherit the target attribute
+  if (mask == ~0u) {
+    for (uint32_t l = 0; l < 32; ++l) {
+      T r;
+      if constexpr (std::is_same_v<T, float>)
+        r = __builtin_fmaf(f32_of(a[l]), f32_of(b[l]), f32_of(c[l]));
+      else
+        r = __builtin_fma(f64_of(a[l]), f64_of(b[l]), f64_of(c[l]));
+      d[l] = bits_of(r == r ? r : nan_of_first(from<T>(a[l]), from<T>(b[l]), from<T>(c[l]), r));
+    }
+    return;
+  }
+  while (mask) {
+    const uint32_t l = static_cast<uint32_t>(std::countr_zero(mask));
+    mask &= mask - 1;
+    T r;
+    if constexpr (std::is_same_v<T, float>)
+      r = __builtin_fmaf(f32_of(a[l]), f32_of(b[l]), f32_of(c[l]));
+    else
+      r = __builtin_fma(f64_of(a[l]), f64_of(b[l]), f64_of(c[l]));
+    d[l] = bits_of(r == r ? r : nan_of_first(from<T>(a[l]), from<T>(b[l]), from<T>(c[l]), r));
+  }
+}
+
+template <typename T>
+void fma_lanes(uint64_t *d, LaneValues a, LaneValues b, LaneValues c, uint32_t mask) {
+  static const bool has_fma = __builtin_cpu_supports("fma");
+  if (has_fma)
+    fma_lanes_hw<T>(d, a, b, c, mask);
+  else
+    fma_lanes_generic<T>(d, a, b, c, mask);
+}
+#else
+template <typename T>
+void fma_lanes(uint64_t *d, LaneValues a, LaneValues b, LaneValues c, uint32_t mask) {
+  fma_lanes_generic<T>(d, a, b, c, mask);
+}
+#endif
+
 template <typename T> void run(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
   constexpr bool is_f32 = std::is_same_v<T, float>;
   const bool ftz = is_f32 && in.ftz;
@@ -85,18 +167,19 @@ template <typename T> void run(ExecContext &ctx, Warp &w, const Instr &in, uint3
       return x;
   };
   // common converged cases first
-  if (!ftz && !in.sat && (in.op == Op::Add || in.op == Op::Mul || in.op == Op::Fma)) {
-    uint64_t k0, k1, k2;
+  if (!ftz && !in.sat &&
+      (in.op == Op::Add || in.op == Op::Mul || in.op == Op::Fma || in.op == Op::Mad)) {
+    LaneScratch k0, k1, k2;
     const LaneValues v0 = lane_values(ctx, w, s0, k0), v1 = lane_values(ctx, w, s1, k1),
                      v2 = lane_values(ctx, w, s2, k2);
     if (in.op == Op::Add) {
-      for_each_lane(mask, [&](uint32_t l) { d[l] = bits_of(from<T>(v0[l]) + from<T>(v1[l])); });
+      for_each_lane(mask,
+                    [&](uint32_t l) { d[l] = bits_of(add_lane(from<T>(v0[l]), from<T>(v1[l]))); });
     } else if (in.op == Op::Mul) {
-      for_each_lane(mask, [&](uint32_t l) { d[l] = bits_of(from<T>(v0[l]) * from<T>(v1[l])); });
+      for_each_lane(mask,
+                    [&](uint32_t l) { d[l] = bits_of(mul_lane(from<T>(v0[l]), from<T>(v1[l]))); });
     } else {
-      for_each_lane(mask, [&](uint32_t l) {
-        d[l] = bits_of(std::fma(from<T>(v0[l]), from<T>(v1[l]), from<T>(v2[l])));
-      });
+      fma_lanes<T>(d, v0, v1, v2, mask);
     }
     if (directed)
       std::fesetround(FE_TONEAREST);

@@ -93,19 +93,19 @@ template <typename T> void run(ExecContext &ctx, Warp &w, const Instr &in, uint3
   const Operand &s0 = in.src[0], &s1 = in.src[1], &s2 = in.src[2], &s3 = in.src[3];
   uint64_t *d = w.regs + size_t{in.dst.reg} * 32;
   // fast paths for the most common converged forms
-  uint64_t k0, k1, k2;
+  LaneScratch k0, k1, k2;
   const LaneValues v0 = lane_values(ctx, w, s0, k0), v1 = lane_values(ctx, w, s1, k1),
                    v2 = lane_values(ctx, w, s2, k2);
   if (in.op == Op::Add && !in.carry_in && !in.carry_out && !in.sat) {
-    for_each_lane(mask, [&](uint32_t l) {
-      d[l] = bits(static_cast<T>(static_cast<U>(v0[l]) + static_cast<U>(v1[l])));
+    store_lanes(mask, d, [&](uint32_t l) {
+      return bits(static_cast<T>(static_cast<U>(v0[l]) + static_cast<U>(v1[l])));
     });
     return;
   }
   const bool plain = !in.carry_in && !in.carry_out && !in.sat;
   auto binary = [&](auto f) {
-    for_each_lane(mask, [&](uint32_t l) {
-      d[l] = bits(static_cast<T>(f(static_cast<U>(v0[l]), static_cast<U>(v1[l]))));
+    store_lanes(mask, d, [&](uint32_t l) {
+      return bits(static_cast<T>(f(static_cast<U>(v0[l]), static_cast<U>(v1[l]))));
     });
   };
   if (plain) { // common operations: one tight loop each

@@ -1,6 +1,8 @@
 // ldmatrix.sync.aligned.m8n8.{x1,x2,x4}{.trans}.shared.b16: lanes 8j..8j+7 give the row
 // addresses of matrix j (16 contiguous bytes each); lane t receives row t/4, columns 2(t%4) and
 // 2(t%4)+1 of each matrix (with .trans: the transposed matrix).
+#include <cstring>
+
 #include "runtime/emu/exec_context.h"
 #include "runtime/emu/exec_families.h"
 #include "runtime/emu/memory_access.h"
@@ -15,29 +17,31 @@ void exec_ldmatrix(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
   const uint32_t matrices = in.vec;
   uint16_t m[4][8][8];
   uint64_t addresses[32] = {};
+  LaneScratch k0;
+  const LaneValues base = lane_values(ctx, w, in.src[0], k0);
   for (uint32_t j = 0; j < matrices; ++j) {
     for (uint32_t r = 0; r < 8; ++r) {
       const uint32_t lane = 8 * j + r;
-      uint64_t addr =
-          read_operand(ctx, w, in.src[0], lane) + static_cast<uint64_t>(in.src[0].offset);
+      uint64_t addr = base[lane] + static_cast<uint64_t>(in.src[0].offset);
       LaneAccess a =
           translate_access_fast(ctx, w, in, lane, Space::Shared, addr, 16, 16, AccessKind::Read);
       addresses[lane] = a.address;
       std::memcpy(m[j][r], a.host, 16);
     }
   }
-  for (uint32_t t = 0; t < 32; ++t) {
-    const uint32_t row = t >> 2, col = 2 * (t & 3);
-    for (uint32_t j = 0; j < matrices; ++j) {
-      uint32_t lo, hi;
-      if (in.trans) {
-        lo = m[j][col][row];
-        hi = m[j][col + 1][row];
-      } else {
-        lo = m[j][row][col];
-        hi = m[j][row][col + 1];
+  for (uint32_t j = 0; j < matrices; ++j) {
+    uint64_t *d = w.regs + size_t{vector_reg(ctx, in.dst, j)} * 32;
+    if (in.trans) {
+      for (uint32_t t = 0; t < 32; ++t) {
+        const uint32_t row = t >> 2, col = 2 * (t & 3);
+        d[t] = uint32_t{m[j][col][row]} | (uint32_t{m[j][col + 1][row]} << 16);
       }
-      write_reg(w, vector_reg(ctx, in.dst, j), t, lo | (hi << 16));
+    } else {
+      for (uint32_t t = 0; t < 32; ++t) {
+        uint32_t v; // lane t: row t/4, columns 2(t%4) and 2(t%4)+1, i.e. word t of the matrix
+        std::memcpy(&v, &m[j][0][0] + 2 * t, 4);
+        d[t] = v;
+      }
     }
   }
   count_ldmatrix_request(ctx, addresses, matrices);

@@ -85,18 +85,24 @@ void exec_memory(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
     const bool is_signed = dtype_is_signed(in.type);
     uint64_t addresses[32];
     uint64_t *d = w.regs + size_t{in.dst.reg} * 32;
-    uint64_t k0;
+    LaneScratch k0;
     const LaneValues base = lane_values(ctx, w, in.src[0], k0);
     const uint64_t offset = static_cast<uint64_t>(in.src[0].offset);
-    if (in.space == Space::Shared && ctx.cta->async_pending_words == 0 && elem == 4) {
-      // all lanes in bounds and aligned: one check pass, one load pass
-      const uint64_t limit = ctx.cta->shared.size();
+    if (in.space == Space::Shared && elem == 4) {
+      // all lanes in bounds, aligned and not reading a cp.async destination in flight: one
+      // check pass, one load pass
+      const Cta &cta = *ctx.cta;
+      const uint64_t limit = cta.shared.size();
       bool ok = true;
       for_each_lane(mask, [&](uint32_t l) {
         const uint64_t a = base[l] + offset;
         addresses[l] = a;
-        ok &= (a & 3) == 0 && a + 4 <= limit;
+        ok &= (a & 3) == 0 && a < limit && a + 4 <= limit;
       });
+      if (ok && cta.async_pending_words) {
+        const uint8_t *pending = cta.async_pending.data();
+        for_each_lane(mask, [&](uint32_t l) { ok &= pending[addresses[l] >> 2] == 0; });
+      }
       if (ok) {
         const uint8_t *sh = ctx.cta->shared.data();
         for_each_lane(mask, [&](uint32_t l) {
@@ -127,7 +133,7 @@ void exec_memory(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
     // fast path: scalar stores to a known space
     const uint32_t elem = in.access_bytes;
     uint64_t addresses[32];
-    uint64_t k0, k1;
+    LaneScratch k0, k1;
     const LaneValues base = lane_values(ctx, w, in.src[0], k0);
     const LaneValues value = lane_values(ctx, w, in.src[1], k1);
     const uint64_t offset = static_cast<uint64_t>(in.src[0].offset);

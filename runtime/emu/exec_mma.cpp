@@ -2,8 +2,21 @@
 // with the PTX ISA's fragment layouts, multiplied, and scattered back to D.
 // Numerics: inputs exactly as their dtype holds them (tf32: the upper 19 bits of the register),
 // products exact, accumulation in f32 in k order starting from C (f64 mma: fma in f64; integer
-// mma: exact in 64 bits, wrapping to s32 or clamped with .satfinite).
+// mma: exact, wrapping to s32 or clamped with .satfinite).
+//
+// Speed: the fragment layouts are tables built at compile time (lane, element -> matrix index),
+// so one mma is a gather of the warp's registers straight into dense f32 matrices (f16/bf16
+// through the 64 Ki-entry decode tables), a small matrix product over rows of N accumulators
+// (which the compiler vectorizes across n; each element still adds its products in k order), and
+// a scatter. Integer mma multiplies in f32 too: every product and partial sum is an integer below
+// 2^24 (s8/u8 k32: at most 32 * 255 * 255), so the f32 sum is exact and C is added in 64 bits.
+#include <array>
 #include <cmath>
+#include <cstring>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include <limits>
 
 #include "runtime/emu/exec_context.h"
@@ -14,163 +27,524 @@ namespace tcjit::emu {
 
 namespace {
 
-struct Shape {
-  uint32_t m, n, k;
+constexpr uint32_t kKinds = 11;
+
+// Fragment layout of one mma shape: for each lane and fragment element, the index of the
+// element in the dense A (row * K + col), B (k * N + n) and C/D (row * N + col) matrices.
+struct Layout {
+  uint32_t m = 0, n = 0, k = 0;
+  uint32_t a_elems = 0, b_elems = 0, c_elems = 0; // per lane
+  std::array<std::array<uint16_t, 32>, 32> a{};
+  std::array<std::array<uint16_t, 16>, 32> b{};
+  std::array<std::array<uint16_t, 4>, 32> c{};
+  // A is kept in fragment order (register r, lane, element e of the register: index
+  // (r * 32 + lane) * a_per_reg + e); a_pos[row * K + col] is the index of A's element there.
+  uint32_t a_per_reg = 1;
+  std::array<uint16_t, 16 * 64> a_pos{};
 };
 
-Shape shape_of(MmaKind kind) {
+constexpr Layout make_layout(MmaKind kind) {
+  Layout L;
   switch (kind) {
   case MmaKind::F16_M16N8K16:
-  case MmaKind::BF16_M16N8K16: return {16, 8, 16};
+  case MmaKind::BF16_M16N8K16: L.m = 16, L.n = 8, L.k = 16, L.a_elems = 8, L.b_elems = 4; break;
   case MmaKind::F16_M16N8K8:
-  case MmaKind::BF16_M16N8K8:
-  case MmaKind::TF32_M16N8K8: return {16, 8, 8};
-  case MmaKind::TF32_M16N8K4: return {16, 8, 4};
-  case MmaKind::I8_M16N8K32: return {16, 8, 32};
-  case MmaKind::I8_M16N8K16: return {16, 8, 16};
-  case MmaKind::I4_M16N8K64: return {16, 8, 64};
-  case MmaKind::I4_M16N8K32: return {16, 8, 32};
-  case MmaKind::F64_M8N8K4: return {8, 8, 4};
+  case MmaKind::BF16_M16N8K8: L.m = 16, L.n = 8, L.k = 8, L.a_elems = 4, L.b_elems = 2; break;
+  case MmaKind::TF32_M16N8K8: L.m = 16, L.n = 8, L.k = 8, L.a_elems = 4, L.b_elems = 2; break;
+  case MmaKind::TF32_M16N8K4: L.m = 16, L.n = 8, L.k = 4, L.a_elems = 2, L.b_elems = 1; break;
+  case MmaKind::I8_M16N8K32: L.m = 16, L.n = 8, L.k = 32, L.a_elems = 16, L.b_elems = 8; break;
+  case MmaKind::I8_M16N8K16: L.m = 16, L.n = 8, L.k = 16, L.a_elems = 8, L.b_elems = 4; break;
+  case MmaKind::I4_M16N8K64: L.m = 16, L.n = 8, L.k = 64, L.a_elems = 32, L.b_elems = 16; break;
+  case MmaKind::I4_M16N8K32: L.m = 16, L.n = 8, L.k = 32, L.a_elems = 16, L.b_elems = 8; break;
+  case MmaKind::F64_M8N8K4: L.m = 8, L.n = 8, L.k = 4, L.a_elems = 1, L.b_elems = 1; break;
   }
-  return {16, 8, 16};
-}
-
-// Element (row, col) of A held by fragment element i of lane (g = lane/4, q = lane%4).
-void a_coord(MmaKind kind, uint32_t g, uint32_t q, uint32_t i, uint32_t &row, uint32_t &col) {
+  L.c_elems = kind == MmaKind::F64_M8N8K4 ? 2 : 4;
   switch (kind) {
   case MmaKind::F16_M16N8K16:
-  case MmaKind::BF16_M16N8K16: // 8 halves
-    row = g + ((i >> 1) & 1) * 8;
-    col = 2 * q + (i & 1) + (i >= 4 ? 8 : 0);
-    return;
+  case MmaKind::BF16_M16N8K16:
   case MmaKind::F16_M16N8K8:
-  case MmaKind::BF16_M16N8K8: // 4 halves
-    row = g + (i >> 1) * 8;
-    col = 2 * q + (i & 1);
-    return;
-  case MmaKind::TF32_M16N8K8: // 4 words
-    row = g + (i & 1) * 8;
-    col = q + (i >> 1) * 4;
-    return;
-  case MmaKind::TF32_M16N8K4: // 2 words
-    row = g + i * 8;
-    col = q;
-    return;
-  case MmaKind::I8_M16N8K32: // 16 bytes
-    row = g + ((i >> 2) & 1) * 8;
-    col = 4 * q + (i & 3) + (i >= 8 ? 16 : 0);
-    return;
-  case MmaKind::I8_M16N8K16: // 8 bytes
-    row = g + (i >> 2) * 8;
-    col = 4 * q + (i & 3);
-    return;
-  case MmaKind::I4_M16N8K64: // 32 nibbles
-    row = g + ((i >> 3) & 1) * 8;
-    col = 8 * q + (i & 7) + (i >= 16 ? 32 : 0);
-    return;
-  case MmaKind::I4_M16N8K32: // 16 nibbles
-    row = g + (i >> 3) * 8;
-    col = 8 * q + (i & 7);
-    return;
-  case MmaKind::F64_M8N8K4:
-    row = g;
-    col = q;
-    return;
+  case MmaKind::BF16_M16N8K8: L.a_per_reg = 2; break;
+  case MmaKind::I8_M16N8K32:
+  case MmaKind::I8_M16N8K16: L.a_per_reg = 4; break;
+  case MmaKind::I4_M16N8K64:
+  case MmaKind::I4_M16N8K32: L.a_per_reg = 8; break;
+  case MmaKind::TF32_M16N8K8:
+  case MmaKind::TF32_M16N8K4:
+  case MmaKind::F64_M8N8K4: L.a_per_reg = 1; break;
+  }
+  for (uint32_t lane = 0; lane < 32; ++lane) {
+    const uint32_t g = lane >> 2, q = lane & 3;
+    for (uint32_t i = 0; i < L.a_elems; ++i) {
+      // element (row, col) of A held by fragment element i of lane (g = lane/4, q = lane%4)
+      uint32_t row = 0, col = 0;
+      switch (kind) {
+      case MmaKind::F16_M16N8K16:
+      case MmaKind::BF16_M16N8K16: // 8 halves
+        row = g + ((i >> 1) & 1) * 8;
+        col = 2 * q + (i & 1) + (i >= 4 ? 8 : 0);
+        break;
+      case MmaKind::F16_M16N8K8:
+      case MmaKind::BF16_M16N8K8: // 4 halves
+        row = g + (i >> 1) * 8;
+        col = 2 * q + (i & 1);
+        break;
+      case MmaKind::TF32_M16N8K8: // 4 words
+        row = g + (i & 1) * 8;
+        col = q + (i >> 1) * 4;
+        break;
+      case MmaKind::TF32_M16N8K4: // 2 words
+        row = g + i * 8;
+        col = q;
+        break;
+      case MmaKind::I8_M16N8K32: // 16 bytes
+        row = g + ((i >> 2) & 1) * 8;
+        col = 4 * q + (i & 3) + (i >= 8 ? 16 : 0);
+        break;
+      case MmaKind::I8_M16N8K16: // 8 bytes
+        row = g + (i >> 2) * 8;
+        col = 4 * q + (i & 3);
+        break;
+      case MmaKind::I4_M16N8K64: // 32 nibbles
+        row = g + ((i >> 3) & 1) * 8;
+        col = 8 * q + (i & 7) + (i >= 16 ? 32 : 0);
+        break;
+      case MmaKind::I4_M16N8K32: // 16 nibbles
+        row = g + (i >> 3) * 8;
+        col = 8 * q + (i & 7);
+        break;
+      case MmaKind::F64_M8N8K4:
+        row = g;
+        col = q;
+        break;
+      }
+      L.a[lane][i] = static_cast<uint16_t>(row * L.k + col);
+      const uint32_t r = i / L.a_per_reg, e = i % L.a_per_reg;
+      L.a_pos[row * L.k + col] = static_cast<uint16_t>((r * 32 + lane) * L.a_per_reg + e);
+    }
+    for (uint32_t i = 0; i < L.b_elems; ++i) {
+      // element (k, n) of B held by fragment element i
+      uint32_t k = 0;
+      switch (kind) {
+      case MmaKind::F16_M16N8K16:
+      case MmaKind::BF16_M16N8K16: k = 2 * q + (i & 1) + (i >= 2 ? 8 : 0); break;
+      case MmaKind::F16_M16N8K8:
+      case MmaKind::BF16_M16N8K8: k = 2 * q + i; break;
+      case MmaKind::TF32_M16N8K8: k = q + i * 4; break;
+      case MmaKind::TF32_M16N8K4: k = q; break;
+      case MmaKind::I8_M16N8K32: k = 4 * q + (i & 3) + (i >= 4 ? 16 : 0); break;
+      case MmaKind::I8_M16N8K16: k = 4 * q + i; break;
+      case MmaKind::I4_M16N8K64: k = 8 * q + (i & 7) + (i >= 8 ? 32 : 0); break;
+      case MmaKind::I4_M16N8K32: k = 8 * q + i; break;
+      case MmaKind::F64_M8N8K4: k = q; break;
+      }
+      L.b[lane][i] = static_cast<uint16_t>(k * L.n + g);
+    }
+    for (uint32_t i = 0; i < L.c_elems; ++i) {
+      // element (row, col) of C/D held by accumulator element i
+      const uint32_t row = kind == MmaKind::F64_M8N8K4 ? g : g + (i >= 2 ? 8 : 0);
+      const uint32_t col = kind == MmaKind::F64_M8N8K4 ? 2 * q + i : 2 * q + (i & 1);
+      L.c[lane][i] = static_cast<uint16_t>(row * L.n + col);
+    }
+  }
+  return L;
+}
+
+constexpr std::array<Layout, kKinds> make_layouts() {
+  std::array<Layout, kKinds> t{};
+  for (uint32_t i = 0; i < kKinds; ++i)
+    t[i] = make_layout(static_cast<MmaKind>(i));
+  return t;
+}
+
+constexpr std::array<Layout, kKinds> kLayouts = make_layouts();
+
+// Element decoders: the value of one input element from the low bits of `raw`, and nan(word):
+// non-zero when a register word holds a NaN element.
+struct DecodeTable { // f16, bf16
+  const float *table;
+  uint32_t nan_add; // per half: magnitude + nan_add has bit 15 set exactly for NaNs
+  float operator()(uint32_t raw) const { return table[raw & 0xffff]; }
+  uint32_t nan(uint32_t word) const { return ((word & 0x7fff7fffu) + nan_add) & 0x80008000u; }
+};
+DecodeTable decode_f16() {
+  return {f16_table(), 0x03ff03ffu}; // NaN: magnitude > 0x7c00
+}
+DecodeTable decode_bf16() {
+  return {bf16_table(), 0x007f007fu}; // NaN: magnitude > 0x7f80
+}
+struct DecodeTf32 {
+  float operator()(uint32_t raw) const { return std::bit_cast<float>(raw & 0xffffe000u); }
+  uint32_t nan(uint32_t word) const { return (word & 0x7fffe000u) > 0x7f800000u; }
+};
+struct DecodeF32 {
+  float operator()(uint32_t raw) const { return std::bit_cast<float>(raw); }
+  uint32_t nan(uint32_t word) const { return (word & 0x7fffffffu) > 0x7f800000u; }
+};
+struct DecodeS8 {
+  float operator()(uint32_t raw) const { return static_cast<int8_t>(raw & 0xff); }
+  uint32_t nan(uint32_t) const { return 0; }
+};
+struct DecodeU8 {
+  float operator()(uint32_t raw) const { return static_cast<float>(raw & 0xff); }
+  uint32_t nan(uint32_t) const { return 0; }
+};
+struct DecodeS4 {
+  float operator()(uint32_t raw) const {
+    return static_cast<float>(static_cast<int32_t>((raw & 0xf) << 28) >> 28);
+  }
+  uint32_t nan(uint32_t) const { return 0; }
+};
+struct DecodeU4 {
+  float operator()(uint32_t raw) const { return static_cast<float>(raw & 0xf); }
+  uint32_t nan(uint32_t) const { return 0; }
+};
+
+// Scatters the `elems` fragment elements of the registers regs[0..] (bits bits each, packed from
+// bit 0) of all 32 lanes into out[index[lane][i]]. Returns non-zero when an element is a NaN.
+template <uint32_t kElems, uint32_t kBits, typename Decode, size_t kWidth>
+inline uint32_t gather(const Warp &w, const uint32_t *regs,
+                       const std::array<std::array<uint16_t, kWidth>, 32> &index, Decode decode,
+                       float *out) {
+  constexpr uint32_t per_reg = 32 / kBits;
+  constexpr uint32_t nregs = (kElems + per_reg - 1) / per_reg;
+  uint32_t nan = 0;
+  for (uint32_t r = 0; r < nregs; ++r) {
+    const uint64_t *src = w.regs + size_t{regs[r]} * 32;
+#pragma GCC unroll 4
+    for (uint32_t lane = 0; lane < 32; ++lane) {
+      const uint32_t raw = static_cast<uint32_t>(src[lane]);
+      nan |= decode.nan(raw);
+#pragma GCC unroll 8
+      for (uint32_t e = 0; e < per_reg; ++e)
+        out[index[lane][r * per_reg + e]] = decode(kBits == 32 ? raw : raw >> (e * kBits));
+    }
+  }
+  return nan;
+}
+
+// Decodes the registers regs[0..] of all 32 lanes in fragment order: out[(r * 32 + lane) *
+// per_reg + e] (contiguous, no index table). Returns non-zero when an element is a NaN.
+template <uint32_t kElems, uint32_t kBits, typename Decode>
+inline uint32_t decode_fragments(const Warp &w, const uint32_t *regs, Decode decode, float *out) {
+  constexpr uint32_t per_reg = 32 / kBits;
+  constexpr uint32_t nregs = (kElems + per_reg - 1) / per_reg;
+  uint32_t nan = 0;
+  for (uint32_t r = 0; r < nregs; ++r) {
+    const uint64_t *src = w.regs + size_t{regs[r]} * 32;
+    float *dst = out + r * 32 * per_reg;
+#pragma GCC unroll 4
+    for (uint32_t lane = 0; lane < 32; ++lane) {
+      const uint32_t raw = static_cast<uint32_t>(src[lane]);
+      nan |= decode.nan(raw);
+#pragma GCC unroll 8
+      for (uint32_t e = 0; e < per_reg; ++e)
+        dst[lane * per_reg + e] = decode(kBits == 32 ? raw : raw >> (e * kBits));
+    }
+  }
+  return nan;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// decode_fragments for f16 / bf16 registers with AVX2 (+F16C for f16): the low words of 4 lanes
+// are 8 halves in fragment order, converted at once. Exact for every non-NaN value (f16 and bf16
+// are subsets of f32); when a NaN is present the caller decodes through the tables instead (NaN
+// decodes to the canonical NaN there). Returns non-zero when an element is a NaN.
+template <uint32_t kRegs, bool kBf16>
+__attribute__((target("avx2,f16c"))) uint32_t decode_halves_avx2(const Warp &w,
+                                                                 const uint32_t *regs, float *out) {
+  const __m256i low_words = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+  const __m128i magnitude = _mm_set1_epi32(0x7fff7fff), sign = _mm_set1_epi32(0x80008000u);
+  const __m128i nan_add = _mm_set1_epi32(kBf16 ? 0x007f007f : 0x03ff03ff);
+  __m128i nan = _mm_setzero_si128();
+  for (uint32_t r = 0; r < kRegs; ++r) {
+    const uint64_t *src = w.regs + size_t{regs[r]} * 32;
+    float *dst = out + r * 64;
+    for (uint32_t lane = 0; lane < 32; lane += 4) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + lane));
+      const __m128i h = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(v, low_words));
+      nan = _mm_or_si128(nan,
+                         _mm_and_si128(_mm_add_epi32(_mm_and_si128(h, magnitude), nan_add), sign));
+      if constexpr (kBf16) {
+        const __m128i zero = _mm_setzero_si128();
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 2 * lane), _mm_unpacklo_epi16(zero, h));
+        _mm_storeu_si128(reinterpret_cast<__m128i *>(dst + 2 * lane + 4),
+                         _mm_unpackhi_epi16(zero, h));
+      } else {
+        _mm256_storeu_ps(dst + 2 * lane, _mm256_cvtph_ps(h));
+      }
+    }
+  }
+  return static_cast<uint32_t>(_mm_movemask_epi8(nan));
+}
+#endif
+
+// acc (MxN) += A (MxK) * B (KxN), each element's products added in k order in f32. Rows of N = 8
+// accumulators are one vector (GNU vector extension: two SSE registers on baseline x86-64);
+// vector arithmetic is element-wise IEEE, so this is the scalar k-order sum per element.
+typedef float Row8 __attribute__((vector_size(32)));
+
+template <MmaKind kKind>
+[[gnu::always_inline]] inline void multiply_f32_body(const float *A, const float *B, float *acc) {
+  constexpr const Layout &L = kLayouts[static_cast<uint32_t>(kKind)];
+  constexpr uint32_t M = L.m, N = L.n, K = L.k;
+  static_assert(N == 8 && M % 4 == 0);
+  Row8 b[K];
+  std::memcpy(b, B, sizeof b);
+#pragma GCC unroll 4
+  for (uint32_t m = 0; m < M; m += 4) {
+    Row8 r0, r1, r2, r3;
+    std::memcpy(&r0, acc + (m + 0) * N, sizeof r0);
+    std::memcpy(&r1, acc + (m + 1) * N, sizeof r1);
+    std::memcpy(&r2, acc + (m + 2) * N, sizeof r2);
+    std::memcpy(&r3, acc + (m + 3) * N, sizeof r3);
+#pragma GCC unroll 64
+    for (uint32_t k = 0; k < K; ++k) {
+      // A[row][k] sits at A[a_pos[row * K + k]] (fragment order; the indices are constants once
+      // unrolled). The product is exact in f32 for every mma input type.
+      r0 += A[L.a_pos[(m + 0) * K + k]] * b[k];
+      r1 += A[L.a_pos[(m + 1) * K + k]] * b[k];
+      r2 += A[L.a_pos[(m + 2) * K + k]] * b[k];
+      r3 += A[L.a_pos[(m + 3) * K + k]] * b[k];
+    }
+    std::memcpy(acc + (m + 0) * N, &r0, sizeof r0);
+    std::memcpy(acc + (m + 1) * N, &r1, sizeof r1);
+    std::memcpy(acc + (m + 2) * N, &r2, sizeof r2);
+    std::memcpy(acc + (m + 3) * N, &r3, sizeof r3);
   }
 }
 
-// Element (k, n) of B held by fragment element i.
-void b_coord(MmaKind kind, uint32_t g, uint32_t q, uint32_t i, uint32_t &k, uint32_t &n) {
-  n = g;
-  switch (kind) {
-  case MmaKind::F16_M16N8K16:
-  case MmaKind::BF16_M16N8K16: k = 2 * q + (i & 1) + (i >= 2 ? 8 : 0); return;
-  case MmaKind::F16_M16N8K8:
-  case MmaKind::BF16_M16N8K8: k = 2 * q + i; return;
-  case MmaKind::TF32_M16N8K8: k = q + i * 4; return;
-  case MmaKind::TF32_M16N8K4: k = q; return;
-  case MmaKind::I8_M16N8K32: k = 4 * q + (i & 3) + (i >= 4 ? 16 : 0); return;
-  case MmaKind::I8_M16N8K16: k = 4 * q + i; return;
-  case MmaKind::I4_M16N8K64: k = 8 * q + (i & 7) + (i >= 8 ? 32 : 0); return;
-  case MmaKind::I4_M16N8K32: k = 8 * q + i; return;
-  case MmaKind::F64_M8N8K4: k = q; return;
-  }
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// The same code with 256-bit vectors where the CPU has AVX (a row of 8 is one register).
+template <MmaKind kKind>
+__attribute__((target("avx"))) void multiply_f32_avx(const float *A, const float *B, float *acc) {
+  multiply_f32_body<kKind>(A, B, acc);
 }
+#endif
 
-// Element (row, col) of C/D held by accumulator element i.
-void c_coord(MmaKind kind, uint32_t g, uint32_t q, uint32_t i, uint32_t &row, uint32_t &col) {
-  if (kind == MmaKind::F64_M8N8K4) {
-    row = g;
-    col = 2 * q + i;
+// acc += A * B with A in fragment order (decode_fragments), B dense KxN, acc dense MxN.
+template <MmaKind kKind> inline void multiply_f32(const float *A, const float *B, float *acc) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool has_avx = __builtin_cpu_supports("avx");
+  if (has_avx) {
+    multiply_f32_avx<kKind>(A, B, acc);
     return;
   }
-  row = g + (i >= 2 ? 8 : 0);
-  col = 2 * q + (i & 1);
+#endif
+  multiply_f32_body<kKind>(A, B, acc);
 }
 
-uint32_t element_bits(DType t) {
-  switch (t) {
-  case DType::F16:
-  case DType::BF16: return 16;
-  case DType::TF32:
-  case DType::F32:
-  case DType::S32: return 32;
-  case DType::S8:
-  case DType::U8: return 8;
-  case DType::S4:
-  case DType::U4: return 4;
-  case DType::F64: return 64;
-  case DType::None:
-  case DType::B8:
-  case DType::B16:
-  case DType::B32:
-  case DType::B64:
-  case DType::B128:
-  case DType::U16:
-  case DType::U32:
-  case DType::U64:
-  case DType::S16:
-  case DType::S64:
-  case DType::F16x2:
-  case DType::BF16x2:
-  case DType::Pred:
-  case DType::E4M3:
-  case DType::E5M2: break;
-  }
-  return 32;
+inline float quiet_nan(float x) {
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(x) | 0x00400000u);
 }
 
-// Value of an input element from its raw bits.
-double input_value(DType t, uint64_t raw) {
-  switch (t) {
-  case DType::F16: return static_cast<double>(decode_small_float(raw & 0xffff, kF16));
-  case DType::BF16: return static_cast<double>(decode_small_float(raw & 0xffff, kBF16));
-  case DType::TF32: return f32_of(raw & 0xffffe000u);
-  case DType::F64: return f64_of(raw);
-  case DType::S8: return static_cast<int8_t>(raw & 0xff);
-  case DType::U8: return static_cast<double>(raw & 0xff);
-  case DType::S4: return static_cast<double>(static_cast<int32_t>((raw & 0xf) << 28) >> 28);
-  case DType::U4: return static_cast<double>(raw & 0xf);
-  case DType::None:
-  case DType::B8:
-  case DType::B16:
-  case DType::B32:
-  case DType::B64:
-  case DType::B128:
-  case DType::U16:
-  case DType::U32:
-  case DType::U64:
-  case DType::S16:
-  case DType::S32:
-  case DType::S64:
-  case DType::F16x2:
-  case DType::BF16x2:
-  case DType::F32:
-  case DType::Pred:
-  case DType::E4M3:
-  case DType::E5M2: break;
+// multiply_f32 for inputs that hold NaNs. The NaN an x86 operation returns is its first
+// source operand's, so earlier builds' results depended on the compiler's operand order; this
+// keeps what they returned, explicitly: a product returns A's NaN before B's, a sum keeps the
+// accumulator's NaN before the product's (both quieted). Without NaN inputs every NaN that
+// arises is the host's default NaN, and multiply_f32 is exact as it is.
+template <MmaKind kKind> void multiply_f32_nan(const float *A, const float *B, float *acc) {
+  constexpr const Layout &L = kLayouts[static_cast<uint32_t>(kKind)];
+  constexpr uint32_t M = L.m, N = L.n, K = L.k;
+  for (uint32_t m = 0; m < M; ++m) {
+    for (uint32_t n = 0; n < N; ++n) {
+      float s = acc[m * N + n];
+      for (uint32_t k = 0; k < K; ++k) {
+        const float a = A[L.a_pos[m * K + k]], b = B[k * N + n];
+        const float p = a != a ? quiet_nan(a) : b != b ? quiet_nan(b) : a * b;
+        s = s != s ? quiet_nan(s) : p != p ? quiet_nan(p) : s + p;
+      }
+      acc[m * N + n] = s;
+    }
   }
-  return 0;
+}
+
+struct Regs {
+  uint32_t d[4], a[16], b[8], c[4];
+};
+
+Regs regs_of(const ExecContext &ctx, const Instr &in) {
+  Regs r{};
+  const auto copy = [&](const Operand &o, uint32_t *out, uint32_t max) {
+    for (uint32_t i = 0; i < o.count && i < max; ++i)
+      out[i] = vector_reg(ctx, o, i);
+  };
+  copy(in.dst, r.d, 4);
+  copy(in.src[0], r.a, 16);
+  copy(in.src[1], r.b, 8);
+  copy(in.src[2], r.c, 4);
+  return r;
+}
+
+// f16 / bf16 / tf32 mma with f32 or f16 accumulators.
+template <MmaKind kKind, uint32_t kBits, typename Decode>
+void mma_float(Warp &w, const Instr &in, const Regs &regs, Decode decode) {
+  constexpr const Layout &L = kLayouts[static_cast<uint32_t>(kKind)];
+  constexpr uint32_t M = L.m, N = L.n, K = L.k;
+  float A[M * K], B[K * N], acc[M * N];
+  uint32_t nan = 0;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  if constexpr (kBits == 16) {
+    if (has_avx2) {
+      constexpr uint32_t nregs = L.a_elems / 2;
+      const bool bf16 = decode.table == bf16_table();
+      nan = bf16 ? decode_halves_avx2<nregs, true>(w, regs.a, A)
+                 : decode_halves_avx2<nregs, false>(w, regs.a, A);
+      if (nan) // NaN elements: decode through the tables (canonical NaNs)
+        decode_fragments<L.a_elems, kBits>(w, regs.a, decode, A);
+    }
+  }
+  if (kBits != 16 || !has_avx2)
+#endif
+    nan = decode_fragments<L.a_elems, kBits>(w, regs.a, decode, A);
+  nan |= gather<L.b_elems, kBits>(w, regs.b, L.b, decode, B);
+  if (in.type3 == DType::F16)
+    nan |= gather<4, 16>(w, regs.c, L.c, decode_f16(), acc);
+  else
+    nan |= gather<4, 32>(w, regs.c, L.c, DecodeF32{}, acc);
+  if (nan) // NaN inputs: the NaN-exact path
+    multiply_f32_nan<kKind>(A, B, acc);
+  else
+    multiply_f32<kKind>(A, B, acc);
+  if (in.type == DType::F16) {
+    uint64_t *d0 = w.regs + size_t{regs.d[0]} * 32, *d1 = w.regs + size_t{regs.d[1]} * 32;
+    for (uint32_t lane = 0; lane < 32; ++lane) {
+      const auto &c = L.c[lane];
+      d0[lane] = uint64_t{f32_to_f16_bits(acc[c[0]])} | uint64_t{f32_to_f16_bits(acc[c[1]])} << 16;
+      d1[lane] = uint64_t{f32_to_f16_bits(acc[c[2]])} | uint64_t{f32_to_f16_bits(acc[c[3]])} << 16;
+    }
+    return;
+  }
+  for (uint32_t i = 0; i < 4; ++i) {
+    uint64_t *d = w.regs + size_t{regs.d[i]} * 32;
+    for (uint32_t lane = 0; lane < 32; ++lane)
+      d[lane] = std::bit_cast<uint32_t>(acc[L.c[lane][i]]);
+  }
+}
+
+// s8/u8/s4/u4 mma with s32 accumulators (exact; see the file comment).
+template <MmaKind kKind, uint32_t kBits, typename DecodeA, typename DecodeB>
+void mma_int(Warp &w, const Instr &in, const Regs &regs, DecodeA decode_a, DecodeB decode_b) {
+  constexpr const Layout &L = kLayouts[static_cast<uint32_t>(kKind)];
+  constexpr uint32_t M = L.m, N = L.n, K = L.k;
+  float A[M * K], B[K * N], sum[M * N] = {};
+  decode_fragments<L.a_elems, kBits>(w, regs.a, decode_a, A);
+  gather<L.b_elems, kBits>(w, regs.b, L.b, decode_b, B);
+  multiply_f32<kKind>(A, B, sum);
+  int32_t C[4][32]; // read before any D register is written (D may name C's registers)
+  for (uint32_t i = 0; i < 4; ++i) {
+    const uint64_t *c = w.regs + size_t{regs.c[i]} * 32;
+    for (uint32_t lane = 0; lane < 32; ++lane)
+      C[i][lane] = static_cast<int32_t>(c[lane]);
+  }
+  for (uint32_t i = 0; i < 4; ++i) {
+    uint64_t *d = w.regs + size_t{regs.d[i]} * 32;
+    for (uint32_t lane = 0; lane < 32; ++lane) {
+      int64_t acc = int64_t{C[i][lane]} + static_cast<int64_t>(sum[L.c[lane][i]]);
+      if (in.satfinite)
+        acc = std::min<int64_t>(std::max<int64_t>(acc, INT32_MIN), INT32_MAX);
+      d[lane] = static_cast<uint32_t>(acc);
+    }
+  }
+}
+
+template <MmaKind kKind, uint32_t kBits, typename DecodeA>
+void mma_int_b(Warp &w, const Instr &in, const Regs &regs, DecodeA decode_a) {
+  constexpr bool is_s4 = kBits == 4;
+  if (in.type4 == DType::S8 || in.type4 == DType::S4) {
+    if constexpr (is_s4)
+      mma_int<kKind, kBits>(w, in, regs, decode_a, DecodeS4{});
+    else
+      mma_int<kKind, kBits>(w, in, regs, decode_a, DecodeS8{});
+  } else {
+    if constexpr (is_s4)
+      mma_int<kKind, kBits>(w, in, regs, decode_a, DecodeU4{});
+    else
+      mma_int<kKind, kBits>(w, in, regs, decode_a, DecodeU8{});
+  }
+}
+
+template <MmaKind kKind, uint32_t kBits>
+void mma_int_ab(Warp &w, const Instr &in, const Regs &regs) {
+  constexpr bool is_s4 = kBits == 4;
+  if (in.type2 == DType::S8 || in.type2 == DType::S4) {
+    if constexpr (is_s4)
+      mma_int_b<kKind, kBits>(w, in, regs, DecodeS4{});
+    else
+      mma_int_b<kKind, kBits>(w, in, regs, DecodeS8{});
+  } else {
+    if constexpr (is_s4)
+      mma_int_b<kKind, kBits>(w, in, regs, DecodeU4{});
+    else
+      mma_int_b<kKind, kBits>(w, in, regs, DecodeU8{});
+  }
+}
+
+// The NaN of fma(a, b, c) = r as libm's fma returns it: the first NaN of a, b, c (quieted), else
+// r (the instruction's choice depends on the operand order the compiler picks).
+inline double fma_nan_ordered(double r, double a, double b, double c) {
+  if (r == r)
+    return r;
+  const auto quiet = [](double x) {
+    return std::bit_cast<double>(std::bit_cast<uint64_t>(x) | 0x0008000000000000ull);
+  };
+  return a != a ? quiet(a) : b != b ? quiet(b) : c != c ? quiet(c) : r;
+}
+
+// acc (8x8) = fma chains over A (8x4) * B (4x8) in k order. std::fma is a libm call on baseline
+// x86-64; where the CPU has FMA, the instruction (the same single rounding).
+void multiply_f64_generic(const double *A, const double *B, double *acc) {
+  for (uint32_t m = 0; m < 8; ++m)
+    for (uint32_t n = 0; n < 8; ++n)
+      for (uint32_t k = 0; k < 4; ++k)
+        acc[m * 8 + n] = std::fma(A[m * 4 + k], B[k * 8 + n], acc[m * 8 + n]);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("fma"))) void multiply_f64_hw(const double *A, const double *B, double *acc) {
+  for (uint32_t m = 0; m < 8; ++m)
+    for (uint32_t n = 0; n < 8; ++n)
+      for (uint32_t k = 0; k < 4; ++k)
+        acc[m * 8 + n] = fma_nan_ordered(__builtin_fma(A[m * 4 + k], B[k * 8 + n], acc[m * 8 + n]),
+                                         A[m * 4 + k], B[k * 8 + n], acc[m * 8 + n]);
+}
+
+void multiply_f64(const double *A, const double *B, double *acc) {
+  static const bool has_fma = __builtin_cpu_supports("fma");
+  if (has_fma)
+    multiply_f64_hw(A, B, acc);
+  else
+    multiply_f64_generic(A, B, acc);
+}
+#else
+void multiply_f64(const double *A, const double *B, double *acc) {
+  multiply_f64_generic(A, B, acc);
+}
+#endif
+
+// m8n8k4 f64: an fma chain in k order per element, starting from C.
+void mma_f64(Warp &w, const Regs &regs) {
+  const Layout &L = kLayouts[static_cast<uint32_t>(MmaKind::F64_M8N8K4)];
+  double A[8 * 4], B[4 * 8], acc[8 * 8];
+  const uint64_t *a = w.regs + size_t{regs.a[0]} * 32, *b = w.regs + size_t{regs.b[0]} * 32;
+  const uint64_t *c0 = w.regs + size_t{regs.c[0]} * 32, *c1 = w.regs + size_t{regs.c[1]} * 32;
+  for (uint32_t lane = 0; lane < 32; ++lane) {
+    A[L.a[lane][0]] = f64_of(a[lane]);
+    B[L.b[lane][0]] = f64_of(b[lane]);
+    acc[L.c[lane][0]] = f64_of(c0[lane]);
+    acc[L.c[lane][1]] = f64_of(c1[lane]);
+  }
+  multiply_f64(A, B, acc);
+  uint64_t *d0 = w.regs + size_t{regs.d[0]} * 32, *d1 = w.regs + size_t{regs.d[1]} * 32;
+  for (uint32_t lane = 0; lane < 32; ++lane) {
+    d0[lane] = bits_of(acc[L.c[lane][0]]);
+    d1[lane] = bits_of(acc[L.c[lane][1]]);
+  }
+}
+
+template <MmaKind kKind> void mma_half(Warp &w, const Instr &in, const Regs &regs) {
+  // A and B have the same type (f16 or bf16)
+  mma_float<kKind, 16>(w, in, regs, in.type2 == DType::BF16 ? decode_bf16() : decode_f16());
 }
 
 } // namespace
@@ -181,100 +555,27 @@ void exec_mma(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
           "mma.sync.aligned executed by lanes " + hex_address(mask) +
               ": all 32 lanes of the warp must execute it together (convergent, unpredicated)");
   const MmaKind kind = in.mma;
-  const Shape s = shape_of(kind);
-  double A[16][64] = {}, B[64][8] = {};
-  double Cf[16][8] = {};
-  int64_t Ci[16][8] = {};
-  const uint32_t abits = element_bits(in.type2), bbits = element_bits(in.type4);
-  const uint32_t a_per_reg = 32 / std::min<uint32_t>(abits, 32);
-  const uint32_t b_per_reg = 32 / std::min<uint32_t>(bbits, 32);
-  const bool is_int = in.type == DType::S32;
-  const bool is_f64 = kind == MmaKind::F64_M8N8K4;
-  for (uint32_t lane = 0; lane < 32; ++lane) {
-    const uint32_t g = lane >> 2, q = lane & 3;
-    for (uint32_t r = 0; r < in.src[0].count; ++r) {
-      uint64_t raw = w.regs[size_t{vector_reg(ctx, in.src[0], r)} * 32 + lane];
-      for (uint32_t e = 0; e < a_per_reg; ++e) {
-        uint32_t row = 0, col = 0;
-        a_coord(kind, g, q, r * a_per_reg + e, row, col);
-        A[row][col] = input_value(in.type2, abits >= 32 ? raw : raw >> (e * abits));
-      }
-    }
-    for (uint32_t r = 0; r < in.src[1].count; ++r) {
-      uint64_t raw = w.regs[size_t{vector_reg(ctx, in.src[1], r)} * 32 + lane];
-      for (uint32_t e = 0; e < b_per_reg; ++e) {
-        uint32_t k = 0, n = 0;
-        b_coord(kind, g, q, r * b_per_reg + e, k, n);
-        B[k][n] = input_value(in.type4, bbits >= 32 ? raw : raw >> (e * bbits));
-      }
-    }
-    const uint32_t c_elems = is_f64 ? 2 : 4;
-    for (uint32_t i = 0; i < c_elems; ++i) {
-      uint32_t row = 0, col = 0;
-      c_coord(kind, g, q, i, row, col);
-      if (in.type3 == DType::F16) {
-        uint64_t raw = w.regs[size_t{vector_reg(ctx, in.src[2], i / 2)} * 32 + lane];
-        Cf[row][col] =
-            static_cast<double>(decode_small_float((raw >> (16 * (i & 1))) & 0xffff, kF16));
-      } else {
-        uint64_t raw = w.regs[size_t{vector_reg(ctx, in.src[2], i)} * 32 + lane];
-        if (is_int)
-          Ci[row][col] = static_cast<int32_t>(raw);
-        else if (is_f64)
-          Cf[row][col] = f64_of(raw);
-        else
-          Cf[row][col] = f32_of(raw);
-      }
-    }
+  const Regs regs = regs_of(ctx, in);
+  switch (kind) {
+  case MmaKind::F16_M16N8K16:
+  case MmaKind::BF16_M16N8K16: mma_half<MmaKind::F16_M16N8K16>(w, in, regs); break;
+  case MmaKind::F16_M16N8K8:
+  case MmaKind::BF16_M16N8K8: mma_half<MmaKind::F16_M16N8K8>(w, in, regs); break;
+  case MmaKind::TF32_M16N8K8:
+    mma_float<MmaKind::TF32_M16N8K8, 32>(w, in, regs, DecodeTf32{});
+    break;
+  case MmaKind::TF32_M16N8K4:
+    mma_float<MmaKind::TF32_M16N8K4, 32>(w, in, regs, DecodeTf32{});
+    break;
+  case MmaKind::I8_M16N8K32: mma_int_ab<MmaKind::I8_M16N8K32, 8>(w, in, regs); break;
+  case MmaKind::I8_M16N8K16: mma_int_ab<MmaKind::I8_M16N8K16, 8>(w, in, regs); break;
+  case MmaKind::I4_M16N8K64: mma_int_ab<MmaKind::I4_M16N8K64, 4>(w, in, regs); break;
+  case MmaKind::I4_M16N8K32: mma_int_ab<MmaKind::I4_M16N8K32, 4>(w, in, regs); break;
+  case MmaKind::F64_M8N8K4: mma_f64(w, regs); break;
   }
-  double Df[16][8];
-  int64_t Di[16][8];
-  for (uint32_t m = 0; m < s.m; ++m) {
-    for (uint32_t n = 0; n < s.n; ++n) {
-      if (is_int) {
-        int64_t acc = Ci[m][n];
-        for (uint32_t k = 0; k < s.k; ++k)
-          acc += static_cast<int64_t>(A[m][k]) * static_cast<int64_t>(B[k][n]);
-        if (in.satfinite)
-          acc = std::min<int64_t>(std::max<int64_t>(acc, INT32_MIN), INT32_MAX);
-        Di[m][n] = static_cast<int32_t>(static_cast<uint32_t>(acc));
-      } else if (is_f64) {
-        double acc = Cf[m][n];
-        for (uint32_t k = 0; k < s.k; ++k)
-          acc = std::fma(A[m][k], B[k][n], acc);
-        Df[m][n] = acc;
-      } else {
-        float acc = static_cast<float>(Cf[m][n]);
-        for (uint32_t k = 0; k < s.k; ++k)
-          acc += static_cast<float>(A[m][k] * B[k][n]); // the product is exact in f32
-        Df[m][n] = acc;
-      }
-    }
-  }
-  for (uint32_t lane = 0; lane < 32; ++lane) {
-    const uint32_t g = lane >> 2, q = lane & 3;
-    const uint32_t d_elems = is_f64 ? 2 : 4;
-    uint64_t packed[2] = {0, 0};
-    for (uint32_t i = 0; i < d_elems; ++i) {
-      uint32_t row = 0, col = 0;
-      c_coord(kind, g, q, i, row, col);
-      if (in.type == DType::F16) {
-        uint64_t h = f32_to_f16_bits(static_cast<float>(Df[row][col]));
-        packed[i / 2] |= h << (16 * (i & 1));
-        continue;
-      }
-      uint64_t v =
-          is_int ? static_cast<uint32_t>(Di[row][col])
-                 : (is_f64 ? bits_of(Df[row][col]) : bits_of(static_cast<float>(Df[row][col])));
-      write_reg(w, vector_reg(ctx, in.dst, i), lane, v);
-    }
-    if (in.type == DType::F16) {
-      write_reg(w, vector_reg(ctx, in.dst, 0), lane, packed[0]);
-      write_reg(w, vector_reg(ctx, in.dst, 1), lane, packed[1]);
-    }
-  }
+  const Layout &L = kLayouts[static_cast<uint32_t>(kind)];
   ++ctx.counters.mma_instructions;
-  ctx.counters.mma_flops += 2ull * s.m * s.n * s.k;
+  ctx.counters.mma_flops += 2ull * L.m * L.n * L.k;
 }
 
 } // namespace tcjit::emu

@@ -450,7 +450,10 @@ void init_cta(ExecContext &ctx, const LaunchRequest &req, uint64_t linear_cta) {
     w.carry = 0;
     for (auto &s : w.call_stack)
       s.clear();
-    w.async_copies.clear();
+    for (auto &q : w.async_copies) {
+      q.copies.clear();
+      q.head = 0;
+    }
     w.async_committed.fill(0);
     for (uint32_t l = 0; l < 32; ++l) {
       uint32_t t = wi * 32 + l;

@@ -1,5 +1,6 @@
 #include "runtime/emu/float_format.h"
 
+#include <bit>
 #include <cmath>
 
 namespace tcjit::emu {
@@ -109,6 +110,13 @@ const HalfTables &half_tables() {
 
 } // namespace
 
+const float *f16_table() {
+  return half_tables().f16;
+}
+const float *bf16_table() {
+  return half_tables().bf16;
+}
+
 long double decode_small_float(uint32_t bits, FloatFormat f) {
   if (f.exponent_bits == kF16.exponent_bits && f.mantissa_bits == kF16.mantissa_bits)
     return half_tables().f16[bits & 0xffff];
@@ -141,10 +149,14 @@ long double decode_by_fields(uint32_t bits, FloatFormat f) {
 } // namespace
 
 uint16_t f32_to_f16_bits(float x, Round mode) {
+  if (mode == Round::Rn)
+    return static_cast<uint16_t>(f32_to_f16_rn(std::bit_cast<uint32_t>(x)));
   return static_cast<uint16_t>(encode_small_float(round_to_format(x, kF16, mode), kF16));
 }
 
 uint16_t f32_to_bf16_bits(float x, Round mode) {
+  if (mode == Round::Rn)
+    return static_cast<uint16_t>(f32_to_bf16_rn(std::bit_cast<uint32_t>(x)));
   return static_cast<uint16_t>(encode_small_float(round_to_format(x, kBF16, mode), kBF16));
 }
 

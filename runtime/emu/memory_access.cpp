@@ -153,6 +153,37 @@ uint32_t phase_wavefronts(const uint64_t *addresses, uint32_t mask, uint32_t fir
   return worst;
 }
 
+// phase_wavefronts when the words of the phase fall into distinct banks (the common
+// conflict-free case of 8- and 16-byte accesses and ldmatrix): 1 (0 for no lanes); ~0u when two
+// words share a bank (then phase_wavefronts decides: they may be one word, a broadcast).
+inline uint32_t phase_wavefronts_distinct(const uint64_t *addresses, uint32_t mask,
+                                          uint32_t first_lane, uint32_t lanes, uint32_t size) {
+  uint32_t banks = 0;
+  bool clash = false;
+  const uint32_t words = size / 4; // accesses are aligned: size/4 words from the first
+  for (uint32_t l = first_lane; l < first_lane + lanes; ++l) {
+    if (!(mask >> l & 1))
+      continue;
+    const uint32_t w0 = static_cast<uint32_t>(addresses[l] / 4);
+    for (uint32_t i = 0; i < words; ++i) {
+      const uint32_t bit = 1u << ((w0 + i) & 31);
+      clash |= (banks & bit) != 0;
+      banks |= bit;
+    }
+  }
+  return clash ? ~0u : (banks ? 1 : 0);
+}
+
+inline uint32_t phase_wavefronts_fast(const uint64_t *addresses, uint32_t mask, uint32_t first_lane,
+                                      uint32_t lanes, uint32_t size) {
+  if (size == 8 || size == 16) {
+    const uint32_t w = phase_wavefronts_distinct(addresses, mask, first_lane, lanes, size);
+    if (w != ~0u)
+      return w;
+  }
+  return phase_wavefronts(addresses, mask, first_lane, lanes, size);
+}
+
 } // namespace
 
 void count_shared_request(ExecContext &ctx, const uint64_t *addresses, uint32_t mask, uint32_t size,
@@ -178,7 +209,7 @@ void count_shared_request(ExecContext &ctx, const uint64_t *addresses, uint32_t 
   const uint32_t lanes_per_phase = size <= 4 ? 32 : 128 / size;
   uint32_t wavefronts = 0, ideal = 0;
   for (uint32_t first = 0; first < 32; first += lanes_per_phase) {
-    uint32_t w = phase_wavefronts(addresses, mask, first, lanes_per_phase, size);
+    uint32_t w = phase_wavefronts_fast(addresses, mask, first, lanes_per_phase, size);
     wavefronts += w;
     ideal += w ? 1 : 0;
   }
@@ -193,7 +224,7 @@ void count_ldmatrix_request(ExecContext &ctx, const uint64_t *addresses, uint32_
   ++c.shared_load_requests;
   uint32_t wavefronts = 0;
   for (uint32_t j = 0; j < matrices; ++j)
-    wavefronts += phase_wavefronts(addresses, 0xffu << (8 * j), 8 * j, 8, 16);
+    wavefronts += phase_wavefronts_fast(addresses, 0xffu << (8 * j), 8 * j, 8, 16);
   c.shared_wavefronts += wavefronts;
   c.shared_ideal_wavefronts += matrices;
   c.shared_bank_conflicts += wavefronts - matrices;

@@ -25,16 +25,25 @@ LaneAccess translate_access(ExecContext &ctx, Warp &warp, const Instr &in, uint3
                             Space space, uint64_t address, uint32_t size, uint32_t align,
                             AccessKind kind);
 
-// translate_access with inline fast paths for the common, valid cases (shared memory without
-// cp.async in flight, the last global allocation used, kernel parameters); anything else, and
-// every error, goes through translate_access.
+// Whether shared bytes [address, address + size) touch the destination of a cp.async in flight.
+inline bool touches_async_pending(const Cta &cta, uint64_t address, uint32_t size) {
+  bool pending = false;
+  for (uint64_t wd = address / 4; wd <= (address + size - 1) / 4; ++wd)
+    pending |= cta.async_pending[wd] != 0;
+  return pending;
+}
+
+// translate_access with inline fast paths for the common, valid cases (shared memory not
+// touching a cp.async in flight, the last global allocation used, kernel parameters); anything
+// else, and every error, goes through translate_access.
 inline LaneAccess translate_access_fast(ExecContext &ctx, Warp &warp, const Instr &in,
                                         uint32_t lane, Space space, uint64_t address, uint32_t size,
                                         uint32_t align, AccessKind kind) {
   if ((address & (align - 1)) == 0) {
     const Cta &cta = *ctx.cta;
     if (space == Space::Shared) {
-      if (address + size <= cta.shared.size() && cta.async_pending_words == 0)
+      if (address < cta.shared.size() && address + size <= cta.shared.size() &&
+          (cta.async_pending_words == 0 || !touches_async_pending(cta, address, size)))
         return {const_cast<uint8_t *>(cta.shared.data()) + address, Space::Shared, address};
     } else if (space == Space::Global || (space == Space::Generic && address < kLocalWindowBase)) {
       const Allocation *a = ctx.last_allocation;
