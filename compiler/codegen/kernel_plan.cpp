@@ -152,6 +152,14 @@ int64_t staging_offset(const KernelPlan &p, int64_t line, int64_t pos) {
   return o ^ ((((r & 3) << 1) | (seg & 1)) << 4);
 }
 
+std::string kernel_identity(const KernelPlan &p) {
+  std::ostringstream o;
+  o << p.kernel_name << "|" << p.arch << "|ptx" << p.ptx_version << "|" << to_string(p.math) << "|"
+    << to_string(p.epi) << (p.integer_identity ? "|integer_identity" : "")
+    << (p.stage_epilogue ? "|staged" + std::to_string(p.stage_vec) : std::string());
+  return o.str();
+}
+
 bool bytewise_fragments(const KernelPlan &p) {
   const auto bytewise = [](const OperandPlan &op) {
     return op.load == FragmentLoad::scalar && op.esize == 1;

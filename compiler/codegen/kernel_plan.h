@@ -104,6 +104,14 @@ int64_t swizzled_offset(const OperandPlan &, int64_t row, int64_t col);
 // stage_lines x stage_line_len), with the staging swizzle of epilogue.h (host-side twin of the IR).
 int64_t staging_offset(const KernelPlan &, int64_t line, int64_t pos);
 
+// What the generated PTX depends on, as text: two specs (of any sizes) whose plans have the same
+// identity get byte-identical PTX, so one compiled kernel serves both; the problem's sizes, its
+// leading dimensions and alpha/beta values are run-time arguments. Made of the kernel name (dtypes,
+// layouts, tile, warps, stages, split-K, rasterization, vector widths of A, B and C, activation,
+// bias, beta != 0) with what the name leaves out: arch and PTX version, resolved math, the exact
+// integer epilogue (alpha = 1, beta = 0, no bias/activation) and the staged epilogue.
+std::string kernel_identity(const KernelPlan &);
+
 // True when an operand's fragments are loaded element by element from 8-bit elements (s8 with
 // M/N-contiguous tiles: four byte loads per register). Such kernels have so many distinct
 // shared-memory addresses that hoisting them out of the main loop, or unrolling it by the stage

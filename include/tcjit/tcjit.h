@@ -75,6 +75,13 @@ tcjit_status tcjit_launch_gemm(const tcjit_operation *op, tcjit_device_ptr a, tc
                                tcjit_device_ptr c, tcjit_device_ptr d, tcjit_device_ptr bias,
                                void *stream);
 
+/* The same at sizes given now: 0 takes the prepared spec's; a size the spec leaves symbolic
+ * (m=?, m=1..8192) must be given. One prepared operation serves every size. */
+tcjit_status tcjit_launch_gemm_sized(const tcjit_operation *op, int64_t m, int64_t n, int64_t k,
+                                     int64_t batch, tcjit_device_ptr a, tcjit_device_ptr b,
+                                     tcjit_device_ptr c, tcjit_device_ptr d, tcjit_device_ptr bias,
+                                     void *stream);
+
 /* The message of this thread's last failed call ("" when none); valid until its next call. */
 const char *tcjit_last_error_message(void);
 const char *tcjit_status_name(tcjit_status status);

@@ -7,11 +7,13 @@
 //   tcjit::Operation op = rt.prepare("gemm m=64 n=64 k=64 a=f16 b=f16:col");
 //   op.launch({a, b, c, d, /*bias=*/0});
 //
-// Preparing looks the kernel up in memory (Origin::memory), then in the kernel database
-// (Origin::database), then — with MissPolicy::heuristic — compiles the default config now
-// (Origin::compiled_now) and stores it. Runtime and Operation are thread-safe: maps are guarded
-// by a mutex and launches on one device are serialized (the emulator is not thread-safe).
-// Every failure throws tcjit::Error, which says what went wrong, where and how to fix it.
+// Preparing looks the kernel up in memory (Origin::memory: this problem, or another whose kernel
+// is the same, as for another batch size), then in the kernel database (Origin::database), then —
+// with MissPolicy::heuristic — compiles the default config now (Origin::compiled_now) and stores
+// it. A spec may leave sizes symbolic (`m=?`, `m=1..8192`): the launch gives them (GemmArgs).
+// Runtime and Operation are thread-safe: maps are guarded by a mutex and launches on one device are
+// serialized (the emulator is not thread-safe). Every failure throws tcjit::Error, which says what
+// went wrong, where and how to fix it.
 #pragma once
 
 #include "tcjit/op_spec.h"
@@ -73,9 +75,14 @@ private:
 };
 
 // Device pointers of a GEMM's operands: D = act(alpha*A*B + beta*C + bias). bias may be 0 when the
-// spec has none; c may be 0 when beta=0; d may equal c.
+// spec has none; c may be 0 when beta=0; d may equal c. The sizes of this launch: 0 takes the
+// prepared spec's; a size the spec leaves symbolic (m=?) or gives as a range (m=1..8192) must be
+// given, within the range. One prepared operation thus serves every size: the kernel takes the
+// sizes at run time, and needs only the alignment it was compiled for (a launch whose leading
+// dimensions are less aligned is refused with Error).
 struct GemmArgs {
   DeviceAddress a = 0, b = 0, c = 0, d = 0, bias = 0;
+  int64_t m = 0, n = 0, k = 0, batch = 0;
 };
 
 // What the kernel uses, from ptxas (now, or recorded in the database); nullopt when unknown.
@@ -98,6 +105,9 @@ public:
   uint64_t key_hash() const;
   std::string key_hash_hex() const;
   std::string config() const; // "128x128x32 w64x64 s3 k1 g1 va8 vb8"
+  // The compiled kernel's identity: operations that share one kernel (the same plan for other
+  // sizes: it is compiled and loaded once per runtime) return the same text.
+  const std::string &kernel_id() const;
   Origin origin() const { return origin_; }
   ResourceUsage resources() const;
 
@@ -124,8 +134,8 @@ public:
   Runtime(const Runtime &) = delete;
   Runtime &operator=(const Runtime &) = delete;
 
-  // One GEMM in the DSL (docs/dsl.md), with concrete sizes. Throws Error with the rendered
-  // diagnostics for bad text, and when the kernel cannot be found or compiled.
+  // One GEMM in the DSL (docs/dsl.md); sizes may be symbolic (given at launch). Throws Error with
+  // the rendered diagnostics for bad text, and when the kernel cannot be found or compiled.
   Operation prepare(std::string_view dsl_text);
   Operation prepare(const OpSpec &spec);
 

@@ -192,6 +192,20 @@ tcjit_status tcjit_launch_gemm(const tcjit_operation *op, tcjit_device_ptr a, tc
   return guarded([&] { op->operation.launch({a, b, c, d, bias}, stream); });
 }
 
+tcjit_status tcjit_launch_gemm_sized(const tcjit_operation *op, int64_t m, int64_t n, int64_t k,
+                                     int64_t batch, tcjit_device_ptr a, tcjit_device_ptr b,
+                                     tcjit_device_ptr c, tcjit_device_ptr d, tcjit_device_ptr bias,
+                                     void *stream) {
+  if (!op)
+    return null_argument("tcjit_launch_gemm_sized", "op");
+  tcjit::GemmArgs args{a, b, c, d, bias};
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.batch = batch;
+  return guarded([&] { op->operation.launch(args, stream); });
+}
+
 const char *tcjit_last_error_message(void) {
   return last_error_message.c_str();
 }

@@ -3,8 +3,12 @@
 // loaded once into the runtime's device and launched through api::launch_gemm.
 #include "tcjit/tcjit.hpp"
 
+#include "compiler/codegen/kernel_plan.h"
+#include "compiler/codegen/tile_config.h"
 #include "compiler/dsl/parser.h"
 #include "compiler/dsl/printer.h"
+#include "compiler/reference/bind_dims.h"
+#include "compiler/spec/alignment.h"
 #include "compiler/spec/problem_key.h"
 #include "compiler/spec/shape.h"
 #include "compiler/spec/validate.h"
@@ -66,19 +70,19 @@ Error device_error(const device::DeviceError &e, const std::string &where) {
 
 } // namespace
 
-struct Operation::State {
-  OpSpec spec;
-  std::string spec_text;
-  ProblemKey key;
+// One compiled kernel loaded into the runtime's device, shared by every operation whose plan has
+// its identity (codegen::kernel_identity: the same PTX whatever the sizes).
+struct LoadedKernel {
+  std::string identity;
   codegen::CompiledKernel kernel;
   api::KernelResources resources;
   std::shared_ptr<DeviceContext> device;
   api::LoadedGemm loaded;
 
-  State() = default;
-  State(const State &) = delete;
-  State &operator=(const State &) = delete;
-  ~State() {
+  LoadedKernel() = default;
+  LoadedKernel(const LoadedKernel &) = delete;
+  LoadedKernel &operator=(const LoadedKernel &) = delete;
+  ~LoadedKernel() {
     if (!device || loaded.module.id == 0)
       return;
     std::lock_guard lock(device->mutex);
@@ -88,6 +92,13 @@ struct Operation::State {
       // Nothing to report from a destructor; the module dies with the device.
     }
   }
+};
+
+struct Operation::State {
+  OpSpec spec; // may have symbolic sizes: the launch gives them
+  std::string spec_text;
+  ProblemKey key;
+  std::shared_ptr<const LoadedKernel> kernel;
 };
 
 Operation::Operation(std::shared_ptr<const State> state, Origin origin)
@@ -109,16 +120,20 @@ std::string Operation::key_hash_hex() const {
   return state_->key.hash_hex();
 }
 std::string Operation::config() const {
-  return codegen::to_string(state_->kernel.config);
+  return codegen::to_string(state_->kernel->kernel.config);
+}
+const std::string &Operation::kernel_id() const {
+  return state_->kernel->identity;
 }
 
 ResourceUsage Operation::resources() const {
   ResourceUsage r;
-  if (state_->resources.registers >= 0)
-    r.registers = state_->resources.registers;
-  if (state_->resources.spill_bytes >= 0)
-    r.spill_bytes = state_->resources.spill_bytes;
-  r.shared_bytes = state_->resources.shared_bytes;
+  const api::KernelResources &k = state_->kernel->resources;
+  if (k.registers >= 0)
+    r.registers = k.registers;
+  if (k.spill_bytes >= 0)
+    r.spill_bytes = k.spill_bytes;
+  r.shared_bytes = k.shared_bytes;
   return r;
 }
 
@@ -136,10 +151,50 @@ void Operation::launch(const GemmArgs &args, void *stream) const {
   if (s.spec.epilogue.bias != BiasKind::none && args.bias == 0)
     throw Error(ErrorCode::invalid_argument, "the spec has a bias but GemmArgs::bias is 0",
                 "launch", "pass the bias vector's device address");
-  const api::GemmPointers ptrs{args.a, args.b, args.c == 0 ? args.d : args.c, args.d, args.bias};
-  std::lock_guard lock(s.device->mutex);
+  // The sizes of this launch: the spec's, or the arguments' where the spec leaves them symbolic
+  // (or repeats them).
+  const GemmSpec &g = s.spec.gemm;
+  auto size_of = [&](const char *name, const Dim &dim, int64_t given) -> int64_t {
+    if (given < 0)
+      throw Error(ErrorCode::invalid_argument,
+                  std::string("GemmArgs::") + name + " = " + std::to_string(given) + " is negative",
+                  "launch", "pass the size, or 0 for the prepared spec's");
+    if (given > 0)
+      return given;
+    if (dim.is_fixed())
+      return dim.value;
+    throw Error(ErrorCode::invalid_argument,
+                std::string(name) + " is symbolic in the prepared spec (" + s.spec_text + ")",
+                "launch", std::string("pass GemmArgs::") + name + " (the size of this launch)");
+  };
+  OpSpec bound;
   try {
-    api::launch_gemm(*s.device->device, s.loaded, s.spec, ptrs);
+    bound =
+        bind_gemm_sizes(s.spec, {size_of("m", g.m, args.m), size_of("n", g.n, args.n),
+                                 size_of("k", g.k, args.k), size_of("batch", g.batch, args.batch)});
+  } catch (const std::invalid_argument &e) {
+    throw Error(ErrorCode::invalid_argument, e.what(), "launch",
+                "launch within the sizes the operation was prepared for, or prepare another");
+  }
+  // The kernel's vector widths need the alignment they were compiled for.
+  const codegen::KernelPlan &plan = s.kernel->kernel.plan;
+  for (const OperandAlignment &al : analyze_alignment(bound)) {
+    const int needed = al.operand == "a"   ? plan.a.vec
+                       : al.operand == "b" ? plan.b.vec
+                       : al.operand == "c" ? plan.c_vec
+                                           : 1;
+    if (al.elements < needed)
+      throw Error(ErrorCode::invalid_argument,
+                  "operand " + al.operand + " of " + print_spec(bound) + " is aligned to " +
+                      std::to_string(al.elements) + " elements, but the kernel (" +
+                      codegen::to_string(plan.config) + ") loads " + std::to_string(needed) +
+                      " at a time",
+                  "launch", "prepare the operation with sizes of that alignment (or with these)");
+  }
+  const api::GemmPointers ptrs{args.a, args.b, args.c == 0 ? args.d : args.c, args.d, args.bias};
+  std::lock_guard lock(s.kernel->device->mutex);
+  try {
+    api::launch_gemm(*s.kernel->device->device, s.kernel->loaded, bound, ptrs);
   } catch (const device::DeviceError &e) {
     throw device_error(e, "launch");
   }
@@ -152,14 +207,32 @@ struct Runtime::Impl {
   bool tf32_off = false;
   std::optional<kernels_db::KernelsDb> db;
 
-  std::mutex map_mutex; // guards operations
+  std::mutex map_mutex; // guards operations and kernels
   std::unordered_map<std::string, std::shared_ptr<const Operation::State>> operations;
+  std::unordered_map<std::string, std::shared_ptr<const LoadedKernel>> kernels; // by identity
   std::mutex prepare_mutex; // one lookup/compile at a time (the database handle is not shared)
 
   std::shared_ptr<const Operation::State> find(const std::string &key_text) {
     std::lock_guard lock(map_mutex);
     const auto it = operations.find(key_text);
     return it == operations.end() ? nullptr : it->second;
+  }
+  std::shared_ptr<const LoadedKernel> find_kernel(const std::string &identity) {
+    std::lock_guard lock(map_mutex);
+    const auto it = kernels.find(identity);
+    return it == kernels.end() ? nullptr : it->second;
+  }
+  std::shared_ptr<const Operation::State> remember(const OpSpec &spec, const ProblemKey &key,
+                                                   std::shared_ptr<const LoadedKernel> kernel) {
+    auto state = std::make_shared<Operation::State>();
+    state->spec = spec;
+    state->spec_text = print_spec(spec);
+    state->key = key;
+    state->kernel = std::move(kernel);
+    std::shared_ptr<const Operation::State> shared = std::move(state);
+    std::lock_guard lock(map_mutex);
+    operations.emplace(key.text, shared);
+    return shared;
   }
 };
 
@@ -226,9 +299,6 @@ Operation Runtime::prepare(const OpSpec &spec) {
                 std::string(to_string(spec.kind)) +
                     " is not supported by the code generator yet (only gemm)",
                 "prepare", "prepare a gemm; `tcjit explain` describes the others");
-  if (!is_concrete(spec))
-    throw Error(ErrorCode::unsupported, "the spec has symbolic sizes (? or lo..hi)", "prepare",
-                "give every size a number, e.g. m=512");
   const ProblemKey key = make_problem_key(spec, rt.arch, rt.tf32_off);
   if (auto state = rt.find(key.text))
     return Operation(std::move(state), Origin::memory);
@@ -236,6 +306,16 @@ Operation Runtime::prepare(const OpSpec &spec) {
   std::lock_guard prepare_lock(rt.prepare_mutex);
   if (auto state = rt.find(key.text)) // prepared by another thread meanwhile
     return Operation(std::move(state), Origin::memory);
+  // A kernel already loaded for another problem serves this one when its plan is the one the
+  // default config gives (not a fallback's: that one is taken only when the default spills, which
+  // find_or_compile_gemm finds out).
+  const codegen::TileConfig first = codegen::default_tile_config(spec, rt.arch, rt.tf32_off);
+  if (codegen::validate_tile_config(spec, first, rt.arch, rt.tf32_off).empty()) {
+    const std::string id =
+        codegen::kernel_identity(codegen::plan_kernel(spec, first, rt.arch, rt.tf32_off));
+    if (auto kernel = rt.find_kernel(id))
+      return Operation(rt.remember(spec, key, std::move(kernel)), Origin::memory);
+  }
 
   api::KernelRequest request;
   request.arch = rt.arch;
@@ -261,29 +341,29 @@ Operation Runtime::prepare(const OpSpec &spec) {
     throw Error(source.missed ? ErrorCode::not_found : ErrorCode::bad_spec, text, "prepare", fix);
   }
 
-  auto state = std::make_shared<Operation::State>();
-  state->spec = spec;
-  state->spec_text = print_spec(spec);
-  state->key = key;
-  state->kernel = std::move(source.kernel);
-  state->resources = source.resources;
-  state->device = rt.device;
-  {
-    std::lock_guard device_lock(rt.device->mutex);
-    try {
-      state->loaded = api::load_gemm(*rt.device->device, state->kernel, source.cubin);
-    } catch (const device::DeviceError &e) {
-      throw device_error(e, "prepare");
+  const std::string identity = codegen::kernel_identity(source.kernel.plan);
+  std::shared_ptr<const LoadedKernel> kernel = rt.find_kernel(identity);
+  if (!kernel) {
+    auto loaded = std::make_shared<LoadedKernel>();
+    loaded->identity = identity;
+    loaded->kernel = std::move(source.kernel);
+    loaded->resources = source.resources;
+    loaded->device = rt.device;
+    {
+      std::lock_guard device_lock(rt.device->mutex);
+      try {
+        loaded->loaded = api::load_gemm(*rt.device->device, loaded->kernel, source.cubin);
+      } catch (const device::DeviceError &e) {
+        throw device_error(e, "prepare");
+      }
     }
+    kernel = std::move(loaded);
+    std::lock_guard lock(rt.map_mutex);
+    rt.kernels.emplace(identity, kernel);
   }
   const Origin origin =
       source.origin == api::KernelOrigin::database ? Origin::database : Origin::compiled_now;
-  std::shared_ptr<const Operation::State> shared = std::move(state);
-  {
-    std::lock_guard lock(rt.map_mutex);
-    rt.operations.emplace(key.text, shared);
-  }
-  return Operation(std::move(shared), origin);
+  return Operation(rt.remember(spec, key, std::move(kernel)), origin);
 }
 
 std::string Runtime::device_name() const {

@@ -126,4 +126,45 @@ TEST_F(CApiTest, FullLaunch) {
   tcjit_operation_release(op);
 }
 
+// A symbolic M given at launch: the same operation at two sizes, both checked by hand.
+TEST_F(CApiTest, SizedLaunchOfASymbolicOperation) {
+  tcjit_runtime *rt = nullptr;
+  ASSERT_EQ(tcjit_runtime_open(&options_, &rt), TCJIT_OK) << tcjit_last_error_message();
+  tcjit_operation *op = nullptr;
+  ASSERT_EQ(
+      tcjit_prepare(rt, "gemm m=? n=16 k=8 a=f32:row b=f32:row c=f32:row acc=f32 math=f32", &op),
+      TCJIT_OK)
+      << tcjit_last_error_message();
+  constexpr int n = 16, k = 8, max_m = 40;
+  std::vector<float> a(max_m * k), b(k * n);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = static_cast<float>(int(i % 7) - 3);
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = static_cast<float>(int(i % 5) - 2);
+  tcjit_device_ptr da = 0, db = 0, dd = 0;
+  ASSERT_EQ(tcjit_malloc(rt, a.size() * 4, &da), TCJIT_OK);
+  ASSERT_EQ(tcjit_malloc(rt, b.size() * 4, &db), TCJIT_OK);
+  ASSERT_EQ(tcjit_malloc(rt, max_m * n * 4, &dd), TCJIT_OK);
+  ASSERT_EQ(tcjit_memcpy_h2d(rt, da, a.data(), a.size() * 4), TCJIT_OK);
+  ASSERT_EQ(tcjit_memcpy_h2d(rt, db, b.data(), b.size() * 4), TCJIT_OK);
+  for (int m : {3, max_m}) {
+    ASSERT_EQ(tcjit_launch_gemm_sized(op, m, 0, 0, 0, da, db, dd, dd, 0, nullptr), TCJIT_OK)
+        << tcjit_last_error_message();
+    std::vector<float> d(m * n);
+    ASSERT_EQ(tcjit_memcpy_d2h(rt, d.data(), dd, d.size() * 4), TCJIT_OK);
+    for (int row = 0; row < m; ++row)
+      for (int col = 0; col < n; ++col) {
+        double expected = 0;
+        for (int i = 0; i < k; ++i)
+          expected += double(a[row * k + i]) * double(b[i * n + col]);
+        ASSERT_EQ(d[row * n + col], expected) << "m=" << m << " " << row << "," << col;
+      }
+  }
+  EXPECT_EQ(tcjit_launch_gemm(op, da, db, dd, dd, 0, nullptr), TCJIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(tcjit_last_error_message()).find("pass GemmArgs::m"), std::string::npos)
+      << tcjit_last_error_message();
+  tcjit_operation_release(op);
+  tcjit_runtime_close(rt);
+}
+
 } // namespace

@@ -3,6 +3,8 @@
 #include "tcjit/tcjit.hpp"
 
 #include "compiler/dsl/parser.h"
+#include "compiler/dsl/printer.h"
+#include "compiler/reference/bind_dims.h"
 #include "compiler/reference/gemm_geometry.h"
 #include "compiler/reference/gemm_reference.h"
 #include "compiler/reference/random_fill.h"
@@ -14,6 +16,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -79,10 +82,10 @@ TEST_F(ApiTest, PrepareFromOpSpecMatchesText) {
   EXPECT_EQ(from_spec.key_text(), from_text.key_text());
 }
 
-// Launches `spec` through the API on random inputs and compares with the CPU reference.
-void expect_matches_reference(tcjit::Runtime &rt, const std::string &text) {
-  const tcjit::Operation op = rt.prepare(text);
-  const tcjit::OpSpec &spec = op.spec();
+// Launches `op` at the sizes of `spec` (the operation's spec, or it with its symbolic sizes bound)
+// through the API on random inputs and compares D with the CPU reference.
+void expect_launch_matches(tcjit::Runtime &rt, const tcjit::Operation &op,
+                           const tcjit::OpSpec &spec) {
   const tcjit::GemmGeometry geo = tcjit::gemm_geometry(spec);
   auto random_bytes = [](tcjit::DType t, int64_t count, uint64_t seed) {
     std::vector<std::byte> v(static_cast<size_t>((count * tcjit::dtype_bits(t) + 7) / 8));
@@ -107,15 +110,25 @@ void expect_matches_reference(tcjit::Runtime &rt, const std::string &text) {
     return p;
   };
   const tcjit::DeviceAddress da = upload(a), db = upload(b), dc = upload(c), dbias = upload(bias);
-  op.launch({da, db, dc, dc, has_bias ? dbias : 0});
+  tcjit::GemmArgs args{da, db, dc, dc, has_bias ? dbias : 0};
+  args.m = geo.m;
+  args.n = geo.n;
+  args.k = geo.k;
+  args.batch = geo.batch;
+  op.launch(args);
   std::vector<std::byte> out(c.size());
   rt.copy_to_host(out.data(), dc, out.size());
   for (tcjit::DeviceAddress p : {da, db, dc, dbias})
     rt.free(p);
 
   const tcjit::CompareReport report = tcjit::compare_with_reference(spec, math, out.data(), ref);
-  EXPECT_TRUE(report.ok()) << text << ": " << report.summary();
+  EXPECT_TRUE(report.ok()) << tcjit::print_spec(spec) << ": " << report.summary();
   EXPECT_EQ(report.count, geo.m * geo.n * geo.batch);
+}
+
+void expect_matches_reference(tcjit::Runtime &rt, const std::string &text) {
+  const tcjit::Operation op = rt.prepare(text);
+  expect_launch_matches(rt, op, op.spec());
 }
 
 TEST_F(ApiTest, LaunchMatchesReference) {
@@ -156,9 +169,77 @@ TEST_F(ApiTest, BadSpecErrorCarriesDiagnostic) {
   }
 }
 
-TEST_F(ApiTest, SymbolicSizesAreRefused) {
-  tcjit::Runtime rt(options());
-  EXPECT_THROW(rt.prepare("gemm m=? n=64 k=64 a=f16:row b=f16:col"), tcjit::Error);
+// One kernel serves many sizes: an operation prepared with m=? is compiled once and launched at
+// 50 values of M, every result checked against the reference.
+TEST_F(ApiTest, OneSymbolicOperationServesFiftySizes) {
+  tcjit::RuntimeOptions o = options();
+  o.use_database = false;
+  tcjit::Runtime rt(o);
+  const tcjit::Operation op =
+      rt.prepare("gemm m=? n=72 k=40 a=f16:row b=f16:col c=f16:row acc=f32 bias=col act=gelu");
+  EXPECT_EQ(op.origin(), tcjit::Origin::compiled_now);
+  for (int i = 0; i < 50; ++i) {
+    const int64_t m = 1 + (i * 37) % 300; // 1..300, tails of every kind
+    SCOPED_TRACE("m=" + std::to_string(m));
+    expect_launch_matches(rt, op, tcjit::bind_gemm_sizes(op.spec(), {m, 72, 40, 1}));
+  }
+}
+
+// Fifty concrete problems that differ only in M: each is its own problem (key), but they share
+// kernels: one compile per distinct default config (M <= 64 takes a 64-row tile), the rest are
+// served from memory; every one verifies.
+TEST_F(ApiTest, FiftyProblemsShareTheirKernels) {
+  tcjit::RuntimeOptions o = options();
+  o.use_database = false;
+  tcjit::Runtime rt(o);
+  int compiled = 0;
+  std::set<std::string> kernels, keys;
+  for (int i = 0; i < 50; ++i) {
+    const int64_t m = 8 + i * 5; // 8..253
+    const tcjit::Operation op = rt.prepare("gemm m=" + std::to_string(m) +
+                                           " n=64 k=32 a=bf16:row b=bf16:col c=f32:row acc=f32");
+    compiled += op.origin() == tcjit::Origin::compiled_now;
+    kernels.insert(op.kernel_id());
+    keys.insert(op.key_text());
+    if (i % 7 == 0)
+      expect_launch_matches(rt, op, op.spec());
+  }
+  EXPECT_EQ(keys.size(), 50u);
+  EXPECT_EQ(kernels.size(), 2u) << "M <= 64 and M > 64 default configs";
+  EXPECT_EQ(compiled, 2);
+}
+
+TEST_F(ApiTest, SymbolicSizesMustBeGivenAtLaunchAndStayInTheirRange) {
+  tcjit::RuntimeOptions o = options();
+  o.use_database = false;
+  tcjit::Runtime rt(o);
+  const tcjit::Operation op = rt.prepare("gemm m=1..128 n=? k=32 a=f16:row b=f16:col");
+  const tcjit::DeviceAddress p = rt.allocate(1 << 20);
+  auto launch_error = [&](tcjit::GemmArgs args) {
+    args.a = args.b = args.c = args.d = p;
+    try {
+      op.launch(args);
+    } catch (const tcjit::Error &e) {
+      EXPECT_EQ(e.code(), tcjit::ErrorCode::invalid_argument);
+      EXPECT_EQ(e.where(), "launch");
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  tcjit::GemmArgs args;
+  args.m = 64;
+  EXPECT_NE(launch_error(args).find("n is symbolic in the prepared spec"), std::string::npos);
+  EXPECT_NE(launch_error(args).find("pass GemmArgs::n"), std::string::npos);
+  args.n = 32;
+  args.m = 200;
+  EXPECT_NE(launch_error(args).find("200"), std::string::npos) << "outside m=1..128";
+  args.m = 64;
+  args.k = 16;
+  EXPECT_NE(launch_error(args).find("launch within the sizes"), std::string::npos)
+      << "k is fixed to 32";
+  args.k = -1;
+  EXPECT_NE(launch_error(args).find("negative"), std::string::npos);
+  rt.free(p);
 }
 
 TEST_F(ApiTest, CudaWithoutDriverSaysSo) {

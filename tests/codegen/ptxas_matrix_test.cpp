@@ -1,9 +1,13 @@
 // Every generated kernel passes ptxas for its arch: dtype x A/B layouts x configs x archs;
 // default configs spill nothing; compiling twice gives byte-identical PTX.
+#include "compiler/codegen/kernel_plan.h"
 #include "compiler/codegen/pipeline.h"
 #include "compiler/dsl/parser.h"
 
 #include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
 
 namespace tcjit::codegen {
 namespace {
@@ -108,6 +112,50 @@ TEST(Determinism, CompileTwiceIdenticalPtx) {
     EXPECT_FALSE(first.empty());
     EXPECT_EQ(first, compile_gemm(spec, opt).ptx) << s;
   }
+}
+
+// kernel_identity() is what lets one compiled kernel serve many problems: every group below
+// differs in sizes, leading dimensions (of the same alignment), alpha and beta values; within a
+// group the identity is one and the PTX byte-identical; across groups identities differ.
+TEST(KernelIdentity, SameIdentitySamePtxAcrossSizes) {
+  const std::vector<std::vector<std::string>> groups = {
+      {"gemm m=200 n=128 k=64 a=f16:row b=f16:col c=f16:row acc=f32",
+       "gemm m=3000 n=256 k=4096 a=f16:row b=f16:col c=f16:row acc=f32",
+       "gemm m=? n=4096 k=4096 a=f16:row b=f16:col c=f16:row acc=f32",
+       "gemm m=100 n=136 k=72 lda=80 a=f16:row b=f16:col c=f16:row acc=f32 alpha=2"},
+      {"gemm m=512 n=512 k=512 a=bf16:row b=bf16:row c=f32:row acc=f32 beta=1 bias=col act=gelu",
+       "gemm m=77 n=1000 k=24 a=bf16:row b=bf16:row c=f32:row acc=f32 beta=0.5 alpha=3 bias=col "
+       "act=gelu"},
+      {"gemm m=128 n=128 k=128 a=s8:row b=s8:col c=s32:row acc=s32",
+       "gemm m=256 n=384 k=64 a=s8:row b=s8:col c=s32:row acc=s32"},
+      {"gemm m=128 n=128 k=128 a=s8:row b=s8:col c=s32:row acc=s32 alpha=2"}, // not exact
+  };
+  CompileOptions opt;
+  opt.config = TileConfig{128, 128, 64, 64, 32, 3, 1, 1, 0, 0};
+  std::vector<std::string> identities;
+  for (const auto &group : groups) {
+    std::string id, ptx;
+    for (const std::string &text : group) {
+      const OpSpec spec = spec_of(text);
+      CompileOptions o = opt;
+      if (spec.gemm.a.dtype != DType::s8)
+        o.config = TileConfig{128, 128, 32, 64, 64, 3, 1, 1, 0, 0};
+      const CompiledKernel k = compile_gemm(spec, o);
+      ASSERT_TRUE(k.ok()) << text;
+      const std::string this_id = kernel_identity(k.plan);
+      if (id.empty()) {
+        id = this_id;
+        ptx = k.ptx;
+        identities.push_back(id);
+        continue;
+      }
+      EXPECT_EQ(this_id, id) << text;
+      EXPECT_EQ(k.ptx, ptx) << text << ": same identity, different PTX";
+    }
+  }
+  for (size_t i = 0; i < identities.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      EXPECT_NE(identities[i], identities[j]);
 }
 
 TEST(Pipeline, UserErrorsComeBackNotThrown) {
