@@ -213,7 +213,9 @@ class Bench:
             cmd += ["--params-program", entry["params_program"]]
         r = run_json(cmd)
         c = r["counters"]
-        return {"ok": r["report"]["ok"], "mismatches": r["report"]["mismatches"],
+        with open(entry["ptx"]) as f:
+            rounds_tf32 = "cvt.rna.tf32.f32" in f.read()
+        return {"ok": r["report"]["ok"], "ptx_rounds_tf32": rounds_tf32, "mismatches": r["report"]["mismatches"],
                 "max_error_over_tolerance": r["report"]["max_error_over_tolerance"],
                 "device_ms": r["device_ms"], "warp_instructions": c["warp_instructions"],
                 "mma": c["mma_instructions"],
@@ -313,15 +315,17 @@ class Bench:
         else:
             self.unmeasured.append("tcjit run for the database latency failed: " + run.stderr[-300:])
         log("tcjit: emulator speed by instruction mix")
-        mixes = [("f32 SIMT", "gemm m=256 n=256 k=256 a=f32:row b=f32:col c=f32:row acc=f32 math=f32")]
+        # Sizes that run for 0.1-2 s, so that module load and copies do not dominate.
+        mixes = [("f32 SIMT", "gemm m=512 n=512 k=512 a=f32:row b=f32:col c=f32:row acc=f32 math=f32")]
         for dtype in (QUICK_DTYPES if self.args.quick else list(DTYPES)):
-            mixes.append((dtype + " mma", "gemm m=512 n=512 k=256 " + DTYPES[dtype]["spec"]))
-        mixes.append(("f64 mma", "gemm m=128 n=128 k=128 a=f64:row b=f64:col c=f64:row acc=f64"))
+            mixes.append((dtype + " mma", "gemm m=1024 n=1024 k=1024 " + DTYPES[dtype]["spec"]))
+        mixes.append(("f64 mma", "gemm m=256 n=256 k=256 a=f64:row b=f64:col c=f64:row acc=f64"))
         out["emulator_speed"] = {}
         for name, spec in mixes:
             r = run_json([self.tool, "emu", "--spec", spec, "--abi", "tcjit"])
             out["emulator_speed"][name] = {
                 "spec": spec, "warp_instructions": r["counters"]["warp_instructions"],
+                "mma": r["counters"]["mma_instructions"],
                 "device_ms": r["device_ms"], "ok": r["report"]["ok"],
                 "warp_instructions_per_s":
                     r["counters"]["warp_instructions"] / (r["device_ms"] / 1000.0)}
