@@ -62,25 +62,37 @@ CubinBuild build_cubin(const codegen::CompiledKernel &k) {
   jit::PtxCompileOptions options;
   options.sm_arch = k.plan.sm;
   options.resource_usage = true;
+  const std::string name = k.plan.kernel_name + ".ptx";
   jit::CompiledPtx compiled;
-  try {
-    if (jit::ptxas_available()) {
-      compiled = jit::compile_ptx_with_ptxas(k.ptx, k.plan.kernel_name + ".ptx", options);
+  std::string ptxas_problem; // why ptxas could not be used (the environment, not the PTX)
+  if (jit::ptxas_available()) {
+    try {
+      compiled = jit::compile_ptx_with_ptxas(k.ptx, name, options);
       b.stage = "ptxas";
-    } else {
-      const jit::NvJitLinkLibrary &library = jit::nvjitlink_library();
-      if (!library.loaded) {
-        b.note = "no cubin: neither ptxas (" + jit::ptxas_executable() +
-                 ", set TCJIT_PTXAS) nor nvJitLink (" + library.error +
-                 ") is available; a GPU's driver compiles the PTX when it loads it";
+    } catch (const device::DeviceError &e) {
+      if (e.kind() == device::ErrorKind::ModuleLoad) { // ptxas rejected the PTX: a tcjit bug
+        b.error = std::string(e.what());
         return b;
       }
-      compiled = jit::compile_ptx(k.ptx, k.plan.kernel_name + ".ptx", options, library);
-      b.stage = "nvJitLink";
+      ptxas_problem = e.what();
     }
-  } catch (const device::DeviceError &e) {
-    b.error = std::string(e.what());
-    return b;
+  } else {
+    ptxas_problem = "cannot run ptxas at " + jit::ptxas_executable() + ", set TCJIT_PTXAS";
+  }
+  if (b.stage.empty()) {
+    const jit::NvJitLinkLibrary &library = jit::nvjitlink_library();
+    if (!library.loaded) {
+      b.note = "no cubin: neither ptxas (" + ptxas_problem + ") nor nvJitLink (" + library.error +
+               ") is available; a GPU's driver compiles the PTX when it loads it";
+      return b;
+    }
+    try {
+      compiled = jit::compile_ptx(k.ptx, name, options, library);
+      b.stage = "nvJitLink";
+    } catch (const device::DeviceError &e) {
+      b.error = std::string(e.what());
+      return b;
+    }
   }
   b.cubin.assign(compiled.cubin.begin(), compiled.cubin.end());
   b.resources = std::move(compiled.resources);
@@ -112,11 +124,13 @@ std::string target_arch(std::string_view requested, const device::DeviceInfo &de
 
 namespace {
 
-// The main kernel's (and for split-K the reduce kernel's) spill and stack bytes in `build`.
+// The main kernel's (and for split-K the reduce kernel's) spill and stack bytes in `build`. A
+// relocatable (nvJitLink) build has stack frames of its own (calls to the sm_70 warp-sync helper):
+// there only spills count.
 int spill_and_stack_bytes(const CubinBuild &build) {
   int bytes = 0;
   for (const jit::KernelResources &r : build.resources)
-    bytes += r.spill_bytes() + r.stack_frame;
+    bytes += r.spill_bytes() + (build.stage == "ptxas" ? r.stack_frame : 0);
   return bytes;
 }
 
@@ -182,12 +196,23 @@ KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
     copt.config = candidate;
     codegen::CompiledKernel kernel = codegen::compile_gemm(spec, copt);
     if (!kernel.ok()) {
+      if (best) { // a fallback that cannot be compiled: keep the best one so far
+        out.warnings.push_back("fallback config " + codegen::to_string(candidate) +
+                               " not compiled: " + kernel.errors.front().message);
+        break;
+      }
       for (const codegen::ConfigError &e : kernel.errors)
         out.errors.push_back(e.field + ": " + e.message);
       return out;
     }
     CubinBuild build = build_cubin(kernel);
     if (!build.error.empty()) {
+      if (best) {
+        out.warnings.push_back("fallback config " + codegen::to_string(candidate) +
+                               " not compiled: " + build.error);
+        break;
+      }
+      out.internal_error = true;
       out.errors.push_back("internal error: the generated PTX does not compile for " +
                            request.arch + ": " + build.error);
       return out;

@@ -176,6 +176,16 @@ void Operation::launch(const GemmArgs &args, void *stream) const {
     throw Error(ErrorCode::invalid_argument, e.what(), "launch",
                 "launch within the sizes the operation was prepared for, or prepare another");
   }
+  // The sizes given now obey the spec's rules too (leading dimensions, the kernel's 32-bit sizes,
+  // operand sizes).
+  if (const std::vector<SpecError> errors = validate_spec(bound); !errors.empty()) {
+    std::string text;
+    for (const SpecError &e : errors)
+      text += "\n  " + (e.key.empty() ? std::string("operation") : e.key) + ": " + e.message;
+    throw Error(ErrorCode::invalid_argument,
+                "the sizes of this launch make " + print_spec(bound) + " invalid:" + text, "launch",
+                "pass sizes the spec allows");
+  }
   // The kernel's vector widths need the alignment they were compiled for.
   const codegen::KernelPlan &plan = s.kernel->kernel.plan;
   for (const OperandAlignment &al : analyze_alignment(bound)) {
@@ -197,6 +207,8 @@ void Operation::launch(const GemmArgs &args, void *stream) const {
     api::launch_gemm(*s.kernel->device->device, s.kernel->loaded, bound, ptrs);
   } catch (const device::DeviceError &e) {
     throw device_error(e, "launch");
+  } catch (const std::invalid_argument &e) {
+    throw Error(ErrorCode::invalid_argument, e.what(), "launch", "pass sizes the spec allows");
   }
 }
 
@@ -309,11 +321,12 @@ Operation Runtime::prepare(const OpSpec &spec) {
   // A kernel already loaded for another problem serves this one when its plan is the one the
   // default config gives (not a fallback's: that one is taken only when the default spills, which
   // find_or_compile_gemm finds out).
+  // The default's identity also names the fallback kernel chosen when the default spilled.
+  std::string default_id;
   const codegen::TileConfig first = codegen::default_tile_config(spec, rt.arch, rt.tf32_off);
   if (codegen::validate_tile_config(spec, first, rt.arch, rt.tf32_off).empty()) {
-    const std::string id =
-        codegen::kernel_identity(codegen::plan_kernel(spec, first, rt.arch, rt.tf32_off));
-    if (auto kernel = rt.find_kernel(id))
+    default_id = codegen::kernel_identity(codegen::plan_kernel(spec, first, rt.arch, rt.tf32_off));
+    if (auto kernel = rt.find_kernel(default_id))
       return Operation(rt.remember(spec, key, std::move(kernel)), Origin::memory);
   }
 
@@ -338,6 +351,9 @@ Operation Runtime::prepare(const OpSpec &spec) {
                                       "\"" + (rt.db ? " --db " + rt.db->path() : std::string()) +
                                       "`), or open the runtime with MissPolicy::heuristic"
                                 : "change the spec as the message says";
+    if (source.internal_error)
+      throw Error(ErrorCode::internal, text, "prepare",
+                  "report it with the spec (a bug in tcjit's code generator)");
     throw Error(source.missed ? ErrorCode::not_found : ErrorCode::bad_spec, text, "prepare", fix);
   }
 
@@ -360,6 +376,10 @@ Operation Runtime::prepare(const OpSpec &spec) {
     kernel = std::move(loaded);
     std::lock_guard lock(rt.map_mutex);
     rt.kernels.emplace(identity, kernel);
+  }
+  if (!default_id.empty() && default_id != identity) { // the default spilled: a fallback serves
+    std::lock_guard lock(rt.map_mutex);
+    rt.kernels.emplace(default_id, kernel);
   }
   const Origin origin =
       source.origin == api::KernelOrigin::database ? Origin::database : Origin::compiled_now;

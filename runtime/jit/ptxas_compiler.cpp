@@ -22,13 +22,18 @@ using device::ErrorKind;
 class ScratchDir {
 public:
   ScratchDir() {
-    const std::string base = (std::filesystem::temp_directory_path() / "tcjit_ptxas_XXXXXX");
+    std::error_code error;
+    const std::filesystem::path tmp = std::filesystem::temp_directory_path(error);
+    if (error)
+      throw DeviceError(ErrorKind::Unsupported, "no directory for ptxas's scratch files: " +
+                                                    error.message() + " (set TMPDIR)");
+    const std::string base = (tmp / "tcjit_ptxas_XXXXXX");
     std::vector<char> name(base.begin(), base.end());
     name.push_back('\0');
     if (!mkdtemp(name.data()))
       throw DeviceError(ErrorKind::Unsupported,
-                        "cannot create a scratch directory for ptxas under " +
-                            std::filesystem::temp_directory_path().string() + " (set TMPDIR)");
+                        "cannot create a scratch directory for ptxas under " + tmp.string() +
+                            " (set TMPDIR)");
     path_ = name.data();
   }
   ScratchDir(const ScratchDir &) = delete;
@@ -69,7 +74,20 @@ std::string ptxas_executable() {
 }
 
 bool ptxas_available() {
-  return ::access(ptxas_executable().c_str(), X_OK) == 0;
+  const std::string path = ptxas_executable();
+  if (path.find('/') != std::string::npos)
+    return ::access(path.c_str(), X_OK) == 0;
+  // A bare name ($TCJIT_PTXAS=ptxas) is looked up on PATH, as the shell that runs it will.
+  const char *env = std::getenv("PATH");
+  std::string_view dirs = env ? env : "";
+  while (!dirs.empty()) {
+    const size_t colon = dirs.find(':');
+    const std::string dir(dirs.substr(0, colon));
+    if (!dir.empty() && ::access((dir + "/" + path).c_str(), X_OK) == 0)
+      return true;
+    dirs = colon == std::string_view::npos ? std::string_view{} : dirs.substr(colon + 1);
+  }
+  return false;
 }
 
 std::string ptxas_options_text(const PtxCompileOptions &options) {

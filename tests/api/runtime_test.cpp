@@ -242,6 +242,33 @@ TEST_F(ApiTest, SymbolicSizesMustBeGivenAtLaunchAndStayInTheirRange) {
   rt.free(p);
 }
 
+// Sizes given at launch obey the spec's rules like written ones: a leading dimension too small
+// for them, or a size past the kernel's 32-bit arguments, is an Error, never a silent no-op.
+TEST_F(ApiTest, LaunchSizesAreValidatedLikeTheSpec) {
+  tcjit::RuntimeOptions o = options();
+  o.use_database = false;
+  tcjit::Runtime rt(o);
+  const tcjit::DeviceAddress p = rt.allocate(1 << 20);
+  auto launch_error = [&](const char *text, int64_t m, int64_t n) {
+    const tcjit::Operation op = rt.prepare(text);
+    tcjit::GemmArgs args{p, p, p, p};
+    args.m = m;
+    args.n = n;
+    try {
+      op.launch(args);
+    } catch (const tcjit::Error &e) {
+      EXPECT_EQ(e.code(), tcjit::ErrorCode::invalid_argument) << e.what();
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string ldc = launch_error("gemm m=64 n=? k=64 a=f16 b=f16:col c=f32 ldc=256", 0, 512);
+  EXPECT_NE(ldc.find("ldc"), std::string::npos) << ldc;
+  const std::string huge = launch_error("gemm m=? n=64 k=64 a=f16 b=f16:col", int64_t{1} << 31, 0);
+  EXPECT_NE(huge.find("invalid"), std::string::npos) << huge;
+  rt.free(p);
+}
+
 TEST_F(ApiTest, CudaWithoutDriverSaysSo) {
   try {
     tcjit::RuntimeOptions o;

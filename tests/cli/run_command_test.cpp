@@ -106,13 +106,25 @@ TEST_F(RunCommand, WithoutPtxasTheCubinComesFromNvJitLink) {
       << first.out;
 }
 
+// ptxas that is there but cannot be used (no scratch directory) is a problem of the environment,
+// not of the spec: the cubin comes from nvJitLink, and the run goes on.
+TEST_F(RunCommand, PtxasWithoutAScratchDirectoryFallsBackToNvJitLink) {
+  const std::string spec = shell_quote("gemm m=32 n=32 k=32 a=f16 b=f16:col c=f16 acc=f32");
+  const ToolResult r =
+      run_tool("run --device emu --db " + db() + " " + spec, "TMPDIR=/nonexistent_tcjit_tmpdir");
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_TRUE(std::regex_search(r.out, std::regex(R"(cubin [0-9]+ B by nvJitLink -arch=sm_80)")))
+      << r.out;
+}
+
 TEST_F(RunCommand, WithoutPtxasOrNvJitLinkStoresThePtxOnly) {
   const std::string spec = shell_quote("gemm m=32 n=32 k=32 a=f16 b=f16:col c=f16 acc=f32");
   const std::string env =
       "TCJIT_PTXAS=/nonexistent/ptxas TCJIT_NVJITLINK_LIBRARY=/nonexistent/libnvJitLink.so";
   const ToolResult first = run_tool("run --device emu --db " + db() + " " + spec, env);
   ASSERT_EQ(first.exit_code, 0) << first.out << first.err;
-  EXPECT_NE(first.out.find("no cubin: neither ptxas (/nonexistent/ptxas, set TCJIT_PTXAS) nor "
+  EXPECT_NE(first.out.find("no cubin: neither ptxas (cannot run ptxas at /nonexistent/ptxas, set "
+                           "TCJIT_PTXAS) nor "
                            "nvJitLink ("),
             std::string::npos)
       << first.out;
