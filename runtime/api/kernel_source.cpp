@@ -36,8 +36,11 @@ KernelResources recorded_resources(const std::string &resources_json, int dynami
   get("registers", r.registers);
   get("stack_bytes", r.stack_bytes);
   get("spill_bytes", r.spill_bytes);
-  if (r.spill_bytes < 0 && res.contains("spill_stores") && res.contains("spill_loads"))
-    r.spill_bytes = res.value("spill_stores", 0) + res.value("spill_loads", 0);
+  int stores = -1, loads = -1; // older records: the two counts only
+  get("spill_stores", stores);
+  get("spill_loads", loads);
+  if (r.spill_bytes < 0 && stores >= 0 && loads >= 0)
+    r.spill_bytes = stores + loads;
   if (res.contains("static_shared_bytes"))
     get("shared_bytes", r.shared_bytes); // the total
   else if (res.contains("shared_bytes") && res["shared_bytes"].is_number_integer())

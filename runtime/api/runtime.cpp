@@ -95,7 +95,8 @@ struct LoadedKernel {
 };
 
 struct Operation::State {
-  OpSpec spec; // may have symbolic sizes: the launch gives them
+  OpSpec spec;           // may have symbolic sizes: the launch gives them
+  bool concrete = false; // no symbolic size: a launch without sizes uses spec as it is
   std::string spec_text;
   ProblemKey key;
   std::shared_ptr<const LoadedKernel> kernel;
@@ -137,20 +138,11 @@ ResourceUsage Operation::resources() const {
   return r;
 }
 
-void Operation::launch(const GemmArgs &args, void *stream) const {
-  (void)stream; // every launch is synchronous on the default stream for now (see tcjit.hpp)
-  const State &s = *state_;
-  const bool needs_c = s.spec.epilogue.beta != 0;
-  if (args.a == 0 || args.b == 0 || args.d == 0 || (needs_c && args.c == 0))
-    throw Error(ErrorCode::invalid_argument,
-                "a null device pointer for " + std::string(args.a == 0   ? "a"
-                                                           : args.b == 0 ? "b"
-                                                           : args.d == 0 ? "d"
-                                                                         : "c (beta is not 0)"),
-                "launch", "pass addresses from Runtime::allocate (or cuMemAlloc)");
-  if (s.spec.epilogue.bias != BiasKind::none && args.bias == 0)
-    throw Error(ErrorCode::invalid_argument, "the spec has a bias but GemmArgs::bias is 0",
-                "launch", "pass the bias vector's device address");
+namespace {
+
+// The spec of a launch with sizes given (or a symbolic spec): the prepared spec with the sizes
+// bound, checked against the spec's rules and the kernel's vector widths. Throws Error.
+OpSpec bind_launch_sizes(const Operation::State &s, const GemmArgs &args) {
   // The sizes of this launch: the spec's, or the arguments' where the spec leaves them symbolic
   // (or repeats them).
   const GemmSpec &g = s.spec.gemm;
@@ -201,10 +193,37 @@ void Operation::launch(const GemmArgs &args, void *stream) const {
                       " at a time",
                   "launch", "prepare the operation with sizes of that alignment (or with these)");
   }
+  return bound;
+}
+
+} // namespace
+
+void Operation::launch(const GemmArgs &args, void *stream) const {
+  (void)stream; // every launch is synchronous on the default stream for now (see tcjit.hpp)
+  const State &s = *state_;
+  const bool needs_c = s.spec.epilogue.beta != 0;
+  if (args.a == 0 || args.b == 0 || args.d == 0 || (needs_c && args.c == 0))
+    throw Error(ErrorCode::invalid_argument,
+                "a null device pointer for " + std::string(args.a == 0   ? "a"
+                                                           : args.b == 0 ? "b"
+                                                           : args.d == 0 ? "d"
+                                                                         : "c (beta is not 0)"),
+                "launch", "pass addresses from Runtime::allocate (or cuMemAlloc)");
+  if (s.spec.epilogue.bias != BiasKind::none && args.bias == 0)
+    throw Error(ErrorCode::invalid_argument, "the spec has a bias but GemmArgs::bias is 0",
+                "launch", "pass the bias vector's device address");
+  // A concrete spec launched as prepared was validated, and its kernel planned, at prepare():
+  // nothing to bind or check again on this path.
+  const bool as_prepared =
+      s.concrete && args.m == 0 && args.n == 0 && args.k == 0 && args.batch == 0;
+  OpSpec bound;
+  if (!as_prepared)
+    bound = bind_launch_sizes(s, args);
+  const OpSpec &spec = as_prepared ? s.spec : bound;
   const api::GemmPointers ptrs{args.a, args.b, args.c == 0 ? args.d : args.c, args.d, args.bias};
   std::lock_guard lock(s.kernel->device->mutex);
   try {
-    api::launch_gemm(*s.kernel->device->device, s.kernel->loaded, bound, ptrs);
+    api::launch_gemm(*s.kernel->device->device, s.kernel->loaded, spec, ptrs);
   } catch (const device::DeviceError &e) {
     throw device_error(e, "launch");
   } catch (const std::invalid_argument &e) {
@@ -238,6 +257,7 @@ struct Runtime::Impl {
                                                    std::shared_ptr<const LoadedKernel> kernel) {
     auto state = std::make_shared<Operation::State>();
     state->spec = spec;
+    state->concrete = is_concrete(spec);
     state->spec_text = print_spec(spec);
     state->key = key;
     state->kernel = std::move(kernel);

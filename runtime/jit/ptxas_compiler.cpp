@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -73,17 +74,26 @@ std::string ptxas_executable() {
   return TCJIT_PTXAS;
 }
 
+namespace {
+
+bool executable_file(const std::string &path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+} // namespace
+
 bool ptxas_available() {
   const std::string path = ptxas_executable();
   if (path.find('/') != std::string::npos)
-    return ::access(path.c_str(), X_OK) == 0;
+    return executable_file(path);
   // A bare name ($TCJIT_PTXAS=ptxas) is looked up on PATH, as the shell that runs it will.
   const char *env = std::getenv("PATH");
   std::string_view dirs = env ? env : "";
   while (!dirs.empty()) {
     const size_t colon = dirs.find(':');
     const std::string dir(dirs.substr(0, colon));
-    if (!dir.empty() && ::access((dir + "/" + path).c_str(), X_OK) == 0)
+    if (!dir.empty() && executable_file(dir + "/" + path))
       return true;
     dirs = colon == std::string_view::npos ? std::string_view{} : dirs.substr(colon + 1);
   }
@@ -137,7 +147,9 @@ CompiledPtx compile_ptx_with_ptxas(std::string_view ptx, std::string_view source
   while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0)
     compiled.info_log.append(buf, n);
   const int status = ::pclose(pipe);
-  if (status == -1 || (WIFEXITED(status) && WEXITSTATUS(status) == 127))
+  // 126/127: the shell could not execute it (not a program, or gone since ptxas_available()).
+  if (status == -1 ||
+      (WIFEXITED(status) && (WEXITSTATUS(status) == 126 || WEXITSTATUS(status) == 127)))
     throw DeviceError(ErrorKind::Unsupported,
                       "cannot run ptxas at '" + ptxas + "' (set TCJIT_PTXAS)");
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)

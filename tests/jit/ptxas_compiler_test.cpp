@@ -123,6 +123,8 @@ TEST(PtxasCompiler, MissingPtxasIsNamedWithTheVariableToSet) {
               std::string::npos)
         << e.what();
   }
+  ::setenv("TCJIT_PTXAS", "/tmp", 1); // a directory is no program
+  EXPECT_FALSE(ptxas_available());
   ::unsetenv("TCJIT_PTXAS");
   EXPECT_TRUE(ptxas_available());
 }
