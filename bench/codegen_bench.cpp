@@ -1,9 +1,10 @@
 // Spec text -> PTX time of the GEMM code generator (LLVM included), and PTX -> cubin with ptxas.
-// Goal (issue 4): spec -> PTX under 20 ms for a 128x128x32, 3-stage f16 GEMM. Report the median:
+// The first goal (spec -> PTX under 20 ms) was given up for a leaner main loop: docs/codegen.md,
+// "Compile time". PTX -> cubin is the runtime's one ptxas compile. Report the median:
 //   build/bench/bench_codegen --benchmark_repetitions=9 --benchmark_report_aggregates_only=true
 #include "compiler/codegen/pipeline.h"
-#include "compiler/codegen/ptxas_check.h"
 #include "compiler/dsl/parser.h"
+#include "runtime/jit/ptxas_compiler.h"
 
 #include <benchmark/benchmark.h>
 
@@ -44,10 +45,15 @@ BENCHMARK(BM_SpecToPtx_F16_Gelu_128x128x32_s3)->Unit(benchmark::kMillisecond);
 void BM_PtxToCubin_Ptxas_F16_128x128x32_s3(benchmark::State &state) {
   tcjit::ParseResult r = tcjit::parse_spec(kF16);
   const std::string ptx = tcjit::codegen::compile_gemm(r.entries.front().spec, options()).ptx;
+  tcjit::jit::PtxCompileOptions sm80;
+  sm80.sm_arch = 80;
   for (auto _ : state) {
-    tcjit::codegen::PtxasResult p = tcjit::codegen::run_ptxas(ptx, "sm_80");
-    if (!p.ok)
-      state.SkipWithError("ptxas failed");
+    try { // the runtime's one compile (whole program)
+      benchmark::DoNotOptimize(tcjit::jit::compile_ptx_with_ptxas(ptx, "bench.ptx", sm80));
+    } catch (const std::exception &e) {
+      state.SkipWithError(e.what());
+      break;
+    }
   }
 }
 BENCHMARK(BM_PtxToCubin_Ptxas_F16_128x128x32_s3)->Unit(benchmark::kMillisecond);

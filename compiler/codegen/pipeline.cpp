@@ -72,7 +72,7 @@ double CompiledKernel::total_ms() const {
 const std::vector<std::string> &pass_names() {
   static const std::vector<std::string> names{"check_support", "choose_config", "validate_config",
                                               "plan_kernel",   "build_llvm_ir", "link_libdevice",
-                                              "optimize_llvm", "emit_ptx",      "ptxas"};
+                                              "optimize_llvm", "emit_ptx"};
   return names;
 }
 
@@ -124,9 +124,6 @@ CompiledKernel compile_gemm(const OpSpec &spec, const CompileOptions &opt) {
     dump_ir("optimize_llvm", *module);
 
   pass.run("emit_ptx", [&] { out.ptx = emit_ptx_text(*module, *tm); });
-
-  if (opt.run_ptxas)
-    pass.run("ptxas", [&] { out.ptxas = run_ptxas(out.ptx, opt.arch); });
   return out;
 }
 

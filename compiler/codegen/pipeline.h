@@ -8,14 +8,16 @@
 //   link_libdevice   __nv_* functions of the epilogue's activations          nvptx_emit.h
 //   optimize_llvm    LLVM passes (early-cse; + inlining for libdevice)       nvptx_emit.h
 //   emit_ptx         NVPTX backend -> PTX text                               nvptx_emit.h
-//   ptxas            (optional) ptxas -v: accepted? registers, spills         ptxas_check.h
+//
+// PTX -> cubin is not the compiler's: the runtime compiles it once with ptxas, and that compile's
+// report is the kernel's resources (runtime/jit/ptxas_compiler.h).
 //
 // TCJIT_DEBUG=1 logs each pass and its time to stderr, 2 adds the kernel plan, 3 the LLVM IR
 // after build_llvm_ir and optimize_llvm.
 //
 // User errors (a spec or config the generator cannot compile) come back in `errors`; broken
 // invariants (internal errors) throw std::logic_error naming the pass; an unusable environment
-// (no libdevice, no ptxas) throws std::runtime_error.
+// (no libdevice) throws std::runtime_error.
 //
 // Thread safety: compile_gemm may be called from any number of threads at once, and gives the
 // same PTX, byte for byte, as when it runs alone (tests/codegen/compile_concurrency_test.cpp).
@@ -24,12 +26,11 @@
 // The process-wide state it touches: the NVPTX target registration (std::call_once); LLVM's
 // cl::opt values (never set by tcjit, only read); NVPTX's call-sequence counter (an atomic in
 // LLVM 19 whose values depend on other threads' compiles: emit_ptx renumbers the callseq
-// comments from 0); the environment (getenv only: do not setenv while compiling); the ptxas
-// pass's scratch files (a mkdtemp directory per call). See docs/codegen.md, "Thread safety".
+// comments from 0); the environment (getenv only: do not setenv while compiling). See
+// docs/codegen.md, "Thread safety".
 #pragma once
 
 #include "compiler/codegen/kernel_plan.h"
-#include "compiler/codegen/ptxas_check.h"
 #include "compiler/codegen/tile_config.h"
 #include "tcjit/op_spec.h"
 
@@ -43,7 +44,6 @@ struct CompileOptions {
   std::string arch = "sm_80";
   std::optional<TileConfig> config; // nullopt: default_tile_config()
   bool tf32_off = false;            // NVIDIA_TF32_OVERRIDE=0 (resolves math=auto)
-  bool run_ptxas = false;           // run the ptxas pass
 };
 
 struct StageTime {
@@ -56,7 +56,6 @@ struct CompiledKernel {
   TileConfig config;               // resolved
   KernelPlan plan;
   std::string ptx;
-  std::optional<PtxasResult> ptxas;
   std::vector<StageTime> times; // in pass order
   bool ok() const { return errors.empty(); }
   double total_ms() const;

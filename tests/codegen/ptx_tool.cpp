@@ -2,6 +2,7 @@
 // with TCJIT_PTXAS_LOG=1, ptxas -v's summary on stderr.
 #include "compiler/codegen/pipeline.h"
 #include "compiler/dsl/parser.h"
+#include "ptxas_run.h"
 
 #include <cstdlib>
 #include <iostream>
@@ -29,7 +30,6 @@ int main(int argc, char **argv) {
     }
     opt.config = c;
   }
-  opt.run_ptxas = std::getenv("TCJIT_PTXAS_LOG") != nullptr;
   auto k = tcjit::codegen::compile_gemm(r.entries[0].spec, opt);
   if (!k.ok()) {
     for (auto &e : k.errors)
@@ -37,10 +37,12 @@ int main(int argc, char **argv) {
     return 1;
   }
   std::cout << k.ptx;
-  if (k.ptxas)
-    std::cerr << "ptxas ok=" << k.ptxas->ok << " regs=" << k.ptxas->registers
-              << " spill=" << k.ptxas->spill_stores << "/" << k.ptxas->spill_loads << "\n"
-              << (k.ptxas->ok ? "" : k.ptxas->log);
+  if (std::getenv("TCJIT_PTXAS_LOG")) {
+    const tcjit::codegen::PtxasRun p = tcjit::codegen::run_ptxas(k);
+    std::cerr << "ptxas ok=" << p.ok << " regs=" << p.kernel.registers
+              << " spill=" << p.kernel.spill_stores << "/" << p.kernel.spill_loads << "\n"
+              << (p.ok ? "" : p.log);
+  }
   std::cerr << "total " << k.total_ms() << " ms\n";
   return 0;
 }

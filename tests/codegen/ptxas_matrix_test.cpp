@@ -3,6 +3,7 @@
 #include "compiler/codegen/kernel_plan.h"
 #include "compiler/codegen/pipeline.h"
 #include "compiler/dsl/parser.h"
+#include "ptxas_run.h"
 
 #include <gtest/gtest.h>
 
@@ -21,7 +22,6 @@ OpSpec spec_of(const std::string &text) {
 CompiledKernel compile(const std::string &spec, const std::string &config, const char *arch) {
   CompileOptions opt;
   opt.arch = arch;
-  opt.run_ptxas = true;
   if (!config.empty()) {
     TileConfig c;
     std::string err;
@@ -73,13 +73,13 @@ TEST_P(PtxasMatrix, EveryLayoutAndConfigAssembles) {
         SCOPED_TRACE(std::string(spec) + " [" + config + "]");
         CompiledKernel k = compile(spec, config, "sm_80");
         ASSERT_TRUE(k.ok()) << k.errors.at(0).message;
-        ASSERT_TRUE(k.ptxas);
-        EXPECT_TRUE(k.ptxas->ok) << k.ptxas->log;
-        EXPECT_GT(k.ptxas->registers, 0);
-        EXPECT_LE(k.ptxas->registers, 255);
+        const PtxasRun p = run_ptxas(k);
+        EXPECT_TRUE(p.ok) << p.log;
+        EXPECT_GT(p.kernel.registers, 0);
+        EXPECT_LE(p.kernel.registers, 255);
         if (config.empty()) {
-          EXPECT_FALSE(k.ptxas->spills())
-              << k.ptxas->spill_stores << " B spill stores: " << k.ptxas->log;
+          EXPECT_EQ(p.kernel.spill_bytes(), 0)
+              << p.kernel.spill_stores << " B spill stores: " << p.log;
         }
       }
     }
@@ -93,7 +93,8 @@ TEST(PtxasArchs, EveryArchAssembles) {
     CompiledKernel k = compile(
         "gemm m=1000 n=1000 k=1000 a=f16:row b=f16:col c=f16:row acc=f32 act=relu", "", arch);
     ASSERT_TRUE(k.ok());
-    EXPECT_TRUE(k.ptxas->ok) << arch << "\n" << k.ptxas->log;
+    const PtxasRun p = run_ptxas(k);
+    EXPECT_TRUE(p.ok) << arch << "\n" << p.log;
     EXPECT_NE(k.ptx.find(std::string(".target ") + arch), std::string::npos) << arch;
   }
   EXPECT_NE(compile("gemm m=8 n=8 k=8 a=f16 b=f16:col c=f16 acc=f32", "", "sm_90")
@@ -175,22 +176,23 @@ TEST(Pipeline, PassesAreTimedInOrder) {
   std::vector<std::string> names;
   for (const StageTime &t : k.times)
     names.push_back(t.name);
-  std::vector<std::string> expected(pass_names().begin(), pass_names().end() - 1); // no ptxas
-  EXPECT_EQ(names, expected);
+  EXPECT_EQ(names, pass_names());
 }
 
 TEST(PtxasLog, Parses) {
-  PtxasResult r;
-  parse_ptxas_log("ptxas info    : Used 168 registers, used 1 barriers, 32 bytes cmem[0]\n"
-                  "ptxas info    : Function properties for k\n"
-                  "    8 bytes stack frame, 4 bytes spill stores, 8 bytes spill loads\n",
-                  r);
+  const std::vector<jit::KernelResources> all = jit::parse_ptxas_resources(
+      "ptxas info    : Compiling entry function 'k' for 'sm_80'\n"
+      "ptxas info    : Function properties for k\n"
+      "    8 bytes stack frame, 4 bytes spill stores, 8 bytes spill loads\n"
+      "ptxas info    : Used 168 registers, used 1 barriers, 32 bytes cmem[0]\n");
+  ASSERT_EQ(all.size(), 1u);
+  const jit::KernelResources &r = all[0];
   EXPECT_EQ(r.registers, 168);
   EXPECT_EQ(r.spill_stores, 4);
   EXPECT_EQ(r.spill_loads, 8);
   EXPECT_EQ(r.stack_frame, 8);
   EXPECT_EQ(r.constant_bytes, 32);
-  EXPECT_TRUE(r.spills());
+  EXPECT_GT(r.spill_bytes(), 0);
 }
 
 } // namespace
