@@ -110,30 +110,31 @@ void fma_lanes_generic(uint64_t *d, LaneValues a, LaneValues b, LaneValues c, ui
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// One lane's fma with the FMA instruction (a function of the same target, so it inlines into
+// the loops below, which a lambda would not: it does not inherit the target attribute).
+template <typename T>
+__attribute__((target("fma"))) inline void fma_lane_hw(uint64_t *d, LaneValues a, LaneValues b,
+                                                       LaneValues c, uint32_t l) {
+  T r;
+  if constexpr (std::is_same_v<T, float>)
+    r = __builtin_fmaf(f32_of(a[l]), f32_of(b[l]), f32_of(c[l]));
+  else
+    r = __builtin_fma(f64_of(a[l]), f64_of(b[l]), f64_of(c[l]));
+  d[l] = bits_of(r == r ? r : nan_of_first(from<T>(a[l]), from<T>(b[l]), from<T>(c[l]), r));
+}
+
 template <typename T>
 __attribute__((target("fma"))) void fma_lanes_hw(uint64_t *d, LaneValues a, LaneValues b,
                                                  LaneValues c, uint32_t mask) {
-  // explicit loops: a lambda would not inherit the target attribute
-  if (mask == ~0u) {
-    for (uint32_t l = 0; l < 32; ++l) {
-      T r;
-      if constexpr (std::is_same_v<T, float>)
-        r = __builtin_fmaf(f32_of(a[l]), f32_of(b[l]), f32_of(c[l]));
-      else
-        r = __builtin_fma(f64_of(a[l]), f64_of(b[l]), f64_of(c[l]));
-      d[l] = bits_of(r == r ? r : nan_of_first(from<T>(a[l]), from<T>(b[l]), from<T>(c[l]), r));
-    }
+  if (mask == ~0u) { // a full warp: a plain counted loop
+    for (uint32_t l = 0; l < 32; ++l)
+      fma_lane_hw<T>(d, a, b, c, l);
     return;
   }
   while (mask) {
     const uint32_t l = static_cast<uint32_t>(std::countr_zero(mask));
     mask &= mask - 1;
-    T r;
-    if constexpr (std::is_same_v<T, float>)
-      r = __builtin_fmaf(f32_of(a[l]), f32_of(b[l]), f32_of(c[l]));
-    else
-      r = __builtin_fma(f64_of(a[l]), f64_of(b[l]), f64_of(c[l]));
-    d[l] = bits_of(r == r ? r : nan_of_first(from<T>(a[l]), from<T>(b[l]), from<T>(c[l]), r));
+    fma_lane_hw<T>(d, a, b, c, l);
   }
 }
 
