@@ -1,6 +1,6 @@
 // tcjit::Runtime and tcjit::Operation (include/tcjit/tcjit.hpp): the kernel for a spec from
-// memory, the kernel database or the code generator (api::find_or_compile_gemm, as `tcjit run`),
-// loaded once into the runtime's device and launched through api::launch_gemm.
+// memory, the kernel database or the code generator (tuner::find_or_compile_gemm, as `tcjit run`),
+// loaded once into the runtime's device and launched through tuner::launch_gemm.
 #include "tcjit/tcjit.hpp"
 
 #include "compiler/codegen/kernel_plan.h"
@@ -13,8 +13,8 @@
 #include "compiler/spec/shape.h"
 #include "compiler/spec/validate.h"
 #include "kernels_db/kernels_db.h"
-#include "runtime/api/gemm_launch.h"
-#include "runtime/api/kernel_source.h"
+#include "tuner/gemm_launch.h"
+#include "tuner/kernel_source.h"
 #include "runtime/device/device_factory.h"
 
 #include <mutex>
@@ -75,9 +75,9 @@ Error device_error(const device::DeviceError &e, const std::string &where) {
 struct LoadedKernel {
   std::string identity;
   codegen::CompiledKernel kernel;
-  api::KernelResources resources;
+  tuner::KernelResources resources;
   std::shared_ptr<DeviceContext> device;
-  api::LoadedGemm loaded;
+  tuner::LoadedGemm loaded;
 
   LoadedKernel() = default;
   LoadedKernel(const LoadedKernel &) = delete;
@@ -129,7 +129,7 @@ const std::string &Operation::kernel_id() const {
 
 ResourceUsage Operation::resources() const {
   ResourceUsage r;
-  const api::KernelResources &k = state_->kernel->resources;
+  const tuner::KernelResources &k = state_->kernel->resources;
   if (k.registers >= 0)
     r.registers = k.registers;
   if (k.spill_bytes >= 0)
@@ -220,10 +220,10 @@ void Operation::launch(const GemmArgs &args, void *stream) const {
   if (!as_prepared)
     bound = bind_launch_sizes(s, args);
   const OpSpec &spec = as_prepared ? s.spec : bound;
-  const api::GemmPointers ptrs{args.a, args.b, args.c == 0 ? args.d : args.c, args.d, args.bias};
+  const tuner::GemmPointers ptrs{args.a, args.b, args.c == 0 ? args.d : args.c, args.d, args.bias};
   std::lock_guard lock(s.kernel->device->mutex);
   try {
-    api::launch_gemm(*s.kernel->device->device, s.kernel->loaded, spec, ptrs);
+    tuner::launch_gemm(*s.kernel->device->device, s.kernel->loaded, spec, ptrs);
   } catch (const device::DeviceError &e) {
     throw device_error(e, "launch");
   } catch (const std::invalid_argument &e) {
@@ -284,7 +284,7 @@ Runtime::Runtime(const RuntimeOptions &options) : impl_(std::make_unique<Impl>()
     throw device_error(e, "Runtime");
   }
   std::string arch_error;
-  impl_->arch = api::target_arch(options.arch, impl_->device->device->info(), arch_error);
+  impl_->arch = tuner::target_arch(options.arch, impl_->device->device->info(), arch_error);
   if (impl_->arch.empty())
     throw Error(ErrorCode::invalid_argument, arch_error, "Runtime",
                 "set RuntimeOptions::arch to one of them");
@@ -350,13 +350,13 @@ Operation Runtime::prepare(const OpSpec &spec) {
       return Operation(rt.remember(spec, key, std::move(kernel)), Origin::memory);
   }
 
-  api::KernelRequest request;
+  tuner::KernelRequest request;
   request.arch = rt.arch;
   request.tf32_off = rt.tf32_off;
   request.compile_on_miss = rt.options.on_miss == MissPolicy::heuristic;
-  api::KernelSource source;
+  tuner::KernelSource source;
   try {
-    source = api::find_or_compile_gemm(spec, key, request, rt.db ? &*rt.db : nullptr);
+    source = tuner::find_or_compile_gemm(spec, key, request, rt.db ? &*rt.db : nullptr);
   } catch (const kernels_db::DbError &e) {
     throw Error(ErrorCode::database, e.what(), "prepare", "check the database (`tcjit db check`)");
   } catch (const std::runtime_error &e) {
@@ -388,7 +388,7 @@ Operation Runtime::prepare(const OpSpec &spec) {
     {
       std::lock_guard device_lock(rt.device->mutex);
       try {
-        loaded->loaded = api::load_gemm(*rt.device->device, loaded->kernel, source.cubin);
+        loaded->loaded = tuner::load_gemm(*rt.device->device, loaded->kernel, source.cubin);
       } catch (const device::DeviceError &e) {
         throw device_error(e, "prepare");
       }
@@ -402,7 +402,7 @@ Operation Runtime::prepare(const OpSpec &spec) {
     rt.kernels.emplace(default_id, kernel);
   }
   const Origin origin =
-      source.origin == api::KernelOrigin::database ? Origin::database : Origin::compiled_now;
+      source.origin == tuner::KernelOrigin::database ? Origin::database : Origin::compiled_now;
   return Operation(rt.remember(spec, key, std::move(kernel)), origin);
 }
 

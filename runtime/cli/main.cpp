@@ -1,6 +1,6 @@
 // `tcjit`: one tool, git-style subcommands. Each subcommand lives in its own file and registers
 // itself here; `tcjit <cmd> --help` works for all of them.
-#include "runtime/api/kernel_records.h"
+#include "tuner/kernel_records.h"
 #include "runtime/cli/compile_command.h"
 #include "runtime/cli/db_command.h"
 #include "runtime/cli/emu_command.h"
@@ -21,7 +21,7 @@ int main(int argc, char **argv) {
   tcjit::cli::add_compile_command(app);
   tcjit::cli::add_run_command(app);
   tcjit::cli::add_emu_command(app);
-  tcjit::cli::add_db_command(app, {tcjit::api::toolkit_version(), tcjit::api::compiler_version()});
+  tcjit::cli::add_db_command(app, {tcjit::tuner::toolkit_version(), tcjit::tuner::compiler_version()});
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError &e) {

@@ -9,9 +9,9 @@
 #include "compiler/spec/problem_key.h"
 #include "compiler/spec/shape.h"
 #include "kernels_db/kernels_db.h"
-#include "runtime/api/kernel_records.h"
-#include "runtime/api/kernel_source.h"
-#include "runtime/api/verify_gemm.h"
+#include "tuner/kernel_records.h"
+#include "tuner/kernel_source.h"
+#include "tuner/verify_gemm.h"
 #include "runtime/cli/exit_codes.h"
 #include "runtime/cli/spec_input.h"
 #include "runtime/device/device_factory.h"
@@ -44,11 +44,11 @@ std::string fmt(const char *format, double v) {
   return buf;
 }
 
-// The kernel for one spec (api::find_or_compile_gemm), with --config parsed; prints errors and
+// The kernel for one spec (tuner::find_or_compile_gemm), with --config parsed; prints errors and
 // warnings.
 bool get_kernel(const OpSpec &spec, const ProblemKey &key, const RunOptions &opt, bool tf32_off,
-                kernels_db::KernelsDb *db, api::KernelSource &out) {
-  api::KernelRequest request;
+                kernels_db::KernelsDb *db, tuner::KernelSource &out) {
+  tuner::KernelRequest request;
   request.arch = opt.arch;
   request.tf32_off = tf32_off;
   if (!opt.config.empty()) {
@@ -60,7 +60,7 @@ bool get_kernel(const OpSpec &spec, const ProblemKey &key, const RunOptions &opt
     }
     request.config = c;
   }
-  out = api::find_or_compile_gemm(spec, key, request, db);
+  out = tuner::find_or_compile_gemm(spec, key, request, db);
   for (const std::string &w : out.warnings)
     std::cerr << "tcjit run: warning: " << w << "\n";
   for (const std::string &e : out.errors)
@@ -70,16 +70,16 @@ bool get_kernel(const OpSpec &spec, const ProblemKey &key, const RunOptions &opt
 
 kernels_db::ResultRecord verified_result(const ProblemKey &key, const codegen::TileConfig &config,
                                          const std::string &arch, const device::DeviceInfo &dev,
-                                         const api::GemmCheck &check) {
+                                         const tuner::GemmCheck &check) {
   kernels_db::ResultRecord r;
   r.problem_key = key.text;
-  r.config_json = api::config_json(config);
+  r.config_json = tuner::config_json(config);
   r.arch = arch;
   r.status = check.report.ok() ? kernels_db::ResultStatus::ok : kernels_db::ResultStatus::failed;
   r.provenance.kind =
       dev.is_emulator ? kernels_db::ProvenanceKind::emulated : kernels_db::ProvenanceKind::measured;
   r.provenance.device = dev.name;
-  r.tuner_version = "tcjit run " + api::compiler_version();
+  r.tuner_version = "tcjit run " + tuner::compiler_version();
   if (!check.report.ok())
     r.message = check.report.summary();
   return r;
@@ -102,15 +102,15 @@ int run_one(const WorkloadEntry &entry, const RunOptions &opt, bool tf32_off,
   }
   const ProblemKey key = make_problem_key(spec, opt.arch, tf32_off);
   std::cout << "key:      " << key.hash_hex() << "\n";
-  api::KernelSource source;
+  tuner::KernelSource source;
   if (!get_kernel(spec, key, opt, tf32_off, db, source))
     return kExitFailure;
   std::cout << "config:   " << codegen::to_string(source.kernel.config) << "\n";
   std::cout << "cache:    " << source.how << "\n";
   const device::DeviceInfo info = dev.info();
   std::cout << "device:   " << info.name << "\n";
-  const api::GemmCheck check =
-      api::run_and_check_gemm(dev, source.kernel, spec, opt.seed, source.cubin);
+  const tuner::GemmCheck check =
+      tuner::run_and_check_gemm(dev, source.kernel, spec, opt.seed, source.cubin);
   const CompareReport &r = check.report;
   std::cout << "verify:   " << r.count << " elements, " << r.mismatches
             << " outside tolerance, max |error| " << fmt("%.3g", r.max_abs_error)
@@ -153,7 +153,7 @@ int run_run(RunOptions opt) {
   }
   {
     std::string error;
-    opt.arch = api::target_arch(opt.arch, dev->info(), error);
+    opt.arch = tuner::target_arch(opt.arch, dev->info(), error);
     if (opt.arch.empty()) {
       std::cerr << "tcjit run: error: " << error << "\n";
       return kExitFailure;

@@ -1,6 +1,6 @@
 // Launching a generated GEMM kernel on any device, per compiler/codegen/kernel_abi.h.
 //
-// Layer 5 (the runtime facade): it joins what the compiler produced (the kernel's plan and ABI)
+// Layer 4 (tuner/: the tuner measures candidates with it, the runtime facade launches with it): it joins what the compiler produced (the kernel's plan and ABI)
 // with a device (CUDA or the emulator), which know nothing of each other.
 #pragma once
 
@@ -12,7 +12,7 @@
 #include <functional>
 #include <span>
 
-namespace tcjit::api {
+namespace tcjit::tuner {
 
 // A compiled GEMM loaded into one device's module.
 struct LoadedGemm {
@@ -40,4 +40,4 @@ struct GemmPointers {
 void launch_gemm(device::Device &dev, const LoadedGemm &gemm, const OpSpec &spec,
                  const GemmPointers &ptrs, const std::function<void()> &after_main_launch = {});
 
-} // namespace tcjit::api
+} // namespace tcjit::tuner

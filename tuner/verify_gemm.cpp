@@ -1,9 +1,9 @@
-#include "runtime/api/verify_gemm.h"
+#include "tuner/verify_gemm.h"
 
 #include "compiler/reference/gemm_geometry.h"
 #include "compiler/reference/gemm_reference.h"
 #include "compiler/reference/random_fill.h"
-#include "runtime/api/gemm_launch.h"
+#include "tuner/gemm_launch.h"
 #include "runtime/emu/emu_device.h"
 
 #include <algorithm>
@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace tcjit::api {
+namespace tcjit::tuner {
 
 namespace {
 
@@ -90,4 +90,4 @@ GemmCheck run_and_check_gemm(device::Device &dev, const codegen::CompiledKernel 
   return check;
 }
 
-} // namespace tcjit::api
+} // namespace tcjit::tuner

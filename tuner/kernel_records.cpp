@@ -1,4 +1,4 @@
-#include "runtime/api/kernel_records.h"
+#include "tuner/kernel_records.h"
 
 #include "compiler/dsl/printer.h"
 #include "compiler/spec/shape.h"
@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace tcjit::api {
+namespace tcjit::tuner {
 
 std::string compiler_version() {
   return TCJIT_COMPILER_VERSION;
@@ -83,4 +83,4 @@ kernels_db::BinaryRecord binary_record(const ProblemKey &key, const codegen::Com
   return b;
 }
 
-} // namespace tcjit::api
+} // namespace tcjit::tuner

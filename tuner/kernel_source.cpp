@@ -1,7 +1,7 @@
-#include "runtime/api/kernel_source.h"
+#include "tuner/kernel_source.h"
 
 #include "compiler/spec/arch.h"
-#include "runtime/api/kernel_records.h"
+#include "tuner/kernel_records.h"
 #include "runtime/device/device.h"
 #include "runtime/jit/ptx_compiler.h"
 #include "runtime/jit/ptxas_compiler.h"
@@ -12,7 +12,7 @@
 #include <optional>
 #include <vector>
 
-namespace tcjit::api {
+namespace tcjit::tuner {
 
 namespace {
 
@@ -273,4 +273,4 @@ KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
   return out;
 }
 
-} // namespace tcjit::api
+} // namespace tcjit::tuner

@@ -1,18 +1,18 @@
 // No spills, ever, by default: the cubin the runtime ships for the default config (and its
-// fallbacks, api::find_or_compile_gemm) has zero spill bytes and zero stack, over misaligned
+// fallbacks, tuner::find_or_compile_gemm) has zero spill bytes and zero stack, over misaligned
 // sizes, every activation, every dtype, every A/B layout and every arch tcjit targets. The full
 // cross product is ~4,800 compiles; each (dtype, arch) test takes the 4 layouts and rotates the
 // sizes and activations through them so that every value of every dimension is compiled.
 #include "compiler/dsl/parser.h"
 #include "compiler/spec/problem_key.h"
-#include "runtime/api/kernel_source.h"
+#include "tuner/kernel_source.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <tuple>
 
-namespace tcjit::api {
+namespace tcjit::tuner {
 namespace {
 
 struct DtypeCase {
@@ -77,4 +77,4 @@ INSTANTIATE_TEST_SUITE_P(DtypesByArch, DefaultConfigSpill,
                          });
 
 } // namespace
-} // namespace tcjit::api
+} // namespace tcjit::tuner

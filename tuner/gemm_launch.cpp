@@ -1,11 +1,11 @@
-#include "runtime/api/gemm_launch.h"
+#include "tuner/gemm_launch.h"
 
 #include "compiler/codegen/kernel_abi.h"
 #include "compiler/reference/gemm_geometry.h"
 
 #include <string>
 
-namespace tcjit::api {
+namespace tcjit::tuner {
 
 namespace {
 
@@ -125,4 +125,4 @@ void launch_gemm(device::Device &dev, const LoadedGemm &gemm, const OpSpec &spec
   dev.synchronize();
 }
 
-} // namespace tcjit::api
+} // namespace tcjit::tuner

@@ -9,7 +9,7 @@
 
 #include <optional>
 
-namespace tcjit::api {
+namespace tcjit::tuner {
 
 struct GemmCheck {
   CompareReport report;                        // against the reference
@@ -25,4 +25,4 @@ GemmCheck run_and_check_gemm(device::Device &dev, const codegen::CompiledKernel 
                              const OpSpec &spec, uint64_t seed,
                              std::span<const uint8_t> cubin = {});
 
-} // namespace tcjit::api
+} // namespace tcjit::tuner

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace tcjit::api {
+namespace tcjit::tuner {
 
 // The version of tcjit's code generator that binaries are tied to: the project version plus a
 // fingerprint of compiler/codegen's sources, so a changed code generator never reuses a binary
@@ -30,4 +30,4 @@ kernels_db::BinaryRecord binary_record(const ProblemKey &, const codegen::Compil
                                        std::string_view arch,
                                        const std::vector<jit::KernelResources> &resources);
 
-} // namespace tcjit::api
+} // namespace tcjit::tuner

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-namespace tcjit::api {
+namespace tcjit::tuner {
 
 struct KernelRequest {
   std::string arch;                          // a known arch (find_arch)
@@ -62,4 +62,4 @@ std::string target_arch(std::string_view requested, const device::DeviceInfo &de
 KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
                                   const KernelRequest &request, kernels_db::KernelsDb *db);
 
-} // namespace tcjit::api
+} // namespace tcjit::tuner
