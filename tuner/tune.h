@@ -1,0 +1,95 @@
+// The tune driver: one problem, one space, one strategy, one measurer, the kernel database.
+//
+//   space      enumerate_space()          every legal config, and the pruned ones with reasons
+//   rank       predict_config()           the model's static prediction of each legal config
+//   order      make_strategy()            which to measure next
+//   build      build_candidate()          on `jobs` threads, ahead of the measurer
+//   measure    Measurer::measure()        one at a time, on the calling thread
+//   record     KernelsDb::put_result()    every outcome, failures with their reason, at once
+//   finish     KernelsDb::put_binary()    the winner's kernel, which marks the problem tuned
+//
+// Never loses work: each outcome is stored as soon as it is known, keyed by the config's value; a
+// later run with the same tuner version skips the configs already stored and the problems already
+// finished. Stopping (the `stop` flag, e.g. from SIGINT) ends after the candidate being measured,
+// leaving the database consistent.
+#pragma once
+
+#include "compiler/codegen/tile_config.h"
+#include "kernels_db/kernels_db.h"
+#include "tuner/measure.h"
+#include "tuner/perf_model.h"
+#include "tuner/strategy.h"
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tcjit::tuner {
+
+// A tuning budget: at most `candidates` measured configs and `seconds` of wall time per problem;
+// 0 = no limit of that kind.
+struct Budget {
+  size_t candidates = 0;
+  double seconds = 0;
+};
+// "200" (candidates), "90s", "10m", "2h" (time). false and `error` set for anything else.
+bool parse_budget(std::string_view text, Budget &out, std::string &error);
+
+struct TuneProgress {
+  size_t done = 0;    // candidates measured (or failed) so far, this run and reused
+  size_t planned = 0; // what the budget and the space allow
+  size_t failed = 0;
+  std::optional<codegen::TileConfig> best;
+  double best_seconds = 0;
+  double elapsed_seconds = 0;
+};
+
+struct TuneOptions {
+  StrategyKind strategy = StrategyKind::model_topk;
+  uint64_t seed = 1;
+  Budget budget{100, 0};
+  int jobs = 0;                        // build threads; 0 = all cores
+  Measurer *measurer = nullptr;        // required
+  const GpuModel *gpu = nullptr;       // for the space and the ranking; null: the arch's model
+  const std::atomic<bool> *stop = nullptr;
+  std::function<void(const TuneProgress &)> on_progress; // after each candidate
+};
+
+struct CandidateOutcome {
+  codegen::TileConfig config;
+  Measurement measurement;
+  bool reused = false; // read from the database (an earlier run), not measured now
+  double build_ms = 0;
+};
+
+struct TuneResult {
+  bool already_tuned = false; // a finished tune with this tuner version was found: nothing run
+  bool interrupted = false;   // stopped by the flag before the strategy or budget ended
+  std::optional<codegen::TileConfig> best;
+  Measurement best_measurement;
+  size_t space_size = 0, pruned = 0;
+  size_t measured = 0, reused = 0, failed = 0;
+  std::vector<CandidateOutcome> outcomes;
+  std::string pruned_summary;
+  double seconds = 0;
+};
+
+// The tuner version results are stored under: the tuner's format, the code generator's version and
+// the measurer ("tcjit-tuner 1 / 0.1.0+abc123 / model a100-v2").
+std::string tuner_version(const Measurer &measurer);
+
+// Tunes one problem. `db` may be null (nothing stored, nothing resumed). Throws
+// kernels_db::DbError when the database fails and std::invalid_argument for a task the code
+// generator cannot compile (the message says why).
+TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
+                        kernels_db::KernelsDb *db);
+
+// The problems (indices into a workload of `count`) that shard `index` of `shards` tunes:
+// contiguous slices whose union is every index exactly once. Throws std::invalid_argument unless
+// 0 <= index < shards.
+std::vector<size_t> shard_indices(size_t count, size_t index, size_t shards);
+
+} // namespace tcjit::tuner
