@@ -24,6 +24,25 @@ std::string config_json(const codegen::TileConfig &c) {
   return j.dump(); // nlohmann::json objects keep keys sorted
 }
 
+std::optional<codegen::TileConfig> parse_config_json(std::string_view text) {
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object())
+    return std::nullopt;
+  codegen::TileConfig c;
+  auto get = [&](const char *name, int &field) {
+    if (!j.contains(name) || !j[name].is_number_integer())
+      return false;
+    field = j[name].get<int>();
+    return true;
+  };
+  if (!get("bm", c.bm) || !get("bn", c.bn) || !get("bk", c.bk) || !get("wm", c.wm) ||
+      !get("wn", c.wn) || !get("stages", c.stages) || !get("split_k", c.split_k) ||
+      !get("raster_group", c.raster_group) || !get("vec_a", c.vec_a) || !get("vec_b", c.vec_b))
+    return std::nullopt;
+  return c;
+}
+
+
 kernels_db::ProblemRecord problem_record(const OpSpec &spec, const ProblemKey &key,
                                          std::string_view arch) {
   kernels_db::ProblemRecord p;

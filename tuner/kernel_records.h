@@ -8,7 +8,9 @@
 #include "runtime/jit/kernel_resources.h"
 #include "tcjit/op_spec.h"
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tcjit::tuner {
@@ -22,6 +24,10 @@ std::string toolkit_version();
 
 // {"bk":32,"bm":128,...}: canonical JSON (sorted keys, no spaces) of a resolved config.
 std::string config_json(const codegen::TileConfig &);
+
+// The config of config_json() text; nullopt when a field is missing or not an integer (the values
+// are not validated: validate_tile_config does that).
+std::optional<codegen::TileConfig> parse_config_json(std::string_view text);
 
 kernels_db::ProblemRecord problem_record(const OpSpec &, const ProblemKey &, std::string_view arch);
 // The binary record of `kernel`: its PTX, and the resources of each of its kernels as the compile

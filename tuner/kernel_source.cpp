@@ -1,13 +1,14 @@
 #include "tuner/kernel_source.h"
 
 #include "compiler/spec/arch.h"
-#include "tuner/kernel_records.h"
 #include "runtime/device/device.h"
-#include "runtime/jit/ptx_compiler.h"
-#include "runtime/jit/ptxas_compiler.h"
+#include "tuner/candidate.h"
+#include "tuner/heuristic.h"
+#include "tuner/kernel_records.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <vector>
@@ -48,64 +49,6 @@ KernelResources recorded_resources(const std::string &resources_json, int dynami
   return r;
 }
 
-// The one compile of `k.ptx` to the cubin that is shipped: ptxas as a whole program when it can
-// be run, else nvJitLink (relocatable code), else none (a GPU's driver compiles the PTX when it
-// loads it). `resources` come from that same compile's report.
-struct CubinBuild {
-  std::vector<uint8_t> cubin;
-  std::vector<jit::KernelResources> resources;
-  std::string note;  // "cubin 27168 B by ptxas -arch=sm_80 -O3 in 71.3 ms"
-  std::string stage; // "ptxas" or "nvJitLink"
-  double ms = 0;
-  std::string error; // the compiler rejected the PTX: an internal error
-};
-
-CubinBuild build_cubin(const codegen::CompiledKernel &k) {
-  CubinBuild b;
-  jit::PtxCompileOptions options;
-  options.sm_arch = k.plan.sm;
-  options.resource_usage = true;
-  const std::string name = k.plan.kernel_name + ".ptx";
-  jit::CompiledPtx compiled;
-  std::string ptxas_problem; // why ptxas could not be used (the environment, not the PTX)
-  if (jit::ptxas_available()) {
-    try {
-      compiled = jit::compile_ptx_with_ptxas(k.ptx, name, options);
-      b.stage = "ptxas";
-    } catch (const device::DeviceError &e) {
-      if (e.kind() == device::ErrorKind::ModuleLoad) { // ptxas rejected the PTX: a tcjit bug
-        b.error = std::string(e.what());
-        return b;
-      }
-      ptxas_problem = e.what();
-    }
-  } else {
-    ptxas_problem = "cannot run ptxas at " + jit::ptxas_executable() + ", set TCJIT_PTXAS";
-  }
-  if (b.stage.empty()) {
-    const jit::NvJitLinkLibrary &library = jit::nvjitlink_library();
-    if (!library.loaded) {
-      b.note = "no cubin: neither ptxas (" + ptxas_problem + ") nor nvJitLink (" + library.error +
-               ") is available; a GPU's driver compiles the PTX when it loads it";
-      return b;
-    }
-    try {
-      compiled = jit::compile_ptx(k.ptx, name, options, library);
-      b.stage = "nvJitLink";
-    } catch (const device::DeviceError &e) {
-      b.error = std::string(e.what());
-      return b;
-    }
-  }
-  b.cubin.assign(compiled.cubin.begin(), compiled.cubin.end());
-  b.resources = std::move(compiled.resources);
-  b.ms = compiled.compile_milliseconds;
-  b.note = "cubin " + std::to_string(b.cubin.size()) + " B by " +
-           (b.stage == "ptxas" ? compiled.options : "nvJitLink " + compiled.options) + " in " +
-           fmt("%.1f ms", b.ms);
-  return b;
-}
-
 } // namespace
 
 std::string target_arch(std::string_view requested, const device::DeviceInfo &device,
@@ -125,29 +68,70 @@ std::string target_arch(std::string_view requested, const device::DeviceInfo &de
   return "";
 }
 
-namespace {
-
-// The main kernel's (and for split-K the reduce kernel's) spill and stack bytes in `build`. A
-// relocatable (nvJitLink) build has stack frames of its own (calls to the sm_70 warp-sync helper):
-// there only spills count.
-int spill_and_stack_bytes(const CubinBuild &build) {
-  int bytes = 0;
-  for (const jit::KernelResources &r : build.resources)
-    bytes += r.spill_bytes() + (build.stage == "ptxas" ? r.stack_frame : 0);
-  return bytes;
+std::vector<codegen::TileConfig> chosen_configs(const OpSpec &spec, const ProblemKey &key,
+                                                const KernelRequest &request,
+                                                kernels_db::KernelsDb *db, std::string &note) {
+  std::vector<codegen::TileConfig> out;
+  auto add = [&](const codegen::TileConfig &c) {
+    const codegen::TileConfig r = codegen::resolve_vectors(spec, c);
+    if (std::find(out.begin(), out.end(), r) == out.end() &&
+        codegen::validate_tile_config(spec, r, request.arch, request.tf32_off).empty())
+      out.push_back(r);
+  };
+  if (db) {
+    // The binary the database finds first for the problem: the fastest measured config's, else
+    // the one built last (a finished tune stores its winner's last). Failing that (another
+    // compiler version built them), the best result's config.
+    std::optional<std::string> config;
+    const auto found = db->find_binary(
+        {key.text, std::nullopt, request.arch, toolkit_version(), compiler_version()});
+    if (found.status == kernels_db::LookupStatus::hit)
+      config = found.binary->key.config_json;
+    const std::vector<kernels_db::ResultRecord> results = db->results(key.text);
+    const kernels_db::ResultRecord *tuned = nullptr;
+    for (const kernels_db::ResultRecord &r : results) // best first
+      if (r.arch == request.arch && r.status == kernels_db::ResultStatus::ok &&
+          (!config || r.config_json == *config)) {
+        tuned = &r;
+        break;
+      }
+    if (!config && tuned)
+      config = tuned->config_json;
+    if (config)
+      if (const auto c = parse_config_json(*config)) {
+        add(*c);
+        if (!out.empty() && tuned)
+          note = "tuned (" + std::string(kernels_db::to_string(tuned->provenance.kind)) + ")";
+      }
+  }
+  for (const codegen::TileConfig &c : heuristic_configs(spec, request.arch, request.tf32_off))
+    add(c);
+  // The code generator's own default and its fallbacks: the last resort when the model's choices
+  // all spill.
+  for (const codegen::TileConfig &c :
+       codegen::default_tile_configs(spec, request.arch, request.tf32_off))
+    add(c);
+  return out;
 }
-
-} // namespace
 
 KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
                                   const KernelRequest &request, kernels_db::KernelsDb *db) {
   KernelSource out;
-  // The configs to try, best first: the requested one alone, or the default and its fallbacks
-  // (taken in order when a cubin spills: register use is known only after ptxas).
+  std::string choice; // "tuned (...)" when the database had a tuned config
+  // The configs to try, best first: the requested one alone, or the tuned one, or the default
+  // chooser's (taken in order when a cubin spills: register use is known only after ptxas).
   const std::vector<codegen::TileConfig> candidates =
       request.config
           ? std::vector<codegen::TileConfig>{codegen::resolve_vectors(spec, *request.config)}
-          : codegen::default_tile_configs(spec, request.arch, request.tf32_off);
+          : chosen_configs(spec, key, request, db, choice);
+  if (candidates.empty()) {
+    for (const codegen::ConfigError &e :
+         codegen::check_codegen_support(spec, request.arch, request.tf32_off))
+      out.errors.push_back(e.field + ": " + e.message);
+    if (out.errors.empty())
+      out.errors.push_back("no legal config for " + key.hash_hex());
+    return out;
+  }
   const codegen::TileConfig &config = candidates.front();
   const auto config_errors =
       codegen::validate_tile_config(spec, config, request.arch, request.tf32_off);
@@ -170,7 +154,8 @@ KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
       out.cubin = found.binary->cubin;
       out.origin = KernelOrigin::database;
       out.resources = recorded_resources(found.binary->resources_json, out.kernel.plan.smem_bytes);
-      out.how = "hit (database " + db->path() + ", compiled " +
+      out.how = (choice.empty() ? "" : choice + ", ") + "hit (database " + db->path() +
+                ", compiled " +
                 fmt("%.1f ms", found.binary->compile_ms) + " earlier, " +
                 (out.cubin.empty() ? std::string("PTX only")
                                    : "cubin " + std::to_string(out.cubin.size()) + " B") +
@@ -238,7 +223,8 @@ KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
   out.cubin = std::move(build.cubin);
   out.origin = KernelOrigin::compiled_now;
   out.resources.shared_bytes = out.kernel.plan.smem_bytes;
-  out.how = "miss, compiled in " + fmt("%.1f ms", compile_ms);
+  out.how = (choice.empty() ? "" : choice + ", ") + "miss, compiled in " +
+            fmt("%.1f ms", compile_ms);
   if (const jit::KernelResources *r =
           jit::find_kernel_resources(build.resources, out.kernel.plan.kernel_name)) {
     out.resources.registers = r->registers;

@@ -20,7 +20,7 @@ namespace tcjit::tuner {
 struct KernelRequest {
   std::string arch;                          // a known arch (find_arch)
   bool tf32_off = false;                     // tf32_disabled_by_environment()
-  std::optional<codegen::TileConfig> config; // nullopt: default_tile_config()
+  std::optional<codegen::TileConfig> config; // nullopt: chosen_configs()
   bool compile_on_miss = true;               // false: a cache miss is an error
 };
 
@@ -55,6 +55,14 @@ struct KernelSource {
 // Returns "" and sets `error` (what, and how to fix) when that arch is not one tcjit targets.
 std::string target_arch(std::string_view requested, const device::DeviceInfo &device,
                         std::string &error);
+
+// The configs find_or_compile_gemm tries without a requested one, best first: the database's best
+// tuned result for the problem on the arch (measured before predicted), then the default
+// chooser's (heuristic.h), then the code generator's defaults. `note` is set to "tuned (KIND)"
+// when the first is a tuned one.
+std::vector<codegen::TileConfig> chosen_configs(const OpSpec &spec, const ProblemKey &key,
+                                                const KernelRequest &request,
+                                                kernels_db::KernelsDb *db, std::string &note);
 
 // `spec` must be a valid, concrete GEMM and `key` its make_problem_key(spec, request.arch,
 // request.tf32_off). `db` may be null (no cache). Throws kernels_db::DbError when the database

@@ -50,11 +50,51 @@ GpuModel make_h100() {
   return g;
 }
 
+// RTX A6000 (GA102): the datasheet's 154.8 TFLOPS f16 with f32 accumulate, 77.4 tf32, 309.7 TOPS
+// s8 (dense) at 1.80 GHz; f64 at 1/64 of f32; 100 KiB shared memory and 1,536 threads per SM.
+GpuModel make_a6000() {
+  GpuModel g;
+  g.name = "RTX-A6000";
+  g.sms = 84;
+  g.clock_ghz = 1.80;
+  g.max_threads_per_sm = 1536;
+  g.max_ctas_per_sm = 16;
+  g.shared_bytes_per_sm = 100 * 1024;
+  g.shared_reserved_per_cta = 1024;
+  g.dram_bytes_per_s = 768e9;
+  g.l2_bytes_per_clk = 2688;
+  g.l2_bytes_per_sm_clk = 64;
+  g.prologue_cycles = 1500;
+  const double rates[6] = {1024, 1024, 512, 2048, 4, 256};
+  std::copy(std::begin(rates), std::end(rates), g.flops_per_sm_clk);
+  return g;
+}
+
+// L40S (AD102): 362 TFLOPS f16 with f32 accumulate, 183 tf32, 733 TOPS s8 (dense) at 2.52 GHz;
+// f64 at 1/64 of f32; 100 KiB shared memory, 1,536 threads and 24 CTAs per SM.
+GpuModel make_l40s() {
+  GpuModel g;
+  g.name = "L40S";
+  g.sms = 142;
+  g.clock_ghz = 2.52;
+  g.max_threads_per_sm = 1536;
+  g.max_ctas_per_sm = 24;
+  g.shared_bytes_per_sm = 100 * 1024;
+  g.shared_reserved_per_cta = 1024;
+  g.dram_bytes_per_s = 864e9;
+  g.l2_bytes_per_clk = 4544;
+  g.l2_bytes_per_sm_clk = 64;
+  g.prologue_cycles = 1500;
+  const double rates[6] = {1024, 1024, 512, 2048, 4, 256};
+  std::copy(std::begin(rates), std::end(rates), g.flops_per_sm_clk);
+  return g;
+}
+
 // One SM's cycles per K-tile with `resident` CTAs of `k` running on it together, while
 // `active_sms` SMs share the L2.
 struct StepCycles {
-  double tensor = 0, issue = 0, l2 = 0;
-  double max() const { return std::max({tensor, issue, l2}); }
+  double tensor = 0, issue = 0, l2 = 0, shared = 0;
+  double max() const { return std::max({tensor, issue, l2, shared}); }
 };
 
 StepCycles step_cycles(const GpuModel &gpu, const KernelFeatures &k, int resident,
@@ -63,11 +103,18 @@ StepCycles step_cycles(const GpuModel &gpu, const KernelFeatures &k, int residen
   const double flops_per_ktile = 2.0 * k.bm * k.bn * k.bk;
   const double bytes_per_ktile = double(k.bm) * k.bk * k.a_bytes + double(k.bn) * k.bk * k.b_bytes;
   StepCycles s;
-  s.tensor = resident * flops_per_ktile / gpu.flops_per_sm_clk[static_cast<int>(k.math)];
-  s.issue = resident * math_per_ktile * k.instructions_per_mma / gpu.issue_per_sm_clk;
+  // Fewer than 4 resident warps leave sub-partitions (each with its own tensor core and issue
+  // slot) idle.
+  const double warps = double(resident) * std::max(1, k.threads / 32);
+  const double fed = std::min(1.0, warps / 4);
+  s.tensor = resident * flops_per_ktile /
+             (gpu.flops_per_sm_clk[static_cast<int>(k.math)] * gpu.mma_efficiency * fed);
+  s.issue = resident * math_per_ktile * k.instructions_per_mma / (gpu.issue_per_sm_clk * fed);
   const double l2_share = std::min(gpu.l2_bytes_per_sm_clk,
                                    gpu.l2_bytes_per_clk / double(std::max<int64_t>(active_sms, 1)));
   s.l2 = resident * bytes_per_ktile / l2_share;
+  s.shared =
+      resident * math_per_ktile * k.shared_wavefronts_per_mma / gpu.shared_wavefronts_per_sm_clk;
   return s;
 }
 
@@ -95,6 +142,16 @@ const GpuModel &a100_model() {
 
 const GpuModel &h100_model() {
   static const GpuModel g = make_h100();
+  return g;
+}
+
+const GpuModel &a6000_model() {
+  static const GpuModel g = make_a6000();
+  return g;
+}
+
+const GpuModel &l40s_model() {
+  static const GpuModel g = make_l40s();
   return g;
 }
 
@@ -152,14 +209,32 @@ Prediction predict(const GpuModel &gpu, const KernelFeatures &k, const Problem &
   out.tensor_cycles = main.tensor;
   out.issue_cycles = main.issue;
   out.l2_cycles = main.l2;
+  out.shared_cycles = main.shared;
   const double compute_s = cycles / (gpu.clock_ghz * 1e9);
 
   const double bytes =
       double(p.batch) * (double(p.m) * p.k * k.a_bytes + double(p.k) * p.n * k.b_bytes +
                          double(p.m) * p.n * k.c_bytes * (p.reads_c ? 2 : 1));
-  out.dram_seconds = bytes / gpu.dram_bytes_per_s;
+  // DRAM bandwidth needs bytes in flight (Little's law): each resident CTA keeps stages - 1
+  // K-tiles of A and B loading; few CTAs on few SMs cannot saturate DRAM.
+  const int64_t active_sms = std::min<int64_t>(gpu.sms, out.ctas);
+  const double resident =
+      std::min<double>(out.ctas_per_sm, double(out.ctas) / double(std::max<int64_t>(active_sms, 1)));
+  const double in_flight = double(active_sms) * resident * std::max(1, k.stages - 1) *
+                           (double(k.bm) * k.a_bytes + double(k.bn) * k.b_bytes) * k.bk;
+  const double dram_rate =
+      gpu.dram_latency_seconds > 0
+          ? std::min(gpu.dram_bytes_per_s, in_flight / gpu.dram_latency_seconds)
+          : gpu.dram_bytes_per_s;
+  out.dram_seconds = bytes / dram_rate;
+  // Split-K: every slice writes its f32 (f64) partial tile, and a second kernel reads them all and
+  // writes D: DRAM traffic of its own, after the main kernel, plus that launch.
+  if (split > 1) {
+    const double partial_bytes = double(p.batch) * p.m * p.n * split * (k.c_bytes > 4 ? 8 : 4);
+    out.splitk_seconds = gpu.launch_seconds + 2 * partial_bytes / gpu.dram_bytes_per_s;
+  }
 
-  out.seconds = std::max(compute_s, out.dram_seconds);
+  out.seconds = std::max(compute_s, out.dram_seconds) + out.splitk_seconds;
   const double flops = 2.0 * double(p.m) * p.n * p.k * p.batch;
   out.tflops = flops / out.seconds / 1e12;
   out.fraction_of_peak = flops / out.seconds / gpu.peak_flops(k.math);
@@ -171,6 +246,8 @@ Prediction predict(const GpuModel &gpu, const KernelFeatures &k, const Problem &
     out.bound = "tensor";
   } else if (main.max() == main.issue) {
     out.bound = "issue";
+  } else if (main.max() == main.shared) {
+    out.bound = "shared";
   } else {
     out.bound = "l2";
   }

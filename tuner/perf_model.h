@@ -37,6 +37,10 @@ struct GpuModel {
   double l2_bytes_per_clk = 0;    // L2 -> SM read bandwidth, all SMs together
   double l2_bytes_per_sm_clk = 0; // what one SM can take of it
   double issue_per_sm_clk = 4;    // warp-instructions issued per SM per clock (4 sub-partitions)
+  double shared_wavefronts_per_sm_clk = 1; // shared-memory passes (32 banks x 4 B) per SM per clock
+  double launch_seconds = 2e-6;   // a dependent kernel launch (split-K's reduction)
+  double mma_efficiency = 0.9;    // sustained fraction of the math rate (cuBLAS-class kernels)
+  double dram_latency_seconds = 700e-9; // loaded DRAM latency: bytes in flight / this = bandwidth
   double prologue_cycles = 0;     // fixed per-wave cost: pipeline fill, epilogue drain
   // Dense math rate per SM per clock, in FLOP (integer: OP) for each MathKind (index: MathKind).
   double flops_per_sm_clk[6] = {};
@@ -44,9 +48,12 @@ struct GpuModel {
   double peak_flops(MathKind k) const; // sms * clock * rate
 };
 
-// The two GPUs the benchmark reports (figures and sources in docs/perf_model.md).
-const GpuModel &a100_model();
-const GpuModel &h100_model();
+// The GPUs of the archs tcjit targets (figures and sources in docs/perf_model.md); the benchmark
+// reports the first two.
+const GpuModel &a100_model();   // sm_80
+const GpuModel &h100_model();   // sm_90
+const GpuModel &a6000_model();  // sm_86 (RTX A6000)
+const GpuModel &l40s_model();   // sm_89
 
 // What the model needs to know of a kernel.
 struct KernelFeatures {
@@ -57,7 +64,9 @@ struct KernelFeatures {
   int registers = 0;                     // per thread (the cubin's)
   int shared_bytes = 0;                  // per CTA, static + dynamic
   double instructions_per_mma = 0;       // main-loop warp-instructions per mma (SASS)
+  double shared_wavefronts_per_mma = 0;  // main-loop shared-memory wavefronts per mma; 0: unknown
   int split_k = 1;
+  int stages = 3; // K-tiles the pipeline keeps in flight (stages - 1 loads ahead)
   int a_bytes = 2, b_bytes = 2, c_bytes = 2; // element sizes
 };
 
@@ -77,8 +86,9 @@ struct Prediction {
   double fraction_of_peak = 0;
   std::string bound; // "tensor", "issue", "l2", "dram" or "latency": the largest term
   // The per-K-tile cycle terms of one SM (all its resident CTAs together) and the DRAM time.
-  double tensor_cycles = 0, issue_cycles = 0, l2_cycles = 0;
+  double tensor_cycles = 0, issue_cycles = 0, l2_cycles = 0, shared_cycles = 0;
   double dram_seconds = 0;
+  double splitk_seconds = 0; // split-K's partial sums: written, reduced, and the second launch
 };
 
 // The prediction for `kernel` running `problem` on `gpu`.

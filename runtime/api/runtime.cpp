@@ -339,21 +339,28 @@ Operation Runtime::prepare(const OpSpec &spec) {
   if (auto state = rt.find(key.text)) // prepared by another thread meanwhile
     return Operation(std::move(state), Origin::memory);
   // A kernel already loaded for another problem serves this one when its plan is the one the
-  // default config gives (not a fallback's: that one is taken only when the default spills, which
-  // find_or_compile_gemm finds out).
-  // The default's identity also names the fallback kernel chosen when the default spilled.
-  std::string default_id;
-  const codegen::TileConfig first = codegen::default_tile_config(spec, rt.arch, rt.tf32_off);
-  if (codegen::validate_tile_config(spec, first, rt.arch, rt.tf32_off).empty()) {
-    default_id = codegen::kernel_identity(codegen::plan_kernel(spec, first, rt.arch, rt.tf32_off));
-    if (auto kernel = rt.find_kernel(default_id))
-      return Operation(rt.remember(spec, key, std::move(kernel)), Origin::memory);
-  }
-
+  // first chosen config (tuned, else the default chooser's) gives; not a fallback's: that one is
+  // taken only when the first spills, which find_or_compile_gemm finds out. The first's identity
+  // also names the fallback kernel chosen when it spilled.
   tuner::KernelRequest request;
   request.arch = rt.arch;
   request.tf32_off = rt.tf32_off;
   request.compile_on_miss = rt.options.on_miss == MissPolicy::heuristic;
+  std::string default_id;
+  std::vector<codegen::TileConfig> chosen;
+  try {
+    std::string note;
+    chosen = tuner::chosen_configs(spec, key, request, rt.db ? &*rt.db : nullptr, note);
+  } catch (const kernels_db::DbError &e) {
+    throw Error(ErrorCode::database, e.what(), "prepare", "check the database (`tcjit db check`)");
+  }
+  if (!chosen.empty()) {
+    default_id =
+        codegen::kernel_identity(codegen::plan_kernel(spec, chosen.front(), rt.arch, rt.tf32_off));
+    if (auto kernel = rt.find_kernel(default_id))
+      return Operation(rt.remember(spec, key, std::move(kernel)), Origin::memory);
+  }
+
   tuner::KernelSource source;
   try {
     source = tuner::find_or_compile_gemm(spec, key, request, rt.db ? &*rt.db : nullptr);

@@ -7,6 +7,18 @@
 namespace tcjit::tuner {
 namespace {
 
+// A100 with the full math rate and no latency limit on DRAM: the hand-worked figures below
+// check the throughput terms alone.
+const GpuModel &ideal_a100() {
+  static const GpuModel g = [] {
+    GpuModel m = a100_model();
+    m.mma_efficiency = 1;
+    m.dram_latency_seconds = 0;
+    return m;
+  }();
+  return g;
+}
+
 KernelFeatures f16_128x128x32(double instructions_per_mma) {
   KernelFeatures k;
   k.math = MathKind::f16;
@@ -45,7 +57,7 @@ TEST(PerfModel, OccupancyTakesTheTightestLimit) {
 }
 
 TEST(PerfModel, LargeGemmWithALeanLoopIsTensorBound) {
-  const Prediction p = predict(a100_model(), f16_128x128x32(2.5), {4096, 4096, 4096});
+  const Prediction p = predict(ideal_a100(), f16_128x128x32(2.5), {4096, 4096, 4096});
   ASSERT_TRUE(p.launchable);
   EXPECT_EQ(p.bound, "tensor");
   EXPECT_EQ(p.ctas, 32 * 32);
@@ -58,8 +70,8 @@ TEST(PerfModel, LargeGemmWithALeanLoopIsTensorBound) {
 
 TEST(PerfModel, AFatLoopBecomesIssueBoundAndSlower) {
   // 128*128*32 / (16*8*16) = 256 mma per K-tile; 2 CTAs * 256 * 10 / 4 = 1280 > 1024 cycles.
-  const Prediction lean = predict(a100_model(), f16_128x128x32(2.5), {4096, 4096, 4096});
-  const Prediction fat = predict(a100_model(), f16_128x128x32(10), {4096, 4096, 4096});
+  const Prediction lean = predict(ideal_a100(), f16_128x128x32(2.5), {4096, 4096, 4096});
+  const Prediction fat = predict(ideal_a100(), f16_128x128x32(10), {4096, 4096, 4096});
   EXPECT_EQ(fat.bound, "issue");
   EXPECT_DOUBLE_EQ(fat.issue_cycles, 1280);
   EXPECT_LT(fat.tflops, lean.tflops);
@@ -72,27 +84,30 @@ TEST(PerfModel, SkinnyGemmNeedsSplitKToReachDram) {
   // 16x4096x4096 f16 without split-K: 32 CTAs on 32 of 108 SMs. Each computes its whole 64-row
   // tile (48 rows wasted): 2*64*128*32 / 2048 = 256 tensor cycles per K-tile, more than pulling
   // (64+128)*32*2 = 12288 B at 64 B/clk (192 cycles).
-  const Prediction alone = predict(a100_model(), k, {16, 4096, 4096});
+  const Prediction alone = predict(ideal_a100(), k, {16, 4096, 4096});
   EXPECT_EQ(alone.ctas, 32);
   EXPECT_EQ(alone.bound, "tensor");
   EXPECT_DOUBLE_EQ(alone.tensor_cycles, 256);
   EXPECT_DOUBLE_EQ(alone.l2_cycles, 192);
   // Split 4 ways: 128 CTAs on every SM, and B (32 MiB at 2.039 TB/s, ~16.5 us) bounds it.
   k.split_k = 4;
-  const Prediction p = predict(a100_model(), k, {16, 4096, 4096});
+  const Prediction p = predict(ideal_a100(), k, {16, 4096, 4096});
   EXPECT_EQ(p.bound, "dram");
   EXPECT_LT(p.seconds, alone.seconds);
   EXPECT_NEAR(p.dram_seconds * 1e6, (16.0 * 4096 * 2 * 2 + 4096.0 * 4096 * 2) / 2.039e12 * 1e6,
               0.01);
-  EXPECT_DOUBLE_EQ(p.seconds, p.dram_seconds);
+  // Then the reduction: 4 f32 partial tiles of 16x4096 written and read back (1 MiB), and its
+  // launch.
+  EXPECT_NEAR(p.splitk_seconds, 2e-6 + 2 * 16.0 * 4096 * 4 * 4 / 2.039e12, 1e-12);
+  EXPECT_DOUBLE_EQ(p.seconds, p.dram_seconds + p.splitk_seconds);
 }
 
 TEST(PerfModel, OneCtaPastAFullWaveCostsASecondWave) {
   KernelFeatures k = f16_128x128x32(2.5);
   const int64_t slots = 108 * 2;
   // A grid of exactly `slots` CTAs: 18 x 12 tiles of 128x128.
-  const Prediction full = predict(a100_model(), k, {18 * 128, 12 * 128, 4096});
-  const Prediction one_more = predict(a100_model(), k, {18 * 128 + 1, 12 * 128, 4096});
+  const Prediction full = predict(ideal_a100(), k, {18 * 128, 12 * 128, 4096});
+  const Prediction one_more = predict(ideal_a100(), k, {18 * 128 + 1, 12 * 128, 4096});
   EXPECT_EQ(full.ctas, slots);
   EXPECT_EQ(full.waves, 1);
   EXPECT_EQ(one_more.waves, 2);
@@ -102,7 +117,7 @@ TEST(PerfModel, OneCtaPastAFullWaveCostsASecondWave) {
 TEST(PerfModel, UnlaunchableKernelsPredictNothing) {
   KernelFeatures k = f16_128x128x32(3);
   k.threads = 2048;
-  const Prediction p = predict(a100_model(), k, {1024, 1024, 1024});
+  const Prediction p = predict(ideal_a100(), k, {1024, 1024, 1024});
   EXPECT_FALSE(p.launchable);
   EXPECT_EQ(p.tflops, 0);
   EXPECT_NE(p.why_not.find("threads"), std::string::npos) << p.why_not;
@@ -113,6 +128,43 @@ TEST(PerfModel, MathKindNamesRoundTrip) {
                      MathKind::f32_simt})
     EXPECT_EQ(parse_math_kind(to_string(k)), k);
   EXPECT_FALSE(parse_math_kind("fp16"));
+}
+
+} // namespace
+} // namespace tcjit::tuner
+
+namespace tcjit::tuner {
+namespace {
+
+TEST(PerfModel, FewCtasCannotSaturateDram) {
+  // 16x4096x4096 with 64x128 tiles: 32 CTAs keep 2 K-tiles of 12 KiB each in flight: 768 KiB
+  // over a 700 ns latency is ~1.1 TB/s, half of A100's 2.039 TB/s; 128 CTAs (split-K 4) reach it.
+  KernelFeatures k;
+  k.math = MathKind::f16;
+  k.bm = 64;
+  k.threads = 128;
+  k.registers = 128;
+  k.shared_bytes = 36864;
+  k.instructions_per_mma = 3;
+  const Prediction alone = predict(a100_model(), k, {16, 4096, 4096});
+  const double bytes = 16.0 * 4096 * 2 * 2 + 4096.0 * 4096 * 2;
+  EXPECT_NEAR(alone.dram_seconds, bytes / (32 * 2 * 12288 / 700e-9), 1e-9);
+  k.split_k = 4;
+  const Prediction split = predict(a100_model(), k, {16, 4096, 4096});
+  EXPECT_NEAR(split.dram_seconds, bytes / 2.039e12, 1e-9);
+  EXPECT_LT(split.seconds, alone.seconds);
+}
+
+TEST(PerfModel, FewerThanFourWarpsLeaveTensorCoresIdle) {
+  KernelFeatures k;
+  k.math = MathKind::f16;
+  k.threads = 64; // 2 warps, one CTA per SM (shared memory)
+  k.registers = 128;
+  k.shared_bytes = 120 * 1024;
+  k.instructions_per_mma = 3;
+  const Prediction p = predict(ideal_a100(), k, {4096, 4096, 4096});
+  EXPECT_EQ(p.ctas_per_sm, 1);
+  EXPECT_DOUBLE_EQ(p.tensor_cycles, 2.0 * 128 * 128 * 32 / 2048 * 2); // half the sub-partitions
 }
 
 } // namespace

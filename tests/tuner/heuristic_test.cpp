@@ -1,0 +1,141 @@
+// The default chooser and the cost model on cases with a clear answer (issue 12's "done when"):
+// split-K for small M*N with long K, smaller tiles where one wave would be mostly empty, no
+// split-K for large M*N, the memory-bound skinny GEMM, and the model's sanity targets on A100.
+#include "compiler/dsl/parser.h"
+#include "tuner/cost_model.h"
+#include "tuner/heuristic.h"
+#include "tuner/ranking.h"
+#include "tuner/search_space.h"
+
+#include <gtest/gtest.h>
+
+namespace tcjit::tuner {
+namespace {
+
+// f16 in, f16 out, f32 accumulate unless the text says otherwise.
+OpSpec spec_of(std::string text) {
+  if (text.find(" a=") == std::string::npos)
+    text += " a=f16 b=f16 c=f16 acc=f32";
+  const ParseResult parsed = parse_spec(text);
+  EXPECT_TRUE(parsed.ok()) << text << (parsed.ok() ? "" : parsed.errors.front().render());
+  return parsed.entries.front().spec;
+}
+
+Prediction predicted(const std::string &text, const codegen::TileConfig &c) {
+  return predict_config(a100_model(), spec_of(text), c, false);
+}
+
+TEST(Heuristic, LongKWithSmallOutputTakesSplitK) {
+  // One 128x128 CTA on a 108-SM A100 runs 256 K-tiles alone; split-K spreads K over the SMs.
+  const OpSpec spec = spec_of("gemm m=128 n=128 k=8192");
+  const auto configs = heuristic_configs(spec, "sm_80", false);
+  ASSERT_FALSE(configs.empty());
+  const codegen::TileConfig &best = configs.front();
+  EXPECT_GT(best.split_k, 1) << codegen::to_string(best);
+  const Prediction chosen = predict_config(a100_model(), spec, best, false);
+  const Prediction old_default =
+      predict_config(a100_model(), spec, codegen::default_tile_config(spec, "sm_80", false), false);
+  EXPECT_LT(chosen.seconds * 4, old_default.seconds)
+      << codegen::to_string(best) << " " << chosen.seconds << " vs " << old_default.seconds;
+}
+
+TEST(Heuristic, SkinnyGemmFillsTheMachine) {
+  // m=16: the old 64x128 tile made 32 CTAs for 108 SMs.
+  const OpSpec spec = spec_of("gemm m=16 n=4096 k=4096");
+  const codegen::TileConfig best = heuristic_configs(spec, "sm_80", false).front();
+  const Prediction p = predict_config(a100_model(), spec, best, false);
+  EXPECT_GE(p.ctas, 108) << codegen::to_string(best);
+  EXPECT_LE(best.bm, 32) << codegen::to_string(best);
+  // It is memory-bound: B alone is 32 MiB, read once.
+  EXPECT_EQ(p.bound, "dram") << codegen::to_string(best);
+}
+
+TEST(Heuristic, LargeSquareGemmTakesNoSplitKAndABigTile) {
+  const OpSpec spec = spec_of("gemm m=4096 n=4096 k=4096");
+  const codegen::TileConfig best = heuristic_configs(spec, "sm_80", false).front();
+  EXPECT_EQ(best.split_k, 1) << codegen::to_string(best);
+  EXPECT_GE(best.bm * best.bn, 64 * 128) << codegen::to_string(best);
+  EXPECT_GE(best.wm * best.wn, 64 * 64) << codegen::to_string(best);
+  // Split-K loses for large M*N: the same tile with 4 slices is predicted slower.
+  codegen::TileConfig split = best;
+  split.split_k = 4;
+  EXPECT_GT(predicted("gemm m=4096 n=4096 k=4096", split).seconds,
+            predicted("gemm m=4096 n=4096 k=4096", best).seconds);
+}
+
+TEST(CostModel, A100F16LargeGemmNearCublasClass) {
+  // cuBLAS-class kernels reach roughly 80-90% of the 312 TFLOPS peak at 4096^3 f16.
+  const OpSpec spec = spec_of("gemm m=4096 n=4096 k=4096");
+  const codegen::TileConfig best = heuristic_configs(spec, "sm_80", false).front();
+  const Prediction p = predict_config(a100_model(), spec, best, false);
+  EXPECT_GE(p.fraction_of_peak, 0.75) << codegen::to_string(best) << " " << p.tflops;
+  EXPECT_LE(p.fraction_of_peak, 0.92) << codegen::to_string(best) << " " << p.tflops;
+}
+
+TEST(CostModel, MostlyEmptyWaveLoses) {
+  // m=n=1024: 128x256 tiles make 32 CTAs (a third of the SMs); 64x128 make 128.
+  const codegen::TileConfig big{128, 256, 32, 64, 64, 3, 1, 1, 8, 8};
+  const codegen::TileConfig small{64, 128, 32, 32, 64, 3, 1, 1, 8, 8};
+  EXPECT_LT(predicted("gemm m=1024 n=1024 k=4096", small).seconds,
+            predicted("gemm m=1024 n=1024 k=4096", big).seconds);
+}
+
+TEST(CostModel, OneCtaPerSmLosesToTwo) {
+  // Equal tiles and loops; 200 registers x 256 threads fit once per SM, 128 registers twice.
+  const OpSpec spec = spec_of("gemm m=4096 n=4096 k=4096");
+  const codegen::TileConfig c{128, 128, 32, 64, 32, 3, 1, 1, 8, 8};
+  CandidateFacts fat, lean;
+  fat.registers = 200;
+  lean.registers = 128;
+  fat.instructions_per_mma = lean.instructions_per_mma = 6;
+  const Prediction f = predict_config(a100_model(), spec, c, false, fat);
+  const Prediction l = predict_config(a100_model(), spec, c, false, lean);
+  EXPECT_EQ(f.ctas_per_sm, 1);
+  EXPECT_EQ(l.ctas_per_sm, 2);
+  EXPECT_LT(l.seconds, f.seconds);
+}
+
+TEST(CostModel, BankConflictsLose) {
+  // The same kernel with twice the shared-memory wavefronts per mma (2-way conflicts) becomes
+  // shared-bound and slower.
+  const OpSpec spec = spec_of("gemm m=4096 n=4096 k=4096");
+  const codegen::TileConfig c{128, 128, 32, 64, 64, 3, 1, 1, 8, 8};
+  CandidateFacts clean, conflicted;
+  clean.registers = conflicted.registers = 224;
+  clean.shared_wavefronts_per_mma = 1.5;
+  conflicted.shared_wavefronts_per_mma = 3.0;
+  const Prediction a = predict_config(a100_model(), spec, c, false, clean);
+  const Prediction b = predict_config(a100_model(), spec, c, false, conflicted);
+  EXPECT_EQ(b.bound, "shared");
+  EXPECT_GT(b.seconds, a.seconds * 1.2);
+}
+
+TEST(CostModel, SpillingConfigIsPrunedBeforeCompiling) {
+  // tf32 with 64x64 warp tiles needs 128 accumulators plus converted fragments: over 255.
+  const OpSpec spec = spec_of("gemm m=4096 n=4096 k=4096 a=f32 b=f32 c=f32 acc=f32 math=tf32");
+  const codegen::TileConfig c{128, 128, 16, 64, 64, 3, 1, 1, 4, 4};
+  const auto why = prune_reasons(spec, c, "sm_80", false, a100_model());
+  ASSERT_FALSE(why.empty());
+  EXPECT_EQ(why.front().rule, "registers") << why.front().reason;
+}
+
+TEST(Heuristic, EveryDtypeGetsAValidConfig) {
+  for (const char *text :
+       {"gemm m=512 n=512 k=512", "gemm m=512 n=512 k=512 a=bf16 b=bf16 c=bf16 acc=f32",
+        "gemm m=512 n=512 k=512 a=f32 b=f32 c=f32 acc=f32 math=tf32",
+        "gemm m=512 n=512 k=512 a=f32 b=f32 c=f32 acc=f32 math=f32",
+        "gemm m=512 n=512 k=512 a=s8 b=s8:col c=s32 acc=s32", "gemm m=512 n=512 k=512 a=f64 b=f64 c=f64 acc=f64",
+        "gemm m=? n=? k=?", "gemm m=1..8192 n=4096 k=4096"}) {
+    const OpSpec spec = spec_of(text);
+    for (const char *arch : {"sm_80", "sm_86", "sm_89", "sm_90"}) {
+      const auto configs = heuristic_configs(spec, arch, false);
+      ASSERT_FALSE(configs.empty()) << text << " " << arch;
+      for (const codegen::TileConfig &c : configs)
+        EXPECT_TRUE(codegen::validate_tile_config(spec, c, arch, false).empty())
+            << text << " " << arch << " " << codegen::to_string(c);
+    }
+  }
+}
+
+} // namespace
+} // namespace tcjit::tuner

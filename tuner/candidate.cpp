@@ -1,0 +1,118 @@
+#include "tuner/candidate.h"
+
+#include "runtime/device/device.h"
+#include "runtime/jit/ptx_compiler.h"
+#include "runtime/jit/ptxas_compiler.h"
+
+#include <chrono>
+#include <cstdio>
+
+namespace tcjit::tuner {
+
+namespace {
+
+std::string fmt(const char *format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+} // namespace
+
+CubinBuild build_cubin(const codegen::CompiledKernel &k) {
+  CubinBuild b;
+  jit::PtxCompileOptions options;
+  options.sm_arch = k.plan.sm;
+  options.resource_usage = true;
+  const std::string name = k.plan.kernel_name + ".ptx";
+  jit::CompiledPtx compiled;
+  std::string ptxas_problem; // why ptxas could not be used (the environment, not the PTX)
+  if (jit::ptxas_available()) {
+    try {
+      compiled = jit::compile_ptx_with_ptxas(k.ptx, name, options);
+      b.stage = "ptxas";
+    } catch (const device::DeviceError &e) {
+      if (e.kind() == device::ErrorKind::ModuleLoad) { // ptxas rejected the PTX: a tcjit bug
+        b.error = std::string(e.what());
+        return b;
+      }
+      ptxas_problem = e.what();
+    }
+  } else {
+    ptxas_problem = "cannot run ptxas at " + jit::ptxas_executable() + ", set TCJIT_PTXAS";
+  }
+  if (b.stage.empty()) {
+    const jit::NvJitLinkLibrary &library = jit::nvjitlink_library();
+    if (!library.loaded) {
+      b.note = "no cubin: neither ptxas (" + ptxas_problem + ") nor nvJitLink (" + library.error +
+               ") is available; a GPU's driver compiles the PTX when it loads it";
+      return b;
+    }
+    try {
+      compiled = jit::compile_ptx(k.ptx, name, options, library);
+      b.stage = "nvJitLink";
+    } catch (const device::DeviceError &e) {
+      b.error = std::string(e.what());
+      return b;
+    }
+  }
+  b.cubin.assign(compiled.cubin.begin(), compiled.cubin.end());
+  b.resources = std::move(compiled.resources);
+  b.ms = compiled.compile_milliseconds;
+  b.note = "cubin " + std::to_string(b.cubin.size()) + " B by " +
+           (b.stage == "ptxas" ? compiled.options : "nvJitLink " + compiled.options) + " in " +
+           fmt("%.1f ms", b.ms);
+  return b;
+}
+
+int spill_and_stack_bytes(const CubinBuild &build) {
+  int bytes = 0;
+  for (const jit::KernelResources &r : build.resources)
+    bytes += r.spill_bytes() + (build.stage == "ptxas" ? r.stack_frame : 0);
+  return bytes;
+}
+
+BuiltCandidate build_candidate(const OpSpec &spec, const codegen::TileConfig &config,
+                               std::string_view arch, bool tf32_off) {
+  const auto start = std::chrono::steady_clock::now();
+  BuiltCandidate c;
+  c.config = codegen::resolve_vectors(spec, config);
+  codegen::CompileOptions options;
+  options.arch = std::string(arch);
+  options.tf32_off = tf32_off;
+  options.config = c.config;
+  c.kernel = codegen::compile_gemm(spec, options);
+  auto elapsed = [&] {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
+  };
+  if (!c.kernel.ok()) {
+    c.failure_rule = "compile";
+    for (const codegen::ConfigError &e : c.kernel.errors)
+      c.failure += (c.failure.empty() ? "" : "; ") + e.field + ": " + e.message;
+    c.build_ms = elapsed();
+    return c;
+  }
+  c.cubin = build_cubin(c.kernel);
+  c.build_ms = elapsed();
+  if (!c.cubin.error.empty()) {
+    c.failure_rule = "ptxas";
+    c.failure = "the generated PTX does not compile (a tcjit bug): " + c.cubin.error;
+    return c;
+  }
+  if (const jit::KernelResources *r =
+          jit::find_kernel_resources(c.cubin.resources, c.kernel.plan.kernel_name)) {
+    c.facts.registers = r->registers;
+    c.facts.spill_bytes = r->spill_bytes();
+    c.facts.stack_bytes = c.cubin.stage == "ptxas" ? r->stack_frame : 0;
+    c.facts.static_shared_bytes = r->static_shared_bytes;
+  }
+  if (const int bad = spill_and_stack_bytes(c.cubin); bad > 0) {
+    c.failure_rule = "spills";
+    c.failure = "the cubin spills or needs a stack frame (" + std::to_string(bad) +
+                " bytes per thread; " + std::to_string(c.facts.registers) + " registers)";
+  }
+  return c;
+}
+
+} // namespace tcjit::tuner

@@ -1,0 +1,166 @@
+#include "tuner/cost_model.h"
+
+#include "compiler/codegen/mma_table.h"
+#include "compiler/spec/shape.h"
+#include "tuner/search_space.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace tcjit::tuner {
+
+namespace {
+
+MathKind math_kind(codegen::MmaKind kind) {
+  switch (kind) {
+  case codegen::MmaKind::f16_f32: return MathKind::f16;
+  case codegen::MmaKind::bf16_f32: return MathKind::bf16;
+  case codegen::MmaKind::tf32_f32: return MathKind::tf32;
+  case codegen::MmaKind::s8_s32: return MathKind::s8;
+  case codegen::MmaKind::f64_f64: return MathKind::f64;
+  case codegen::MmaKind::simt_f32: return MathKind::f32_simt;
+  }
+  return MathKind::f16;
+}
+
+int bytes_of(DType t) {
+  return std::max(1, dtype_bits(t) / 8);
+}
+
+// Warp-level counts of one K-tile of the main loop, as the generator emits it.
+struct KtileCounts {
+  double mma = 0;           // math instructions per warp
+  double shared_loads = 0;  // ldmatrix.x4 or ld.shared per warp
+  double converts = 0;      // cvt.rna.tf32 per warp
+  double global_copies = 0; // cp.async per warp
+  double load_wavefronts = 0, copy_wavefronts = 0;
+};
+
+KtileCounts ktile_counts(const OpSpec &spec, const codegen::TileConfig &c, bool tf32_off) {
+  const codegen::MmaForm f = codegen::math_form(spec, tf32_off);
+  const codegen::TileConfig r = codegen::resolve_vectors(spec, c);
+  const int esize = bytes_of(spec.gemm.a.dtype);
+  const int warps = std::max(1, codegen::warps_per_cta(c));
+  KtileCounts k;
+  if (f.kind == codegen::MmaKind::simt_f32) {
+    // One warp-FFMA per accumulator and k; lanes 4 x 8: wm/4 + wn/8 shared loads per k (vec4).
+    k.mma = double(c.wm) * c.wn / 32 * c.bk;
+    k.shared_loads = (c.wm / 4.0 + c.wn / 8.0) / 4 * c.bk;
+    k.load_wavefronts = k.shared_loads * 4;
+  } else {
+    const double tiles_m = double(c.wm) / f.m, tiles_n = double(c.wn) / f.n;
+    const double ksteps = double(c.bk) / f.k;
+    k.mma = tiles_m * tiles_n * ksteps;
+    if (esize == 2 || esize == 1) { // ldmatrix.x4: 16 rows x 16 bytes of A, or of B
+      k.shared_loads = (c.wm / 16.0 + c.wn / 16.0) * (c.bk * esize / 32.0);
+      k.load_wavefronts = 4 * k.shared_loads;
+    } else { // 32/64-bit elements: one 32-bit (64-bit for f64) ld.shared per register
+      k.shared_loads = (tiles_m * f.a_regs + tiles_n * f.b_regs) * ksteps;
+      k.load_wavefronts = k.shared_loads * (esize == 8 ? 2 : 1);
+      if (f.kind == codegen::MmaKind::tf32_f32)
+        k.converts = k.shared_loads;
+    }
+  }
+  const double bytes = double(c.bm + c.bn) * c.bk * esize;
+  const double vec_bytes = std::max(1, std::min(r.vec_a, r.vec_b)) * esize;
+  k.global_copies = bytes / vec_bytes / 32 / warps;
+  k.copy_wavefronts = bytes / 128 / warps;
+  return k;
+}
+
+} // namespace
+
+const GpuModel &gpu_model_for_arch(std::string_view arch) {
+  if (arch == "sm_80")
+    return a100_model();
+  if (arch == "sm_86")
+    return a6000_model();
+  if (arch == "sm_89")
+    return l40s_model();
+  if (arch == "sm_90")
+    return h100_model();
+  throw std::invalid_argument("no GPU model for arch '" + std::string(arch) + "'");
+}
+
+std::string cost_model_version() {
+  return "tcjit-cost-model 1";
+}
+
+int estimated_registers(const OpSpec &spec, const codegen::TileConfig &c, bool tf32_off) {
+  const codegen::MmaForm f = codegen::math_form(spec, tf32_off);
+  if (f.kind == codegen::MmaKind::simt_f32)
+    return c.wm * c.wn / 32 + (c.wm / 4 + c.wn / 8) + 40;
+  const int wide = f.elem_bits == 64 ? 2 : 1; // f64 registers are pairs
+  const int tiles_m = c.wm / f.m, tiles_n = c.wn / f.n;
+  const int acc = tiles_m * tiles_n * f.c_regs * wide;
+  const int fragments = 2 * (tiles_m * f.a_regs + tiles_n * f.b_regs) * wide; // double-buffered
+  int extra = 48; // addresses, predicates, loop state
+  if (f.kind == codegen::MmaKind::tf32_f32 || f.kind == codegen::MmaKind::s8_s32)
+    extra += 32; // tf32: converted copies of the fragments; s8: byte-wise fragment addressing
+  const codegen::TileConfig r = codegen::resolve_vectors(spec, c);
+  if (std::min(r.vec_a, r.vec_b) * bytes_of(spec.gemm.a.dtype) < 16)
+    extra += 16; // an address and a predicate per narrower piece
+  return acc + fragments + extra;
+}
+
+double estimated_instructions_per_mma(const OpSpec &spec, const codegen::TileConfig &c,
+                                      bool tf32_off) {
+  const KtileCounts k = ktile_counts(spec, c, tf32_off);
+  // Each cp.async needs its address and predicate (~2 more); the K-tile's barrier, commit, wait,
+  // pointer increments and loop branch about 20.
+  const double other = k.shared_loads + k.converts + 3 * k.global_copies + 20;
+  return 1 + other / std::max(1.0, k.mma);
+}
+
+KernelFeatures kernel_features(const OpSpec &spec, const codegen::TileConfig &config,
+                               bool tf32_off, const CandidateFacts &facts) {
+  const codegen::MmaForm f = codegen::math_form(spec, tf32_off);
+  KernelFeatures k;
+  k.math = math_kind(f.kind);
+  k.bm = config.bm;
+  k.bn = config.bn;
+  k.bk = config.bk;
+  if (f.kind == codegen::MmaKind::simt_f32) {
+    k.mma_m = 32, k.mma_n = 1, k.mma_k = 1;
+  } else {
+    k.mma_m = f.m, k.mma_n = f.n, k.mma_k = f.k;
+  }
+  k.threads = codegen::threads_per_cta(config);
+  k.registers =
+      facts.registers > 0 ? facts.registers : estimated_registers(spec, config, tf32_off);
+  k.shared_bytes = codegen::shared_bytes(spec, config) + std::max(0, facts.static_shared_bytes);
+  k.instructions_per_mma = facts.instructions_per_mma > 0
+                               ? facts.instructions_per_mma
+                               : estimated_instructions_per_mma(spec, config, tf32_off);
+  if (facts.shared_wavefronts_per_mma > 0) {
+    k.shared_wavefronts_per_mma = facts.shared_wavefronts_per_mma;
+  } else {
+    const KtileCounts c = ktile_counts(spec, config, tf32_off);
+    k.shared_wavefronts_per_mma = (c.load_wavefronts + c.copy_wavefronts) / std::max(1.0, c.mma);
+  }
+  k.split_k = config.split_k;
+  k.stages = config.stages;
+  k.a_bytes = bytes_of(spec.gemm.a.dtype);
+  k.b_bytes = bytes_of(spec.gemm.b.dtype);
+  k.c_bytes = bytes_of(spec.gemm.c.dtype);
+  return k;
+}
+
+Problem model_problem(const OpSpec &spec) {
+  const NominalSizes s = nominal_sizes(spec);
+  Problem p;
+  p.m = s.m;
+  p.n = s.n;
+  p.k = s.k;
+  p.batch = s.batch;
+  p.reads_c = spec.epilogue.beta != 0;
+  return p;
+}
+
+Prediction predict_config(const GpuModel &gpu, const OpSpec &spec,
+                          const codegen::TileConfig &config, bool tf32_off,
+                          const CandidateFacts &facts) {
+  return predict(gpu, kernel_features(spec, config, tf32_off, facts), model_problem(spec));
+}
+
+} // namespace tcjit::tuner

@@ -1,0 +1,86 @@
+#include "tuner/cta_probe.h"
+
+#include "compiler/reference/bind_dims.h"
+#include "compiler/spec/validate.h"
+#include "runtime/emu/counters.h"
+#include "tuner/search_space.h"
+#include "tuner/verify_gemm.h"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
+namespace tcjit::tuner {
+
+namespace {
+
+// The spec of one CTA's worth of the problem with K = `k`: sizes the CTA tile covers (no more
+// than the problem has), one batch.
+OpSpec one_cta_spec(const OpSpec &spec, const codegen::TileConfig &c, int64_t k) {
+  const NominalSizes s = nominal_sizes(spec);
+  OpSpec one = spec;
+  one.gemm.m = Dim::fixed_size(std::min<int64_t>(s.m, c.bm));
+  one.gemm.n = Dim::fixed_size(std::min<int64_t>(s.n, c.bn));
+  one.gemm.k = Dim::fixed_size(k);
+  one.gemm.batch = Dim::fixed_size(1);
+  return one;
+}
+
+} // namespace
+
+CtaProbe probe_one_cta(device::Device &emulator, const OpSpec &spec,
+                       const BuiltCandidate &candidate, uint64_t seed) {
+  CtaProbe probe;
+  const auto start = std::chrono::steady_clock::now();
+  const codegen::TileConfig &c = candidate.config;
+  // K lengths whose difference is 4 K-tiles per split-K slice, both past the pipeline's fill.
+  const int64_t slice = int64_t{c.bk} * c.split_k;
+  const int64_t k1 = slice * (c.stages + 1), k2 = k1 + 4 * slice;
+  emu::LaunchCounters counters[2];
+  int64_t ks[2] = {k1, k2};
+  for (int i = 0; i < 2; ++i) {
+    const OpSpec one = one_cta_spec(spec, c, ks[i]);
+    if (const auto errors = validate_spec(one); !errors.empty()) {
+      probe.error = "the probe's spec is not valid: " + errors.front().message;
+      return probe;
+    }
+    try {
+      const GemmCheck check = run_and_check_gemm(emulator, candidate.kernel, one, seed + i,
+                                                 candidate.cubin.cubin);
+      if (!check.report.ok()) {
+        probe.error = "wrong result at m=" + std::to_string(one.gemm.m.value) +
+                      " n=" + std::to_string(one.gemm.n.value) + " k=" + std::to_string(ks[i]) +
+                      ": " + std::to_string(check.report.mismatches) + " of " +
+                      std::to_string(check.report.count) +
+                      " elements out of tolerance; worst " + check.report.summary();
+        return probe;
+      }
+      if (!check.counters) {
+        probe.error = "the device is not the emulator: no counters";
+        return probe;
+      }
+      counters[i] = *check.counters;
+    } catch (const std::exception &e) {
+      probe.error = std::string("the emulator failed: ") + e.what();
+      return probe;
+    }
+  }
+  probe.verified = true;
+  const double mma = double(counters[1].mma_instructions) - double(counters[0].mma_instructions);
+  if (mma > 0) {
+    probe.instructions_per_mma =
+        (double(counters[1].warp_instructions) - double(counters[0].warp_instructions)) / mma;
+    probe.shared_wavefronts_per_mma =
+        (double(counters[1].shared_wavefronts) - double(counters[0].shared_wavefronts)) / mma;
+    probe.bank_conflicts_per_mma = std::max(
+        0.0,
+        (double(counters[1].shared_bank_conflicts) - double(counters[0].shared_bank_conflicts)) /
+            mma);
+    probe.mma_per_ktile = uint64_t(mma / 4 / c.split_k);
+  }
+  probe.emulator_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return probe;
+}
+
+} // namespace tcjit::tuner

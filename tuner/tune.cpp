@@ -1,0 +1,302 @@
+#include "tuner/tune.h"
+
+#include "tuner/cost_model.h"
+#include "tuner/kernel_records.h"
+#include "tuner/ranking.h"
+#include "tuner/search_space.h"
+
+#include <chrono>
+#include <charconv>
+#include <cmath>
+#include <deque>
+#include <future>
+#include <limits>
+#include <map>
+#include <stdexcept>
+#include <thread>
+
+namespace tcjit::tuner {
+
+namespace {
+
+using codegen::TileConfig;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// One candidate on its way from the strategy to the database.
+struct Pending {
+  size_t index = 0;
+  std::optional<Measurement> reused;     // an earlier run's result
+  std::future<BuiltCandidate> build;     // valid when built now
+};
+
+kernels_db::ResultRecord result_record(const TuneTask &task, const TileConfig &config,
+                                       const Measurement &m, const std::string &version) {
+  kernels_db::ResultRecord r;
+  r.problem_key = task.key.text;
+  r.config_json = config_json(config);
+  r.arch = task.arch;
+  r.status = m.status;
+  if (m.status == kernels_db::ResultStatus::ok) {
+    r.timing = m.timing;
+    r.tflops = m.tflops;
+  }
+  r.provenance = m.provenance;
+  r.tuner_version = version;
+  r.message = m.message;
+  return r;
+}
+
+Measurement measurement_of(const kernels_db::ResultRecord &r) {
+  Measurement m;
+  m.status = r.status;
+  m.provenance = r.provenance;
+  m.timing = r.timing;
+  m.tflops = r.tflops;
+  m.message = r.message;
+  return m;
+}
+
+// The winner's kernel, stored as the runtime will look it up: it also marks the problem tuned.
+void store_binary(kernels_db::KernelsDb &db, const TuneTask &task, const BuiltCandidate &built) {
+  kernels_db::BinaryRecord record =
+      binary_record(task.key, built.kernel, task.arch, built.cubin.resources);
+  if (!built.cubin.cubin.empty()) {
+    record.cubin = built.cubin.cubin;
+    record.compile_options += " + " + built.cubin.stage + " -arch=" + task.arch;
+  }
+  db.put_binary(record);
+}
+
+// The finished tune's winner: the result of this tuner version whose config's binary the runtime
+// finds first (the winner's binary is stored last, when a tune finishes). nullptr when the
+// problem is not finished.
+const kernels_db::ResultRecord *finished_winner(kernels_db::KernelsDb &db, const TuneTask &task,
+                                                const std::vector<kernels_db::ResultRecord> &mine) {
+  if (mine.empty())
+    return nullptr;
+  const auto found = db.find_binary(
+      {task.key.text, std::nullopt, task.arch, toolkit_version(), compiler_version()});
+  if (found.status != kernels_db::LookupStatus::hit)
+    return nullptr;
+  for (const kernels_db::ResultRecord &r : mine)
+    if (r.status == kernels_db::ResultStatus::ok && r.timing &&
+        r.config_json == found.binary->key.config_json)
+      return &r;
+  return nullptr;
+}
+
+} // namespace
+
+bool parse_budget(std::string_view text, Budget &out, std::string &error) {
+  if (text.empty()) {
+    error = "an empty budget";
+    return false;
+  }
+  double value = 0;
+  const char *first = text.data(), *last = text.data() + text.size();
+  auto [p, ec] = std::from_chars(first, last, value);
+  if (ec != std::errc() || !(value > 0) || !std::isfinite(value)) {
+    error = "budget '" + std::string(text) +
+            "' is not a positive number of candidates (200) or a time (90s, 10m, 2h)";
+    return false;
+  }
+  const std::string_view unit(p, size_t(last - p));
+  Budget b;
+  if (unit.empty()) {
+    if (value != std::floor(value) || value > 1e7) {
+      error = "budget '" + std::string(text) + "': a count of candidates must be a whole number " +
+              "up to 10000000";
+      return false;
+    }
+    b.candidates = size_t(value);
+  } else if (unit == "s" || unit == "m" || unit == "h") {
+    b.seconds = value * (unit == "s" ? 1 : unit == "m" ? 60 : 3600);
+  } else {
+    error = "budget '" + std::string(text) + "': unknown unit '" + std::string(unit) +
+            "' (use s, m or h, or no unit for a count of candidates)";
+    return false;
+  }
+  out = b;
+  return true;
+}
+
+std::string tuner_version(const Measurer &measurer) {
+  std::string v = "tcjit-tuner 1 / " + compiler_version() + " / " + measurer.name();
+  if (measurer.name() == "model")
+    v += " (" + cost_model_version() + ")";
+  return v;
+}
+
+std::vector<size_t> shard_indices(size_t count, size_t index, size_t shards) {
+  if (shards == 0 || index >= shards)
+    throw std::invalid_argument("shard " + std::to_string(index) + "/" + std::to_string(shards) +
+                                ": the index must be in 0.." +
+                                (shards ? std::to_string(shards - 1) : std::string("N-1")));
+  // Slice i holds [i*count/shards, (i+1)*count/shards): sizes differ by at most one.
+  const size_t begin = index * count / shards, end = (index + 1) * count / shards;
+  std::vector<size_t> out;
+  for (size_t i = begin; i < end; ++i)
+    out.push_back(i);
+  return out;
+}
+
+TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
+                        kernels_db::KernelsDb *db) {
+  if (!options.measurer)
+    throw std::invalid_argument("tune_problem: no measurer");
+  const auto start = Clock::now();
+  TuneResult result;
+  if (const auto errors = codegen::check_codegen_support(task.spec, task.arch, task.tf32_off);
+      !errors.empty())
+    throw std::invalid_argument(errors.front().field + ": " + errors.front().message);
+  Measurer &measurer = *options.measurer;
+  const std::string version = tuner_version(measurer);
+  const GpuModel &gpu = options.gpu ? *options.gpu : gpu_model_for_arch(task.arch);
+
+  // What earlier runs of this tuner version stored.
+  std::map<std::string, Measurement> known;
+  if (db) {
+    db->put_problem(problem_record(task.spec, task.key, task.arch));
+    std::vector<kernels_db::ResultRecord> mine;
+    for (kernels_db::ResultRecord &r : db->results(task.key.text))
+      if (r.arch == task.arch && r.tuner_version == version)
+        mine.push_back(std::move(r));
+    if (const kernels_db::ResultRecord *winner = finished_winner(*db, task, mine)) {
+      result.already_tuned = true;
+      result.best = parse_config_json(winner->config_json);
+      result.best_measurement = measurement_of(*winner);
+      result.reused = mine.size();
+      result.seconds = seconds_since(start);
+      return result;
+    }
+    for (const kernels_db::ResultRecord &r : mine)
+      known.emplace(r.config_json, measurement_of(r));
+  }
+
+  const SearchSpace space = enumerate_space(task.spec, task.arch, task.tf32_off, gpu);
+  result.space_size = space.legal.size();
+  result.pruned = space.pruned.size();
+  result.pruned_summary = space.pruned_summary();
+  // The strategies take a cost per config, lower first: the rank of its static prediction.
+  std::vector<double> cost(space.legal.size(), std::numeric_limits<double>::infinity());
+  {
+    const std::vector<RankedConfig> ranked =
+        rank_by_model(task.spec, space.legal, task.tf32_off, gpu);
+    for (size_t r = 0; r < ranked.size(); ++r)
+      cost[ranked[r].index] = double(r);
+  }
+  std::unique_ptr<Strategy> strategy =
+      make_strategy(options.strategy, space.legal, cost, options.seed);
+
+  const int jobs = options.jobs > 0 ? options.jobs
+                                    : std::max(1, int(std::thread::hardware_concurrency()));
+  const size_t limit = options.budget.candidates > 0 ? options.budget.candidates
+                                                     : std::numeric_limits<size_t>::max();
+  TuneProgress progress;
+  progress.planned = std::min(limit, space.legal.size());
+  std::optional<BuiltCandidate> best_built;
+  std::deque<Pending> pending;
+  size_t proposed = 0;
+  bool exhausted = false;
+  auto out_of_time = [&] {
+    return options.budget.seconds > 0 && seconds_since(start) >= options.budget.seconds;
+  };
+  auto stopped = [&] { return options.stop && options.stop->load(); };
+
+  while (true) {
+    // Keep every build thread busy ahead of the measurer.
+    while (!exhausted && !stopped() && !out_of_time() && proposed < limit &&
+           pending.size() < size_t(jobs) + 1) {
+      const std::optional<size_t> index = strategy->next();
+      if (!index) {
+        exhausted = true;
+        break;
+      }
+      ++proposed;
+      Pending p;
+      p.index = *index;
+      const TileConfig &config = space.legal[*index];
+      if (auto it = known.find(config_json(config)); it != known.end()) {
+        p.reused = it->second;
+      } else if (measurer.needs_build()) {
+        p.build = std::async(std::launch::async, [&task, config] {
+          return build_candidate(task.spec, config, task.arch, task.tf32_off);
+        });
+      }
+      pending.push_back(std::move(p));
+    }
+    if (pending.empty())
+      break;
+    if (stopped() || out_of_time()) {
+      result.interrupted = stopped();
+      break; // the builds in flight finish as `pending` is destroyed; nothing half-written
+    }
+    Pending p = std::move(pending.front());
+    pending.pop_front();
+    const TileConfig &config = space.legal[p.index];
+    CandidateOutcome outcome;
+    outcome.config = config;
+    std::optional<BuiltCandidate> built;
+    if (p.reused) {
+      outcome.measurement = *p.reused;
+      outcome.reused = true;
+      ++result.reused;
+    } else {
+      if (p.build.valid()) {
+        built = p.build.get();
+        outcome.build_ms = built->build_ms;
+      }
+      if (built && !built->usable()) {
+        outcome.measurement.status = built->failure_rule == "compile"
+                                         ? kernels_db::ResultStatus::illegal
+                                         : kernels_db::ResultStatus::failed;
+        outcome.measurement.provenance.kind = kernels_db::ProvenanceKind::predicted;
+        outcome.measurement.provenance.model = version;
+        outcome.measurement.message = built->failure_rule + ": " + built->failure;
+      } else {
+        outcome.measurement = measurer.measure(task, config, built ? &*built : nullptr);
+      }
+      ++result.measured;
+      if (db)
+        db->put_result(result_record(task, config, outcome.measurement, version));
+    }
+    const Measurement &m = outcome.measurement;
+    const bool ok = m.status == kernels_db::ResultStatus::ok && m.timing;
+    if (!ok)
+      ++result.failed;
+    strategy->report(p.index, ok ? m.seconds() : std::numeric_limits<double>::infinity());
+    if (ok && (!result.best || m.seconds() < result.best_measurement.seconds())) {
+      result.best = config;
+      result.best_measurement = m;
+      if (built)
+        best_built = std::move(built);
+      else
+        best_built.reset();
+    }
+    result.outcomes.push_back(std::move(outcome));
+    progress.done = result.outcomes.size();
+    progress.failed = result.failed;
+    progress.best = result.best;
+    progress.best_seconds = result.best ? result.best_measurement.seconds() : 0;
+    progress.elapsed_seconds = seconds_since(start);
+    if (options.on_progress)
+      options.on_progress(progress);
+  }
+  if (!result.interrupted && stopped())
+    result.interrupted = true;
+  // The winner's kernel marks the problem tuned (a run stopped early leaves it to the next run).
+  if (db && result.best && !result.interrupted && measurer.needs_build()) {
+    if (!best_built)
+      best_built = build_candidate(task.spec, *result.best, task.arch, task.tf32_off);
+    if (best_built->usable())
+      store_binary(*db, task, *best_built);
+  }
+  result.seconds = seconds_since(start);
+  return result;
+}
+
+} // namespace tcjit::tuner
