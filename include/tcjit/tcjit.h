@@ -26,8 +26,8 @@ typedef enum tcjit_status {
 typedef enum tcjit_miss_policy {
   TCJIT_MISS_HEURISTIC = 0, /* compile the default config now */
   TCJIT_MISS_FAIL = 1,      /* a miss is TCJIT_ERROR_NOT_FOUND */
-  TCJIT_MISS_TUNE = 2,      /* reserved for the tuner */
-  TCJIT_MISS_BACKGROUND = 3 /* reserved for the tuner */
+  TCJIT_MISS_TUNE = 2,      /* tune now (blocking), store and use the winner */
+  TCJIT_MISS_BACKGROUND = 3 /* compile the default now, tune in the background */
 } tcjit_miss_policy;
 
 typedef enum tcjit_origin {

@@ -9,8 +9,8 @@
 //
 // Preparing looks the kernel up in memory (Origin::memory: this problem, or another whose kernel
 // is the same, as for another batch size), then in the kernel database (Origin::database), then —
-// with MissPolicy::heuristic — compiles the default config now (Origin::compiled_now) and stores
-// it. A spec may leave sizes symbolic (`m=?`, `m=1..8192`): the launch gives them (GemmArgs).
+// with MissPolicy::heuristic — compiles the default chooser's config now (Origin::compiled_now)
+// and stores it; the database's tuned config (`tcjit tune`) comes first when there is one. A spec may leave sizes symbolic (`m=?`, `m=1..8192`): the launch gives them (GemmArgs).
 // Runtime and Operation are thread-safe: maps are guarded by a mutex and launches on one device are
 // serialized (the emulator is not thread-safe). Every failure throws tcjit::Error, which says what
 // went wrong, where and how to fix it.
@@ -31,12 +31,19 @@ namespace tcjit {
 // A device address on the runtime's device (CUDA or the emulator).
 using DeviceAddress = uint64_t;
 
-// What prepare() does when neither memory nor the database has the kernel. `tune` and
-// `background` (tune now; compile the default now and tune in the background) arrive with the
-// tuner and are refused until then.
+// What prepare() does when neither memory nor the database has a kernel for the problem:
+//   heuristic   compile the default chooser's config now (the cost model's best legal config)
+//   fail        throw Error(not_found)
+//   tune        tune now, blocking (tune_budget candidates; on a GPU measured, on the emulator
+//               predicted by the cost model with each candidate verified), store and use the
+//               winner (Origin::tuned_now)
+//   background  compile the heuristic's config now; tune on a background thread, store the
+//               winner and switch the operation to it when it is ready (wait_for_tuning())
+// tune and background apply to concrete problems not tuned yet; a spec with symbolic sizes takes
+// the heuristic's config (or a stored dispatch table from `tcjit tune`).
 enum class MissPolicy { heuristic, fail, tune, background };
 
-// Where an Operation's kernel came from. `tuned_now` arrives with the tuner.
+// Where an Operation's kernel came from.
 enum class Origin { memory, database, compiled_now, tuned_now };
 const char *to_string(Origin origin);
 
@@ -45,7 +52,8 @@ struct RuntimeOptions {
   bool use_database = true;    // false: neither read nor write a database
   std::string device = "auto"; // "auto" (cuda if present, else emu), "emu", "cuda"
   MissPolicy on_miss = MissPolicy::heuristic;
-  std::string arch; // "" = the device's own (the emulator is sm_80)
+  std::string arch;     // "" = the device's own (the emulator is sm_80)
+  int tune_budget = 24; // candidates one tune measures (MissPolicy::tune, ::background), 1..100000
 };
 
 // What kind of failure an Error is (the C API maps it to tcjit_status).
@@ -107,7 +115,7 @@ public:
   std::string config() const; // "128x128x32 w64x64 s3 k1 g1 va8 vb8"
   // The compiled kernel's identity: operations that share one kernel (the same plan for other
   // sizes: it is compiled and loaded once per runtime) return the same text.
-  const std::string &kernel_id() const;
+  std::string kernel_id() const;
   Origin origin() const { return origin_; }
   ResourceUsage resources() const;
 
@@ -126,8 +134,9 @@ private:
 class Runtime {
 public:
   // Opens the device and the database. Throws Error (no CUDA driver, unknown arch, a database
-  // that cannot be opened, MissPolicy::tune or ::background, which need the tuner).
+  // that cannot be opened, a tune_budget out of range).
   explicit Runtime(const RuntimeOptions &options = {});
+  // Stops background tunes (after the candidate each is measuring; what they stored is kept).
   ~Runtime();
   Runtime(Runtime &&) noexcept;
   Runtime &operator=(Runtime &&) noexcept;
@@ -138,6 +147,10 @@ public:
   // the rendered diagnostics for bad text, and when the kernel cannot be found or compiled.
   Operation prepare(std::string_view dsl_text);
   Operation prepare(const OpSpec &spec);
+
+  // Blocks until every background tune (MissPolicy::background) has finished and its winner is
+  // in use by its operation. Throws Error when one failed (its operation kept its kernel).
+  void wait_for_tuning();
 
   std::string device_name() const;
   bool device_is_emulator() const;

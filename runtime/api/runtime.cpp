@@ -13,10 +13,16 @@
 #include "compiler/spec/shape.h"
 #include "compiler/spec/validate.h"
 #include "kernels_db/kernels_db.h"
+#include "runtime/device/device_factory.h"
+#include "tuner/cost_model.h"
 #include "tuner/gemm_launch.h"
 #include "tuner/kernel_source.h"
-#include "runtime/device/device_factory.h"
+#include "tuner/measure_cuda.h"
+#include "tuner/measure_model.h"
+#include "tuner/tune.h"
 
+#include <atomic>
+#include <future>
 #include <mutex>
 #include <unordered_map>
 #include <utility>
@@ -99,7 +105,9 @@ struct Operation::State {
   bool concrete = false; // no symbolic size: a launch without sizes uses spec as it is
   std::string spec_text;
   ProblemKey key;
-  std::shared_ptr<const LoadedKernel> kernel;
+  // The kernel launches use: replaced once by the winner of a background tune
+  // (MissPolicy::background), so each launch takes one snapshot of it.
+  mutable std::atomic<std::shared_ptr<const LoadedKernel>> kernel;
 };
 
 Operation::Operation(std::shared_ptr<const State> state, Origin origin)
@@ -121,15 +129,16 @@ std::string Operation::key_hash_hex() const {
   return state_->key.hash_hex();
 }
 std::string Operation::config() const {
-  return codegen::to_string(state_->kernel->kernel.config);
+  return codegen::to_string(state_->kernel.load()->kernel.config);
 }
-const std::string &Operation::kernel_id() const {
-  return state_->kernel->identity;
+std::string Operation::kernel_id() const {
+  return state_->kernel.load()->identity;
 }
 
 ResourceUsage Operation::resources() const {
   ResourceUsage r;
-  const tuner::KernelResources &k = state_->kernel->resources;
+  const std::shared_ptr<const LoadedKernel> kernel = state_->kernel.load();
+  const tuner::KernelResources &k = kernel->resources;
   if (k.registers >= 0)
     r.registers = k.registers;
   if (k.spill_bytes >= 0)
@@ -142,7 +151,8 @@ namespace {
 
 // The spec of a launch with sizes given (or a symbolic spec): the prepared spec with the sizes
 // bound, checked against the spec's rules and the kernel's vector widths. Throws Error.
-OpSpec bind_launch_sizes(const Operation::State &s, const GemmArgs &args) {
+OpSpec bind_launch_sizes(const Operation::State &s, const LoadedKernel &kernel,
+                         const GemmArgs &args) {
   // The sizes of this launch: the spec's, or the arguments' where the spec leaves them symbolic
   // (or repeats them).
   const GemmSpec &g = s.spec.gemm;
@@ -179,7 +189,7 @@ OpSpec bind_launch_sizes(const Operation::State &s, const GemmArgs &args) {
                 "pass sizes the spec allows");
   }
   // The kernel's vector widths need the alignment they were compiled for.
-  const codegen::KernelPlan &plan = s.kernel->kernel.plan;
+  const codegen::KernelPlan &plan = kernel.kernel.plan;
   for (const OperandAlignment &al : analyze_alignment(bound)) {
     const int needed = al.operand == "a"   ? plan.a.vec
                        : al.operand == "b" ? plan.b.vec
@@ -216,14 +226,15 @@ void Operation::launch(const GemmArgs &args, void *stream) const {
   // nothing to bind or check again on this path.
   const bool as_prepared =
       s.concrete && args.m == 0 && args.n == 0 && args.k == 0 && args.batch == 0;
+  const std::shared_ptr<const LoadedKernel> kernel = s.kernel.load();
   OpSpec bound;
   if (!as_prepared)
-    bound = bind_launch_sizes(s, args);
+    bound = bind_launch_sizes(s, *kernel, args);
   const OpSpec &spec = as_prepared ? s.spec : bound;
   const tuner::GemmPointers ptrs{args.a, args.b, args.c == 0 ? args.d : args.c, args.d, args.bias};
-  std::lock_guard lock(s.kernel->device->mutex);
+  std::lock_guard lock(kernel->device->mutex);
   try {
-    tuner::launch_gemm(*s.kernel->device->device, s.kernel->loaded, spec, ptrs);
+    tuner::launch_gemm(*kernel->device->device, kernel->loaded, spec, ptrs);
   } catch (const device::DeviceError &e) {
     throw device_error(e, "launch");
   } catch (const std::invalid_argument &e) {
@@ -253,6 +264,105 @@ struct Runtime::Impl {
     const auto it = kernels.find(identity);
     return it == kernels.end() ? nullptr : it->second;
   }
+  // Background tunes (MissPolicy::background): waited for by wait_for_tuning() and ~Runtime,
+  // which first asks them to stop.
+  std::mutex tuning_mutex; // guards tunes and tuning_errors
+  std::vector<std::future<void>> tunes;
+  std::vector<std::string> tuning_errors;
+  std::atomic<bool> stop_tuning{false};
+
+  // Loads the kernel of `source` into the device, or finds it loaded (by identity).
+  std::shared_ptr<const LoadedKernel> load(tuner::KernelSource &&source) {
+    const std::string identity = codegen::kernel_identity(source.kernel.plan);
+    if (auto kernel = find_kernel(identity))
+      return kernel;
+    auto loaded = std::make_shared<LoadedKernel>();
+    loaded->identity = identity;
+    loaded->kernel = std::move(source.kernel);
+    loaded->resources = source.resources;
+    loaded->device = device;
+    {
+      std::lock_guard device_lock(device->mutex);
+      try {
+        loaded->loaded = tuner::load_gemm(*device->device, loaded->kernel, source.cubin);
+      } catch (const device::DeviceError &e) {
+        throw device_error(e, "prepare");
+      }
+    }
+    std::shared_ptr<const LoadedKernel> kernel = std::move(loaded);
+    std::lock_guard lock(map_mutex);
+    return kernels.emplace(identity, kernel).first->second;
+  }
+
+  // Tunes one concrete problem now: measured on a GPU, else predicted by the cost model with each
+  // candidate verified on an emulator of its own. Results and the winner go to the database.
+  tuner::TuneResult tune(const OpSpec &spec, const ProblemKey &key) {
+    tuner::TuneTask task;
+    task.spec = spec;
+    task.key = key;
+    task.arch = arch;
+    task.tf32_off = tf32_off;
+    tuner::TuneOptions topt;
+    topt.budget.candidates = size_t(options.tune_budget);
+    topt.stop = &stop_tuning;
+    try {
+      if (device->device->info().is_emulator) {
+        const std::unique_ptr<device::Device> emu = device::open_device("emu");
+        const auto measurer =
+            tuner::make_model_measurer(tuner::gpu_model_for_arch(arch), emu.get());
+        topt.measurer = measurer.get();
+        return tuner::tune_problem(task, topt, db ? &*db : nullptr);
+      }
+      std::lock_guard device_lock(device->mutex); // timing needs the GPU to itself
+      const auto measurer = tuner::make_cuda_measurer(*device->device);
+      topt.measurer = measurer.get();
+      return tuner::tune_problem(task, topt, db ? &*db : nullptr);
+    } catch (const kernels_db::DbError &e) {
+      throw Error(ErrorCode::database, e.what(), "tune", "check the database (`tcjit db check`)");
+    } catch (const device::DeviceError &e) {
+      throw device_error(e, "tune");
+    } catch (const std::invalid_argument &e) {
+      throw Error(ErrorCode::bad_spec, e.what(), "tune", "change the spec as the message says");
+    }
+  }
+
+  // Tunes `state`'s problem on a thread of its own; the winner replaces its kernel when ready.
+  void tune_in_background(std::shared_ptr<const Operation::State> state) {
+    std::lock_guard lock(tuning_mutex);
+    tunes.push_back(std::async(std::launch::async, [this, state] {
+      try {
+        const tuner::TuneResult r = tune(state->spec, state->key);
+        if (!r.best || stop_tuning || *r.best == state->kernel.load()->kernel.config)
+          return;
+        tuner::KernelRequest request;
+        request.arch = arch;
+        request.tf32_off = tf32_off;
+        request.config = *r.best;
+        tuner::KernelSource source = [&] {
+          std::lock_guard prepare_lock(prepare_mutex);
+          return tuner::find_or_compile_gemm(state->spec, state->key, request,
+                                             db ? &*db : nullptr);
+        }();
+        if (!source.ok())
+          throw Error(ErrorCode::internal, source.errors.front(), "tune", "");
+        state->kernel.store(load(std::move(source)));
+      } catch (const std::exception &e) {
+        std::lock_guard lock(tuning_mutex);
+        tuning_errors.push_back(state->spec_text + ": " + e.what());
+      }
+    }));
+  }
+
+  void wait_for_tunes() {
+    std::vector<std::future<void>> waiting;
+    {
+      std::lock_guard lock(tuning_mutex);
+      waiting.swap(tunes);
+    }
+    for (std::future<void> &f : waiting)
+      f.wait();
+  }
+
   std::shared_ptr<const Operation::State> remember(const OpSpec &spec, const ProblemKey &key,
                                                    std::shared_ptr<const LoadedKernel> kernel) {
     auto state = std::make_shared<Operation::State>();
@@ -270,11 +380,11 @@ struct Runtime::Impl {
 
 Runtime::Runtime(const RuntimeOptions &options) : impl_(std::make_unique<Impl>()) {
   impl_->options = options;
-  if (options.on_miss == MissPolicy::tune || options.on_miss == MissPolicy::background)
-    throw Error(ErrorCode::unsupported,
-                "the miss policies tune and background need the tuner, which tcjit does not have "
-                "yet",
-                "Runtime", "use MissPolicy::heuristic or MissPolicy::fail");
+  if (options.tune_budget < 1 || options.tune_budget > 100000)
+    throw Error(ErrorCode::invalid_argument,
+                "RuntimeOptions::tune_budget = " + std::to_string(options.tune_budget) +
+                    " is not in 1..100000",
+                "Runtime", "give the number of candidates a miss may tune (default 24)");
   if (options.device != "auto" && options.device != "emu" && options.device != "cuda")
     throw Error(ErrorCode::invalid_argument, "unknown device '" + options.device + "'", "Runtime",
                 "use \"auto\", \"emu\" or \"cuda\"");
@@ -300,7 +410,29 @@ Runtime::Runtime(const RuntimeOptions &options) : impl_(std::make_unique<Impl>()
   }
 }
 
-Runtime::~Runtime() = default;
+Runtime::~Runtime() {
+  if (!impl_)
+    return; // moved from
+  impl_->stop_tuning = true;
+  impl_->wait_for_tunes();
+}
+
+void Runtime::wait_for_tuning() {
+  impl_->wait_for_tunes();
+  std::vector<std::string> errors;
+  {
+    std::lock_guard lock(impl_->tuning_mutex);
+    errors.swap(impl_->tuning_errors);
+  }
+  if (!errors.empty()) {
+    std::string text;
+    for (const std::string &e : errors)
+      text += (text.empty() ? "" : "\n") + e;
+    throw Error(ErrorCode::internal, "a background tune failed (the operation kept its kernel): " +
+                                         text,
+                "wait_for_tuning", "");
+  }
+}
 Runtime::Runtime(Runtime &&) noexcept = default;
 Runtime &Runtime::operator=(Runtime &&) noexcept = default;
 
@@ -345,20 +477,35 @@ Operation Runtime::prepare(const OpSpec &spec) {
   tuner::KernelRequest request;
   request.arch = rt.arch;
   request.tf32_off = rt.tf32_off;
-  request.compile_on_miss = rt.options.on_miss == MissPolicy::heuristic;
+  request.compile_on_miss = rt.options.on_miss != MissPolicy::fail;
   std::string default_id;
   std::vector<codegen::TileConfig> chosen;
+  std::string tuned_note;
   try {
-    std::string note;
-    chosen = tuner::chosen_configs(spec, key, request, rt.db ? &*rt.db : nullptr, note);
+    chosen = tuner::chosen_configs(spec, key, request, rt.db ? &*rt.db : nullptr, tuned_note);
   } catch (const kernels_db::DbError &e) {
     throw Error(ErrorCode::database, e.what(), "prepare", "check the database (`tcjit db check`)");
   }
-  if (!chosen.empty()) {
+  // Tuning is for concrete problems not tuned yet (a symbolic spec takes the default chooser's
+  // config, chosen at nominal sizes).
+  const bool tunable = tuned_note.empty() && is_concrete(spec);
+  const bool background = tunable && rt.options.on_miss == MissPolicy::background;
+  Origin tuned = Origin::compiled_now;
+  if (tunable && rt.options.on_miss == MissPolicy::tune) {
+    const tuner::TuneResult r = rt.tune(spec, key);
+    if (r.best) {
+      request.config = *r.best;
+      tuned = Origin::tuned_now;
+    }
+  } else if (!chosen.empty()) {
     default_id =
         codegen::kernel_identity(codegen::plan_kernel(spec, chosen.front(), rt.arch, rt.tf32_off));
-    if (auto kernel = rt.find_kernel(default_id))
-      return Operation(rt.remember(spec, key, std::move(kernel)), Origin::memory);
+    if (auto kernel = rt.find_kernel(default_id)) {
+      auto state = rt.remember(spec, key, std::move(kernel));
+      if (background)
+        rt.tune_in_background(state);
+      return Operation(std::move(state), Origin::memory);
+    }
   }
 
   tuner::KernelSource source;
@@ -376,7 +523,8 @@ Operation Runtime::prepare(const OpSpec &spec) {
     const std::string fix = source.missed
                                 ? "compile and store it first (`tcjit run \"" + print_spec(spec) +
                                       "\"" + (rt.db ? " --db " + rt.db->path() : std::string()) +
-                                      "`), or open the runtime with MissPolicy::heuristic"
+                                      "` or `tcjit tune`), or open the runtime with "
+                                      "MissPolicy::heuristic"
                                 : "change the spec as the message says";
     if (source.internal_error)
       throw Error(ErrorCode::internal, text, "prepare",
@@ -384,33 +532,16 @@ Operation Runtime::prepare(const OpSpec &spec) {
     throw Error(source.missed ? ErrorCode::not_found : ErrorCode::bad_spec, text, "prepare", fix);
   }
 
-  const std::string identity = codegen::kernel_identity(source.kernel.plan);
-  std::shared_ptr<const LoadedKernel> kernel = rt.find_kernel(identity);
-  if (!kernel) {
-    auto loaded = std::make_shared<LoadedKernel>();
-    loaded->identity = identity;
-    loaded->kernel = std::move(source.kernel);
-    loaded->resources = source.resources;
-    loaded->device = rt.device;
-    {
-      std::lock_guard device_lock(rt.device->mutex);
-      try {
-        loaded->loaded = tuner::load_gemm(*rt.device->device, loaded->kernel, source.cubin);
-      } catch (const device::DeviceError &e) {
-        throw device_error(e, "prepare");
-      }
-    }
-    kernel = std::move(loaded);
-    std::lock_guard lock(rt.map_mutex);
-    rt.kernels.emplace(identity, kernel);
-  }
-  if (!default_id.empty() && default_id != identity) { // the default spilled: a fallback serves
+  const Origin origin = source.origin == tuner::KernelOrigin::database ? Origin::database : tuned;
+  std::shared_ptr<const LoadedKernel> kernel = rt.load(std::move(source));
+  if (!default_id.empty() && default_id != kernel->identity) { // the first spilled: a fallback
     std::lock_guard lock(rt.map_mutex);
     rt.kernels.emplace(default_id, kernel);
   }
-  const Origin origin =
-      source.origin == tuner::KernelOrigin::database ? Origin::database : Origin::compiled_now;
-  return Operation(rt.remember(spec, key, std::move(kernel)), origin);
+  auto state = rt.remember(spec, key, std::move(kernel));
+  if (background)
+    rt.tune_in_background(state);
+  return Operation(std::move(state), origin);
 }
 
 std::string Runtime::device_name() const {

@@ -7,6 +7,7 @@
 #include "runtime/cli/exit_codes.h"
 #include "runtime/cli/explain_command.h"
 #include "runtime/cli/run_command.h"
+#include "runtime/cli/tune_command.h"
 
 #include <CLI/CLI.hpp>
 
@@ -20,6 +21,7 @@ int main(int argc, char **argv) {
   tcjit::cli::add_explain_command(app);
   tcjit::cli::add_compile_command(app);
   tcjit::cli::add_run_command(app);
+  tcjit::cli::add_tune_command(app);
   tcjit::cli::add_emu_command(app);
   tcjit::cli::add_db_command(app, {tcjit::tuner::toolkit_version(), tcjit::tuner::compiler_version()});
   try {

@@ -285,8 +285,55 @@ TEST_F(ApiTest, CudaWithoutDriverSaysSo) {
   }
 }
 
-TEST_F(ApiTest, ReservedMissPoliciesAreRefused) {
-  EXPECT_THROW(tcjit::Runtime rt(options(tcjit::MissPolicy::tune)), tcjit::Error);
+TEST_F(ApiTest, TuneBudgetOutOfRangeIsRefused) {
+  tcjit::RuntimeOptions o = options(tcjit::MissPolicy::tune);
+  o.tune_budget = 0;
+  try {
+    tcjit::Runtime rt(o);
+    FAIL() << "a tune budget of 0 was accepted";
+  } catch (const tcjit::Error &e) {
+    EXPECT_EQ(e.code(), tcjit::ErrorCode::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("tune_budget = 0"), std::string::npos) << e.what();
+  }
+}
+
+// MissPolicy::tune: the miss is tuned now (the cost model, each candidate verified on an
+// emulator), the winner is stored and used; another runtime finds it in the database.
+TEST_F(ApiTest, MissPolicyTuneTunesNowAndStoresTheWinner) {
+  constexpr const char *spec = "gemm m=128 n=128 k=512 a=f16:row b=f16:col c=f16:row acc=f32";
+  std::string tuned_config;
+  {
+    tcjit::RuntimeOptions o = options(tcjit::MissPolicy::tune);
+    o.tune_budget = 4;
+    tcjit::Runtime rt(o);
+    const tcjit::Operation op = rt.prepare(spec);
+    EXPECT_EQ(op.origin(), tcjit::Origin::tuned_now);
+    tuned_config = op.config();
+    expect_launch_matches(rt, op, op.spec());
+  }
+  tcjit::Runtime again(options(tcjit::MissPolicy::fail));
+  const tcjit::Operation op = again.prepare(spec);
+  EXPECT_EQ(op.origin(), tcjit::Origin::database);
+  EXPECT_EQ(op.config(), tuned_config);
+}
+
+// MissPolicy::background: the heuristic's kernel now, the tuned winner once the background tune
+// has stored it; launches stay correct throughout.
+TEST_F(ApiTest, MissPolicyBackgroundSwitchesToTheWinner) {
+  constexpr const char *spec = "gemm m=256 n=64 k=2048 a=bf16:row b=bf16:col c=f32:row acc=f32";
+  tcjit::RuntimeOptions o = options(tcjit::MissPolicy::background);
+  o.tune_budget = 4;
+  tcjit::Runtime rt(o);
+  const tcjit::Operation op = rt.prepare(spec);
+  EXPECT_EQ(op.origin(), tcjit::Origin::compiled_now);
+  expect_launch_matches(rt, op, op.spec());
+  rt.wait_for_tuning();
+  expect_launch_matches(rt, op, op.spec());
+  // The operation now runs what a fresh runtime takes from the database: the tune's winner.
+  tcjit::Runtime fresh(options(tcjit::MissPolicy::fail));
+  const tcjit::Operation stored = fresh.prepare(spec);
+  EXPECT_EQ(stored.origin(), tcjit::Origin::database);
+  EXPECT_EQ(op.config(), stored.config());
 }
 
 TEST_F(ApiTest, NoDatabaseCompilesEachRuntime) {
