@@ -83,8 +83,13 @@ LoadedGemm load_gemm(device::Device &dev, const codegen::CompiledKernel &kernel,
   return g;
 }
 
-void launch_gemm(device::Device &dev, const LoadedGemm &gemm, const OpSpec &spec,
-                 const GemmPointers &ptrs, const std::function<void()> &after_main_launch) {
+namespace {
+
+// The launches of one GEMM; split-K's slices go to `workspace`. `after_main_launch`: as for
+// launch_gemm.
+void enqueue_launches(device::Device &dev, const LoadedGemm &gemm, const OpSpec &spec,
+                      const GemmPointers &ptrs, device::DevicePtr workspace,
+                      const std::function<void()> &after_main_launch) {
   const codegen::KernelPlan &plan = *gemm.plan;
   const GemmGeometry geo = gemm_geometry(spec);
   const int split = plan.config.split_k;
@@ -97,16 +102,11 @@ void launch_gemm(device::Device &dev, const LoadedGemm &gemm, const OpSpec &spec
     dev.launch(gemm.main, main_launch, params.bytes());
     if (after_main_launch)
       after_main_launch();
-    dev.synchronize();
     return;
   }
-  // Split-K: slices into a workspace, then a second kernel sums them in slice order.
-  const uint64_t ws_bytes =
-      codegen::splitk_workspace_bytes(geo.m, geo.n, geo.batch, split, dtype_bits(plan.mma.acc) / 8);
-  ScopedAllocation ws(dev, dev.allocate(ws_bytes));
-  dev.memset(ws.ptr, 0xff, ws_bytes); // NaN/-1 poison: every slot must be written by its slice
+  // Split-K: slices into the workspace, then a second kernel sums them in slice order.
   device::ParamBuffer slices = params;
-  slices.set(index(GemmParam::d), ws.ptr);
+  slices.set(index(GemmParam::d), workspace);
   dev.launch(gemm.main, main_launch, slices.bytes());
   if (after_main_launch)
     after_main_launch();
@@ -118,10 +118,39 @@ void launch_gemm(device::Device &dev, const LoadedGemm &gemm, const OpSpec &spec
     const device::ParamInfo &pi = info.params[static_cast<size_t>(i)];
     reduce.set_bytes(static_cast<size_t>(i), src.data() + pi.offset, pi.size);
   }
-  reduce.set(static_cast<size_t>(codegen::kSplitKWorkspaceParam), ws.ptr);
+  reduce.set(static_cast<size_t>(codegen::kSplitKWorkspaceParam), workspace);
   dev.launch(gemm.splitk_reduce,
              to_launch_config(codegen::splitk_reduce_launch_dims(geo.m, geo.n, geo.batch)),
              reduce.bytes());
+}
+
+} // namespace
+
+uint64_t gemm_workspace_bytes(const LoadedGemm &gemm, const OpSpec &spec) {
+  const codegen::KernelPlan &plan = *gemm.plan;
+  if (plan.config.split_k <= 1)
+    return 0;
+  const GemmGeometry geo = gemm_geometry(spec);
+  return codegen::splitk_workspace_bytes(geo.m, geo.n, geo.batch, plan.config.split_k,
+                                         dtype_bits(plan.mma.acc) / 8);
+}
+
+void enqueue_gemm(device::Device &dev, const LoadedGemm &gemm, const OpSpec &spec,
+                  const GemmPointers &ptrs, device::DevicePtr workspace) {
+  enqueue_launches(dev, gemm, spec, ptrs, workspace, {});
+}
+
+void launch_gemm(device::Device &dev, const LoadedGemm &gemm, const OpSpec &spec,
+                 const GemmPointers &ptrs, const std::function<void()> &after_main_launch) {
+  const uint64_t ws_bytes = gemm_workspace_bytes(gemm, spec);
+  if (ws_bytes == 0) {
+    enqueue_launches(dev, gemm, spec, ptrs, 0, after_main_launch);
+    dev.synchronize();
+    return;
+  }
+  ScopedAllocation ws(dev, dev.allocate(ws_bytes));
+  dev.memset(ws.ptr, 0xff, ws_bytes); // NaN/-1 poison: every slot must be written by its slice
+  enqueue_launches(dev, gemm, spec, ptrs, ws.ptr, after_main_launch);
   dev.synchronize();
 }
 

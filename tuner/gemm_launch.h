@@ -1,7 +1,8 @@
 // Launching a generated GEMM kernel on any device, per compiler/codegen/kernel_abi.h.
 //
-// Layer 4 (tuner/: the tuner measures candidates with it, the runtime facade launches with it): it joins what the compiler produced (the kernel's plan and ABI)
-// with a device (CUDA or the emulator), which know nothing of each other.
+// Layer 4 (tuner/: the tuner measures candidates with it, the runtime facade launches with it): it
+// joins what the compiler produced (the kernel's plan and ABI) with a device (CUDA or the
+// emulator), which know nothing of each other.
 #pragma once
 
 #include "compiler/codegen/pipeline.h"
@@ -39,5 +40,13 @@ struct GemmPointers {
 // Synchronizes before returning.
 void launch_gemm(device::Device &dev, const LoadedGemm &gemm, const OpSpec &spec,
                  const GemmPointers &ptrs, const std::function<void()> &after_main_launch = {});
+
+// The bytes of the workspace split-K's slices are written to (0 when the config has no split-K).
+uint64_t gemm_workspace_bytes(const LoadedGemm &gemm, const OpSpec &spec);
+// The launches of launch_gemm, only enqueued (no allocation, memset or synchronize), for timing
+// them (Device::time_ms): `workspace` holds gemm_workspace_bytes (every slot is written by its
+// slice before the reduction reads it, so it needs no initialisation).
+void enqueue_gemm(device::Device &dev, const LoadedGemm &gemm, const OpSpec &spec,
+                  const GemmPointers &ptrs, device::DevicePtr workspace);
 
 } // namespace tcjit::tuner

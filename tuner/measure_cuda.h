@@ -1,8 +1,13 @@
-// The CUDA measurer: CUDA events around repeated launches of the candidate on a real GPU, after
-// warm-up, with the L2 flushed between repetitions; the median and spread of the repetitions,
-// stopped early when the spread is tight. Each candidate's output is checked against the CPU
-// reference on first use. Written for a real GPU: where there is none, opening the CUDA device
-// already fails with a clear message.
+// The CUDA measurer: CUDA events around repeated launches of the candidate on a real GPU
+// (Device::time_ms), after warm-up, with the L2 flushed between repetitions (a memset of twice
+// the L2 the driver reports); the median, min, max and stddev of the repetitions, stopped early
+// once the interquartile spread is tight (measure_stats.h). Each candidate's output is checked
+// against the CPU reference on first use (run_and_check_gemm): a wrong result, a device error or
+// an unusable candidate is a failed measurement with the reason, never an exception. Written for
+// a real GPU: where there is none, opening the CUDA device already fails with a clear message.
+// Provenance: measured, with the device's name, the driver's CUDA version ("CUDA 13.0") and SM
+// clock. On the emulator (tests) the times are the emulation's wall clock, the provenance
+// `emulated`, and nothing is flushed.
 #pragma once
 
 #include "runtime/device/device.h"
@@ -20,7 +25,8 @@ struct CudaMeasureOptions {
   bool flush_l2 = true; // write a buffer larger than L2 between repetitions
 };
 
-// `cuda` must be a CUDA device; it must outlive the measurer.
+// `cuda` should be a CUDA device (see above for the emulator); it must outlive the measurer.
+// Throws std::invalid_argument unless warmup >= 0, 1 <= min_reps <= max_reps and spread >= 0.
 std::unique_ptr<Measurer> make_cuda_measurer(device::Device &cuda,
                                              const CudaMeasureOptions &options = {});
 

@@ -524,4 +524,47 @@ void CudaDevice::synchronize() {
   s.wait_for_stream();
 }
 
+namespace {
+
+// Two timing events of one device, destroyed with it (errors there cannot be reported).
+struct EventPair {
+  const CudaDriver &d;
+  CUevent start = nullptr, stop = nullptr;
+  explicit EventPair(const CudaDriver &driver) : d(driver) {}
+  EventPair(const EventPair &) = delete;
+  EventPair &operator=(const EventPair &) = delete;
+  ~EventPair() {
+    if (start) {
+      d.cuEventDestroy_v2(start);
+    }
+    if (stop) {
+      d.cuEventDestroy_v2(stop);
+    }
+  }
+};
+
+} // namespace
+
+double CudaDevice::time_ms(const std::function<void()> &enqueue) {
+  State &s = *state_;
+  EventPair events(s.d());
+  {
+    std::lock_guard lock(s.mutex);
+    s.make_current();
+    s.check(s.d().cuEventCreate(&events.start, CU_EVENT_DEFAULT), "cuEventCreate", "timing");
+    s.check(s.d().cuEventCreate(&events.stop, CU_EVENT_DEFAULT), "cuEventCreate", "timing");
+    s.check(s.d().cuEventRecord(events.start, s.stream), "cuEventRecord", "before timed work");
+  }
+  enqueue(); // launch() takes the lock itself
+  std::lock_guard lock(s.mutex);
+  s.make_current();
+  const std::string after =
+      s.last_launch.empty() ? std::string("after timed work") : "after " + s.last_launch;
+  s.check(s.d().cuEventRecord(events.stop, s.stream), "cuEventRecord", after);
+  s.check(s.d().cuEventSynchronize(events.stop), "cuEventSynchronize", after);
+  float ms = 0;
+  s.check(s.d().cuEventElapsedTime(&ms, events.start, events.stop), "cuEventElapsedTime", after);
+  return ms;
+}
+
 } // namespace tcjit::cuda

@@ -63,6 +63,10 @@ public:
   void launch(device::FunctionHandle function, const device::LaunchConfig &config,
               std::span<const std::byte> params) override;
   void synchronize() override;
+  // CUDA events recorded on the device's stream (set_stream) before and after `enqueue`; waits
+  // for the second. Launches in `enqueue` that fail throw as launch() does; an error of the timed
+  // work itself is reported here ("after the launch of ...").
+  double time_ms(const std::function<void()> &enqueue) override;
 
   const CudaDeviceProperties &properties() const;
   // Launches go to `cu_stream` (a CUstream of this device's primary context) from now on;

@@ -15,7 +15,10 @@
 namespace tcjit::cuda {
 
 // X(name): a symbol every tcjit CUDA device needs. Names are the exact exported symbols (the
-// _v2 ones cuda.h maps the plain names to), typed from cuda.h by decltype.
+// _v2 ones cuda.h maps the plain names to), typed from cuda.h by decltype. One exception:
+// cuEventElapsedTime is the plain symbol every CUDA 12 driver exports; cuda.h 13 maps the name to
+// cuEventElapsedTime_v2 (drivers 12.8 and newer, same signature), so the member is typed (and
+// named) by that, and resolved from the plain symbol.
 #define TCJIT_CUDA_REQUIRED_SYMBOLS(X)                                                             \
   X(cuInit)                                                                                        \
   X(cuDriverGetVersion)                                                                            \
@@ -42,7 +45,12 @@ namespace tcjit::cuda {
   X(cuModuleGetFunction)                                                                           \
   X(cuFuncGetAttribute)                                                                            \
   X(cuFuncSetAttribute)                                                                            \
-  X(cuLaunchKernel)
+  X(cuLaunchKernel)                                                                                \
+  X(cuEventCreate)                                                                                 \
+  X(cuEventRecord)                                                                                 \
+  X(cuEventSynchronize)                                                                            \
+  X(cuEventElapsedTime)                                                                            \
+  X(cuEventDestroy_v2)
 
 // X(name): used when present (messages fall back to the numeric CUresult without them).
 #define TCJIT_CUDA_OPTIONAL_SYMBOLS(X)                                                             \

@@ -1,5 +1,6 @@
 #include "runtime/device/device.h"
 
+#include <chrono>
 #include <cstring>
 
 namespace tcjit::device {
@@ -37,6 +38,14 @@ void ParamBuffer::set_bytes(size_t index, const void *data, size_t size) {
                           std::to_string(size) + " bytes; pass a value of the declared type");
   }
   std::memcpy(bytes_.data() + p.offset, data, size);
+}
+
+double Device::time_ms(const std::function<void()> &enqueue) {
+  const auto start = std::chrono::steady_clock::now();
+  enqueue();
+  synchronize();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
 }
 
 } // namespace tcjit::device

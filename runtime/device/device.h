@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -136,6 +137,14 @@ public:
   virtual void launch(FunctionHandle function, const LaunchConfig &config,
                       std::span<const std::byte> params) = 0;
   virtual void synchronize() = 0;
+
+  // Runs `enqueue`, which must only enqueue work on this device (launches; no copy, memset or
+  // synchronize, which wait for the host), and returns the time the device spent from before
+  // that work to after it, in milliseconds. A GPU records events on its stream around the work
+  // and waits for the second (CUDA events: ~0.5 us resolution). This default, for devices that
+  // run a launch before it returns (the emulator), is the wall-clock time of enqueue() and
+  // synchronize(): the host's emulation time, which says nothing of a GPU's.
+  virtual double time_ms(const std::function<void()> &enqueue);
 };
 
 } // namespace tcjit::device

@@ -57,8 +57,10 @@ TEST(CudaDeviceWithoutDriver, MissingSymbolsAreReportedByName) {
 
 TEST(CudaDeviceWithoutDriver, SymbolListCoversTheDriverApiTcjitUses) {
   std::vector<std::string> required = cuda_required_symbol_names();
-  for (const char *name : {"cuInit", "cuModuleLoadData", "cuLaunchKernel", "cuFuncSetAttribute",
-                           "cuMemAlloc_v2", "cuDevicePrimaryCtxRetain"}) {
+  for (const char *name :
+       {"cuInit", "cuModuleLoadData", "cuLaunchKernel", "cuFuncSetAttribute", "cuMemAlloc_v2",
+        "cuDevicePrimaryCtxRetain", "cuEventCreate", "cuEventRecord", "cuEventSynchronize",
+        "cuEventElapsedTime", "cuEventDestroy_v2"}) {
     EXPECT_NE(std::find(required.begin(), required.end(), name), required.end()) << name;
   }
   EXPECT_EQ(cuda_optional_symbol_names(),
@@ -176,6 +178,38 @@ TEST_F(CudaDeviceOnFakeDriver, LoadsAPrebuiltCubinOfItsArchInsteadOfCompiling) {
       device.load_module_prebuilt(jit::test::kAxpyPtx, "axpy.ptx", {image, 80});
   const jit::CompiledPtx &compiled = device.module_compilation(other);
   EXPECT_EQ(compiled.options.rfind("-arch=sm_90 ", 0), 0u) << compiled.options;
+}
+
+// time_ms: events recorded on the stream around the enqueued launches (the fake's clock advances
+// by a set time per launch), destroyed afterwards, also when the work throws.
+TEST_F(CudaDeviceOnFakeDriver, TimesEnqueuedLaunchesWithEvents) {
+  CudaDevice device(options);
+  device::ModuleHandle module = device.load_module(jit::test::kAxpyPtx, "axpy.ptx");
+  device::FunctionHandle function = device.get_function(module, "tcjit_axpy");
+  device::ParamBuffer params(device.kernel_info(function));
+  const int events_before = fake_symbol<int()>("fake_cuda_live_events")();
+  fake_symbol<void(float)>("fake_cuda_set_launch_ms")(0.25f);
+  const int launches_before = fake_symbol<int()>("fake_cuda_launch_count")();
+  const double ms = device.time_ms([&] {
+    for (int i = 0; i < 3; ++i) {
+      device.launch(function, {{1, 1, 1}, {32, 1, 1}, 0}, params.bytes());
+    }
+  });
+  EXPECT_DOUBLE_EQ(ms, 0.75);
+  EXPECT_EQ(fake_symbol<int()>("fake_cuda_launch_count")(), launches_before + 3);
+  EXPECT_DOUBLE_EQ(device.time_ms([] {}), 0.0);
+  EXPECT_EQ(fake_symbol<int()>("fake_cuda_live_events")(), events_before);
+
+  const std::string message = thrown_message(
+      [&] {
+        device.time_ms([&] {
+          device.launch(function, {{7777, 1, 1}, {32, 1, 1}, 0}, params.bytes());
+        });
+      },
+      device::ErrorKind::LaunchFailed);
+  EXPECT_NE(message.find("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"), std::string::npos) << message;
+  EXPECT_EQ(fake_symbol<int()>("fake_cuda_live_events")(), events_before);
+  fake_symbol<void(float)>("fake_cuda_set_launch_ms")(0.125f);
 }
 
 TEST_F(CudaDeviceOnFakeDriver, LaunchErrorsNameKernelGridBlockAndSharedBytes) {

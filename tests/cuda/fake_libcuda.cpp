@@ -4,6 +4,7 @@
 // cuFuncSetAttribute allowed). Signatures come from cuda.h, so they match the real driver's.
 // TCJIT_FAKE_CUDA_DEVICES sets the device count (default 1), TCJIT_FAKE_CUDA_DRIVER_VERSION the
 // driver version (default 13000; below it cubins are refused as from a too new toolkit).
+// Events read a fake GPU clock that each launch advances by fake_cuda_set_launch_ms (0.125 ms).
 #include <cuda.h>
 
 #include <cstdlib>
@@ -33,6 +34,13 @@ struct LastLaunch {
 LastLaunch last_launch;
 int live_allocations = 0;
 int context_token = 0;
+float fake_clock_ms = 0;
+float launch_ms = 0.125f;
+int live_events = 0;
+struct FakeEvent {
+  bool recorded = false;
+  float at_ms = 0;
+};
 int stream_token = 0;
 
 bool is_cubin(const void *image) {
@@ -74,6 +82,12 @@ int fake_cuda_last_module_from_ptx() {
 }
 int fake_cuda_live_allocations() {
   return live_allocations;
+}
+void fake_cuda_set_launch_ms(float ms) {
+  launch_ms = ms;
+}
+int fake_cuda_live_events() {
+  return live_events;
 }
 
 CUresult cuInit(unsigned) {
@@ -255,6 +269,7 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy, unsigned 
   if (gx == 7777) {
     return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES; // lets tests see a driver-side launch failure
   }
+  fake_clock_ms += launch_ms;
   last_launch = LastLaunch{{gx, gy, gz}, {bx, by, bz},          shared,
                            {},           last_launch.count + 1, last_launch.last_module_from_ptx};
   if (extra) {
@@ -270,6 +285,34 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy, unsigned 
     last_launch.params.assign(static_cast<const char *>(buffer),
                               static_cast<const char *>(buffer) + size);
   }
+  return CUDA_SUCCESS;
+}
+CUresult cuEventCreate(CUevent *event, unsigned) {
+  *event = reinterpret_cast<CUevent>(new FakeEvent);
+  ++live_events;
+  return CUDA_SUCCESS;
+}
+CUresult cuEventRecord(CUevent event, CUstream) {
+  *reinterpret_cast<FakeEvent *>(event) = FakeEvent{true, fake_clock_ms};
+  return CUDA_SUCCESS;
+}
+CUresult cuEventSynchronize(CUevent event) {
+  return reinterpret_cast<FakeEvent *>(event)->recorded ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+// The plain symbol (cuda.h 13 maps the name to cuEventElapsedTime_v2).
+#undef cuEventElapsedTime
+CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent stop) {
+  const auto *a = reinterpret_cast<FakeEvent *>(start);
+  const auto *b = reinterpret_cast<FakeEvent *>(stop);
+  if (!a->recorded || !b->recorded) {
+    return CUDA_ERROR_INVALID_HANDLE;
+  }
+  *ms = b->at_ms - a->at_ms;
+  return CUDA_SUCCESS;
+}
+CUresult cuEventDestroy_v2(CUevent event) {
+  delete reinterpret_cast<FakeEvent *>(event);
+  --live_events;
   return CUDA_SUCCESS;
 }
 CUresult cuGetErrorName(CUresult result, const char **name) {

@@ -1,0 +1,224 @@
+#include "tuner/measure_cuda.h"
+
+#include "compiler/reference/gemm_geometry.h"
+#include "compiler/reference/random_fill.h"
+#include "compiler/spec/shape.h"
+#include "runtime/cuda/cuda_device.h"
+#include "tuner/gemm_launch.h"
+#include "tuner/kernel_records.h"
+#include "tuner/measure_stats.h"
+#include "tuner/verify_gemm.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tcjit::tuner {
+
+namespace {
+
+namespace kdb = kernels_db;
+
+constexpr uint64_t kCheckSeed = 1;
+constexpr uint64_t kTimingSeed = 101;
+constexpr uint64_t kDefaultFlushBytes = uint64_t{128} << 20; // when the L2 size is unknown
+
+// A device allocation freed when it goes out of scope.
+class DeviceBuffer {
+public:
+  DeviceBuffer(device::Device &dev, uint64_t bytes)
+      : dev_(dev), ptr_(dev.allocate(std::max<uint64_t>(bytes, 16))) {}
+  DeviceBuffer(const DeviceBuffer &) = delete;
+  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
+  ~DeviceBuffer() {
+    try {
+      dev_.free(ptr_);
+    } catch (const device::DeviceError &) {
+      // The error that made the measurement fail is the one reported.
+    }
+  }
+  device::DevicePtr ptr() const { return ptr_; }
+
+private:
+  device::Device &dev_;
+  device::DevicePtr ptr_;
+};
+
+// A device buffer of `count` random elements of `dtype`.
+std::unique_ptr<DeviceBuffer> random_buffer(device::Device &dev, DType dtype, int64_t count,
+                                            uint64_t seed) {
+  std::vector<std::byte> host(static_cast<size_t>((count * dtype_bits(dtype) + 7) / 8));
+  fill_random(dtype, host.data(), count, seed);
+  auto buffer = std::make_unique<DeviceBuffer>(dev, host.size());
+  if (!host.empty())
+    dev.copy_to_device(buffer->ptr(), host.data(), host.size());
+  return buffer;
+}
+
+// Unloads a module when it goes out of scope.
+struct LoadedModule {
+  device::Device &dev;
+  LoadedGemm gemm;
+  LoadedModule(device::Device &device, const LoadedGemm &loaded) : dev(device), gemm(loaded) {}
+  LoadedModule(const LoadedModule &) = delete;
+  LoadedModule &operator=(const LoadedModule &) = delete;
+  ~LoadedModule() {
+    try {
+      dev.unload_module(gemm.module);
+    } catch (const device::DeviceError &) {
+      // As for DeviceBuffer.
+    }
+  }
+};
+
+std::string percent_text(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2f%%", 100 * fraction);
+  return text;
+}
+
+class CudaMeasurer : public Measurer {
+public:
+  CudaMeasurer(device::Device &dev, const CudaMeasureOptions &options)
+      : dev_(dev), options_(options), info_(dev.info()) {
+    provenance_.kind =
+        info_.is_emulator ? kdb::ProvenanceKind::emulated : kdb::ProvenanceKind::measured;
+    provenance_.device = info_.name;
+    uint64_t l2_bytes = 0;
+    if (const auto *gpu = dynamic_cast<const cuda::CudaDevice *>(&dev)) {
+      const cuda::CudaDeviceProperties &p = gpu->properties();
+      provenance_.driver = "CUDA " + std::to_string(p.driver_version / 1000) + "." +
+                           std::to_string(p.driver_version % 1000 / 10);
+      if (p.clock_khz > 0)
+        provenance_.clock_mhz = p.clock_khz / 1000;
+      l2_bytes = static_cast<uint64_t>(std::max(p.l2_cache_bytes, 0));
+    }
+    // Twice the L2, so none of the previous repetition's data is left in it; the emulator has
+    // no cache to flush.
+    if (options_.flush_l2 && !info_.is_emulator)
+      flush_bytes_ = l2_bytes > 0 ? 2 * l2_bytes : kDefaultFlushBytes;
+  }
+
+  std::string name() const override { return "cuda"; }
+  bool needs_build() const override { return true; }
+
+  Measurement measure(const TuneTask &task, const codegen::TileConfig &config,
+                      const BuiltCandidate *built) override {
+    Measurement m;
+    m.provenance = provenance_;
+    const auto failed = [&](std::string message) {
+      m.status = kdb::ResultStatus::failed;
+      m.message = std::move(message);
+      return m;
+    };
+    if (!built)
+      return failed("the cuda measurer needs the built candidate (none was given)");
+    if (!built->usable())
+      return failed("not built (" + built->failure_rule + "): " + built->failure);
+    if (!is_concrete(task.spec))
+      return failed("the spec has symbolic sizes: the cuda measurer needs numbers (bind them)");
+    const std::string device_arch = "sm_" + std::to_string(info_.sm_arch);
+    if (!info_.is_emulator && task.arch != device_arch && task.arch != device_arch + "a")
+      return failed("the task is for " + task.arch + ", the device (" + info_.name + ") is " +
+                    device_arch + ": measure on a device of the task's arch");
+    try {
+      const std::span<const uint8_t> cubin = built->cubin.cubin;
+      const std::string checked_id = task.key.text + " " + config_json(config) + " " + task.arch;
+      if (!checked_.contains(checked_id)) {
+        const GemmCheck check =
+            run_and_check_gemm(dev_, built->kernel, task.spec, kCheckSeed, cubin);
+        if (!check.report.ok())
+          return failed("wrong result against the CPU reference: " + check.report.summary());
+        checked_.insert(checked_id);
+      }
+      time(task.spec, *built, m);
+    } catch (const device::DeviceError &error) {
+      return failed(std::string("device error (") + device::error_kind_name(error.kind()) +
+                    "): " + error.what());
+    }
+    return m;
+  }
+
+private:
+  void time(const OpSpec &spec, const BuiltCandidate &built, Measurement &m) {
+    const GemmGeometry geo = gemm_geometry(spec);
+    const bool has_bias = spec.epilogue.bias != BiasKind::none;
+    const int64_t bias_count = spec.epilogue.bias == BiasKind::row ? geo.m : geo.n;
+    const auto a = random_buffer(dev_, geo.a.dtype, geo.batch * geo.a.batch_stride, kTimingSeed);
+    const auto b =
+        random_buffer(dev_, geo.b.dtype, geo.batch * geo.b.batch_stride, kTimingSeed + 1);
+    const auto c =
+        random_buffer(dev_, geo.c.dtype, geo.batch * geo.c.batch_stride, kTimingSeed + 2);
+    const auto bias = random_buffer(dev_, geo.c.dtype, bias_count, kTimingSeed + 3);
+    // D apart from C: each repetition computes the same values from the same inputs.
+    const DeviceBuffer d(
+        dev_,
+        static_cast<uint64_t>((geo.batch * geo.c.batch_stride * dtype_bits(geo.c.dtype) + 7) / 8));
+    const GemmPointers ptrs{a->ptr(), b->ptr(), c->ptr(), d.ptr(), has_bias ? bias->ptr() : 0};
+
+    const LoadedModule module(dev_, load_gemm(dev_, built.kernel, built.cubin.cubin));
+    const uint64_t workspace_bytes = gemm_workspace_bytes(module.gemm, spec);
+    std::optional<DeviceBuffer> workspace;
+    if (workspace_bytes > 0)
+      workspace.emplace(dev_, workspace_bytes);
+    const device::DevicePtr ws = workspace ? workspace->ptr() : 0;
+    if (flush_bytes_ > 0 && !flush_)
+      flush_ = std::make_unique<DeviceBuffer>(dev_, flush_bytes_);
+
+    const auto enqueue = [&] { enqueue_gemm(dev_, module.gemm, spec, ptrs, ws); };
+    for (int i = 0; i < options_.warmup; ++i) {
+      enqueue();
+      dev_.synchronize();
+    }
+    std::vector<double> times_us;
+    do {
+      // The flush is enqueued before the timed work (which waits for it), outside its events.
+      if (flush_)
+        dev_.memset(flush_->ptr(), static_cast<uint8_t>(times_us.size()), flush_bytes_);
+      times_us.push_back(1000.0 * dev_.time_ms(enqueue));
+    } while (!stop_repeating(times_us, options_.min_reps, options_.max_reps, options_.spread));
+
+    const RepStats stats = rep_stats(times_us);
+    m.status = kdb::ResultStatus::ok;
+    m.timing = to_timing(stats);
+    const double flops = 2.0 * static_cast<double>(geo.m) * static_cast<double>(geo.n) *
+                         static_cast<double>(geo.k) * static_cast<double>(geo.batch);
+    if (stats.median > 0)
+      m.tflops = flops / (stats.median * 1e-6) / 1e12;
+    m.message =
+        std::to_string(stats.count) + " repetitions after " + std::to_string(options_.warmup) +
+        " warm-up, interquartile spread " + percent_text(relative_spread(stats)) +
+        " of the median" +
+        (flush_ ? ", L2 flushed (" + std::to_string(flush_bytes_ >> 20) + " MiB)" : std::string()) +
+        (info_.is_emulator ? "; wall clock of the emulator, not a GPU's time" : "");
+  }
+
+  device::Device &dev_;
+  CudaMeasureOptions options_;
+  device::DeviceInfo info_;
+  kdb::Provenance provenance_;
+  uint64_t flush_bytes_ = 0;
+  std::unique_ptr<DeviceBuffer> flush_;
+  std::set<std::string> checked_; // candidates whose output matched the reference
+};
+
+} // namespace
+
+std::unique_ptr<Measurer> make_cuda_measurer(device::Device &cuda,
+                                             const CudaMeasureOptions &options) {
+  if (options.warmup < 0 || options.min_reps < 1 || options.max_reps < options.min_reps ||
+      !(options.spread >= 0))
+    throw std::invalid_argument(
+        "cuda measurer options: need warmup >= 0, 1 <= min_reps <= max_reps and spread >= 0 "
+        "(got warmup " +
+        std::to_string(options.warmup) + ", min_reps " + std::to_string(options.min_reps) +
+        ", max_reps " + std::to_string(options.max_reps) + ", spread " +
+        std::to_string(options.spread) + ")");
+  return std::make_unique<CudaMeasurer>(cuda, options);
+}
+
+} // namespace tcjit::tuner
