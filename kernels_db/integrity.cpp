@@ -1,5 +1,7 @@
 #include "kernels_db/integrity.h"
 
+#include "kernels_db/dispatch.h"
+#include "kernels_db/dispatch_store.h"
 #include "kernels_db/error.h"
 #include "kernels_db/schema.h"
 #include "kernels_db/sha256.h"
@@ -81,12 +83,33 @@ CheckReport check_database(const std::filesystem::path &path, bool full) {
       report.problems.push_back(error.problem());
     }
   }
-  report.ok = report.problems.empty() && report.bad_cubins.empty();
+  if (report.problems.empty() && version >= 3 && version <= kSchemaVersion) {
+    try {
+      for (const DispatchTable &table : all_dispatch_tables(connection)) {
+        ++report.dispatch_tables_checked;
+        try {
+          validate_dispatch_table(table);
+        } catch (const DbError &error) {
+          report.bad_dispatch_tables.push_back(table.problem_key + " " + table.arch + " " +
+                                               table.tuner_version + ": " + error.problem());
+        }
+      }
+    } catch (const DbError &error) {
+      report.problems.push_back(error.problem());
+    }
+  }
+  report.ok =
+      report.problems.empty() && report.bad_cubins.empty() && report.bad_dispatch_tables.empty();
   if (!report.problems.empty())
     report.recovery = kRecovery;
-  else if (!report.bad_cubins.empty())
-    report.recovery = "lookups ignore these binaries and the tuner rebuilds them; `tcjit db "
-                      "prune --stale` with other versions, or rebuilding, replaces them";
+  else {
+    if (!report.bad_cubins.empty())
+      report.recovery = "lookups ignore these binaries and the tuner rebuilds them; `tcjit db "
+                        "prune --stale` with other versions, or rebuilding, replaces them";
+    if (!report.bad_dispatch_tables.empty())
+      report.recovery += std::string(report.recovery.empty() ? "" : "; ") +
+                         "tuning the problem's range again replaces an invalid dispatch table";
+  }
   return report;
 }
 

@@ -16,12 +16,15 @@ struct CheckReport {
   std::vector<std::string> notes;    // what was not checked, and why
   int64_t binaries_checked = 0;
   std::vector<std::string> bad_cubins; // "KEY config arch" of cubins whose sha256 mismatches
-  std::string recovery;                // how to recover, when !ok
+  int64_t dispatch_tables_checked = 0;
+  std::vector<std::string> bad_dispatch_tables; // "KEY arch tuner: why" of invalid tables
+  std::string recovery;                         // how to recover, when !ok
 };
 
 // Opens the file read-only without touching the schema (so a damaged or newer database can be
 // checked), runs PRAGMA quick_check (integrity_check when `full`), foreign_key_check and, when
-// the schema is readable, verifies every cubin's SHA-256. Never throws for damage; throws
+// the schema is readable, verifies every cubin's SHA-256 and validates every dispatch table
+// (kernels_db/dispatch.h: buckets well formed and disjoint). Never throws for damage; throws
 // DbError(not_found/io) when the file cannot be opened.
 CheckReport check_database(const std::filesystem::path &path, bool full);
 

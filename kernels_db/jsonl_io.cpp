@@ -1,6 +1,7 @@
 #include "kernels_db/jsonl_io.h"
 
 #include "kernels_db/binary_store.h"
+#include "kernels_db/dispatch_store.h"
 #include "kernels_db/error.h"
 #include "kernels_db/key_hash.h"
 #include "kernels_db/problem_store.h"
@@ -68,6 +69,10 @@ TransferCounts export_jsonl(Connection &connection, std::ostream &out) {
         ++counts.results_added;
       }
   }
+  for (const DispatchTable &table : all_dispatch_tables(connection)) {
+    out << tagged("dispatch", dispatch_table_to_json(table)).dump() << '\n';
+    ++counts.dispatch_tables;
+  }
   out.flush();
   if (!out)
     throw DbError(DbErrorKind::io, "writing the export failed", connection.path(),
@@ -116,9 +121,12 @@ TransferCounts import_jsonl(Connection &connection, std::istream &in) {
           ++counts.results_added;
         else
           ++counts.results_already_present;
+      } else if (type == "dispatch") {
+        replace_dispatch_table(connection, dispatch_table_from_json(object));
+        ++counts.dispatch_tables;
       } else {
         throw DbError(DbErrorKind::invalid_argument, "unknown record type '" + type + "'", where,
-                      "use problem, binary or result");
+                      "use problem, binary, result or dispatch");
       }
     } catch (const json::exception &error) {
       throw DbError(DbErrorKind::invalid_argument, std::string("not JSON: ") + error.what(), where,

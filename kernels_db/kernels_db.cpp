@@ -1,6 +1,7 @@
 #include "kernels_db/kernels_db.h"
 
 #include "kernels_db/default_path.h"
+#include "kernels_db/dispatch_store.h"
 #include "kernels_db/lookup_cache.h"
 #include "kernels_db/merge.h"
 #include "kernels_db/problem_store.h"
@@ -74,6 +75,13 @@ bool KernelsDb::put_result(const ResultRecord &result) {
   return added;
 }
 
+void KernelsDb::put_dispatch_table(const DispatchTable &table) {
+  std::lock_guard lock(state_->connection_mutex);
+  WriteTransaction transaction(state_->connection);
+  replace_dispatch_table(state_->connection, table);
+  transaction.commit(); // binary lookups do not depend on dispatch tables: the cache stays
+}
+
 std::optional<ProblemRecord> KernelsDb::find_problem(std::string_view key_text) {
   std::lock_guard lock(state_->connection_mutex);
   return kernels_db::find_problem(state_->connection, key_text);
@@ -125,6 +133,20 @@ std::optional<ResultRecord> KernelsDb::best_result(std::string_view problem_key,
 std::vector<ResultRecord> KernelsDb::results(std::string_view problem_key) {
   std::lock_guard lock(state_->connection_mutex);
   return ranked_results(state_->connection, problem_key);
+}
+
+std::optional<DispatchTable>
+KernelsDb::find_dispatch_table(std::string_view problem_key, std::string_view arch,
+                               std::optional<std::string_view> tuner_version) {
+  std::lock_guard lock(state_->connection_mutex);
+  ReadTransaction snapshot(state_->connection); // the table row and its entries together
+  return kernels_db::find_dispatch_table(state_->connection, problem_key, arch, tuner_version);
+}
+
+std::vector<DispatchTable> KernelsDb::dispatch_tables(std::string_view problem_key) {
+  std::lock_guard lock(state_->connection_mutex);
+  ReadTransaction snapshot(state_->connection);
+  return list_dispatch_tables(state_->connection, problem_key);
 }
 
 std::vector<ProblemSummary> KernelsDb::list(const ListFilter &filter) {

@@ -14,6 +14,7 @@
 #include "kernels_db/binary_store.h"
 #include "kernels_db/connection.h"
 #include "kernels_db/current_versions.h"
+#include "kernels_db/dispatch.h"
 #include "kernels_db/error.h"
 #include "kernels_db/integrity.h"
 #include "kernels_db/jsonl_io.h"
@@ -62,6 +63,11 @@ public:
   void put_binary(const BinaryRecord &binary);
   // false when an identical result was already stored.
   bool put_result(const ResultRecord &result);
+  // Replaces the dispatch table of (problem_key, arch, tuner_version), entries and all, in one
+  // write transaction. Buckets and configs are stored canonical; created_ms = 0 means now.
+  // Throws DbError(invalid_argument) for a bad table (see dispatch.h: e.g. overlapping buckets)
+  // and DbError(not_found) when the problem is not stored.
+  void put_dispatch_table(const DispatchTable &table);
 
   // Lookups.
   std::optional<ProblemRecord> find_problem(std::string_view key_text);
@@ -69,6 +75,13 @@ public:
   std::optional<ResultRecord> best_result(std::string_view problem_key, std::string_view arch,
                                           std::optional<std::string_view> device = std::nullopt);
   std::vector<ResultRecord> results(std::string_view problem_key);
+  // The newest dispatch table (by created_ms) of a problem on `arch`, of `tuner_version` when
+  // given. Pick the entry for concrete sizes with DispatchIndex or lookup_dispatch (dispatch.h).
+  std::optional<DispatchTable>
+  find_dispatch_table(std::string_view problem_key, std::string_view arch,
+                      std::optional<std::string_view> tuner_version = std::nullopt);
+  // Every dispatch table of a problem (any arch and tuner version), newest first.
+  std::vector<DispatchTable> dispatch_tables(std::string_view problem_key);
 
   // Queries for `tcjit db`.
   std::vector<ProblemSummary> list(const ListFilter &filter);

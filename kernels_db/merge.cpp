@@ -1,6 +1,8 @@
 #include "kernels_db/merge.h"
 
 #include "kernels_db/binary_store.h"
+#include "kernels_db/dispatch.h"
+#include "kernels_db/dispatch_store.h"
 #include "kernels_db/error.h"
 #include "kernels_db/problem_store.h"
 #include "kernels_db/result_store.h"
@@ -92,6 +94,22 @@ TransferCounts merge_database(Connection &connection, const std::filesystem::pat
         else
           ++counts.results_already_present;
       }
+  }
+  for (const DispatchTable &table : all_dispatch_tables(other)) {
+    try {
+      validate_dispatch_table(table);
+    } catch (const DbError &error) {
+      if (error.kind() != DbErrorKind::invalid_argument)
+        throw;
+      ++counts.dispatch_tables_rejected;
+      continue;
+    }
+    const auto ours =
+        read_dispatch_table(connection, table.problem_key, table.arch, table.tuner_version);
+    if (ours && ours->created_ms >= table.created_ms)
+      continue;
+    replace_dispatch_table(connection, table);
+    ++counts.dispatch_tables;
   }
   transaction.commit();
   return counts;

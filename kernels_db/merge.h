@@ -8,9 +8,11 @@
 
 namespace tcjit::kernels_db {
 
-// Copies every problem, binary and result of `other` into `connection` in one write
-// transaction. Every measurement is kept; identical results are stored once; for problems and
-// binaries present in both, ours is kept (unless our cubin is damaged). "Best" per problem and
+// Copies every problem, binary, result and dispatch table of `other` into `connection` in one
+// write transaction. Every measurement is kept; identical results are stored once; for problems
+// and binaries present in both, ours is kept (unless our cubin is damaged). For a dispatch table
+// of the same (problem, arch, tuner version) in both, the newer (created_ms) is kept, ours on a
+// tie; an invalid table of `other` is skipped (dispatch_tables_rejected). "Best" per problem and
 // device stays a query (best_result). `other` is read-only, except that a database with an older
 // schema is migrated first; a newer one is refused.
 TransferCounts merge_database(Connection &connection, const std::filesystem::path &other);

@@ -29,10 +29,15 @@ PruneReport prune(Connection &connection, const PruneOptions &options) {
     results.bind(1, cutoff);
     results.run();
     report.results_removed += connection.changes();
+    Statement tables = connection.prepare("DELETE FROM dispatch_tables WHERE created_ms < ?1");
+    tables.bind(1, cutoff);
+    tables.run(); // entries go by ON DELETE CASCADE
+    report.dispatch_tables_removed += connection.changes();
     Statement problems = connection.prepare(
         "DELETE FROM problems WHERE created_ms < ?1 "
         "AND NOT EXISTS (SELECT 1 FROM binaries b WHERE b.problem_id = problems.id) "
-        "AND NOT EXISTS (SELECT 1 FROM results r WHERE r.problem_id = problems.id)");
+        "AND NOT EXISTS (SELECT 1 FROM results r WHERE r.problem_id = problems.id) "
+        "AND NOT EXISTS (SELECT 1 FROM dispatch_tables d WHERE d.problem_id = problems.id)");
     problems.bind(1, cutoff);
     problems.run();
     report.problems_removed += connection.changes();

@@ -12,8 +12,9 @@ namespace tcjit::kernels_db {
 struct PruneOptions {
   // Remove binaries built by another toolkit or compiler version than `current`.
   std::optional<CurrentVersions> stale_versions;
-  // Remove binaries and results created before now - older_than, and problems older than that
-  // which keep neither.
+  // Remove binaries, results and dispatch tables created before now - older_than, and problems
+  // older than that which keep none of them. (Dispatch tables are never "stale": they name
+  // configs, not binaries.)
   std::optional<std::chrono::milliseconds> older_than;
   int64_t now_ms = 0; // 0: now
 };
@@ -22,6 +23,7 @@ struct PruneReport {
   int64_t binaries_removed = 0;
   int64_t results_removed = 0;
   int64_t problems_removed = 0;
+  int64_t dispatch_tables_removed = 0;
 };
 
 // One write transaction. Does nothing when neither option is set.

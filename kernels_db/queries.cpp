@@ -1,6 +1,7 @@
 #include "kernels_db/queries.h"
 
 #include "kernels_db/binary_store.h"
+#include "kernels_db/dispatch_store.h"
 #include "kernels_db/key_hash.h"
 #include "kernels_db/problem_store.h"
 #include "kernels_db/result_store.h"
@@ -20,6 +21,7 @@ std::vector<ProblemSummary> list_problems(Connection &connection, const ListFilt
       "SELECT " + std::string(kProblemColumns) +
       ", (SELECT COUNT(*) FROM binaries b WHERE b.problem_id = p.id)"
       ", (SELECT COUNT(*) FROM results r WHERE r.problem_id = p.id)"
+      ", (SELECT COUNT(*) FROM dispatch_tables d WHERE d.problem_id = p.id)"
       ", (SELECT MIN(r.median_us) FROM results r WHERE r.problem_id = p.id AND r.status = 'ok' "
       "AND r.provenance = 'measured') FROM problems p WHERE 1";
   int parameter = 0;
@@ -59,7 +61,8 @@ std::vector<ProblemSummary> list_problems(Connection &connection, const ListFilt
     summary.problem = read_problem(statement, 0);
     summary.binaries = statement.column_int64(kProblemColumnCount);
     summary.results = statement.column_int64(kProblemColumnCount + 1);
-    summary.best_median_us = statement.column_optional_double(kProblemColumnCount + 2);
+    summary.dispatch_tables = statement.column_int64(kProblemColumnCount + 2);
+    summary.best_median_us = statement.column_optional_double(kProblemColumnCount + 3);
     summaries.push_back(std::move(summary));
   }
   return summaries;
@@ -77,6 +80,7 @@ std::vector<ProblemDetails> show_problems(Connection &connection, std::string_vi
     ProblemDetails detail;
     detail.results = ranked_results(connection, problem.key_text);
     detail.binaries = list_binaries(connection, problem.key_text);
+    detail.dispatch_tables = list_dispatch_tables(connection, problem.key_text);
     detail.problem = std::move(problem);
     details.push_back(std::move(detail));
   }
@@ -104,6 +108,8 @@ DbStats compute_stats(Connection &connection, const CurrentVersions &current) {
   stats.problems = query_int64(connection, "SELECT COUNT(*) FROM problems");
   stats.binaries = query_int64(connection, "SELECT COUNT(*) FROM binaries");
   stats.results = query_int64(connection, "SELECT COUNT(*) FROM results");
+  stats.dispatch_tables = query_int64(connection, "SELECT COUNT(*) FROM dispatch_tables");
+  stats.dispatch_entries = query_int64(connection, "SELECT COUNT(*) FROM dispatch_entries");
   stats.cubin_bytes =
       query_int64(connection, "SELECT COALESCE(SUM(length(cubin)), 0) FROM binaries");
   stats.ptx_bytes = query_int64(connection, "SELECT COALESCE(SUM(length(ptx)), 0) FROM binaries");

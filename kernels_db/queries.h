@@ -23,6 +23,7 @@ struct ProblemSummary {
   ProblemRecord problem;
   int64_t binaries = 0;
   int64_t results = 0;
+  int64_t dispatch_tables = 0;
   std::optional<double> best_median_us; // fastest ok measured result, any device
 };
 
@@ -34,6 +35,7 @@ struct ProblemDetails {
   ProblemRecord problem;
   std::vector<ResultRecord> results; // best first (ranked_results)
   std::vector<BinaryInfo> binaries;
+  std::vector<DispatchTable> dispatch_tables; // newest first
 };
 
 // Finds problems by exact key text, else by hash (16 hex digits or 0x...). Several problems when
@@ -44,6 +46,8 @@ struct DbStats {
   int64_t problems = 0;
   int64_t binaries = 0;
   int64_t results = 0;
+  int64_t dispatch_tables = 0;
+  int64_t dispatch_entries = 0;
   int64_t stale_binaries = 0; // built by another toolkit or compiler version than `current`
   int64_t cubin_bytes = 0;
   int64_t ptx_bytes = 0;

@@ -196,4 +196,38 @@ ResultRecord result_from_json(const json &object) {
   return result;
 }
 
+json dispatch_table_to_json(const DispatchTable &table) {
+  json entries = json::array();
+  for (const DispatchEntry &entry : table.entries)
+    entries.push_back({{"dims", parse_stored(entry.dims_json)},
+                       {"config", parse_stored(entry.config_json)},
+                       {"time_us", entry.time_us},
+                       {"provenance", to_string(entry.provenance)}});
+  return {{"problem", table.problem_key},
+          {"arch", table.arch},
+          {"tuner_version", table.tuner_version},
+          {"created_ms", table.created_ms},
+          {"entries", std::move(entries)}};
+}
+
+DispatchTable dispatch_table_from_json(const json &object) {
+  DispatchTable table;
+  table.problem_key = text_field(object, "problem");
+  table.arch = text_field(object, "arch");
+  table.tuner_version = text_field(object, "tuner_version");
+  table.created_ms = int_field(object, "created_ms");
+  const json &entries = field(object, "entries");
+  if (!entries.is_array())
+    bad_field("entries", "an array");
+  for (const json &item : entries) {
+    DispatchEntry entry;
+    entry.dims_json = json_text_field(item, "dims");
+    entry.config_json = json_text_field(item, "config");
+    entry.time_us = number_field(item, "time_us");
+    entry.provenance = parse_provenance_kind(text_field(item, "provenance"));
+    table.entries.push_back(std::move(entry));
+  }
+  return table;
+}
+
 } // namespace tcjit::kernels_db

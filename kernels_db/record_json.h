@@ -12,10 +12,14 @@ nlohmann::json problem_to_json(const ProblemRecord &problem);
 nlohmann::json binary_to_json(const BinaryRecord &binary); // with ptx and cubin (base64)
 nlohmann::json binary_info_to_json(const BinaryInfo &info);
 nlohmann::json result_to_json(const ResultRecord &result);
+// {"problem","arch","tuner_version","created_ms","entries":[{"dims","config","time_us",
+// "provenance"}]}; buckets and configs as JSON values.
+nlohmann::json dispatch_table_to_json(const DispatchTable &table);
 
 // Throw DbError(invalid_argument) naming the missing or malformed field.
 ProblemRecord problem_from_json(const nlohmann::json &json);
 BinaryRecord binary_from_json(const nlohmann::json &json);
 ResultRecord result_from_json(const nlohmann::json &json);
+DispatchTable dispatch_table_from_json(const nlohmann::json &json);
 
 } // namespace tcjit::kernels_db

@@ -81,6 +81,27 @@ struct ResultRecord {
   std::string message;     // why a config failed or is illegal
 };
 
+// One bucket of a dispatch table: the sizes it holds and the config to launch for them.
+// `dims_json` is a JSON object of closed integer intervals per dimension ("m", "n", "k",
+// "batch"), e.g. {"m":[1,16],"n":[4096,4096]} holds 1 <= m <= 16 and n = 4096; a dimension it
+// does not name is unconstrained. See kernels_db/dispatch.h for the rules and the lookup.
+struct DispatchEntry {
+  std::string dims_json;   // canonical JSON, as above
+  std::string config_json; // canonical JSON object: the config to use in this bucket
+  double time_us = 0;      // the bucket's representative time, measured or predicted
+  ProvenanceKind provenance = ProvenanceKind::measured; // where time_us comes from
+};
+
+// What the tuner chose for a problem tuned over a size range: size buckets -> config. One table
+// per (problem_key, arch, tuner_version); storing one again replaces it.
+struct DispatchTable {
+  std::string problem_key; // the ranged problem's canonical key (the problem must be stored)
+  std::string arch;
+  std::string tuner_version;
+  std::vector<DispatchEntry> entries; // pairwise disjoint buckets, in the tuner's order
+  int64_t created_ms = 0;             // set by put_dispatch_table when 0
+};
+
 // The binary's metadata without PTX and cubin, for listings.
 struct BinaryInfo {
   BinaryKey key;

@@ -74,6 +74,27 @@ CREATE INDEX binaries_by_age ON binaries(created_ms);
 CREATE INDEX results_by_problem ON results(problem_id, arch, status, median_us);
 CREATE INDEX results_by_age ON results(measured_ms);
 )sql",
+    // 2 -> 3: dispatch tables (size buckets -> config) of problems tuned over a size range.
+    R"sql(
+CREATE TABLE dispatch_tables (
+  id             INTEGER PRIMARY KEY,
+  problem_id     INTEGER NOT NULL REFERENCES problems(id) ON DELETE CASCADE,
+  arch           TEXT    NOT NULL,
+  tuner_version  TEXT    NOT NULL,
+  created_ms     INTEGER NOT NULL,
+  UNIQUE (problem_id, arch, tuner_version)   -- also the index of find_dispatch_table
+);
+CREATE INDEX dispatch_tables_by_age ON dispatch_tables(created_ms);
+CREATE TABLE dispatch_entries (
+  table_id     INTEGER NOT NULL REFERENCES dispatch_tables(id) ON DELETE CASCADE,
+  position     INTEGER NOT NULL,             -- the entry's index in DispatchTable::entries
+  dims_json    TEXT    NOT NULL CHECK (json_valid(dims_json)),
+  config_json  TEXT    NOT NULL CHECK (json_valid(config_json)),
+  time_us      REAL    NOT NULL,
+  provenance   TEXT    NOT NULL CHECK (provenance IN ('measured', 'predicted', 'emulated')),
+  PRIMARY KEY (table_id, position)
+);
+)sql",
 };
 
 bool is_wal(Connection &connection) {

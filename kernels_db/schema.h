@@ -7,7 +7,7 @@
 namespace tcjit::kernels_db {
 
 // The schema version this build writes and understands.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 int read_schema_version(Connection &connection);
 

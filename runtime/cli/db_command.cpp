@@ -145,6 +145,7 @@ int run_ls(const DbOptions &options, Streams io) {
       json row = kdb::problem_to_json(summary.problem);
       row["binaries"] = summary.binaries;
       row["results"] = summary.results;
+      row["dispatch_tables"] = summary.dispatch_tables;
       row["best_median_us"] = summary.best_median_us ? json(*summary.best_median_us) : json();
       all.push_back(std::move(row));
     }
@@ -242,6 +243,19 @@ void print_details(const kdb::ProblemDetails &details, const DbOptions &options,
               {"ARCH", "TOOLKIT", "COMPILER", "STATE", "REGS", "SPILL_B", "SMEM_B", "CUBIN_B",
                "COMPILE_MS", "SHA256", "OPTIONS", "CONFIG"},
               rows, "  ");
+  if (details.dispatch_tables.empty())
+    return;
+  out << "\ndispatch tables (" << details.dispatch_tables.size() << ", newest first):\n";
+  for (const auto &table : details.dispatch_tables) {
+    out << "  " << table.arch << "  tuner " << table.tuner_version << "  "
+        << kdb::format_utc(table.created_ms) << "  " << table.entries.size() << " bucket"
+        << (table.entries.size() == 1 ? "" : "s") << '\n';
+    rows.clear();
+    for (const auto &entry : table.entries)
+      rows.push_back({entry.dims_json, fixed(entry.time_us, 2),
+                      std::string(kdb::to_string(entry.provenance)), entry.config_json});
+    print_table(out, {"BUCKET", "TIME_US", "PROVENANCE", "CONFIG"}, rows, "    ");
+  }
 }
 
 int run_show(const DbOptions &options, Streams io) {
@@ -258,6 +272,9 @@ int run_show(const DbOptions &options, Streams io) {
       row["stale"] = is_stale(binary.key, options);
       object["binaries"].push_back(std::move(row));
     }
+    object["dispatch_tables"] = json::array();
+    for (const auto &table : details.dispatch_tables)
+      object["dispatch_tables"].push_back(kdb::dispatch_table_to_json(table));
     io.out << object.dump(2) << '\n';
     return kExitOk;
   }
@@ -334,6 +351,8 @@ int run_stats(const DbOptions &options, Streams io) {
                    {"problems", stats.problems},
                    {"binaries", stats.binaries},
                    {"results", stats.results},
+                   {"dispatch_tables", stats.dispatch_tables},
+                   {"dispatch_entries", stats.dispatch_entries},
                    {"stale_binaries", stats.stale_binaries},
                    {"current",
                     {{"toolkit_version", stats.current.toolkit_version},
@@ -360,7 +379,10 @@ int run_stats(const DbOptions &options, Streams io) {
          << "results         " << stats.results;
   for (const auto &[status, count] : stats.results_by_status)
     io.out << "  " << status << " " << count;
-  io.out << '\n' << "binaries by arch";
+  io.out << '\n'
+         << "dispatch tables " << stats.dispatch_tables << " (" << stats.dispatch_entries
+         << " buckets)\n"
+         << "binaries by arch";
   for (const auto &[arch, count] : stats.binaries_by_arch)
     io.out << "  " << arch << " " << count;
   io.out << '\n'
@@ -389,12 +411,14 @@ int run_prune(const DbOptions &options, Streams io) {
   if (options.json)
     io.out << json{{"binaries_removed", report.binaries_removed},
                    {"results_removed", report.results_removed},
-                   {"problems_removed", report.problems_removed}}
+                   {"problems_removed", report.problems_removed},
+                   {"dispatch_tables_removed", report.dispatch_tables_removed}}
                   .dump(2)
            << '\n';
   else
     io.out << "removed " << report.binaries_removed << " binaries, " << report.results_removed
-           << " results, " << report.problems_removed << " problems\n";
+           << " results, " << report.dispatch_tables_removed << " dispatch tables, "
+           << report.problems_removed << " problems\n";
   return kExitOk;
 }
 
@@ -405,17 +429,21 @@ void print_counts(const kdb::TransferCounts &counts, const char *verb, const DbO
                 {"binaries", counts.binaries},
                 {"binaries_rejected", counts.binaries_rejected},
                 {"results_added", counts.results_added},
-                {"results_already_present", counts.results_already_present}}
+                {"results_already_present", counts.results_already_present},
+                {"dispatch_tables", counts.dispatch_tables},
+                {"dispatch_tables_rejected", counts.dispatch_tables_rejected}}
                .dump(2)
         << '\n';
     return;
   }
   out << verb << ' ' << counts.problems << " problems, " << counts.binaries << " binaries, "
-      << counts.results_added << " results";
+      << counts.results_added << " results, " << counts.dispatch_tables << " dispatch tables";
   if (counts.results_already_present > 0)
     out << " (" << counts.results_already_present << " identical results already present)";
   if (counts.binaries_rejected > 0)
     out << "; rejected " << counts.binaries_rejected << " damaged binaries";
+  if (counts.dispatch_tables_rejected > 0)
+    out << "; rejected " << counts.dispatch_tables_rejected << " invalid dispatch tables";
   out << '\n';
 }
 
@@ -465,19 +493,24 @@ int run_check(const DbOptions &options, Streams io) {
                    {"notes", report.notes},
                    {"binaries_checked", report.binaries_checked},
                    {"bad_cubins", report.bad_cubins},
+                   {"dispatch_tables_checked", report.dispatch_tables_checked},
+                   {"bad_dispatch_tables", report.bad_dispatch_tables},
                    {"recovery", report.recovery}}
                   .dump(2)
            << '\n';
   } else {
     io.out << path << ": " << report.check << ' ' << (report.problems.empty() ? "ok" : "FAILED")
            << "; " << report.binaries_checked << " cubins checked, " << report.bad_cubins.size()
-           << " damaged\n";
+           << " damaged; " << report.dispatch_tables_checked << " dispatch tables checked, "
+           << report.bad_dispatch_tables.size() << " invalid\n";
     for (const auto &problem : report.problems)
       io.out << "  damage: " << problem << '\n';
     for (const auto &note : report.notes)
       io.out << "  note: " << note << '\n';
     for (const auto &cubin : report.bad_cubins)
       io.out << "  cubin sha256 mismatch: " << cubin << '\n';
+    for (const auto &table : report.bad_dispatch_tables)
+      io.out << "  invalid dispatch table: " << table << '\n';
     if (!report.ok)
       io.out << "how to recover: " << report.recovery << '\n';
   }
@@ -580,8 +613,10 @@ void add_db_command(CLI::App &app, const kdb::CurrentVersions &current, std::ost
                             "Remove stale binaries and/or rows older than an age", run_prune);
   prune->add_flag("--stale", options->stale,
                   "remove binaries of other toolkit or compiler versions than the current ones");
-  prune->add_option("--older-than", options->older_than,
-                    "remove binaries and results older than AGE (90s, 45m, 12h, 30d, 2w)");
+  prune->add_option(
+      "--older-than", options->older_than,
+      "remove binaries, results and dispatch tables older than AGE (90s, 45m, 12h, 30d, "
+      "2w)");
   add_version_options(prune, *options);
 
   CLI::App *export_sub =

@@ -195,6 +195,44 @@ TEST_F(DbCli, ExportImportMergeCheck) {
   EXPECT_EQ(run.code, cli::kExitFailure);
 }
 
+TEST_F(DbCli, DispatchTablesInShowStatsExportAndPrune) {
+  {
+    KernelsDb kdb = KernelsDb::open(db);
+    DispatchTable table;
+    table.problem_key = gemm.key_text;
+    table.arch = "sm_80";
+    table.tuner_version = "0.1.0";
+    table.created_ms = 1700000000000;
+    table.entries = {
+        {R"({"m":[1,16]})", testing::sample_config(64), 4.5, ProvenanceKind::measured},
+        {R"({"m":[17,4096]})", testing::sample_config(128), 30.0, ProvenanceKind::predicted}};
+    kdb.put_dispatch_table(table);
+  }
+  CliRun run = db_run({"show", gemm.key_text});
+  EXPECT_EQ(run.code, 0) << run.err;
+  for (const char *part :
+       {"dispatch tables (1", "tuner 0.1.0", "2 buckets", "{\"m\":[17,4096]}", "predicted", "4.50"})
+    EXPECT_TRUE(contains(run.out, part)) << part << "\n" << run.out;
+  run = db_run({"show", gemm.key_text, "--json"});
+  auto json = nlohmann::json::parse(run.out);
+  ASSERT_EQ(json["dispatch_tables"].size(), 1u);
+  EXPECT_EQ(json["dispatch_tables"][0]["entries"][1]["dims"]["m"][1], 4096);
+  run = db_run({"ls", "--where", "m>=1024", "--json"});
+  EXPECT_EQ(nlohmann::json::parse(run.out)[0]["dispatch_tables"], 1);
+  run = db_run({"stats"});
+  EXPECT_TRUE(contains(run.out, "dispatch tables 1 (2 buckets)")) << run.out;
+  run = db_run({"stats", "--json"});
+  EXPECT_EQ(nlohmann::json::parse(run.out)["dispatch_entries"], 2);
+  const std::string exported = dir.file("dump.jsonl").string();
+  EXPECT_EQ(db_run({"export", "-o", exported}).code, 0);
+  run = run_cli({"db", "import", exported, "--db", dir.file("other.db").string()});
+  EXPECT_TRUE(contains(run.out, "2 results, 1 dispatch tables")) << run.out;
+  run = db_run({"check"});
+  EXPECT_TRUE(contains(run.out, "1 dispatch tables checked, 0 invalid")) << run.out;
+  run = db_run({"prune", "--older-than", "30d"});
+  EXPECT_TRUE(contains(run.out, "1 dispatch tables")) << run.out;
+}
+
 TEST_F(DbCli, NewerDatabaseIsRefusedWithAClearMessage) {
   {
     Connection raw = Connection::open(db);
