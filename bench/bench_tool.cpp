@@ -22,10 +22,10 @@
 #include "compiler/reference/tolerance.h"
 #include "compiler/spec/problem_key.h"
 #include "kernels_db/kernels_db.h"
-#include "tuner/kernel_source.h"
-#include "tuner/verify_gemm.h"
 #include "runtime/emu/emu_device.h"
+#include "tuner/kernel_source.h"
 #include "tuner/perf_model.h"
+#include "tuner/verify_gemm.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>

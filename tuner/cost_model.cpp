@@ -112,8 +112,8 @@ double estimated_instructions_per_mma(const OpSpec &spec, const codegen::TileCon
   return 1 + other / std::max(1.0, k.mma);
 }
 
-KernelFeatures kernel_features(const OpSpec &spec, const codegen::TileConfig &config,
-                               bool tf32_off, const CandidateFacts &facts) {
+KernelFeatures kernel_features(const OpSpec &spec, const codegen::TileConfig &config, bool tf32_off,
+                               const CandidateFacts &facts) {
   const codegen::MmaForm f = codegen::math_form(spec, tf32_off);
   KernelFeatures k;
   k.math = math_kind(f.kind);
@@ -126,8 +126,7 @@ KernelFeatures kernel_features(const OpSpec &spec, const codegen::TileConfig &co
     k.mma_m = f.m, k.mma_n = f.n, k.mma_k = f.k;
   }
   k.threads = codegen::threads_per_cta(config);
-  k.registers =
-      facts.registers > 0 ? facts.registers : estimated_registers(spec, config, tf32_off);
+  k.registers = facts.registers > 0 ? facts.registers : estimated_registers(spec, config, tf32_off);
   k.shared_bytes = codegen::shared_bytes(spec, config) + std::max(0, facts.static_shared_bytes);
   k.instructions_per_mma = facts.instructions_per_mma > 0
                                ? facts.instructions_per_mma

@@ -24,19 +24,19 @@ std::string cost_model_version();
 
 // What compiling and probing a candidate found out. Unknown fields stay < 0.
 struct CandidateFacts {
-  int registers = -1;        // ptxas, per thread (main kernel)
-  int spill_bytes = -1;      // ptxas: stores + loads
-  int stack_bytes = -1;      // ptxas
+  int registers = -1;   // ptxas, per thread (main kernel)
+  int spill_bytes = -1; // ptxas: stores + loads
+  int stack_bytes = -1; // ptxas
   int static_shared_bytes = 0;
-  double instructions_per_mma = -1;   // emulator: main-loop warp-instructions per mma
+  double instructions_per_mma = -1;      // emulator: main-loop warp-instructions per mma
   double shared_wavefronts_per_mma = -1; // emulator: main-loop shared-memory wavefronts per mma
   double bank_conflicts_per_mma = -1;    // emulator: of those, the wavefronts beyond the ideal
 };
 
 // The features of `config` for `spec` (sizes need not be bound), from `facts` where known and
 // estimates elsewhere.
-KernelFeatures kernel_features(const OpSpec &spec, const codegen::TileConfig &config,
-                               bool tf32_off, const CandidateFacts &facts = {});
+KernelFeatures kernel_features(const OpSpec &spec, const codegen::TileConfig &config, bool tf32_off,
+                               const CandidateFacts &facts = {});
 
 // The estimates used before compiling.
 int estimated_registers(const OpSpec &spec, const codegen::TileConfig &config, bool tf32_off);

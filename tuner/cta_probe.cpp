@@ -45,14 +45,14 @@ CtaProbe probe_one_cta(device::Device &emulator, const OpSpec &spec,
       return probe;
     }
     try {
-      const GemmCheck check = run_and_check_gemm(emulator, candidate.kernel, one, seed + i,
-                                                 candidate.cubin.cubin);
+      const GemmCheck check =
+          run_and_check_gemm(emulator, candidate.kernel, one, seed + i, candidate.cubin.cubin);
       if (!check.report.ok()) {
         probe.error = "wrong result at m=" + std::to_string(one.gemm.m.value) +
                       " n=" + std::to_string(one.gemm.n.value) + " k=" + std::to_string(ks[i]) +
                       ": " + std::to_string(check.report.mismatches) + " of " +
-                      std::to_string(check.report.count) +
-                      " elements out of tolerance; worst " + check.report.summary();
+                      std::to_string(check.report.count) + " elements out of tolerance; worst " +
+                      check.report.summary();
         return probe;
       }
       if (!check.counters) {
@@ -72,10 +72,9 @@ CtaProbe probe_one_cta(device::Device &emulator, const OpSpec &spec,
         (double(counters[1].warp_instructions) - double(counters[0].warp_instructions)) / mma;
     probe.shared_wavefronts_per_mma =
         (double(counters[1].shared_wavefronts) - double(counters[0].shared_wavefronts)) / mma;
-    probe.bank_conflicts_per_mma = std::max(
-        0.0,
-        (double(counters[1].shared_bank_conflicts) - double(counters[0].shared_bank_conflicts)) /
-            mma);
+    probe.bank_conflicts_per_mma = std::max(0.0, (double(counters[1].shared_bank_conflicts) -
+                                                  double(counters[0].shared_bank_conflicts)) /
+                                                     mma);
     probe.mma_per_ktile = uint64_t(mma / 4 / c.split_k);
   }
   probe.emulator_ms =

@@ -14,8 +14,8 @@
 namespace tcjit::tuner {
 
 struct CtaProbe {
-  bool verified = false;  // both runs matched the reference within tolerance
-  std::string error;      // why not: the mismatch, or the device's error
+  bool verified = false; // both runs matched the reference within tolerance
+  std::string error;     // why not: the mismatch, or the device's error
   double instructions_per_mma = 0;
   double shared_wavefronts_per_mma = 0;
   double bank_conflicts_per_mma = 0;

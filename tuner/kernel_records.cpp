@@ -42,7 +42,6 @@ std::optional<codegen::TileConfig> parse_config_json(std::string_view text) {
   return c;
 }
 
-
 kernels_db::ProblemRecord problem_record(const OpSpec &spec, const ProblemKey &key,
                                          std::string_view arch) {
   kernels_db::ProblemRecord p;

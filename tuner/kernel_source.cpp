@@ -1,10 +1,13 @@
 #include "tuner/kernel_source.h"
 
 #include "compiler/spec/arch.h"
+#include "compiler/spec/shape.h"
+#include "kernels_db/dispatch.h"
 #include "runtime/device/device.h"
 #include "tuner/candidate.h"
 #include "tuner/heuristic.h"
 #include "tuner/kernel_records.h"
+#include "tuner/search_space.h"
 
 #include <nlohmann/json.hpp>
 
@@ -78,7 +81,26 @@ std::vector<codegen::TileConfig> chosen_configs(const OpSpec &spec, const Proble
         codegen::validate_tile_config(spec, r, request.arch, request.tf32_off).empty())
       out.push_back(r);
   };
-  if (db) {
+  if (db && !is_concrete(spec)) {
+    // A size range tuned by `tcjit tune`: its dispatch table's config for the nominal sizes.
+    if (const auto table = db->find_dispatch_table(key.text, request.arch)) {
+      try {
+        const kernels_db::DispatchIndex index(*table);
+        const NominalSizes s = nominal_sizes(spec);
+        const kernels_db::DispatchEntry *e = index.find({s.m, s.n, s.k, s.batch});
+        if (const auto c =
+                parse_config_json(e ? e->config_json : table->entries.front().config_json)) {
+          add(*c);
+          if (!out.empty())
+            note = "tuned (dispatch table of " + std::to_string(table->entries.size()) +
+                   " size buckets)";
+        }
+      } catch (const kernels_db::DbError &) {
+        // A table that does not validate is ignored (`tcjit db check` reports it).
+      }
+    }
+  }
+  if (db && out.empty()) {
     // The binary the database finds first for the problem: the fastest measured config's, else
     // the one built last (a finished tune stores its winner's last). Failing that (another
     // compiler version built them), the best result's config.
@@ -90,8 +112,8 @@ std::vector<codegen::TileConfig> chosen_configs(const OpSpec &spec, const Proble
     const std::vector<kernels_db::ResultRecord> results = db->results(key.text);
     const kernels_db::ResultRecord *tuned = nullptr;
     for (const kernels_db::ResultRecord &r : results) // best first
-      if (r.arch == request.arch && r.status == kernels_db::ResultStatus::ok &&
-          (!config || r.config_json == *config)) {
+      if (r.arch == request.arch && r.status == kernels_db::ResultStatus::ok && r.timing &&
+          (!config || r.config_json == *config)) { // (a verification without a time is not)
         tuned = &r;
         break;
       }
@@ -155,8 +177,7 @@ KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
       out.origin = KernelOrigin::database;
       out.resources = recorded_resources(found.binary->resources_json, out.kernel.plan.smem_bytes);
       out.how = (choice.empty() ? "" : choice + ", ") + "hit (database " + db->path() +
-                ", compiled " +
-                fmt("%.1f ms", found.binary->compile_ms) + " earlier, " +
+                ", compiled " + fmt("%.1f ms", found.binary->compile_ms) + " earlier, " +
                 (out.cubin.empty() ? std::string("PTX only")
                                    : "cubin " + std::to_string(out.cubin.size()) + " B") +
                 ")";
@@ -223,8 +244,8 @@ KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
   out.cubin = std::move(build.cubin);
   out.origin = KernelOrigin::compiled_now;
   out.resources.shared_bytes = out.kernel.plan.smem_bytes;
-  out.how = (choice.empty() ? "" : choice + ", ") + "miss, compiled in " +
-            fmt("%.1f ms", compile_ms);
+  out.how =
+      (choice.empty() ? "" : choice + ", ") + "miss, compiled in " + fmt("%.1f ms", compile_ms);
   if (const jit::KernelResources *r =
           jit::find_kernel_resources(build.resources, out.kernel.plan.kernel_name)) {
     out.resources.registers = r->registers;

@@ -27,7 +27,7 @@ struct TuneTask {
 
 struct Measurement {
   kernels_db::ResultStatus status = kernels_db::ResultStatus::ok;
-  kernels_db::Provenance provenance;  // measured (device, driver) or predicted (model)
+  kernels_db::Provenance provenance;        // measured (device, driver) or predicted (model)
   std::optional<kernels_db::Timing> timing; // microseconds; set when ok
   std::optional<double> tflops;
   std::string message; // why failed, or notes ("bound: tensor", "replayed from FILE")

@@ -95,6 +95,10 @@ GpuModel make_l40s() {
 struct StepCycles {
   double tensor = 0, issue = 0, l2 = 0, shared = 0;
   double max() const { return std::max({tensor, issue, l2, shared}); }
+  // The binding term plus the part of the others that the pipeline does not hide.
+  double cost(double overlap_loss) const {
+    return max() + overlap_loss * (tensor + issue + l2 + shared - max());
+  }
 };
 
 StepCycles step_cycles(const GpuModel &gpu, const KernelFeatures &k, int resident,
@@ -203,8 +207,9 @@ Prediction predict(const GpuModel &gpu, const KernelFeatures &k, const Problem &
   const int64_t last = out.ctas - (out.waves - 1) * slots;
   const StepCycles tail =
       step_cycles(gpu, k, int(ceil_div(last, gpu.sms)), std::min<int64_t>(last, gpu.sms));
-  const double cycles = double(out.waves - 1) * (ktiles * full.max() + gpu.prologue_cycles) +
-                        ktiles * tail.max() + gpu.prologue_cycles;
+  const double cycles =
+      double(out.waves - 1) * (ktiles * full.cost(gpu.overlap_loss) + gpu.prologue_cycles) +
+      ktiles * tail.cost(gpu.overlap_loss) + gpu.prologue_cycles;
   const StepCycles &main = out.waves > 1 ? full : tail;
   out.tensor_cycles = main.tensor;
   out.issue_cycles = main.issue;
@@ -218,8 +223,8 @@ Prediction predict(const GpuModel &gpu, const KernelFeatures &k, const Problem &
   // DRAM bandwidth needs bytes in flight (Little's law): each resident CTA keeps stages - 1
   // K-tiles of A and B loading; few CTAs on few SMs cannot saturate DRAM.
   const int64_t active_sms = std::min<int64_t>(gpu.sms, out.ctas);
-  const double resident =
-      std::min<double>(out.ctas_per_sm, double(out.ctas) / double(std::max<int64_t>(active_sms, 1)));
+  const double resident = std::min<double>(
+      out.ctas_per_sm, double(out.ctas) / double(std::max<int64_t>(active_sms, 1)));
   const double in_flight = double(active_sms) * resident * std::max(1, k.stages - 1) *
                            (double(k.bm) * k.a_bytes + double(k.bn) * k.b_bytes) * k.bk;
   const double dram_rate =

@@ -1,6 +1,7 @@
 // The whole space ranked by the cost model's static prediction (no compile): what model-topk
 // measures first and what the default chooser takes. Near-ties (within 1%) prefer no split-K, the
-// larger CTA tile (more reuse), the larger warp tile (fewer instructions per mma), then fewer estimated registers.
+// larger CTA tile (more reuse), the larger warp tile (fewer instructions per mma), then fewer
+// estimated registers.
 #pragma once
 
 #include "compiler/codegen/tile_config.h"

@@ -69,8 +69,7 @@ NominalSizes nominal_sizes(const OpSpec &spec) {
 }
 
 std::vector<PrunedConfig> prune_reasons(const OpSpec &spec, const TileConfig &c,
-                                        std::string_view arch, bool tf32_off,
-                                        const GpuModel &gpu) {
+                                        std::string_view arch, bool tf32_off, const GpuModel &gpu) {
   std::vector<PrunedConfig> out;
   auto prune = [&](std::string rule, std::string reason) {
     out.push_back({c, std::move(rule), std::move(reason)});
@@ -101,8 +100,8 @@ std::vector<PrunedConfig> prune_reasons(const OpSpec &spec, const TileConfig &c,
   oversized("bn", c.bn, g.n, "n");
   if (c.split_k > 1) {
     if (!g.k.is_fixed()) {
-      prune("split_k", "split_k=" + num(c.split_k) +
-                           " needs a fixed K (the slices are planned for one K)");
+      prune("split_k",
+            "split_k=" + num(c.split_k) + " needs a fixed K (the slices are planned for one K)");
     } else {
       const int64_t ktiles = (g.k.value + c.bk - 1) / c.bk;
       const int64_t per_slice = (ktiles + c.split_k - 1) / c.split_k;
@@ -166,8 +165,7 @@ SearchSpace enumerate_space(const OpSpec &spec, std::string_view arch, bool tf32
             if (wm > bm || wn > bn)
               continue;
             const int warps = (bm / wm) * (bn / wn);
-            if (std::find(o.warp_counts.begin(), o.warp_counts.end(), warps) ==
-                o.warp_counts.end())
+            if (std::find(o.warp_counts.begin(), o.warp_counts.end(), warps) == o.warp_counts.end())
               continue;
             for (int stages : o.stages)
               for (int split : o.split_k)

@@ -34,13 +34,13 @@ struct SearchSpace {
 // Which values each TileConfig field takes. The defaults are the full space the tuner searches;
 // `heuristic_space_options()` is the small one the runtime's default chooser ranks on every miss.
 struct SpaceOptions {
-  std::vector<int> cta_sizes = {32, 64, 128, 256};   // bm and bn
-  std::vector<int> k_bytes = {32, 64, 128};          // bk * element size
-  std::vector<int> warp_sizes = {16, 32, 64, 128};   // wm and wn
-  std::vector<int> warp_counts = {1, 2, 4, 8};       // warps per CTA
-  std::vector<int> stages = {2, 3, 4, 5};            //
-  std::vector<int> split_k = {1, 2, 4, 8, 16};       // only when K is fixed and long enough
-  std::vector<int> raster_groups = {1, 8};           // 8 only when the grid has > 8 CTA rows
+  std::vector<int> cta_sizes = {16, 32, 64, 128, 256}; // bm and bn
+  std::vector<int> k_bytes = {32, 64, 128};            // bk * element size
+  std::vector<int> warp_sizes = {16, 32, 64, 128};     // wm and wn
+  std::vector<int> warp_counts = {1, 2, 4, 8};         // warps per CTA
+  std::vector<int> stages = {2, 3, 4, 5};              //
+  std::vector<int> split_k = {1, 2, 4, 8, 16};         // only when K is fixed and long enough
+  std::vector<int> raster_groups = {1, 8};             // 8 only when the grid has > 8 CTA rows
   bool narrower_vectors = true; // every legal vector width, not only the widest
 };
 SpaceOptions heuristic_space_options(const OpSpec &spec, bool tf32_off);

@@ -2,6 +2,10 @@
 
 #include "compiler/reference/bind_dims.h"
 #include "compiler/spec/validate.h"
+#include "tuner/candidate.h"
+#include "tuner/kernel_records.h"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -110,8 +114,7 @@ std::vector<TuneTask> representative_tasks(const TuneTask &ranged, std::string &
   return out;
 }
 
-std::vector<SizeBucket> dispatch_buckets(const TuneTask &ranged,
-                                         const std::vector<TuneTask> &sizes,
+std::vector<SizeBucket> dispatch_buckets(const TuneTask &ranged, const std::vector<TuneTask> &sizes,
                                          const std::vector<TuneResult> &results) {
   const GemmSpec &g = ranged.spec.gemm;
   std::vector<int> dims;
@@ -130,9 +133,9 @@ std::vector<SizeBucket> dispatch_buckets(const TuneTask &ranged,
     for (size_t d = 0; d < dims.size(); ++d) {
       const Dim &dim = dim_of(g, dims[d]);
       const auto iv = intervals(grid[d], dim.lo, dim.hi);
-      const size_t at = size_t(std::lower_bound(grid[d].begin(), grid[d].end(),
-                                                size_of(sizes[s].spec, dims[d])) -
-                               grid[d].begin());
+      const size_t at =
+          size_t(std::lower_bound(grid[d].begin(), grid[d].end(), size_of(sizes[s].spec, dims[d])) -
+                 grid[d].begin());
       b.ranges[kDimNames[dims[d]]] = iv[at];
     }
     // A size without a winner takes its predecessor's (or the next one's) config.
@@ -163,6 +166,54 @@ std::vector<SizeBucket> dispatch_buckets(const TuneTask &ranged,
     buckets = std::move(merged);
   }
   return buckets;
+}
+
+} // namespace tcjit::tuner
+
+namespace tcjit::tuner {
+
+int store_dispatch_table(const TuneTask &ranged, const std::vector<TuneTask> &sizes,
+                         const std::vector<TuneResult> &results, kernels_db::KernelsDb &db) {
+  const std::vector<SizeBucket> buckets = dispatch_buckets(ranged, sizes, results);
+  if (buckets.empty())
+    return 0;
+  kernels_db::DispatchTable table;
+  table.problem_key = ranged.key.text;
+  table.arch = ranged.arch;
+  for (const TuneResult &r : results)
+    if (r.best) {
+      table.tuner_version = r.tuner_version;
+      break;
+    }
+  for (const SizeBucket &b : buckets) {
+    nlohmann::json dims = nlohmann::json::object();
+    for (const auto &[name, range] : b.ranges)
+      dims[name] = {range.first, range.second};
+    kernels_db::DispatchEntry e;
+    e.dims_json = dims.dump();
+    e.config_json = config_json(b.config);
+    e.time_us = b.measurement.timing ? b.measurement.timing->median_us : 0;
+    e.provenance = b.measurement.provenance.kind;
+    table.entries.push_back(std::move(e));
+  }
+  db.put_problem(problem_record(ranged.spec, ranged.key, ranged.arch));
+  // The kernel of each distinct config, compiled for the ranged spec (sizes given at launch) and
+  // stored under its key, so the runtime loads them from the database.
+  std::vector<codegen::TileConfig> built;
+  for (const SizeBucket &b : buckets) {
+    if (std::find(built.begin(), built.end(), b.config) != built.end())
+      continue;
+    built.push_back(b.config);
+    const BuiltCandidate candidate =
+        build_candidate(ranged.spec, b.config, ranged.arch, ranged.tf32_off);
+    if (!candidate.usable())
+      throw std::invalid_argument("the dispatch table's config " + codegen::to_string(b.config) +
+                                  " does not build for " + ranged.key.hash_hex() + ": " +
+                                  candidate.failure);
+    store_binary(db, ranged, candidate);
+  }
+  db.put_dispatch_table(table);
+  return int(table.entries.size());
 }
 
 } // namespace tcjit::tuner

@@ -33,8 +33,7 @@ struct SizeBucket {
 // The buckets of `ranged` given the tuned representative `sizes` and their `results` (same
 // order; a size without a best config is left to its neighbours). Together they cover every size
 // of the ranges exactly once.
-std::vector<SizeBucket> dispatch_buckets(const TuneTask &ranged,
-                                         const std::vector<TuneTask> &sizes,
+std::vector<SizeBucket> dispatch_buckets(const TuneTask &ranged, const std::vector<TuneTask> &sizes,
                                          const std::vector<TuneResult> &results);
 
 // Stores the dispatch table of `ranged` in `db` (replacing an older one of this tuner version);

@@ -13,8 +13,7 @@ namespace {
 
 using codegen::TileConfig;
 
-constexpr std::array<std::string_view, 4> kNames = {"exhaustive", "random", "anneal",
-                                                    "model-topk"};
+constexpr std::array<std::string_view, 4> kNames = {"exhaustive", "random", "anneal", "model-topk"};
 
 // A fixed order of indices: exhaustive, random and model-topk.
 class OrderStrategy final : public Strategy {
@@ -79,9 +78,8 @@ public:
     }
     if (std::isfinite(seconds)) {
       const double u = double(rng_() >> 11) * 0x1.0p-53;
-      const bool accept =
-          !has_cost_ || seconds < current_cost_ ||
-          u < std::exp(-(seconds - current_cost_) / (current_cost_ * temperature_));
+      const bool accept = !has_cost_ || seconds < current_cost_ ||
+                          u < std::exp(-(seconds - current_cost_) / (current_cost_ * temperature_));
       if (accept) {
         current_ = index;
         current_cost_ = seconds;

@@ -5,8 +5,8 @@
 #include "tuner/ranking.h"
 #include "tuner/search_space.h"
 
-#include <chrono>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <deque>
 #include <future>
@@ -29,8 +29,8 @@ double seconds_since(Clock::time_point start) {
 // One candidate on its way from the strategy to the database.
 struct Pending {
   size_t index = 0;
-  std::optional<Measurement> reused;     // an earlier run's result
-  std::future<BuiltCandidate> build;     // valid when built now
+  std::optional<Measurement> reused; // an earlier run's result
+  std::future<BuiltCandidate> build; // valid when built now
 };
 
 kernels_db::ResultRecord result_record(const TuneTask &task, const TileConfig &config,
@@ -58,17 +58,6 @@ Measurement measurement_of(const kernels_db::ResultRecord &r) {
   m.tflops = r.tflops;
   m.message = r.message;
   return m;
-}
-
-// The winner's kernel, stored as the runtime will look it up: it also marks the problem tuned.
-void store_binary(kernels_db::KernelsDb &db, const TuneTask &task, const BuiltCandidate &built) {
-  kernels_db::BinaryRecord record =
-      binary_record(task.key, built.kernel, task.arch, built.cubin.resources);
-  if (!built.cubin.cubin.empty()) {
-    record.cubin = built.cubin.cubin;
-    record.compile_options += " + " + built.cubin.stage + " -arch=" + task.arch;
-  }
-  db.put_binary(record);
 }
 
 // The finished tune's winner: the result of this tuner version whose config's binary the runtime
@@ -124,6 +113,17 @@ bool parse_budget(std::string_view text, Budget &out, std::string &error) {
   return true;
 }
 
+void store_binary(kernels_db::KernelsDb &db, const TuneTask &task, const BuiltCandidate &built) {
+  kernels_db::BinaryRecord record =
+      binary_record(task.key, built.kernel, task.arch, built.cubin.resources);
+  if (!built.cubin.cubin.empty()) {
+    record.cubin = built.cubin.cubin;
+    record.compile_options += " + " + built.cubin.stage + " -arch=" + task.arch;
+  }
+  db.put_problem(problem_record(task.spec, task.key, task.arch));
+  db.put_binary(record);
+}
+
 std::string tuner_version(const Measurer &measurer) {
   std::string v = "tcjit-tuner 1 / " + compiler_version() + " / " + measurer.name();
   if (measurer.name() == "model")
@@ -155,6 +155,7 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
     throw std::invalid_argument(errors.front().field + ": " + errors.front().message);
   Measurer &measurer = *options.measurer;
   const std::string version = tuner_version(measurer);
+  result.tuner_version = version;
   const GpuModel &gpu = options.gpu ? *options.gpu : gpu_model_for_arch(task.arch);
 
   // What earlier runs of this tuner version stored.
@@ -192,8 +193,8 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
   std::unique_ptr<Strategy> strategy =
       make_strategy(options.strategy, space.legal, cost, options.seed);
 
-  const int jobs = options.jobs > 0 ? options.jobs
-                                    : std::max(1, int(std::thread::hardware_concurrency()));
+  const int jobs =
+      options.jobs > 0 ? options.jobs : std::max(1, int(std::thread::hardware_concurrency()));
   const size_t limit = options.budget.candidates > 0 ? options.budget.candidates
                                                      : std::numeric_limits<size_t>::max();
   TuneProgress progress;

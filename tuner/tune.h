@@ -51,9 +51,9 @@ struct TuneOptions {
   StrategyKind strategy = StrategyKind::model_topk;
   uint64_t seed = 1;
   Budget budget{100, 0};
-  int jobs = 0;                        // build threads; 0 = all cores
-  Measurer *measurer = nullptr;        // required
-  const GpuModel *gpu = nullptr;       // for the space and the ranking; null: the arch's model
+  int jobs = 0;                  // build threads; 0 = all cores
+  Measurer *measurer = nullptr;  // required
+  const GpuModel *gpu = nullptr; // for the space and the ranking; null: the arch's model
   const std::atomic<bool> *stop = nullptr;
   std::function<void(const TuneProgress &)> on_progress; // after each candidate
 };
@@ -74,8 +74,12 @@ struct TuneResult {
   size_t measured = 0, reused = 0, failed = 0;
   std::vector<CandidateOutcome> outcomes;
   std::string pruned_summary;
+  std::string tuner_version; // what the results are stored under
   double seconds = 0;
 };
+
+// Stores `built` (usable) as the problem's kernel for its config, as the runtime looks it up.
+void store_binary(kernels_db::KernelsDb &db, const TuneTask &task, const BuiltCandidate &built);
 
 // The tuner version results are stored under: the tuner's format, the code generator's version and
 // the measurer ("tcjit-tuner 1 / 0.1.0+abc123 / model a100-v2").

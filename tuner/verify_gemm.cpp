@@ -3,8 +3,8 @@
 #include "compiler/reference/gemm_geometry.h"
 #include "compiler/reference/gemm_reference.h"
 #include "compiler/reference/random_fill.h"
-#include "tuner/gemm_launch.h"
 #include "runtime/emu/emu_device.h"
+#include "tuner/gemm_launch.h"
 
 #include <algorithm>
 #include <chrono>

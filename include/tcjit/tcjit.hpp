@@ -10,10 +10,11 @@
 // Preparing looks the kernel up in memory (Origin::memory: this problem, or another whose kernel
 // is the same, as for another batch size), then in the kernel database (Origin::database), then —
 // with MissPolicy::heuristic — compiles the default chooser's config now (Origin::compiled_now)
-// and stores it; the database's tuned config (`tcjit tune`) comes first when there is one. A spec may leave sizes symbolic (`m=?`, `m=1..8192`): the launch gives them (GemmArgs).
-// Runtime and Operation are thread-safe: maps are guarded by a mutex and launches on one device are
-// serialized (the emulator is not thread-safe). Every failure throws tcjit::Error, which says what
-// went wrong, where and how to fix it.
+// and stores it; the database's tuned config (`tcjit tune`) comes first when there is one. A spec
+// may leave sizes symbolic (`m=?`, `m=1..8192`): the launch gives them (GemmArgs). Runtime and
+// Operation are thread-safe: maps are guarded by a mutex and launches on one device are serialized
+// (the emulator is not thread-safe). Every failure throws tcjit::Error, which says what went wrong,
+// where and how to fix it.
 #pragma once
 
 #include "tcjit/op_spec.h"
@@ -113,6 +114,10 @@ public:
   uint64_t key_hash() const;
   std::string key_hash_hex() const;
   std::string config() const; // "128x128x32 w64x64 s3 k1 g1 va8 vb8"
+  // The config of the kernel a launch with these sizes runs: config(), unless the spec has size
+  // ranges tuned by `tcjit tune` (a dispatch table): then the config of the sizes' bucket.
+  // Throws Error for sizes the operation does not accept.
+  std::string config_for(const GemmArgs &sizes) const;
   // The compiled kernel's identity: operations that share one kernel (the same plan for other
   // sizes: it is compiled and loaded once per runtime) return the same text.
   std::string kernel_id() const;

@@ -12,10 +12,12 @@
 #include "compiler/spec/problem_key.h"
 #include "compiler/spec/shape.h"
 #include "compiler/spec/validate.h"
+#include "kernels_db/dispatch.h"
 #include "kernels_db/kernels_db.h"
 #include "runtime/device/device_factory.h"
 #include "tuner/cost_model.h"
 #include "tuner/gemm_launch.h"
+#include "tuner/kernel_records.h"
 #include "tuner/kernel_source.h"
 #include "tuner/measure_cuda.h"
 #include "tuner/measure_model.h"
@@ -108,6 +110,10 @@ struct Operation::State {
   // The kernel launches use: replaced once by the winner of a background tune
   // (MissPolicy::background), so each launch takes one snapshot of it.
   mutable std::atomic<std::shared_ptr<const LoadedKernel>> kernel;
+  // A spec with size ranges tuned by `tcjit tune`: the kernel of each size bucket (index i serves
+  // dispatch->table().entries[i]); sizes in no bucket take `kernel`.
+  std::optional<kernels_db::DispatchIndex> dispatch;
+  std::vector<std::shared_ptr<const LoadedKernel>> dispatch_kernels;
 };
 
 Operation::Operation(std::shared_ptr<const State> state, Origin origin)
@@ -151,8 +157,7 @@ namespace {
 
 // The spec of a launch with sizes given (or a symbolic spec): the prepared spec with the sizes
 // bound, checked against the spec's rules and the kernel's vector widths. Throws Error.
-OpSpec bind_launch_sizes(const Operation::State &s, const LoadedKernel &kernel,
-                         const GemmArgs &args) {
+OpSpec bind_launch_sizes(const Operation::State &s, const GemmArgs &args) {
   // The sizes of this launch: the spec's, or the arguments' where the spec leaves them symbolic
   // (or repeats them).
   const GemmSpec &g = s.spec.gemm;
@@ -188,7 +193,11 @@ OpSpec bind_launch_sizes(const Operation::State &s, const LoadedKernel &kernel,
                 "the sizes of this launch make " + print_spec(bound) + " invalid:" + text, "launch",
                 "pass sizes the spec allows");
   }
-  // The kernel's vector widths need the alignment they were compiled for.
+  return bound;
+}
+
+// The kernel's vector widths need the alignment they were compiled for. Throws Error.
+void check_launch_alignment(const OpSpec &bound, const LoadedKernel &kernel) {
   const codegen::KernelPlan &plan = kernel.kernel.plan;
   for (const OperandAlignment &al : analyze_alignment(bound)) {
     const int needed = al.operand == "a"   ? plan.a.vec
@@ -203,10 +212,25 @@ OpSpec bind_launch_sizes(const Operation::State &s, const LoadedKernel &kernel,
                       " at a time",
                   "launch", "prepare the operation with sizes of that alignment (or with these)");
   }
-  return bound;
+}
+
+// The kernel that runs `bound` (a launch's sizes): its dispatch bucket's, else the operation's.
+std::shared_ptr<const LoadedKernel> kernel_for(const Operation::State &s, const OpSpec &bound) {
+  if (s.dispatch) {
+    const GemmSpec &g = bound.gemm;
+    if (const kernels_db::DispatchEntry *e =
+            s.dispatch->find({g.m.value, g.n.value, g.k.value, g.batch.value}))
+      return s.dispatch_kernels[size_t(e - s.dispatch->table().entries.data())];
+  }
+  return s.kernel.load();
 }
 
 } // namespace
+
+std::string Operation::config_for(const GemmArgs &sizes) const {
+  const OpSpec bound = bind_launch_sizes(*state_, sizes);
+  return codegen::to_string(kernel_for(*state_, bound)->kernel.config);
+}
 
 void Operation::launch(const GemmArgs &args, void *stream) const {
   (void)stream; // every launch is synchronous on the default stream for now (see tcjit.hpp)
@@ -226,10 +250,13 @@ void Operation::launch(const GemmArgs &args, void *stream) const {
   // nothing to bind or check again on this path.
   const bool as_prepared =
       s.concrete && args.m == 0 && args.n == 0 && args.k == 0 && args.batch == 0;
-  const std::shared_ptr<const LoadedKernel> kernel = s.kernel.load();
+  std::shared_ptr<const LoadedKernel> kernel = s.kernel.load();
   OpSpec bound;
-  if (!as_prepared)
-    bound = bind_launch_sizes(s, *kernel, args);
+  if (!as_prepared) {
+    bound = bind_launch_sizes(s, args);
+    kernel = kernel_for(s, bound);
+    check_launch_alignment(bound, *kernel);
+  }
   const OpSpec &spec = as_prepared ? s.spec : bound;
   const tuner::GemmPointers ptrs{args.a, args.b, args.c == 0 ? args.d : args.c, args.d, args.bias};
   std::lock_guard lock(kernel->device->mutex);
@@ -340,8 +367,7 @@ struct Runtime::Impl {
         request.config = *r.best;
         tuner::KernelSource source = [&] {
           std::lock_guard prepare_lock(prepare_mutex);
-          return tuner::find_or_compile_gemm(state->spec, state->key, request,
-                                             db ? &*db : nullptr);
+          return tuner::find_or_compile_gemm(state->spec, state->key, request, db ? &*db : nullptr);
         }();
         if (!source.ok())
           throw Error(ErrorCode::internal, source.errors.front(), "tune", "");
@@ -363,6 +389,44 @@ struct Runtime::Impl {
       f.wait();
   }
 
+  // The dispatch table `tcjit tune` stored for a spec with size ranges, its kernels loaded; none
+  // when there is no valid table (the spec's one kernel serves every size).
+  void load_dispatch(Operation::State &state) {
+    if (!db || is_concrete(state.spec))
+      return;
+    std::optional<kernels_db::DispatchTable> table;
+    try {
+      table = db->find_dispatch_table(state.key.text, arch);
+      if (!table)
+        return;
+      state.dispatch.emplace(*table);
+    } catch (const kernels_db::DbError &e) {
+      throw Error(ErrorCode::database, e.what(), "prepare",
+                  "check the database (`tcjit db check`)");
+    }
+    for (const kernels_db::DispatchEntry &entry : state.dispatch->table().entries) {
+      tuner::KernelRequest request;
+      request.arch = arch;
+      request.tf32_off = tf32_off;
+      request.config = tuner::parse_config_json(entry.config_json);
+      request.compile_on_miss = options.on_miss != MissPolicy::fail;
+      tuner::KernelSource source;
+      if (request.config)
+        source = tuner::find_or_compile_gemm(state.spec, state.key, request, &*db);
+      if (source.missed)
+        throw Error(ErrorCode::not_found,
+                    "the dispatch table of " + state.spec_text + " names config " +
+                        entry.config_json + ", whose kernel is not in the database " + db->path(),
+                    "prepare", "re-run `tcjit tune` for it, or use MissPolicy::heuristic");
+      if (!request.config || !source.ok()) { // a table this code generator cannot follow
+        state.dispatch.reset();
+        state.dispatch_kernels.clear();
+        return;
+      }
+      state.dispatch_kernels.push_back(load(std::move(source)));
+    }
+  }
+
   std::shared_ptr<const Operation::State> remember(const OpSpec &spec, const ProblemKey &key,
                                                    std::shared_ptr<const LoadedKernel> kernel) {
     auto state = std::make_shared<Operation::State>();
@@ -371,6 +435,7 @@ struct Runtime::Impl {
     state->spec_text = print_spec(spec);
     state->key = key;
     state->kernel = std::move(kernel);
+    load_dispatch(*state);
     std::shared_ptr<const Operation::State> shared = std::move(state);
     std::lock_guard lock(map_mutex);
     operations.emplace(key.text, shared);
@@ -428,8 +493,8 @@ void Runtime::wait_for_tuning() {
     std::string text;
     for (const std::string &e : errors)
       text += (text.empty() ? "" : "\n") + e;
-    throw Error(ErrorCode::internal, "a background tune failed (the operation kept its kernel): " +
-                                         text,
+    throw Error(ErrorCode::internal,
+                "a background tune failed (the operation kept its kernel): " + text,
                 "wait_for_tuning", "");
   }
 }
@@ -532,7 +597,10 @@ Operation Runtime::prepare(const OpSpec &spec) {
     throw Error(source.missed ? ErrorCode::not_found : ErrorCode::bad_spec, text, "prepare", fix);
   }
 
-  const Origin origin = source.origin == tuner::KernelOrigin::database ? Origin::database : tuned;
+  // A tune stores its winner's kernel, so the lookup after it is a database hit: still tuned now.
+  const Origin origin = tuned == Origin::tuned_now                       ? Origin::tuned_now
+                        : source.origin == tuner::KernelOrigin::database ? Origin::database
+                                                                         : Origin::compiled_now;
   std::shared_ptr<const LoadedKernel> kernel = rt.load(std::move(source));
   if (!default_id.empty() && default_id != kernel->identity) { // the first spilled: a fallback
     std::lock_guard lock(rt.map_mutex);

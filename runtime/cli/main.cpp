@@ -1,6 +1,5 @@
 // `tcjit`: one tool, git-style subcommands. Each subcommand lives in its own file and registers
 // itself here; `tcjit <cmd> --help` works for all of them.
-#include "tuner/kernel_records.h"
 #include "runtime/cli/compile_command.h"
 #include "runtime/cli/db_command.h"
 #include "runtime/cli/emu_command.h"
@@ -8,6 +7,7 @@
 #include "runtime/cli/explain_command.h"
 #include "runtime/cli/run_command.h"
 #include "runtime/cli/tune_command.h"
+#include "tuner/kernel_records.h"
 
 #include <CLI/CLI.hpp>
 
@@ -23,7 +23,8 @@ int main(int argc, char **argv) {
   tcjit::cli::add_run_command(app);
   tcjit::cli::add_tune_command(app);
   tcjit::cli::add_emu_command(app);
-  tcjit::cli::add_db_command(app, {tcjit::tuner::toolkit_version(), tcjit::tuner::compiler_version()});
+  tcjit::cli::add_db_command(app,
+                             {tcjit::tuner::toolkit_version(), tcjit::tuner::compiler_version()});
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError &e) {

@@ -9,12 +9,12 @@
 #include "compiler/spec/problem_key.h"
 #include "compiler/spec/shape.h"
 #include "kernels_db/kernels_db.h"
-#include "tuner/kernel_records.h"
-#include "tuner/kernel_source.h"
-#include "tuner/verify_gemm.h"
 #include "runtime/cli/exit_codes.h"
 #include "runtime/cli/spec_input.h"
 #include "runtime/device/device_factory.h"
+#include "tuner/kernel_records.h"
+#include "tuner/kernel_source.h"
+#include "tuner/verify_gemm.h"
 
 #include <CLI/CLI.hpp>
 

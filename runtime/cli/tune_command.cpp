@@ -112,14 +112,15 @@ public:
   void update(const tuner::TuneProgress &p) {
     if (!tty_)
       return;
-    std::string line = prefix_ + "  candidates " + std::to_string(p.done) + "/" +
-                       std::to_string(p.planned);
+    std::string line =
+        prefix_ + "  candidates " + std::to_string(p.done) + "/" + std::to_string(p.planned);
     if (p.failed)
       line += " (" + std::to_string(p.failed) + " failed)";
     if (p.best)
       line += "  best " + fmt("%.2f us", p.best_seconds * 1e6) + " " + codegen::to_string(*p.best);
     if (p.done > 0 && p.planned > p.done)
-      line += "  ETA " + duration_text(p.elapsed_seconds / double(p.done) * double(p.planned - p.done));
+      line +=
+          "  ETA " + duration_text(p.elapsed_seconds / double(p.done) * double(p.planned - p.done));
     if (line.size() > 160)
       line.resize(160);
     std::cerr << "\r\033[K" << line << std::flush;
@@ -203,13 +204,13 @@ void print_table(const std::vector<ProblemOutcome> &outcomes, const std::string 
     }
     for (size_t i = 0; i < o.results.size(); ++i) {
       const tuner::TuneResult &r = o.results[i];
-      const tuner::TuneTask &task = o.problem->sizes.empty() ? o.problem->task
-                                                             : o.problem->sizes[i];
+      const tuner::TuneTask &task =
+          o.problem->sizes.empty() ? o.problem->task : o.problem->sizes[i];
       std::string name = o.problem->name;
       if (!o.problem->sizes.empty())
-        name += " m=" + std::to_string(task.spec.gemm.m.value) + " n=" +
-                std::to_string(task.spec.gemm.n.value) + " k=" +
-                std::to_string(task.spec.gemm.k.value);
+        name += " m=" + std::to_string(task.spec.gemm.m.value) +
+                " n=" + std::to_string(task.spec.gemm.n.value) +
+                " k=" + std::to_string(task.spec.gemm.k.value);
       if (name.size() > 28)
         name.resize(28);
       if (!r.best) {
@@ -219,8 +220,7 @@ void print_table(const std::vector<ProblemOutcome> &outcomes, const std::string 
       }
       const tuner::Measurement &m = r.best_measurement;
       const bool predicted = m.provenance.kind == kernels_db::ProvenanceKind::predicted;
-      const std::string time =
-          fmt("%.2f us", m.timing->median_us) + (predicted ? "*" : " ");
+      const std::string time = fmt("%.2f us", m.timing->median_us) + (predicted ? "*" : " ");
       const double tflops = m.tflops.value_or(0);
       std::printf("%-28s %-40s %14s %9.1f %5.0f%%  %s\n", name.c_str(),
                   codegen::to_string(*r.best).c_str(), time.c_str(), tflops,
@@ -314,8 +314,7 @@ int run_tune(TuneCommandOptions opt) {
   std::map<std::string, size_t> seen;
   int status = kExitOk;
   for (const WorkloadEntry &e : entries) {
-    const std::string where =
-        e.name.empty() ? "line " + std::to_string(e.line) : e.name;
+    const std::string where = e.name.empty() ? "line " + std::to_string(e.line) : e.name;
     if (e.spec.kind != OpKind::gemm) {
       std::cerr << cmd << ": warning: " << where << ": " << to_string(e.spec.kind)
                 << " is not generated yet (only gemm): skipped\n";
@@ -353,9 +352,9 @@ int run_tune(TuneCommandOptions opt) {
   }
   if (!opt.json)
     std::cerr << cmd << ": " << mine.size() << " of " << problems.size() << " problems"
-              << (shard_count > 1 ? " (shard " + opt.shard + ")" : std::string()) << " on "
-              << arch << ", " << measurer_text << ", strategy " << opt.strategy << ", budget "
-              << opt.budget << " per problem, database " << db->path() << "\n";
+              << (shard_count > 1 ? " (shard " + opt.shard + ")" : std::string()) << " on " << arch
+              << ", " << measurer_text << ", strategy " << opt.strategy << ", budget " << opt.budget
+              << " per problem, database " << db->path() << "\n";
 
   g_stop = false;
   std::signal(SIGINT, on_stop_signal);
@@ -386,9 +385,17 @@ int run_tune(TuneCommandOptions opt) {
       if (!p.sizes.empty() && !g_stop)
         out.dispatch_entries = tuner::store_dispatch_table(p.task, p.sizes, out.results, *db);
       const tuner::TuneResult &last = out.results.back();
-      display.finish(last.best ? "best " + codegen::to_string(*last.best) + ", " +
-                                     how_obtained(last, measurer_text)
-                               : "no usable config (" + how_obtained(last, measurer_text) + ")");
+      std::string text;
+      if (last.best)
+        text = "best " + codegen::to_string(*last.best) + ", " + how_obtained(last, measurer_text);
+      else if (last.space_size == 0 && !last.already_tuned)
+        text = "no legal config: every one of " + std::to_string(last.pruned) + " was pruned (" +
+               last.pruned_summary + ")";
+      else
+        text = "no usable config (" + how_obtained(last, measurer_text) + ")";
+      if (last.best && last.pruned > 0)
+        text += "; pruned " + std::to_string(last.pruned) + ": " + last.pruned_summary;
+      display.finish(text);
       for (const tuner::TuneResult &r : out.results)
         if (!r.best && !r.interrupted)
           status = kExitFailure;
@@ -415,9 +422,9 @@ int run_tune(TuneCommandOptions opt) {
         j["error"] = o.error;
       j["sizes"] = nlohmann::json::array();
       for (size_t i = 0; i < o.results.size(); ++i)
-        j["sizes"].push_back(result_json(
-            o.problem->sizes.empty() ? o.problem->task : o.problem->sizes[i], o.results[i],
-            measurer_text));
+        j["sizes"].push_back(
+            result_json(o.problem->sizes.empty() ? o.problem->task : o.problem->sizes[i],
+                        o.results[i], measurer_text));
       if (o.dispatch_entries)
         j["dispatch_entries"] = o.dispatch_entries;
       all.push_back(j);

@@ -9,6 +9,9 @@
 #include "compiler/reference/gemm_reference.h"
 #include "compiler/reference/random_fill.h"
 #include "compiler/reference/tolerance.h"
+#include "compiler/spec/problem_key.h"
+#include "kernels_db/kernels_db.h"
+#include "tuner/kernel_records.h"
 
 #include <gtest/gtest.h>
 
@@ -283,6 +286,42 @@ TEST_F(ApiTest, CudaWithoutDriverSaysSo) {
     const std::string what = e.what();
     EXPECT_NE(what.find("emu"), std::string::npos) << what; // the fix: use the emulator
   }
+}
+
+// A spec with a size range and a dispatch table in the database (what `tcjit tune` stores for it):
+// each launch runs the kernel of its sizes' bucket, and each verifies.
+TEST_F(ApiTest, SizeRangeLaunchesTheKernelOfTheirBucket) {
+  const std::string text = "gemm m=1..256 n=64 k=64 a=f16:row b=f16:col c=f16:row acc=f32";
+  const tcjit::OpSpec spec = tcjit::parse_spec(text).entries.front().spec;
+  const tcjit::ProblemKey key = tcjit::make_problem_key(spec, "sm_80", false);
+  {
+    auto db = tcjit::kernels_db::KernelsDb::open(db_path_);
+    db.put_problem(tcjit::tuner::problem_record(spec, key, "sm_80"));
+    tcjit::kernels_db::DispatchTable table;
+    table.problem_key = key.text;
+    table.arch = "sm_80";
+    table.tuner_version = "test";
+    const tcjit::codegen::TileConfig small{32, 32, 32, 16, 16, 3, 1, 1, 8, 8};
+    const tcjit::codegen::TileConfig large{64, 64, 32, 32, 32, 3, 1, 1, 8, 8};
+    table.entries.push_back({R"({"m":[1,32]})", tcjit::tuner::config_json(small), 1.0,
+                             tcjit::kernels_db::ProvenanceKind::predicted});
+    table.entries.push_back({R"({"m":[33,256]})", tcjit::tuner::config_json(large), 2.0,
+                             tcjit::kernels_db::ProvenanceKind::predicted});
+    db.put_dispatch_table(table);
+  }
+  tcjit::Runtime rt(options()); // the table's configs are compiled now (no binaries stored)
+  const tcjit::Operation op = rt.prepare(text);
+  tcjit::GemmArgs sizes;
+  sizes.m = 16;
+  EXPECT_EQ(op.config_for(sizes).substr(0, 17), "32x32x32 w16x16 s");
+  sizes.m = 33;
+  EXPECT_EQ(op.config_for(sizes).substr(0, 17), "64x64x32 w32x32 s");
+  for (int64_t m : {1, 16, 32, 33, 100, 256}) {
+    SCOPED_TRACE("m=" + std::to_string(m));
+    expect_launch_matches(rt, op, tcjit::bind_gemm_sizes(op.spec(), {m, 64, 64, 1}));
+  }
+  sizes.m = 300;
+  EXPECT_THROW(op.config_for(sizes), tcjit::Error);
 }
 
 TEST_F(ApiTest, TuneBudgetOutOfRangeIsRefused) {

@@ -1,8 +1,8 @@
 #include "gemm_runner.h"
 
 #include "compiler/dsl/parser.h"
-#include "tuner/verify_gemm.h"
 #include "runtime/emu/emu_device.h"
+#include "tuner/verify_gemm.h"
 
 #include <gtest/gtest.h>
 

@@ -124,8 +124,9 @@ TEST(Heuristic, EveryDtypeGetsAValidConfig) {
        {"gemm m=512 n=512 k=512", "gemm m=512 n=512 k=512 a=bf16 b=bf16 c=bf16 acc=f32",
         "gemm m=512 n=512 k=512 a=f32 b=f32 c=f32 acc=f32 math=tf32",
         "gemm m=512 n=512 k=512 a=f32 b=f32 c=f32 acc=f32 math=f32",
-        "gemm m=512 n=512 k=512 a=s8 b=s8:col c=s32 acc=s32", "gemm m=512 n=512 k=512 a=f64 b=f64 c=f64 acc=f64",
-        "gemm m=? n=? k=?", "gemm m=1..8192 n=4096 k=4096"}) {
+        "gemm m=512 n=512 k=512 a=s8 b=s8:col c=s32 acc=s32",
+        "gemm m=512 n=512 k=512 a=f64 b=f64 c=f64 acc=f64", "gemm m=? n=? k=?",
+        "gemm m=1..8192 n=4096 k=4096"}) {
     const OpSpec spec = spec_of(text);
     for (const char *arch : {"sm_80", "sm_86", "sm_89", "sm_90"}) {
       const auto configs = heuristic_configs(spec, arch, false);

@@ -7,12 +7,13 @@
 namespace tcjit::tuner {
 namespace {
 
-// A100 with the full math rate and no latency limit on DRAM: the hand-worked figures below
-// check the throughput terms alone.
+// A100 with the full math rate, perfect overlap and no latency limit on DRAM: the hand-worked
+// figures below check the throughput terms alone.
 const GpuModel &ideal_a100() {
   static const GpuModel g = [] {
     GpuModel m = a100_model();
     m.mma_efficiency = 1;
+    m.overlap_loss = 0;
     m.dram_latency_seconds = 0;
     return m;
   }();

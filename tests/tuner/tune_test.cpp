@@ -12,6 +12,7 @@
 #include "tuner/measure_model.h"
 #include "tuner/ranking.h"
 #include "tuner/search_space.h"
+#include "tuner/size_range.h"
 #include "tuner/tune.h"
 
 #include <gtest/gtest.h>
@@ -224,8 +225,7 @@ TEST(Pruning, SharedMemoryPerBlockDependsOnTheArch) {
   const TuneTask task = task_of("gemm m=4096 n=4096 k=4096 a=f16 b=f16:col c=f16 acc=f32");
   const codegen::TileConfig c{256, 128, 32, 64, 64, 5, 1, 1, 8, 8};
   for (const char *arch : {"sm_80", "sm_90"})
-    EXPECT_TRUE(prune_reasons(task.spec, c, arch, false, gpu_model_for_arch(arch)).empty())
-        << arch;
+    EXPECT_TRUE(prune_reasons(task.spec, c, arch, false, gpu_model_for_arch(arch)).empty()) << arch;
   for (const char *arch : {"sm_86", "sm_89"}) {
     const auto why = prune_reasons(task.spec, c, arch, false, gpu_model_for_arch(arch));
     ASSERT_FALSE(why.empty()) << arch;
@@ -258,6 +258,79 @@ TEST(Pruning, EachRuleSaysWhy) {
       prune_reasons(misaligned.spec, {64, 64, 32, 32, 32, 3, 1, 1, 8, 8}, "sm_80", false, gpu);
   ASSERT_FALSE(vec.empty());
   EXPECT_EQ(vec.front().rule, "alignment") << vec.front().reason;
+}
+
+} // namespace
+} // namespace tcjit::tuner
+
+namespace tcjit::tuner {
+namespace {
+
+TEST(SizeRange, RepresentativeSizesAndBucketsCoverTheRangeOnce) {
+  const TuneTask ranged = task_of("gemm m=1..1000 n=64 k=64 a=f16 b=f16:col c=f16 acc=f32");
+  std::string error;
+  const std::vector<TuneTask> sizes = representative_tasks(ranged, error);
+  ASSERT_FALSE(sizes.empty()) << error;
+  std::vector<int64_t> ms;
+  for (const TuneTask &t : sizes)
+    ms.push_back(t.spec.gemm.m.value);
+  EXPECT_EQ(ms, (std::vector<int64_t>{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1000}));
+  // Winners alternate between two configs: buckets of equal neighbours merge; the union of the
+  // buckets is 1..1000 with no overlap.
+  std::vector<TuneResult> results(sizes.size());
+  const codegen::TileConfig a{32, 32, 32, 16, 16, 3, 1, 1, 8, 8};
+  const codegen::TileConfig b{64, 64, 32, 32, 32, 3, 1, 1, 8, 8};
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    results[i].best = ms[i] <= 32 ? a : b;
+    results[i].best_measurement.timing = kernels_db::Timing{1, 1, 1, 0};
+  }
+  const std::vector<SizeBucket> buckets = dispatch_buckets(ranged, sizes, results);
+  ASSERT_EQ(buckets.size(), 2u);
+  EXPECT_EQ(buckets[0].config, a);
+  EXPECT_EQ(buckets[0].ranges.at("m"), (std::pair<int64_t, int64_t>{1, 45})); // sqrt(32*64)
+  EXPECT_EQ(buckets[1].config, b);
+  EXPECT_EQ(buckets[1].ranges.at("m"), (std::pair<int64_t, int64_t>{46, 1000}));
+  const TuneTask any = task_of("gemm m=? n=64 k=64 a=f16 b=f16:col c=f16 acc=f32");
+  EXPECT_TRUE(representative_tasks(any, error).empty());
+  EXPECT_NE(error.find("m=? cannot be tuned"), std::string::npos) << error;
+}
+
+TEST(SizeRange, ATunedRangeIsServedFromTheDatabaseAlone) {
+  TempDir dir;
+  const std::string text = "gemm m=1..128 n=64 k=64 a=f16 b=f16:col c=f16 acc=f32";
+  {
+    auto db = kernels_db::KernelsDb::open(dir.file("k.db"));
+    auto measurer = make_model_measurer(a100_model(), nullptr);
+    const TuneTask ranged = task_of(text);
+    std::string error;
+    const std::vector<TuneTask> sizes = representative_tasks(ranged, error);
+    ASSERT_EQ(sizes.size(), 8u) << error;
+    TuneOptions options;
+    options.measurer = measurer.get();
+    options.budget.candidates = 2;
+    std::vector<TuneResult> results;
+    for (const TuneTask &t : sizes)
+      results.push_back(tune_problem(t, options, &db));
+    const int entries = store_dispatch_table(ranged, sizes, results, db);
+    EXPECT_GE(entries, 1);
+    const auto table = db.find_dispatch_table(ranged.key.text, "sm_80");
+    ASSERT_TRUE(table.has_value());
+    EXPECT_EQ(int(table->entries.size()), entries);
+    // Every config of the table has its kernel stored for the ranged spec.
+    for (const kernels_db::DispatchEntry &e : table->entries)
+      EXPECT_EQ(db.find_binary({ranged.key.text, e.config_json, "sm_80", toolkit_version(),
+                                compiler_version()})
+                    .status,
+                kernels_db::LookupStatus::hit);
+    // The runtime's chooser takes the table's config first, and finds its kernel.
+    KernelRequest request;
+    request.arch = "sm_80";
+    request.compile_on_miss = false;
+    const KernelSource src = find_or_compile_gemm(ranged.spec, ranged.key, request, &db);
+    ASSERT_TRUE(src.ok()) << (src.errors.empty() ? "" : src.errors.front());
+    EXPECT_EQ(src.origin, KernelOrigin::database);
+    EXPECT_NE(src.how.find("tuned (dispatch table of"), std::string::npos) << src.how;
+  }
 }
 
 } // namespace
