@@ -83,7 +83,7 @@ const GpuModel &gpu_model_for_arch(std::string_view arch) {
 }
 
 std::string cost_model_version() {
-  return "tcjit-cost-model 1";
+  return "tcjit-cost-model 2";
 }
 
 int estimated_registers(const OpSpec &spec, const codegen::TileConfig &c, bool tf32_off) {
@@ -100,6 +100,8 @@ int estimated_registers(const OpSpec &spec, const codegen::TileConfig &c, bool t
   const codegen::TileConfig r = codegen::resolve_vectors(spec, c);
   if (std::min(r.vec_a, r.vec_b) * bytes_of(spec.gemm.a.dtype) < 16)
     extra += 16; // an address and a predicate per narrower piece
+  if (c.split_k > 1)
+    extra += 16; // the slice's K bounds and the workspace addresses
   return acc + fragments + extra;
 }
 

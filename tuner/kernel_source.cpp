@@ -81,8 +81,9 @@ std::vector<codegen::TileConfig> chosen_configs(const OpSpec &spec, const Proble
         codegen::validate_tile_config(spec, r, request.arch, request.tf32_off).empty())
       out.push_back(r);
   };
-  if (db && !is_concrete(spec)) {
-    // A size range tuned by `tcjit tune`: its dispatch table's config for the nominal sizes.
+  if (db) {
+    // What a finished tune decided: its dispatch table (one bucket holding every size for a
+    // concrete problem; size buckets for a range), the entry of the spec's (nominal) sizes.
     if (const auto table = db->find_dispatch_table(key.text, request.arch)) {
       try {
         const kernels_db::DispatchIndex index(*table);
@@ -92,8 +93,13 @@ std::vector<codegen::TileConfig> chosen_configs(const OpSpec &spec, const Proble
                 parse_config_json(e ? e->config_json : table->entries.front().config_json)) {
           add(*c);
           if (!out.empty())
-            note = "tuned (dispatch table of " + std::to_string(table->entries.size()) +
-                   " size buckets)";
+            note = "tuned (" +
+                   std::string(kernels_db::to_string(e ? e->provenance
+                                                       : table->entries.front().provenance)) +
+                   (table->entries.size() > 1
+                        ? ", dispatch table of " + std::to_string(table->entries.size()) +
+                              " size buckets)"
+                        : std::string(")"));
         }
       } catch (const kernels_db::DbError &) {
         // A table that does not validate is ignored (`tcjit db check` reports it).
@@ -101,30 +107,22 @@ std::vector<codegen::TileConfig> chosen_configs(const OpSpec &spec, const Proble
     }
   }
   if (db && out.empty()) {
-    // The binary the database finds first for the problem: the fastest measured config's, else
-    // the one built last (a finished tune stores its winner's last). Failing that (another
-    // compiler version built them), the best result's config.
-    std::optional<std::string> config;
+    // Measured on a GPU (any tuner, e.g. a tune that was stopped): the fastest measured config.
+    if (const auto best = db->best_result(key.text, request.arch))
+      if (best->provenance.kind == kernels_db::ProvenanceKind::measured && best->timing)
+        if (const auto c = parse_config_json(best->config_json)) {
+          add(*c);
+          if (!out.empty())
+            note = "tuned (measured)";
+        }
+  }
+  if (db && out.empty()) {
+    // Else the kernel built last for the problem (by the runtime or `tcjit run`), to reuse it.
     const auto found = db->find_binary(
         {key.text, std::nullopt, request.arch, toolkit_version(), compiler_version()});
     if (found.status == kernels_db::LookupStatus::hit)
-      config = found.binary->key.config_json;
-    const std::vector<kernels_db::ResultRecord> results = db->results(key.text);
-    const kernels_db::ResultRecord *tuned = nullptr;
-    for (const kernels_db::ResultRecord &r : results) // best first
-      if (r.arch == request.arch && r.status == kernels_db::ResultStatus::ok && r.timing &&
-          (!config || r.config_json == *config)) { // (a verification without a time is not)
-        tuned = &r;
-        break;
-      }
-    if (!config && tuned)
-      config = tuned->config_json;
-    if (config)
-      if (const auto c = parse_config_json(*config)) {
+      if (const auto c = parse_config_json(found.binary->key.config_json))
         add(*c);
-        if (!out.empty() && tuned)
-          note = "tuned (" + std::string(kernels_db::to_string(tuned->provenance.kind)) + ")";
-      }
   }
   for (const codegen::TileConfig &c : heuristic_configs(spec, request.arch, request.tf32_off))
     add(c);

@@ -56,10 +56,11 @@ struct KernelSource {
 std::string target_arch(std::string_view requested, const device::DeviceInfo &device,
                         std::string &error);
 
-// The configs find_or_compile_gemm tries without a requested one, best first: the database's best
-// tuned result for the problem on the arch (measured before predicted), then the default
-// chooser's (heuristic.h), then the code generator's defaults. `note` is set to "tuned (KIND)"
-// when the first is a tuned one.
+// The configs find_or_compile_gemm tries without a requested one, best first: what a finished tune
+// decided (its dispatch table: the entry of the spec's sizes), else the fastest config measured
+// on a GPU, else the kernel built last for the problem; then the default chooser's
+// (heuristic.h), then the code generator's defaults. `note` is set to "tuned (KIND...)" when the
+// first is a tuned one.
 std::vector<codegen::TileConfig> chosen_configs(const OpSpec &spec, const ProblemKey &key,
                                                 const KernelRequest &request,
                                                 kernels_db::KernelsDb *db, std::string &note);

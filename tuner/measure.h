@@ -23,6 +23,9 @@ struct TuneTask {
   ProblemKey key; // make_problem_key(spec, arch, tf32_off)
   std::string arch;
   bool tf32_off = false;
+  // Caps on the vector widths, in elements (0: none). A size range's representative sizes take
+  // what every size of the range allows (k=1..4096 is aligned to 1 element, k=4096 to 8).
+  int max_vec_a = 0, max_vec_b = 0;
 };
 
 struct Measurement {

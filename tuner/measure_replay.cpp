@@ -115,8 +115,9 @@ private:
                kFormatHint);
         } else if (type == "result") {
           add(kdb::result_from_json(object));
-        } else if (type != "problem" && type != "binary") {
-          fail(where, "unknown record type '" + type + "'", "use problem, binary or result");
+        } else if (type != "problem" && type != "binary" && type != "dispatch") {
+          fail(where, "unknown record type '" + type + "'",
+               "use problem, binary, dispatch or result");
         }
       } catch (const json::exception &error) {
         fail(where, std::string("not JSON: ") + error.what(), kFormatHint);

@@ -147,6 +147,9 @@ SearchSpace enumerate_space(const OpSpec &spec, std::string_view arch, bool tf32
     for (const OperandAlignment &a : analyze_alignment(spec))
       if (a.operand == operand)
         widest = std::min(a.elements, 16 / esize);
+    const int cap = operand == "a" ? o.max_vec_a : o.max_vec_b;
+    if (cap > 0)
+      widest = std::min(widest, cap);
     std::vector<int> w = {widest};
     if (o.narrower_vectors)
       for (int v = widest / 2; v >= 1 && v * esize >= 4; v /= 2)

@@ -41,7 +41,8 @@ struct SpaceOptions {
   std::vector<int> stages = {2, 3, 4, 5};              //
   std::vector<int> split_k = {1, 2, 4, 8, 16};         // only when K is fixed and long enough
   std::vector<int> raster_groups = {1, 8};             // 8 only when the grid has > 8 CTA rows
-  bool narrower_vectors = true; // every legal vector width, not only the widest
+  bool narrower_vectors = true;     // every legal vector width, not only the widest
+  int max_vec_a = 0, max_vec_b = 0; // caps on the widths, in elements (0: the alignment's)
 };
 SpaceOptions heuristic_space_options(const OpSpec &spec, bool tf32_off);
 

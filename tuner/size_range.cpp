@@ -78,12 +78,13 @@ std::vector<TuneTask> representative_tasks(const TuneTask &ranged, std::string &
     if (d.kind == Dim::Kind::range)
       dims.push_back(i);
   }
-  const size_t per_dim = dims.size() <= 1 ? 64 : dims.size() == 2 ? 8 : 4;
+  const size_t per_dim = dims.size() <= 1 ? 64 : dims.size() == 2 ? 8 : dims.size() == 3 ? 4 : 2;
   std::vector<std::vector<int64_t>> grid;
   for (int i : dims)
     grid.push_back(points(dim_of(g, i).lo, dim_of(g, i).hi, per_dim));
   std::vector<TuneTask> out;
   std::vector<size_t> at(dims.size(), 0);
+  const codegen::TileConfig widest = codegen::resolve_vectors(ranged.spec, {});
   while (true) {
     GemmSizes s;
     int64_t *fields[4] = {&s.m, &s.n, &s.k, &s.batch};
@@ -104,6 +105,11 @@ std::vector<TuneTask> representative_tasks(const TuneTask &ranged, std::string &
       return {};
     }
     t.key = make_problem_key(t.spec, t.arch, t.tf32_off);
+    // Caps only where the range allows less than this size does: otherwise the size is tuned as
+    // the ordinary problem it is (and shares that tune).
+    const codegen::TileConfig own = codegen::resolve_vectors(t.spec, {});
+    t.max_vec_a = widest.vec_a < own.vec_a ? widest.vec_a : 0;
+    t.max_vec_b = widest.vec_b < own.vec_b ? widest.vec_b : 0;
     out.push_back(std::move(t));
     size_t d = 0;
     while (d < dims.size() && ++at[d] == grid[d].size())
@@ -148,7 +154,12 @@ std::vector<SizeBucket> dispatch_buckets(const TuneTask &ranged, const std::vect
     }
     if (!r->best)
       return {};
+    // The ranged spec may allow narrower vectors than a representative size (k=1..4096 is
+    // aligned to 1 element, k=4096 to 8): the bucket's kernel loads what every size allows.
     b.config = *r->best;
+    const codegen::TileConfig widest = codegen::resolve_vectors(ranged.spec, {});
+    b.config.vec_a = std::min(b.config.vec_a, widest.vec_a);
+    b.config.vec_b = std::min(b.config.vec_b, widest.vec_b);
     b.measurement = r->best_measurement;
     buckets.push_back(std::move(b));
   }

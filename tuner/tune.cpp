@@ -60,22 +60,36 @@ Measurement measurement_of(const kernels_db::ResultRecord &r) {
   return m;
 }
 
-// The finished tune's winner: the result of this tuner version whose config's binary the runtime
-// finds first (the winner's binary is stored last, when a tune finishes). nullptr when the
-// problem is not finished.
+// The finished tune's winner: the config of the dispatch table this tuner version stored for the
+// problem (a tune stores it last, after the winner's kernel), with its result. nullptr when the
+// problem is not finished (never tuned, or stopped).
 const kernels_db::ResultRecord *finished_winner(kernels_db::KernelsDb &db, const TuneTask &task,
+                                                const std::string &version,
                                                 const std::vector<kernels_db::ResultRecord> &mine) {
-  if (mine.empty())
+  const auto table = db.find_dispatch_table(task.key.text, task.arch, version);
+  if (!table || table->entries.size() != 1)
     return nullptr;
-  const auto found = db.find_binary(
-      {task.key.text, std::nullopt, task.arch, toolkit_version(), compiler_version()});
-  if (found.status != kernels_db::LookupStatus::hit)
-    return nullptr;
+  const std::string &config = table->entries.front().config_json; // both stored canonical
   for (const kernels_db::ResultRecord &r : mine)
-    if (r.status == kernels_db::ResultStatus::ok && r.timing &&
-        r.config_json == found.binary->key.config_json)
+    if (r.status == kernels_db::ResultStatus::ok && r.timing && r.config_json == config)
       return &r;
   return nullptr;
+}
+
+// Marks the problem tuned: a dispatch table of one bucket that holds every size.
+void store_decision(kernels_db::KernelsDb &db, const TuneTask &task, const std::string &version,
+                    const codegen::TileConfig &best, const Measurement &m) {
+  kernels_db::DispatchTable table;
+  table.problem_key = task.key.text;
+  table.arch = task.arch;
+  table.tuner_version = version;
+  kernels_db::DispatchEntry e;
+  e.dims_json = "{}";
+  e.config_json = config_json(best);
+  e.time_us = m.timing ? m.timing->median_us : 0;
+  e.provenance = m.provenance.kind;
+  table.entries.push_back(std::move(e));
+  db.put_dispatch_table(table);
 }
 
 } // namespace
@@ -154,7 +168,13 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
       !errors.empty())
     throw std::invalid_argument(errors.front().field + ": " + errors.front().message);
   Measurer &measurer = *options.measurer;
-  const std::string version = tuner_version(measurer);
+  // A capped space is another search: its results are kept apart, and its winner does not
+  // decide for the problem (a size range's table does, for the range).
+  const bool capped = task.max_vec_a > 0 || task.max_vec_b > 0;
+  const std::string version =
+      tuner_version(measurer) + (capped ? " / vectors <= " + std::to_string(task.max_vec_a) + "," +
+                                              std::to_string(task.max_vec_b)
+                                        : std::string());
   result.tuner_version = version;
   const GpuModel &gpu = options.gpu ? *options.gpu : gpu_model_for_arch(task.arch);
 
@@ -166,7 +186,8 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
     for (kernels_db::ResultRecord &r : db->results(task.key.text))
       if (r.arch == task.arch && r.tuner_version == version)
         mine.push_back(std::move(r));
-    if (const kernels_db::ResultRecord *winner = finished_winner(*db, task, mine)) {
+    if (const kernels_db::ResultRecord *winner =
+            options.retune ? nullptr : finished_winner(*db, task, version, mine)) {
       result.already_tuned = true;
       result.best = parse_config_json(winner->config_json);
       result.best_measurement = measurement_of(*winner);
@@ -178,7 +199,11 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
       known.emplace(r.config_json, measurement_of(r));
   }
 
-  const SearchSpace space = enumerate_space(task.spec, task.arch, task.tf32_off, gpu);
+  SpaceOptions space_options;
+  space_options.max_vec_a = task.max_vec_a;
+  space_options.max_vec_b = task.max_vec_b;
+  const SearchSpace space =
+      enumerate_space(task.spec, task.arch, task.tf32_off, gpu, space_options);
   result.space_size = space.legal.size();
   result.pruned = space.pruned.size();
   result.pruned_summary = space.pruned_summary();
@@ -203,6 +228,12 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
   std::deque<Pending> pending;
   size_t proposed = 0;
   bool exhausted = false;
+  // A candidate that spills teaches the rest of the run: configs estimated to need at least as
+  // many registers are skipped unbuilt (they would spill too).
+  int spill_threshold = std::numeric_limits<int>::max();
+  // A budget spent without one usable config is extended (up to 4 times) until one is found.
+  const size_t hard_limit = limit == std::numeric_limits<size_t>::max() ? limit : limit * 4;
+  size_t usable = 0;
   auto out_of_time = [&] {
     return options.budget.seconds > 0 && seconds_since(start) >= options.budget.seconds;
   };
@@ -210,18 +241,26 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
 
   while (true) {
     // Keep every build thread busy ahead of the measurer.
-    while (!exhausted && !stopped() && !out_of_time() && proposed < limit &&
+    while (!exhausted && !stopped() && !out_of_time() &&
+           (proposed < limit || (usable == 0 && pending.empty() && proposed < hard_limit)) &&
            pending.size() < size_t(jobs) + 1) {
       const std::optional<size_t> index = strategy->next();
       if (!index) {
         exhausted = true;
         break;
       }
+      const TileConfig &config = space.legal[*index];
+      auto it = known.find(config_json(config));
+      if (it == known.end() && measurer.needs_build() &&
+          estimated_registers(task.spec, config, task.tf32_off) >= spill_threshold) {
+        ++result.skipped;
+        strategy->report(*index, std::numeric_limits<double>::infinity());
+        continue;
+      }
       ++proposed;
       Pending p;
       p.index = *index;
-      const TileConfig &config = space.legal[*index];
-      if (auto it = known.find(config_json(config)); it != known.end()) {
+      if (it != known.end()) {
         p.reused = it->second;
       } else if (measurer.needs_build()) {
         p.build = std::async(std::launch::async, [&task, config] {
@@ -251,6 +290,11 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
         built = p.build.get();
         outcome.build_ms = built->build_ms;
       }
+      // (Only a spill at the 255-register cap says "too many registers"; a stack frame at fewer
+      // registers has another cause.)
+      if (built && built->failure_rule == "spills" && built->facts.registers >= 255)
+        spill_threshold =
+            std::min(spill_threshold, estimated_registers(task.spec, config, task.tf32_off));
       if (built && !built->usable()) {
         outcome.measurement.status = built->failure_rule == "compile"
                                          ? kernels_db::ResultStatus::illegal
@@ -269,6 +313,8 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
     const bool ok = m.status == kernels_db::ResultStatus::ok && m.timing;
     if (!ok)
       ++result.failed;
+    else
+      ++usable;
     strategy->report(p.index, ok ? m.seconds() : std::numeric_limits<double>::infinity());
     if (ok && (!result.best || m.seconds() < result.best_measurement.seconds())) {
       result.best = config;
@@ -290,11 +336,15 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
   if (!result.interrupted && stopped())
     result.interrupted = true;
   // The winner's kernel marks the problem tuned (a run stopped early leaves it to the next run).
-  if (db && result.best && !result.interrupted && measurer.needs_build()) {
-    if (!best_built)
-      best_built = build_candidate(task.spec, *result.best, task.arch, task.tf32_off);
-    if (best_built->usable())
-      store_binary(*db, task, *best_built);
+  if (db && result.best && !result.interrupted) {
+    if (measurer.needs_build()) {
+      if (!best_built)
+        best_built = build_candidate(task.spec, *result.best, task.arch, task.tf32_off);
+      if (best_built->usable())
+        store_binary(*db, task, *best_built);
+    }
+    if (!capped)
+      store_decision(*db, task, version, *result.best, result.best_measurement);
   }
   result.seconds = seconds_since(start);
   return result;

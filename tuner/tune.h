@@ -6,7 +6,9 @@
 //   build      build_candidate()          on `jobs` threads, ahead of the measurer
 //   measure    Measurer::measure()        one at a time, on the calling thread
 //   record     KernelsDb::put_result()    every outcome, failures with their reason, at once
-//   finish     KernelsDb::put_binary()    the winner's kernel, which marks the problem tuned
+//   finish     KernelsDb::put_binary()    the winner's kernel, then put_dispatch_table(): one
+//                                         bucket holding every size, which marks the problem
+//                                         tuned for this tuner version
 //
 // Never loses work: each outcome is stored as soon as it is known, keyed by the config's value; a
 // later run with the same tuner version skips the configs already stored and the problems already
@@ -55,6 +57,7 @@ struct TuneOptions {
   Measurer *measurer = nullptr;  // required
   const GpuModel *gpu = nullptr; // for the space and the ranking; null: the arch's model
   const std::atomic<bool> *stop = nullptr;
+  bool retune = false; // go on past a finished tune (its results are still reused)
   std::function<void(const TuneProgress &)> on_progress; // after each candidate
 };
 
@@ -72,6 +75,8 @@ struct TuneResult {
   Measurement best_measurement;
   size_t space_size = 0, pruned = 0;
   size_t measured = 0, reused = 0, failed = 0;
+  // Not built: estimated to need at least as many registers as a candidate that spilled.
+  size_t skipped = 0;
   std::vector<CandidateOutcome> outcomes;
   std::string pruned_summary;
   std::string tuner_version; // what the results are stored under

@@ -24,8 +24,10 @@
 #include "tuner/tune.h"
 
 #include <atomic>
-#include <future>
+#include <condition_variable>
+#include <deque>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 
@@ -75,6 +77,28 @@ Error device_error(const device::DeviceError &e, const std::string &where) {
     code = ErrorCode::invalid_argument;
   return Error(code, e.what(), where, "");
 }
+
+} // namespace
+
+namespace {
+
+// A measurer that holds the device's lock while it measures (a background tune on a GPU must not
+// time its kernels while the application launches), and only then.
+class DeviceLockedMeasurer final : public tuner::Measurer {
+public:
+  DeviceLockedMeasurer(tuner::Measurer &inner, std::mutex &mutex) : inner_(inner), mutex_(mutex) {}
+  std::string name() const override { return inner_.name(); }
+  bool needs_build() const override { return inner_.needs_build(); }
+  tuner::Measurement measure(const tuner::TuneTask &task, const codegen::TileConfig &config,
+                             const tuner::BuiltCandidate *built) override {
+    std::lock_guard lock(mutex_);
+    return inner_.measure(task, config, built);
+  }
+
+private:
+  tuner::Measurer &inner_;
+  std::mutex &mutex_;
+};
 
 } // namespace
 
@@ -279,7 +303,7 @@ struct Runtime::Impl {
   std::mutex map_mutex; // guards operations and kernels
   std::unordered_map<std::string, std::shared_ptr<const Operation::State>> operations;
   std::unordered_map<std::string, std::shared_ptr<const LoadedKernel>> kernels; // by identity
-  std::mutex prepare_mutex; // one lookup/compile at a time (the database handle is not shared)
+  std::mutex prepare_mutex; // one lookup/compile at a time
 
   std::shared_ptr<const Operation::State> find(const std::string &key_text) {
     std::lock_guard lock(map_mutex);
@@ -291,12 +315,31 @@ struct Runtime::Impl {
     const auto it = kernels.find(identity);
     return it == kernels.end() ? nullptr : it->second;
   }
-  // Background tunes (MissPolicy::background): waited for by wait_for_tuning() and ~Runtime,
-  // which first asks them to stop.
-  std::mutex tuning_mutex; // guards tunes and tuning_errors
-  std::vector<std::future<void>> tunes;
+  // Background tunes (MissPolicy::background): one worker thread takes the operations queued by
+  // prepare() one at a time; wait_for_tuning() waits until the queue is done, ~Impl stops it.
+  std::mutex tuning_mutex; // guards the queue, tuning_busy and tuning_errors
+  std::condition_variable tuning_changed;
+  std::deque<std::shared_ptr<const Operation::State>> tuning_queue;
+  bool tuning_busy = false;
   std::vector<std::string> tuning_errors;
   std::atomic<bool> stop_tuning{false};
+  std::thread tuning_worker;
+
+  Impl() = default;
+  Impl(const Impl &) = delete;
+  Impl &operator=(const Impl &) = delete;
+  // Stops the background tune after the candidate it is measuring (what it stored is kept) and
+  // joins the worker before any member it uses is destroyed.
+  ~Impl() {
+    {
+      std::lock_guard lock(tuning_mutex);
+      stop_tuning = true;
+      tuning_queue.clear();
+    }
+    tuning_changed.notify_all();
+    if (tuning_worker.joinable())
+      tuning_worker.join();
+  }
 
   // Loads the kernel of `source` into the device, or finds it loaded (by identity).
   std::shared_ptr<const LoadedKernel> load(tuner::KernelSource &&source) {
@@ -340,9 +383,11 @@ struct Runtime::Impl {
         topt.measurer = measurer.get();
         return tuner::tune_problem(task, topt, db ? &*db : nullptr);
       }
-      std::lock_guard device_lock(device->mutex); // timing needs the GPU to itself
-      const auto measurer = tuner::make_cuda_measurer(*device->device);
-      topt.measurer = measurer.get();
+      // Timing needs the GPU to itself: each measurement holds the device's lock, the builds
+      // between them do not.
+      const auto cuda = tuner::make_cuda_measurer(*device->device);
+      DeviceLockedMeasurer measurer(*cuda, device->mutex);
+      topt.measurer = &measurer;
       return tuner::tune_problem(task, topt, db ? &*db : nullptr);
     } catch (const kernels_db::DbError &e) {
       throw Error(ErrorCode::database, e.what(), "tune", "check the database (`tcjit db check`)");
@@ -353,40 +398,69 @@ struct Runtime::Impl {
     }
   }
 
-  // Tunes `state`'s problem on a thread of its own; the winner replaces its kernel when ready.
+  // Queues `state`'s problem for the background worker; its winner replaces its kernel when
+  // ready.
   void tune_in_background(std::shared_ptr<const Operation::State> state) {
-    std::lock_guard lock(tuning_mutex);
-    tunes.push_back(std::async(std::launch::async, [this, state] {
-      try {
-        const tuner::TuneResult r = tune(state->spec, state->key);
-        if (!r.best || stop_tuning || *r.best == state->kernel.load()->kernel.config)
+    {
+      std::lock_guard lock(tuning_mutex);
+      if (stop_tuning)
+        return;
+      tuning_queue.push_back(std::move(state));
+      if (!tuning_worker.joinable())
+        tuning_worker = std::thread([this] { tuning_loop(); });
+    }
+    tuning_changed.notify_all();
+  }
+
+  void tuning_loop() {
+    while (true) {
+      std::shared_ptr<const Operation::State> state;
+      {
+        std::unique_lock lock(tuning_mutex);
+        tuning_changed.wait(lock, [&] { return stop_tuning || !tuning_queue.empty(); });
+        if (stop_tuning)
           return;
-        tuner::KernelRequest request;
-        request.arch = arch;
-        request.tf32_off = tf32_off;
-        request.config = *r.best;
-        tuner::KernelSource source = [&] {
-          std::lock_guard prepare_lock(prepare_mutex);
-          return tuner::find_or_compile_gemm(state->spec, state->key, request, db ? &*db : nullptr);
-        }();
-        if (!source.ok())
-          throw Error(ErrorCode::internal, source.errors.front(), "tune", "");
-        state->kernel.store(load(std::move(source)));
-      } catch (const std::exception &e) {
-        std::lock_guard lock(tuning_mutex);
-        tuning_errors.push_back(state->spec_text + ": " + e.what());
+        state = std::move(tuning_queue.front());
+        tuning_queue.pop_front();
+        tuning_busy = true;
       }
-    }));
+      std::string error;
+      try {
+        tune_and_switch(*state);
+      } catch (const std::exception &e) {
+        error = state->spec_text + ": " + e.what();
+      }
+      {
+        std::lock_guard lock(tuning_mutex);
+        tuning_busy = false;
+        if (!error.empty())
+          tuning_errors.push_back(std::move(error));
+      }
+      tuning_changed.notify_all();
+    }
+  }
+
+  void tune_and_switch(const Operation::State &state) {
+    const tuner::TuneResult r = tune(state.spec, state.key);
+    if (!r.best || stop_tuning || *r.best == state.kernel.load()->kernel.config)
+      return;
+    tuner::KernelRequest request;
+    request.arch = arch;
+    request.tf32_off = tf32_off;
+    request.config = *r.best;
+    tuner::KernelSource source = [&] {
+      std::lock_guard prepare_lock(prepare_mutex);
+      return tuner::find_or_compile_gemm(state.spec, state.key, request, db ? &*db : nullptr);
+    }();
+    if (!source.ok())
+      throw Error(ErrorCode::internal, source.errors.front(), "tune", "");
+    state.kernel.store(load(std::move(source)));
   }
 
   void wait_for_tunes() {
-    std::vector<std::future<void>> waiting;
-    {
-      std::lock_guard lock(tuning_mutex);
-      waiting.swap(tunes);
-    }
-    for (std::future<void> &f : waiting)
-      f.wait();
+    std::unique_lock lock(tuning_mutex);
+    tuning_changed.wait(lock,
+                        [&] { return stop_tuning || (tuning_queue.empty() && !tuning_busy); });
   }
 
   // The dispatch table `tcjit tune` stored for a spec with size ranges, its kernels loaded; none
@@ -397,12 +471,16 @@ struct Runtime::Impl {
     std::optional<kernels_db::DispatchTable> table;
     try {
       table = db->find_dispatch_table(state.key.text, arch);
-      if (!table)
-        return;
-      state.dispatch.emplace(*table);
     } catch (const kernels_db::DbError &e) {
       throw Error(ErrorCode::database, e.what(), "prepare",
                   "check the database (`tcjit db check`)");
+    }
+    if (!table)
+      return;
+    try {
+      state.dispatch.emplace(*table);
+    } catch (const kernels_db::DbError &) {
+      return; // a table that does not validate is ignored (`tcjit db check` reports it)
     }
     for (const kernels_db::DispatchEntry &entry : state.dispatch->table().entries) {
       tuner::KernelRequest request;
@@ -475,12 +553,7 @@ Runtime::Runtime(const RuntimeOptions &options) : impl_(std::make_unique<Impl>()
   }
 }
 
-Runtime::~Runtime() {
-  if (!impl_)
-    return; // moved from
-  impl_->stop_tuning = true;
-  impl_->wait_for_tunes();
-}
+Runtime::~Runtime() = default; // ~Impl stops and joins the background tuner
 
 void Runtime::wait_for_tuning() {
   impl_->wait_for_tunes();

@@ -21,6 +21,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <csignal>
@@ -47,12 +48,14 @@ struct TuneCommandOptions {
   std::string shard;
   uint64_t seed = 1;
   bool json = false;
+  bool retune = false;
 };
 
 // Set by SIGINT/SIGTERM: the driver finishes the candidate being measured and stops.
 std::atomic<bool> g_stop{false};
-extern "C" void on_stop_signal(int) {
+extern "C" void on_stop_signal(int signal) {
   g_stop.store(true);
+  std::signal(signal, SIG_DFL); // a second Ctrl-C ends the process at once
 }
 
 std::string fmt(const char *format, double v) {
@@ -156,6 +159,8 @@ std::string how_obtained(const tuner::TuneResult &r, const std::string &measurer
     how += " (" + std::to_string(r.reused) + " resumed)";
   if (r.failed)
     how += ", " + std::to_string(r.failed) + " failed";
+  if (r.skipped)
+    how += ", " + std::to_string(r.skipped) + " skipped (would spill)";
   if (r.interrupted)
     how += ", interrupted";
   return how;
@@ -181,6 +186,7 @@ nlohmann::json result_json(const tuner::TuneTask &task, const tuner::TuneResult 
   j["measured"] = r.measured;
   j["resumed"] = r.reused;
   j["failed"] = r.failed;
+  j["skipped"] = r.skipped;
   j["how"] = how_obtained(r, measurer);
   if (r.best) {
     j["config"] = codegen::to_string(*r.best);
@@ -194,40 +200,52 @@ nlohmann::json result_json(const tuner::TuneTask &task, const tuner::TuneResult 
   return j;
 }
 
+// The name of size i of a problem in the table: its own, plus the sizes of a range's member.
+std::string row_name(const ProblemOutcome &o, size_t i) {
+  std::string name = o.problem->name;
+  if (!o.problem->sizes.empty() && i < o.problem->sizes.size()) {
+    const GemmSpec &g = o.problem->sizes[i].spec.gemm;
+    name += " m=" + std::to_string(g.m.value) + " n=" + std::to_string(g.n.value) +
+            " k=" + std::to_string(g.k.value);
+  }
+  return name;
+}
+
 void print_table(const std::vector<ProblemOutcome> &outcomes, const std::string &measurer) {
-  std::printf("\n%-28s %-40s %14s %9s %6s  %s\n", "problem", "best config", "time", "TFLOP/s",
+  int width = 7;
+  for (const ProblemOutcome &o : outcomes)
+    for (size_t i = 0; i < std::max<size_t>(1, o.results.size()); ++i)
+      width = std::max(width, int(std::min<size_t>(48, row_name(o, i).size())));
+  std::printf("\n%-*s %-40s %14s %9s %6s  %s\n", width, "problem", "best config", "time", "TFLOP/s",
               "peak", "how");
   for (const ProblemOutcome &o : outcomes) {
     if (!o.error.empty()) {
-      std::printf("%-28s %s\n", o.problem->name.c_str(), ("error: " + o.error).c_str());
+      std::printf("%-*s %s\n", width, o.problem->name.c_str(), ("error: " + o.error).c_str());
       continue;
     }
     for (size_t i = 0; i < o.results.size(); ++i) {
       const tuner::TuneResult &r = o.results[i];
       const tuner::TuneTask &task =
           o.problem->sizes.empty() ? o.problem->task : o.problem->sizes[i];
-      std::string name = o.problem->name;
-      if (!o.problem->sizes.empty())
-        name += " m=" + std::to_string(task.spec.gemm.m.value) +
-                " n=" + std::to_string(task.spec.gemm.n.value) +
-                " k=" + std::to_string(task.spec.gemm.k.value);
-      if (name.size() > 28)
-        name.resize(28);
+      std::string name = row_name(o, i);
+      if (name.size() > size_t(width))
+        name.resize(size_t(width));
       if (!r.best) {
-        std::printf("%-28s %-40s %14s %9s %6s  %s\n", name.c_str(), "(none: every config failed)",
-                    "-", "-", "-", how_obtained(r, measurer).c_str());
+        std::printf("%-*s %-40s %14s %9s %6s  %s\n", width, name.c_str(),
+                    "(none: every config failed)", "-", "-", "-",
+                    how_obtained(r, measurer).c_str());
         continue;
       }
       const tuner::Measurement &m = r.best_measurement;
       const bool predicted = m.provenance.kind == kernels_db::ProvenanceKind::predicted;
       const std::string time = fmt("%.2f us", m.timing->median_us) + (predicted ? "*" : " ");
       const double tflops = m.tflops.value_or(0);
-      std::printf("%-28s %-40s %14s %9.1f %5.0f%%  %s\n", name.c_str(),
+      std::printf("%-*s %-40s %14s %9.1f %5.0f%%  %s\n", width, name.c_str(),
                   codegen::to_string(*r.best).c_str(), time.c_str(), tflops,
                   100 * peak_fraction(task, tflops), how_obtained(r, measurer).c_str());
     }
     if (o.dispatch_entries > 0)
-      std::printf("%-28s dispatch table of %d size buckets stored\n", "", o.dispatch_entries);
+      std::printf("%-*s dispatch table of %d size buckets stored\n", width, "", o.dispatch_entries);
   }
   std::printf("(* predicted by the cost model, not measured; TFLOP/s and %% of the arch's peak "
               "are of the time shown)\n");
@@ -282,6 +300,14 @@ int run_tune(TuneCommandOptions opt) {
     }
   }
   std::string arch = opt.arch == "auto" ? "" : opt.arch;
+  if (dev && !dev->info().is_emulator && !arch.empty() &&
+      arch != "sm_" + std::to_string(dev->info().sm_arch)) {
+    std::cerr << cmd << ": error: --arch " << arch << " cannot be measured on this GPU ("
+              << dev->info().name << ", sm_" << dev->info().sm_arch
+              << "); leave --arch auto, or tune for " << arch
+              << " with --device emu (the cost model)\n";
+    return kExitUsage;
+  }
   if (dev) {
     arch = tuner::target_arch(arch, dev->info(), error);
     if (arch.empty()) {
@@ -329,8 +355,8 @@ int run_tune(TuneCommandOptions opt) {
     if (!is_concrete(e.spec)) {
       std::string why;
       p.sizes = tuner::representative_tasks(p.task, why);
-      if (p.sizes.empty()) {
-        std::cerr << cmd << ": error: " << where << ": " << why << "\n";
+      if (p.sizes.empty()) { // the rest of the workload is still tuned; the exit status says 1
+        std::cerr << cmd << ": error: " << where << ": " << why << " (skipped)\n";
         status = kExitBadSpec;
         continue;
       }
@@ -338,8 +364,6 @@ int run_tune(TuneCommandOptions opt) {
     if (seen.emplace(p.task.key.text, problems.size()).second)
       problems.push_back(std::move(p));
   }
-  if (status != kExitOk)
-    return status;
   const std::vector<size_t> mine = tuner::shard_indices(problems.size(), shard_index, shard_count);
 
   std::optional<kernels_db::KernelsDb> db;
@@ -368,6 +392,7 @@ int run_tune(TuneCommandOptions opt) {
   topt.jobs = opt.jobs;
   topt.measurer = measurer.get();
   topt.stop = &g_stop;
+  topt.retune = opt.retune;
   topt.on_progress = [&](const tuner::TuneProgress &p) { display.update(p); };
   for (size_t i = 0; i < mine.size() && !g_stop; ++i) {
     const Problem &p = problems[mine[i]];
@@ -403,7 +428,7 @@ int run_tune(TuneCommandOptions opt) {
       out.error = e.what();
       status = kExitFailure;
       display.finish("error: " + out.error);
-    } catch (const std::invalid_argument &e) {
+    } catch (const std::exception &e) { // a spec the generator refuses, a device failure...
       out.error = e.what();
       status = kExitFailure;
       display.finish("error: " + out.error);
@@ -479,6 +504,9 @@ void add_tune_command(CLI::App &app) {
   cmd->add_option("--seed", opt->seed, "seed of the random and anneal strategies")
       ->capture_default_str();
   cmd->add_flag("--json", opt->json, "print the results as JSON on standard output");
+  cmd->add_flag("--retune", opt->retune,
+                "go on past problems already tuned (e.g. with a larger --budget); the results "
+                "stored are reused, not measured again");
   cmd->callback([opt]() { throw CLI::RuntimeError(run_tune(*opt)); });
 }
 

@@ -324,6 +324,21 @@ TEST_F(ApiTest, SizeRangeLaunchesTheKernelOfTheirBucket) {
   EXPECT_THROW(op.config_for(sizes), tcjit::Error);
 }
 
+// Replacing (or destroying) a runtime stops its background tune and waits for it: nothing it
+// uses is freed under it (ASan checks this).
+TEST_F(ApiTest, ReplacingARuntimeStopsItsBackgroundTune) {
+  tcjit::RuntimeOptions o = options(tcjit::MissPolicy::background);
+  o.tune_budget = 50;
+  tcjit::Runtime rt(o);
+  for (const char *spec : {"gemm m=256 n=256 k=256 a=f16:row b=f16:col c=f16:row acc=f32",
+                           "gemm m=128 n=256 k=512 a=f16:row b=f16:col c=f16:row acc=f32"})
+    EXPECT_EQ(rt.prepare(spec).origin(), tcjit::Origin::compiled_now);
+  rt = tcjit::Runtime(options(tcjit::MissPolicy::fail));
+  // The new runtime finds the kernels the old one compiled, whether or not its tunes finished.
+  EXPECT_NE(rt.prepare("gemm m=256 n=256 k=256 a=f16:row b=f16:col c=f16:row acc=f32").origin(),
+            tcjit::Origin::compiled_now);
+}
+
 TEST_F(ApiTest, TuneBudgetOutOfRangeIsRefused) {
   tcjit::RuntimeOptions o = options(tcjit::MissPolicy::tune);
   o.tune_budget = 0;

@@ -103,17 +103,18 @@ TEST_F(TuneCommand, ShardsCoverTheWorkloadOnceAndMerge) {
   EXPECT_EQ(problem_keys(db()), all);
   const ToolResult bad = run_tool("tune " + wl + " --shard 3/3 --db " + db());
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("--shard '3/3' must be I/N with 0 <= I < N"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("--shard '3/3' must be I/N with 0 <= I < N"), std::string::npos)
+      << bad.err;
 }
 
 TEST_F(TuneCommand, InterruptKeepsTheResultsAndTheNextRunContinues) {
   const std::string wl = workload("big: gemm m=512 n=512 k=512 a=f16 b=f16:col c=f16 acc=f32\n");
   const std::string args = "tune " + wl + " --device emu --budget 400 --jobs 1 --db " + db();
   // Start it, wait until results are being stored, then Ctrl-C (SIGINT).
-  const std::string script =
-      shell_quote(TCJIT_TOOL) + " " + args + " >" + shell_quote(path("out")) + " 2>" +
-      shell_quote(path("err")) + " & pid=$!; sleep 3; kill -INT $pid; wait $pid; echo $? >" +
-      shell_quote(path("status"));
+  const std::string script = shell_quote(TCJIT_TOOL) + " " + args + " >" +
+                             shell_quote(path("out")) + " 2>" + shell_quote(path("err")) +
+                             " & pid=$!; sleep 3; kill -INT $pid; wait $pid; echo $? >" +
+                             shell_quote(path("status"));
   ASSERT_EQ(std::system(("sh -c " + shell_quote(script)).c_str()), 0);
   const std::string status = read_file(path("status"));
   ASSERT_EQ(std::stoi(status), 130) << status << read_file(path("err"));
@@ -184,9 +185,9 @@ TEST_F(TuneCommand, ReplayAnswersFromAnotherMachinesExport) {
   const ToolResult exported = run_tool("db export --db " + db("a.db"));
   ASSERT_EQ(exported.exit_code, 0) << exported.err;
   std::ofstream(path("a.jsonl")) << exported.out;
-  const ToolResult replayed = run_tool("tune " + spec + " --replay " +
-                                       shell_quote(path("a.jsonl")) +
-                                       " --budget 4 --json --db " + db("b.db"));
+  const ToolResult replayed =
+      run_tool("tune " + spec + " --replay " + shell_quote(path("a.jsonl")) +
+               " --budget 4 --json --db " + db("b.db"));
   ASSERT_EQ(replayed.exit_code, 0) << replayed.out << replayed.err;
   const auto original = nlohmann::json::parse(
       run_tool("tune " + spec + " --device emu --budget 4 --json --db " + db("a.db")).out);

@@ -97,6 +97,10 @@ TEST(Tune, AStoppedRunLosesNothingAndTheNextOneContinues) {
   auto db = kernels_db::KernelsDb::open(dir.file("k.db"));
   auto measurer = make_model_measurer(a100_model(), nullptr); // ptxas resources only
   const TuneTask task = task_of(kSmall);
+  // The runtime compiled (and stored) its default kernel for the problem before any tune.
+  KernelRequest request;
+  request.arch = "sm_80";
+  ASSERT_TRUE(find_or_compile_gemm(task.spec, task.key, request, &db).ok());
   std::atomic<bool> stop{false};
   TuneOptions options;
   options.measurer = measurer.get();
@@ -111,7 +115,11 @@ TEST(Tune, AStoppedRunLosesNothingAndTheNextOneContinues) {
   EXPECT_TRUE(first.interrupted);
   EXPECT_EQ(first.measured, 2u);
   EXPECT_EQ(db.results(task.key.text).size(), 2u);
-  // Not finished: no winner's binary, so the next run continues where this one stopped.
+  // Not finished (no decision stored), whatever binaries the problem has: the runtime does not
+  // call it tuned, and the next run continues where this one stopped.
+  std::string note;
+  chosen_configs(task.spec, task.key, request, &db, note);
+  EXPECT_EQ(note, "");
   stop = false;
   options.on_progress = nullptr;
   const TuneResult second = tune_problem(task, options, &db);
@@ -121,6 +129,26 @@ TEST(Tune, AStoppedRunLosesNothingAndTheNextOneContinues) {
   EXPECT_EQ(second.measured, 3u);
   EXPECT_EQ(db.results(task.key.text).size(), 5u);
   EXPECT_TRUE(tune_problem(task, options, &db).already_tuned);
+  chosen_configs(task.spec, task.key, request, &db, note);
+  EXPECT_EQ(note, "tuned (predicted)");
+  // --retune with a larger budget goes on from the 5 stored results.
+  options.retune = true;
+  options.budget.candidates = 7;
+  const TuneResult third = tune_problem(task, options, &db);
+  EXPECT_FALSE(third.already_tuned);
+  EXPECT_EQ(third.reused, 5u);
+  EXPECT_EQ(third.measured, 2u);
+}
+
+TEST(Tune, ABudgetSmallerThanTheBuildThreadsIsKept) {
+  auto measurer = make_model_measurer(a100_model(), nullptr);
+  TuneOptions options;
+  options.measurer = measurer.get();
+  options.budget.candidates = 1;
+  options.jobs = 4;
+  const TuneResult r = tune_problem(task_of(kSmall), options, nullptr);
+  ASSERT_TRUE(r.best.has_value());
+  EXPECT_EQ(r.measured, 1u);
 }
 
 // A measurer with a known answer: the model's static prediction, perturbed by up to +-40% by a
@@ -329,7 +357,39 @@ TEST(SizeRange, ATunedRangeIsServedFromTheDatabaseAlone) {
     const KernelSource src = find_or_compile_gemm(ranged.spec, ranged.key, request, &db);
     ASSERT_TRUE(src.ok()) << (src.errors.empty() ? "" : src.errors.front());
     EXPECT_EQ(src.origin, KernelOrigin::database);
-    EXPECT_NE(src.how.find("tuned (dispatch table of"), std::string::npos) << src.how;
+    EXPECT_NE(src.how.find("tuned (predicted"), std::string::npos) << src.how;
+  }
+}
+
+} // namespace
+} // namespace tcjit::tuner
+
+namespace tcjit::tuner {
+namespace {
+
+TEST(SizeRange, AContiguousRangeGetsVectorsEverySizeAllows) {
+  // k=1..256 with row-major A: the ranged spec is aligned to 1 element along k, its
+  // representative sizes (k=2, 4, ..., 256) to up to 8. The table's kernels load what every k
+  // allows, and build.
+  TempDir dir;
+  auto db = kernels_db::KernelsDb::open(dir.file("k.db"));
+  auto measurer = make_model_measurer(a100_model(), nullptr);
+  const TuneTask ranged = task_of("gemm m=64 n=64 k=1..256 a=f16 b=f16:col c=f16 acc=f32");
+  std::string error;
+  const std::vector<TuneTask> sizes = representative_tasks(ranged, error);
+  ASSERT_EQ(sizes.size(), 9u) << error;
+  TuneOptions options;
+  options.measurer = measurer.get();
+  options.budget.candidates = 1;
+  std::vector<TuneResult> results;
+  for (const TuneTask &t : sizes)
+    results.push_back(tune_problem(t, options, &db));
+  EXPECT_EQ(sizes.back().max_vec_a, 1); // k=256 alone would allow 8
+  EXPECT_EQ(results.back().best->vec_a, 1);
+  ASSERT_GE(store_dispatch_table(ranged, sizes, results, db), 1);
+  for (const SizeBucket &b : dispatch_buckets(ranged, sizes, results)) {
+    EXPECT_EQ(b.config.vec_a, 1) << codegen::to_string(b.config);
+    EXPECT_EQ(b.config.vec_b, 1) << codegen::to_string(b.config);
   }
 }
 
