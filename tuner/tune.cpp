@@ -199,7 +199,7 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
       known.emplace(r.config_json, measurement_of(r));
   }
 
-  SpaceOptions space_options;
+  SpaceOptions space_options = options.space.value_or(SpaceOptions{});
   space_options.max_vec_a = task.max_vec_a;
   space_options.max_vec_b = task.max_vec_b;
   const SearchSpace space =

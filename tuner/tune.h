@@ -20,6 +20,7 @@
 #include "kernels_db/kernels_db.h"
 #include "tuner/measure.h"
 #include "tuner/perf_model.h"
+#include "tuner/search_space.h"
 #include "tuner/strategy.h"
 
 #include <atomic>
@@ -58,6 +59,9 @@ struct TuneOptions {
   const GpuModel *gpu = nullptr; // for the space and the ranking; null: the arch's model
   const std::atomic<bool> *stop = nullptr;
   bool retune = false; // go on past a finished tune (its results are still reused)
+  // The values each field takes (default: the full space, search_space.h); the task's vector
+  // caps still apply.
+  std::optional<SpaceOptions> space;
   std::function<void(const TuneProgress &)> on_progress; // after each candidate
 };
 

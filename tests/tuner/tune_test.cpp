@@ -176,7 +176,17 @@ public:
 
 TEST(Strategies, FindTheKnownOptimumWithinTheirBudget) {
   const TuneTask task = task_of("gemm m=512 n=512 k=2048 a=f16 b=f16:col c=f16 acc=f32");
-  const SearchSpace space = enumerate_space(task.spec, "sm_80", false, a100_model());
+  SpaceOptions small; // a few hundred configs: the test runs under ASan too
+  small.cta_sizes = {32, 64, 128};
+  small.k_bytes = {32, 64};
+  small.stages = {2, 3};
+  small.split_k = {1, 2, 4};
+  small.warp_sizes = {32, 64};
+  small.raster_groups = {1};
+  small.narrower_vectors = false;
+  const SearchSpace space = enumerate_space(task.spec, "sm_80", false, a100_model(), small);
+  ASSERT_GT(space.legal.size(), 100u);
+  ASSERT_LT(space.legal.size(), 2000u);
   double optimum = INFINITY;
   for (const codegen::TileConfig &c : space.legal)
     optimum = std::min(optimum, SyntheticMeasurer::seconds(task, c));
@@ -187,6 +197,7 @@ TEST(Strategies, FindTheKnownOptimumWithinTheirBudget) {
     SyntheticMeasurer measurer;
     TuneOptions options;
     options.measurer = &measurer;
+    options.space = small;
     options.strategy = kind;
     options.budget.candidates = kind == StrategyKind::exhaustive ? 0 : space.legal.size() / 5;
     const TuneResult r = tune_problem(task, options, nullptr);
