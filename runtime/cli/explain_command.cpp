@@ -1,13 +1,20 @@
 #include "runtime/cli/explain_command.h"
 
+#include "compiler/codegen/tile_config.h"
 #include "compiler/dsl/printer.h"
 #include "compiler/spec/arch.h"
 #include "compiler/spec/explain.h"
+#include "compiler/spec/shape.h"
 #include "runtime/cli/exit_codes.h"
 #include "runtime/cli/spec_input.h"
+#include "tuner/cost_model.h"
+#include "tuner/heuristic.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <optional>
 
 #include <iostream>
 #include <memory>
@@ -65,6 +72,39 @@ nlohmann::json to_json(const WorkloadEntry &entry, const Explanation &e) {
   return j;
 }
 
+// The config the runtime would compile on a cache miss (the default chooser: the cost model's best
+// legal config) and its predicted time on the arch's GPU; nullopt when the code generator does
+// not compile the spec.
+struct ChosenConfig {
+  codegen::TileConfig config;
+  tuner::Prediction prediction;
+  std::string gpu;
+};
+
+std::optional<ChosenConfig> chosen_config(const OpSpec &spec, const std::string &arch,
+                                          bool tf32_off) {
+  if (!codegen::check_codegen_support(spec, arch, tf32_off).empty())
+    return std::nullopt;
+  const std::vector<codegen::TileConfig> configs = tuner::heuristic_configs(spec, arch, tf32_off);
+  if (configs.empty())
+    return std::nullopt;
+  const tuner::GpuModel &gpu = tuner::gpu_model_for_arch(arch);
+  return ChosenConfig{configs.front(), tuner::predict_config(gpu, spec, configs.front(), tf32_off),
+                      gpu.name};
+}
+
+std::string render_chosen(const ChosenConfig &c, bool concrete) {
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "predicted %.2f us on %s (%.1f TFLOP/s, %.0f%% of peak, %s-bound)",
+                c.prediction.seconds * 1e6, c.gpu.c_str(), c.prediction.tflops,
+                100 * c.prediction.fraction_of_peak, c.prediction.bound.c_str());
+  return "config:      " + codegen::to_string(c.config) +
+         " (the cost model's best legal config; `tcjit tune` searches further)\n" +
+         "             " + line + (concrete ? "" : " at nominal sizes") +
+         "; a prediction, not a measurement\n";
+}
+
 int run_explain(const ExplainOptions &opt) {
   if (!find_arch(opt.arch)) {
     std::cerr << "tcjit explain: error: unknown arch '" << opt.arch << "' (tcjit targets "
@@ -79,8 +119,18 @@ int run_explain(const ExplainOptions &opt) {
   bool first = true;
   for (const WorkloadEntry &entry : parsed.entries) {
     const Explanation e = explain_spec(entry.spec, opt.arch, tf32_off);
+    const std::optional<ChosenConfig> chosen = chosen_config(entry.spec, opt.arch, tf32_off);
     if (opt.json) {
-      all.push_back(to_json(entry, e));
+      nlohmann::json j = to_json(entry, e);
+      if (chosen)
+        j["chosen_config"] = {{"config", codegen::to_string(chosen->config)},
+                              {"predicted_us", chosen->prediction.seconds * 1e6},
+                              {"predicted_tflops", chosen->prediction.tflops},
+                              {"fraction_of_peak", chosen->prediction.fraction_of_peak},
+                              {"bound", chosen->prediction.bound},
+                              {"gpu", chosen->gpu},
+                              {"provenance", "predicted"}};
+      all.push_back(j);
       continue;
     }
     if (!first)
@@ -90,6 +140,8 @@ int run_explain(const ExplainOptions &opt) {
       std::cout << "== " << (entry.name.empty() ? "line " + std::to_string(entry.line) : entry.name)
                 << " (weight " << entry.weight << ")\n";
     std::cout << render_explanation(e);
+    if (chosen)
+      std::cout << render_chosen(*chosen, is_concrete(entry.spec));
   }
   if (opt.json)
     std::cout << all.dump(2) << "\n";

@@ -10,8 +10,11 @@
 #include "compiler/reference/random_fill.h"
 #include "compiler/reference/tolerance.h"
 #include "compiler/spec/problem_key.h"
+#include "kernels_db/dispatch.h"
 #include "kernels_db/kernels_db.h"
 #include "tuner/kernel_records.h"
+#include "tuner/measure_model.h"
+#include "tuner/size_range.h"
 
 #include <gtest/gtest.h>
 
@@ -337,6 +340,49 @@ TEST_F(ApiTest, ReplacingARuntimeStopsItsBackgroundTune) {
   // The new runtime finds the kernels the old one compiled, whether or not its tunes finished.
   EXPECT_NE(rt.prepare("gemm m=256 n=256 k=256 a=f16:row b=f16:col c=f16:row acc=f32").origin(),
             tcjit::Origin::compiled_now);
+}
+
+// The whole path of a size range: tuned (what `tcjit tune` does), stored, then prepared by a
+// runtime that may not compile anything: every kernel of the table comes from the database, and
+// each launch runs its bucket's.
+TEST_F(ApiTest, ATunedSizeRangeIsServedFromTheDatabase) {
+  const std::string text = "gemm m=1..512 n=128 k=256 a=f16:row b=f16:col c=f16:row acc=f32";
+  tcjit::tuner::TuneTask ranged;
+  ranged.spec = tcjit::parse_spec(text).entries.front().spec;
+  ranged.arch = "sm_80";
+  ranged.key = tcjit::make_problem_key(ranged.spec, "sm_80", false);
+  tcjit::kernels_db::DispatchTable table;
+  {
+    auto db = tcjit::kernels_db::KernelsDb::open(db_path_);
+    auto measurer = tcjit::tuner::make_model_measurer(tcjit::tuner::a100_model(), nullptr);
+    std::string error;
+    const auto sizes = tcjit::tuner::representative_tasks(ranged, error);
+    ASSERT_FALSE(sizes.empty()) << error;
+    tcjit::tuner::TuneOptions topt;
+    topt.measurer = measurer.get();
+    topt.budget.candidates = 2;
+    std::vector<tcjit::tuner::TuneResult> results;
+    for (const auto &t : sizes)
+      results.push_back(tcjit::tuner::tune_problem(t, topt, &db));
+    ASSERT_GE(tcjit::tuner::store_dispatch_table(ranged, sizes, results, db), 1);
+    table = *db.find_dispatch_table(ranged.key.text, "sm_80");
+  }
+  tcjit::Runtime rt(options(tcjit::MissPolicy::fail));
+  const tcjit::Operation op = rt.prepare(text);
+  EXPECT_EQ(op.origin(), tcjit::Origin::database);
+  const tcjit::kernels_db::DispatchIndex index(table);
+  for (int64_t m : {1, 7, 64, 100, 300, 512}) {
+    SCOPED_TRACE("m=" + std::to_string(m));
+    tcjit::GemmArgs sizes;
+    sizes.m = m;
+    const auto *entry = index.find({m, 128, 256, 1});
+    ASSERT_NE(entry, nullptr);
+    tcjit::codegen::TileConfig expected;
+    std::string error;
+    ASSERT_TRUE(tcjit::codegen::parse_tile_config(op.config_for(sizes), expected, error));
+    EXPECT_EQ(tcjit::tuner::config_json(expected), entry->config_json);
+    expect_launch_matches(rt, op, tcjit::bind_gemm_sizes(op.spec(), {m, 128, 256, 1}));
+  }
 }
 
 TEST_F(ApiTest, TuneBudgetOutOfRangeIsRefused) {

@@ -39,6 +39,28 @@ TEST(Cli, ExplainSpecText) {
   EXPECT_NE(e.out.find("137 GFLOP"), std::string::npos) << e.out; // 2 * 4096^3 = 1.37e11
 }
 
+// explain shows the config a cache miss would compile and its predicted time, labelled as a
+// prediction; split-K for a long K with a small output, as the cost model ranks it.
+TEST(Cli, ExplainShowsTheChosenConfigAndItsPredictedTime) {
+  const std::string spec = shell_quote("gemm m=128 n=128 k=8192 a=f16 b=f16:col c=f16 acc=f32");
+  const ToolResult e = run_tool("explain " + spec);
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_NE(e.out.find("config:      64x64x32 w32x32 s3 k16 "), std::string::npos) << e.out;
+  EXPECT_NE(e.out.find("on A100-SXM4-80GB"), std::string::npos) << e.out;
+  EXPECT_NE(e.out.find("a prediction, not a measurement"), std::string::npos) << e.out;
+  const ToolResult j = run_tool("explain --json --arch sm_90 " + spec);
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto chosen = nlohmann::json::parse(j.out)[0]["chosen_config"];
+  EXPECT_EQ(chosen["provenance"], "predicted");
+  EXPECT_EQ(chosen["gpu"], "H100-SXM5-80GB");
+  EXPECT_GT(chosen["predicted_us"].get<double>(), 0);
+  // A convolution is not compiled yet: no config line.
+  const ToolResult conv =
+      run_tool("explain " + shell_quote("conv2d n=1 h=32 w=32 c=64 k=64 r=3 s=3 pad=1 x=f16:nhwc"));
+  ASSERT_EQ(conv.exit_code, 0) << conv.err;
+  EXPECT_EQ(conv.out.find("config:"), std::string::npos) << conv.out;
+}
+
 TEST(Cli, ExplainReportsBrokenRulesWithFixes) {
   const ToolResult r =
       run_tool("explain " + shell_quote("conv2d n=1 h=32 w=32 c=3 k=64 r=3 s=3 pad=1 x=f16:nchw"));
