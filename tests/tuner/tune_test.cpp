@@ -10,6 +10,7 @@
 #include "tuner/kernel_records.h"
 #include "tuner/kernel_source.h"
 #include "tuner/measure_model.h"
+#include "tuner/measure_replay.h"
 #include "tuner/ranking.h"
 #include "tuner/search_space.h"
 #include "tuner/size_range.h"
@@ -19,6 +20,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <fstream>
 #include <set>
 
 namespace tcjit::tuner {
@@ -214,6 +216,63 @@ TEST(Strategies, FindTheKnownOptimumWithinTheirBudget) {
     SyntheticMeasurer again;
     options.measurer = &again;
     EXPECT_EQ(tune_problem(task, options, nullptr).best, r.best) << to_string(kind);
+  }
+}
+
+// The same on replay data, as a tuning run would be simulated from another machine's
+// measurements: every config of the space "measured" (the synthetic times, stored as measured
+// results and exported with `tcjit db export`'s format), then each strategy replays the file.
+TEST(Strategies, FindTheKnownOptimumOnReplayData) {
+  TempDir dir;
+  const TuneTask task = task_of("gemm m=512 n=512 k=2048 a=f16 b=f16:col c=f16 acc=f32");
+  SpaceOptions small;
+  small.cta_sizes = {32, 64, 128};
+  small.k_bytes = {32, 64};
+  small.stages = {2, 3};
+  small.split_k = {1, 2, 4};
+  small.warp_sizes = {32, 64};
+  small.raster_groups = {1};
+  small.narrower_vectors = false;
+  const SearchSpace space = enumerate_space(task.spec, "sm_80", false, a100_model(), small);
+  double optimum = INFINITY;
+  codegen::TileConfig best_config;
+  {
+    auto db = kernels_db::KernelsDb::open(dir.file("measured.db"));
+    db.put_problem(problem_record(task.spec, task.key, "sm_80"));
+    for (const codegen::TileConfig &c : space.legal) {
+      const double s = SyntheticMeasurer::seconds(task, c);
+      if (s < optimum) {
+        optimum = s;
+        best_config = c;
+      }
+      kernels_db::ResultRecord r;
+      r.problem_key = task.key.text;
+      r.config_json = config_json(c);
+      r.arch = "sm_80";
+      r.timing = kernels_db::Timing{s * 1e6, s * 1e6, s * 1e6, 0};
+      r.provenance.device = "NVIDIA A100-SXM4-80GB";
+      r.tuner_version = "another machine";
+      db.put_result(r);
+    }
+    std::ofstream out(dir.file("measured.jsonl"));
+    db.export_jsonl(out);
+  }
+  for (StrategyKind kind : {StrategyKind::exhaustive, StrategyKind::random, StrategyKind::anneal,
+                            StrategyKind::model_topk}) {
+    auto replay = make_replay_measurer(dir.file("measured.jsonl"));
+    TuneOptions options;
+    options.measurer = replay.get();
+    options.space = small;
+    options.strategy = kind;
+    options.budget.candidates = kind == StrategyKind::exhaustive ? 0 : space.legal.size() / 5;
+    const TuneResult r = tune_problem(task, options, nullptr);
+    ASSERT_TRUE(r.best.has_value()) << to_string(kind);
+    EXPECT_EQ(r.failed, 0u) << to_string(kind); // every config was in the file
+    EXPECT_EQ(r.best_measurement.provenance.kind, kernels_db::ProvenanceKind::measured);
+    if (kind == StrategyKind::exhaustive)
+      EXPECT_EQ(*r.best, best_config);
+    else
+      EXPECT_LE(r.best_measurement.seconds(), optimum * 1.10) << to_string(kind);
   }
 }
 
