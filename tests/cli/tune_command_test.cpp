@@ -79,6 +79,25 @@ TEST_F(TuneCommand, EveryDtypeIsTunedStoredAndThenSkipped) {
   EXPECT_NE(run.out.find("cache:    tuned (predicted), hit"), std::string::npos) << run.out;
 }
 
+// On a terminal (util-linux's `script` gives the command one): one progress line redrawn in
+// place, with the problem, candidates done of planned, the best so far and an ETA.
+TEST_F(TuneCommand, OnATerminalProgressIsOneLineRedrawn) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "util-linux `script` is not installed";
+  const std::string cmd = shell_quote(TCJIT_TOOL) +
+                          " tune 'gemm m=64 n=64 k=64 a=f16 b=f16:col c=f16 acc=f32' "
+                          "--device emu --budget 3 --jobs 1 --db " +
+                          db();
+  const std::string script = "script -qec " + shell_quote(cmd) + " /dev/null >" +
+                             shell_quote(path("tty")) + " 2>&1";
+  ASSERT_EQ(std::system(script.c_str()), 0);
+  const std::string tty = read_file(path("tty"));
+  EXPECT_NE(tty.find("\r\033[K[1/1] line 1  candidates 1/3  best "), std::string::npos) << tty;
+  EXPECT_NE(tty.find("candidates 3/3"), std::string::npos) << tty;
+  EXPECT_NE(tty.find("  ETA "), std::string::npos) << tty;
+  EXPECT_EQ(tty.find(": started"), std::string::npos) << tty; // no log lines on a terminal
+}
+
 TEST_F(TuneCommand, ShardsCoverTheWorkloadOnceAndMerge) {
   const std::string wl = workload("a: gemm m=64 n=64 k=64 a=f16 b=f16:col c=f16 acc=f32\n"
                                   "b: gemm m=64 n=128 k=64 a=f16 b=f16:col c=f16 acc=f32\n"
