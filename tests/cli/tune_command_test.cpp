@@ -88,8 +88,8 @@ TEST_F(TuneCommand, OnATerminalProgressIsOneLineRedrawn) {
                           " tune 'gemm m=64 n=64 k=64 a=f16 b=f16:col c=f16 acc=f32' "
                           "--device emu --budget 3 --jobs 1 --db " +
                           db();
-  const std::string script = "script -qec " + shell_quote(cmd) + " /dev/null >" +
-                             shell_quote(path("tty")) + " 2>&1";
+  const std::string script =
+      "script -qec " + shell_quote(cmd) + " /dev/null >" + shell_quote(path("tty")) + " 2>&1";
   ASSERT_EQ(std::system(script.c_str()), 0);
   const std::string tty = read_file(path("tty"));
   EXPECT_NE(tty.find("\r\033[K[1/1] line 1  candidates 1/3  best "), std::string::npos) << tty;
