@@ -139,6 +139,8 @@ KernelFeatures kernel_features(const OpSpec &spec, const codegen::TileConfig &co
     const KtileCounts c = ktile_counts(spec, config, tf32_off);
     k.shared_wavefronts_per_mma = (c.load_wavefronts + c.copy_wavefronts) / std::max(1.0, c.mma);
   }
+  if (facts.global_load_efficiency > 0)
+    k.global_load_efficiency = facts.global_load_efficiency;
   k.split_k = config.split_k;
   k.stages = config.stages;
   k.a_bytes = bytes_of(spec.gemm.a.dtype);

@@ -31,6 +31,7 @@ struct CandidateFacts {
   double instructions_per_mma = -1;      // emulator: main-loop warp-instructions per mma
   double shared_wavefronts_per_mma = -1; // emulator: main-loop shared-memory wavefronts per mma
   double bank_conflicts_per_mma = -1;    // emulator: of those, the wavefronts beyond the ideal
+  double global_load_efficiency = -1;    // emulator: main-loop useful bytes / sector bytes
 };
 
 // The features of `config` for `spec` (sizes need not be bound), from `facts` where known and

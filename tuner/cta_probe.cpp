@@ -76,6 +76,12 @@ CtaProbe probe_one_cta(device::Device &emulator, const OpSpec &spec,
                                                   double(counters[0].shared_bank_conflicts)) /
                                                      mma);
     probe.mma_per_ktile = uint64_t(mma / 4 / c.split_k);
+    const double sectors =
+        double(counters[1].global_load_sectors) - double(counters[0].global_load_sectors);
+    const double useful =
+        double(counters[1].global_bytes_read) - double(counters[0].global_bytes_read);
+    if (sectors > 0 && useful > 0)
+      probe.global_load_efficiency = std::min(1.0, useful / (sectors * 32));
   }
   probe.emulator_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

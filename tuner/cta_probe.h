@@ -19,8 +19,9 @@ struct CtaProbe {
   double instructions_per_mma = 0;
   double shared_wavefronts_per_mma = 0;
   double bank_conflicts_per_mma = 0;
-  uint64_t mma_per_ktile = 0; // per CTA
-  double emulator_ms = 0;     // both runs, with the reference
+  double global_load_efficiency = 1; // useful bytes / 32-byte sectors of the loads (cp.async)
+  uint64_t mma_per_ktile = 0;        // per CTA
+  double emulator_ms = 0;            // both runs, with the reference
 };
 
 // `spec`: the problem (sizes may be symbolic: nominal ones are used); `candidate` must be usable.

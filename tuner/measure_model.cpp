@@ -43,10 +43,12 @@ public:
         facts.instructions_per_mma = probe.instructions_per_mma;
         facts.shared_wavefronts_per_mma = probe.shared_wavefronts_per_mma;
         facts.bank_conflicts_per_mma = probe.bank_conflicts_per_mma;
+        facts.global_load_efficiency = probe.global_load_efficiency;
       }
       notes = "verified on the emulator; " + fmt("%.2f", probe.instructions_per_mma) +
               " instructions, " + fmt("%.2f", probe.shared_wavefronts_per_mma) +
-              " shared wavefronts per mma; ";
+              " shared wavefronts per mma, " + fmt("%.0f%%", 100 * probe.global_load_efficiency) +
+              " load efficiency; ";
     }
     const Prediction p = predict_config(gpu_, task.spec, config, task.tf32_off, facts);
     if (!p.launchable) {

@@ -116,7 +116,9 @@ StepCycles step_cycles(const GpuModel &gpu, const KernelFeatures &k, int residen
   s.issue = resident * math_per_ktile * k.instructions_per_mma / (gpu.issue_per_sm_clk * fed);
   const double l2_share = std::min(gpu.l2_bytes_per_sm_clk,
                                    gpu.l2_bytes_per_clk / double(std::max<int64_t>(active_sms, 1)));
-  s.l2 = resident * bytes_per_ktile / l2_share;
+  // Uncoalesced loads move whole 32-byte sectors for fewer useful bytes.
+  const double efficiency = std::clamp(k.global_load_efficiency, 0.01, 1.0);
+  s.l2 = resident * bytes_per_ktile / efficiency / l2_share;
   s.shared =
       resident * math_per_ktile * k.shared_wavefronts_per_mma / gpu.shared_wavefronts_per_sm_clk;
   return s;

@@ -66,6 +66,7 @@ struct KernelFeatures {
   int shared_bytes = 0;                  // per CTA, static + dynamic
   double instructions_per_mma = 0;       // main-loop warp-instructions per mma (SASS)
   double shared_wavefronts_per_mma = 0;  // main-loop shared-memory wavefronts per mma; 0: unknown
+  double global_load_efficiency = 1;     // useful bytes / 32-byte sectors moved, main loop (0..1]
   int split_k = 1;
   int stages = 3; // K-tiles the pipeline keeps in flight (stages - 1 loads ahead)
   int a_bytes = 2, b_bytes = 2, c_bytes = 2; // element sizes

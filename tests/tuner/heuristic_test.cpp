@@ -115,6 +115,22 @@ TEST(CostModel, BankConflictsLose) {
   EXPECT_GT(b.seconds, a.seconds * 1.2);
 }
 
+TEST(CostModel, UncoalescedLoadsLoseWhereL2Binds) {
+  // m=n=1024 with 64x64 tiles is L2-bound; loads that use half of each sector they move (a
+  // narrow, strided access) double that term.
+  const OpSpec spec = spec_of("gemm m=1024 n=1024 k=1024");
+  const codegen::TileConfig c{64, 64, 32, 32, 64, 3, 1, 1, 8, 8};
+  CandidateFacts coalesced, strided;
+  coalesced.registers = strided.registers = 128;
+  coalesced.global_load_efficiency = 1;
+  strided.global_load_efficiency = 0.5;
+  const Prediction a = predict_config(a100_model(), spec, c, false, coalesced);
+  const Prediction b = predict_config(a100_model(), spec, c, false, strided);
+  EXPECT_EQ(a.bound, "l2");
+  EXPECT_DOUBLE_EQ(b.l2_cycles, 2 * a.l2_cycles);
+  EXPECT_GT(b.seconds, a.seconds * 1.5);
+}
+
 TEST(CostModel, SpillingConfigIsPrunedBeforeCompiling) {
   // tf32 with 64x64 warp tiles needs 128 accumulators plus converted fragments: over 255.
   const OpSpec spec = spec_of("gemm m=4096 n=4096 k=4096 a=f32 b=f32 c=f32 acc=f32 math=tf32");
