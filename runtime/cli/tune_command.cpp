@@ -90,7 +90,8 @@ bool parse_shard(const std::string &text, size_t &index, size_t &count, std::str
 
 // One problem of the workload, as tuned.
 struct Problem {
-  std::string name; // the workload's name for it, else "line N"
+  std::string name;   // the workload's name for it, else "line N"
+  int64_t weight = 1; // the workload's `weight=N`: heavier problems are tuned first
   tuner::TuneTask task;
   std::vector<tuner::TuneTask> sizes; // a size range: its representative sizes
 };
@@ -348,6 +349,7 @@ int run_tune(TuneCommandOptions opt) {
     }
     Problem p;
     p.name = where;
+    p.weight = e.weight;
     p.task.spec = e.spec;
     p.task.arch = arch;
     p.task.tf32_off = tf32_off;
@@ -364,7 +366,11 @@ int run_tune(TuneCommandOptions opt) {
     if (seen.emplace(p.task.key.text, problems.size()).second)
       problems.push_back(std::move(p));
   }
-  const std::vector<size_t> mine = tuner::shard_indices(problems.size(), shard_index, shard_count);
+  // The shard's problems (slices of the workload's order, the same on every machine), the
+  // heaviest first: a run that is stopped or runs out of time has spent it where it matters.
+  std::vector<size_t> mine = tuner::shard_indices(problems.size(), shard_index, shard_count);
+  std::stable_sort(mine.begin(), mine.end(),
+                   [&](size_t a, size_t b) { return problems[a].weight > problems[b].weight; });
 
   std::optional<kernels_db::KernelsDb> db;
   try {

@@ -98,6 +98,16 @@ TEST_F(TuneCommand, OnATerminalProgressIsOneLineRedrawn) {
   EXPECT_EQ(tty.find(": started"), std::string::npos) << tty; // no log lines on a terminal
 }
 
+TEST_F(TuneCommand, HeavierProblemsAreTunedFirst) {
+  const std::string wl = workload("light: gemm m=64 n=64 k=64 a=f16 b=f16 c=f16 acc=f32\n"
+                                  "heavy: gemm m=128 n=64 k=64 a=f16 b=f16 c=f16 acc=f32 "
+                                  "weight=5\n");
+  const ToolResult r = run_tool("tune " + wl + " --device emu --budget 1 --db " + db());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("[1/2] heavy: started"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("[2/2] light: started"), std::string::npos) << r.err;
+}
+
 TEST_F(TuneCommand, ShardsCoverTheWorkloadOnceAndMerge) {
   const std::string wl = workload("a: gemm m=64 n=64 k=64 a=f16 b=f16:col c=f16 acc=f32\n"
                                   "b: gemm m=64 n=128 k=64 a=f16 b=f16:col c=f16 acc=f32\n"
