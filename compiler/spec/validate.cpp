@@ -291,6 +291,26 @@ void check_gemm_operand_size(Errors &errors, const MatrixRole &role, const Dim &
   const int64_t inner =
       role.operand.ld ? *role.operand.ld : upper_bound(row ? role.cols : role.rows);
   check_operand_size(errors, role.key, {upper_bound(batch), outer, inner}, role.operand.dtype);
+  // A concrete operand's buffer is bounded (symbolic sizes are checked once bound).
+  const Dim &outer_dim = row ? role.rows : role.cols;
+  const Dim &inner_dim = row ? role.cols : role.rows;
+  if (!batch.is_fixed() || !outer_dim.is_fixed() || (!role.operand.ld && !inner_dim.is_fixed()) ||
+      !size_fits({batch.value, outer, inner}, role.operand.dtype))
+    return;
+  const int64_t bits = dtype_bits(role.operand.dtype) * batch.value * outer * inner;
+  const int64_t bytes = bits / 8 + (bits % 8 != 0);
+  if (bytes <= max_operand_bytes)
+    return;
+  std::string product = batch.value == 1 ? std::string() : str(batch.value) + " x ";
+  product += str(outer) + " x " + str(inner);
+  add(errors, role.key,
+      str(role.key) + " is too large: " + product + " elements of " +
+          str(int64_t{dtype_bits(role.operand.dtype)}) + " bits are " + str(bytes) +
+          " bytes; an operand is limited to " + str(max_operand_bytes) +
+          " bytes (1 TiB: more than any GPU's memory, and the emulator's device memory); make "
+          "the problem" +
+          (role.operand.ld ? " or " + str(role.ld_key) + "=" + str(*role.operand.ld) : "") +
+          " smaller");
 }
 
 void validate_gemm(Errors &errors, const OpSpec &spec) {

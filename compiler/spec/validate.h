@@ -27,6 +27,9 @@ std::vector<SpecError> validate_spec(const OpSpec &spec);
 
 // Sizes are in [1, max_size] (pads in [0, max_size]).
 inline constexpr int64_t max_size = 2147483647; // 2^31 - 1
+// A concrete GEMM operand (batch x rows x ld elements) may take at most this many bytes: 1 TiB,
+// more than any GPU's memory and the emulator's device-memory limit.
+inline constexpr int64_t max_operand_bytes = int64_t{1} << 40;
 
 // The dtype of the multiplied inputs: gemm a; conv x for fprop and wgrad, y for dgrad.
 DType input_dtype(const OpSpec &spec);

@@ -18,6 +18,11 @@ namespace tcjit::cli {
 
 namespace {
 
+// Defaults of --max-instructions and --timeout (docs/emulator.md, "Limits"): about a minute of
+// one block's emulation at the measured 10-50 M warp-instr/s, and ten minutes per launch.
+constexpr uint64_t kDefaultMaxInstructions = 1'000'000'000;
+constexpr double kDefaultTimeoutSeconds = 600;
+
 struct EmuRunOptions {
   std::string ptx_file;
   std::string kernel;
@@ -27,6 +32,9 @@ struct EmuRunOptions {
   bool stats = false;
   bool json = false;
   unsigned threads = 0;
+  // warp instructions one block may execute before the launch fails (an infinite loop)
+  uint64_t max_instructions = kDefaultMaxInstructions;
+  double timeout = kDefaultTimeoutSeconds; // wall-clock seconds per launch; 0: no limit
   std::vector<std::string> args;
 };
 
@@ -57,6 +65,34 @@ device::Dim3 parse_dim3(const std::string &text, const char *what) {
   if (i == 0)
     throw UsageError(std::string(what) + " is empty");
   return d;
+}
+
+// CUDA's launch limits, checked before anything is loaded.
+void check_launch_dims(const device::Dim3 &grid, const device::Dim3 &block) {
+  auto over = [](const std::string &what, uint64_t value, uint64_t limit) {
+    throw UsageError(what + " is " + std::to_string(value) + ", the limit is " +
+                     std::to_string(limit));
+  };
+  if (grid.x > 2147483647u)
+    over("--grid x", grid.x, 2147483647u);
+  if (grid.y > 65535)
+    over("--grid y", grid.y, 65535);
+  if (grid.z > 65535)
+    over("--grid z", grid.z, 65535);
+  if (block.x > 1024)
+    over("--block x", block.x, 1024);
+  if (block.y > 1024)
+    over("--block y", block.y, 1024);
+  if (block.z > 64)
+    over("--block z", block.z, 64);
+  if (block.count() > 1024)
+    over("--block x*y*z (threads per block)", block.count(), 1024);
+}
+
+// Text from the command line or a PTX file may hold any bytes: invalid UTF-8 is replaced (U+FFFD)
+// instead of ending in nlohmann's type_error 316.
+std::string json_text(const nlohmann::json &j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 struct ArgBinding {
@@ -154,7 +190,7 @@ nlohmann::json counters_json(const emu::LaunchCounters &c) {
 int run_emu(const EmuRunOptions &opt) {
   auto fail = [&](int code, const std::string &msg) {
     if (opt.json)
-      std::cout << nlohmann::json{{"status", "error"}, {"error", msg}}.dump(2) << "\n";
+      std::cout << json_text(nlohmann::json{{"status", "error"}, {"error", msg}}) << "\n";
     std::cerr << "tcjit emu: " << msg << "\n";
     return code;
   };
@@ -164,6 +200,11 @@ int run_emu(const EmuRunOptions &opt) {
   try {
     config.grid = parse_dim3(opt.grid, "--grid");
     config.block = parse_dim3(opt.block, "--block");
+    check_launch_dims(config.grid, config.block);
+    if (opt.max_instructions == 0)
+      throw UsageError("--max-instructions must be at least 1");
+    if (!(opt.timeout >= 0) || opt.timeout > 1e9)
+      throw UsageError("--timeout must be between 0 (no limit) and 1e9 seconds");
     config.dynamic_shared_bytes = opt.shared;
     for (const std::string &a : opt.args)
       bindings.push_back(parse_arg(a));
@@ -178,6 +219,8 @@ int run_emu(const EmuRunOptions &opt) {
   }
   emu::EmuDeviceOptions dev_opt;
   dev_opt.worker_threads = opt.threads;
+  dev_opt.max_warp_instructions_per_cta = opt.max_instructions;
+  dev_opt.timeout_seconds = opt.timeout;
   emu::EmuDevice dev(dev_opt);
   try {
     device::ModuleHandle m = dev.load_module(ptx, opt.ptx_file);
@@ -221,7 +264,7 @@ int run_emu(const EmuRunOptions &opt) {
     nlohmann::json j{{"status", "ok"}, {"kernel", opt.kernel}};
     if (opt.stats)
       j["counters"] = counters_json(c);
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
   } else if (opt.stats) {
     std::cout << emu::format_counters(c);
   }
@@ -244,6 +287,13 @@ void add_emu_command(CLI::App &app) {
   run->add_option("--block", opt->block, "block dimensions X[,Y[,Z]]")->required();
   run->add_option("--shared", opt->shared, "dynamic shared memory bytes");
   run->add_option("--threads", opt->threads, "host threads (default: all cores)");
+  run->add_option("--max-instructions", opt->max_instructions,
+                  "warp instructions one block may execute before the launch fails (an "
+                  "infinite loop or a spin-wait)")
+      ->capture_default_str();
+  run->add_option("--timeout", opt->timeout,
+                  "wall-clock seconds the launch may run before it fails; 0: no limit")
+      ->capture_default_str();
   run->add_flag("--stats", opt->stats, "print the launch counters");
   run->add_flag("--json", opt->json, "machine-readable output");
   run->add_option("args", opt->args, "kernel arguments (after --)");

@@ -13,6 +13,41 @@
 
 #include <exception>
 #include <iostream>
+#include <string>
+
+namespace {
+
+// `tcjit WORD` / `tcjit db WORD` where WORD names no command: CLI11 would say "A subcommand is
+// required". Walks the leading non-option words down the command tree and, at the first one that
+// is not a command of an app that needs one, names it and lists the commands. True when reported.
+bool report_unknown_command(CLI::App &app, int argc, char **argv) {
+  CLI::App *current = &app;
+  std::string path = "tcjit";
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-')
+      return false;
+    const auto named = current->get_subcommands([&](CLI::App *a) { return a->check_name(word); });
+    if (!named.empty()) {
+      current = named.front();
+      path += " " + word;
+      continue;
+    }
+    const bool has_positionals =
+        !current->get_options([](const CLI::Option *o) { return o->get_positional(); }).empty();
+    if (current->get_require_subcommand_min() == 0 || has_positionals)
+      return false;
+    std::string list;
+    for (const CLI::App *sub : current->get_subcommands([](const CLI::App *) { return true; }))
+      list += (list.empty() ? "" : ", ") + sub->get_name();
+    std::cerr << path << ": unknown command '" << word << "'; the commands are: " << list
+              << " (see " << path << " --help)\n";
+    return true;
+  }
+  return false;
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
   CLI::App app{"tcjit: JIT kernel generator and autotuner for NVIDIA tensor cores", "tcjit"};
@@ -25,6 +60,8 @@ int main(int argc, char **argv) {
   tcjit::cli::add_emu_command(app);
   tcjit::cli::add_db_command(app,
                              {tcjit::tuner::toolkit_version(), tcjit::tuner::compiler_version()});
+  if (report_unknown_command(app, argc, argv))
+    return tcjit::cli::kExitUsage;
   try {
     app.parse(argc, argv);
   } catch (const CLI::RuntimeError &e) {

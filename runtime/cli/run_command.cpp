@@ -5,6 +5,7 @@
 
 #include "compiler/codegen/pipeline.h"
 #include "compiler/dsl/printer.h"
+#include "compiler/reference/gemm_geometry.h"
 #include "compiler/spec/arch.h"
 #include "compiler/spec/problem_key.h"
 #include "compiler/spec/shape.h"
@@ -18,11 +19,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <stdexcept>
+#include <unistd.h>
 
 namespace tcjit::cli {
 
@@ -36,12 +40,90 @@ struct RunOptions {
   uint64_t seed = 1;
   std::string db_path; // "" = default
   bool no_cache = false;
+  bool allow_long = false; // run on the emulator even when the estimate exceeds kMaxEmuSeconds
 };
 
 std::string fmt(const char *format, double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, format, v);
   return buf;
+}
+
+// Emulator runs estimated to take longer than this are refused unless --allow-long is given.
+constexpr double kMaxEmuSeconds = 600;
+
+double gib(double bytes) {
+  return bytes / (1024.0 * 1024.0 * 1024.0);
+}
+
+double matrix_bytes(const GemmGeometry &g, const MatrixGeometry &m) {
+  return static_cast<double>(g.batch) * static_cast<double>(m.batch_stride) * dtype_bits(m.dtype) /
+         8;
+}
+
+// Host memory one `tcjit run` of a GEMM allocates: A, B, C and the bias, the reference's copy of C
+// and the output read back; on the emulator, whose device memory is host memory, A, B, C and the
+// bias once more.
+double host_bytes_needed(const GemmGeometry &g, bool emulator) {
+  const double a = matrix_bytes(g, g.a), b = matrix_bytes(g, g.b), c = matrix_bytes(g, g.c);
+  const double bias = static_cast<double>(std::max(g.m, g.n)) * dtype_bits(g.c.dtype) / 8;
+  return (a + b + 3 * c + bias) + (emulator ? a + b + c + bias : 0);
+}
+
+double physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
+}
+
+struct EmuEstimate {
+  double warp_instructions = 0;
+  double seconds = 0;
+};
+
+// The emulator's time for a GEMM from its size, at the rates measured in docs/emulator.md
+// ("Performance", two cores): the emulator runs 3.4 M f16/bf16, 4.7 M tf32, 2.0 M s8 and 4.2 M
+// f64 mma/s, and the f32 SIMT kernel 50 M warp-instr/s. Warp-instructions: about 4.3 per mma for
+// the tensor-core kernels and 8 multiply-adds per warp-instruction for the SIMT kernel (counted
+// on 1024^3 f16 and 512^3 f32 GEMMs). Sizes are rounded up to the CTA tile. A rough figure: on a
+// loaded 2-core machine runs took 2.5-4x the estimate; the CPU reference is not included.
+EmuEstimate estimate_emulator(const GemmGeometry &g, const codegen::KernelPlan &plan,
+                              const codegen::TileConfig &cfg) {
+  auto pad = [](int64_t v, int tile) {
+    return tile > 0 ? static_cast<double>((v + tile - 1) / tile * tile) : static_cast<double>(v);
+  };
+  const double macs =
+      static_cast<double>(g.batch) * pad(g.m, cfg.bm) * pad(g.n, cfg.bn) * pad(g.k, cfg.bk);
+  EmuEstimate e;
+  if (plan.mma.kind == codegen::MmaKind::simt_f32) {
+    e.warp_instructions = macs / 8;
+    e.seconds = e.warp_instructions / 50e6;
+    return e;
+  }
+  const double mma = macs / (double{1} * plan.mma.m * plan.mma.n * plan.mma.k);
+  double rate = 3.4e6;
+  switch (plan.mma.kind) {
+  case codegen::MmaKind::tf32_f32: rate = 4.7e6; break;
+  case codegen::MmaKind::s8_s32: rate = 2.0e6; break;
+  case codegen::MmaKind::f64_f64: rate = 4.2e6; break;
+  case codegen::MmaKind::f16_f32:
+  case codegen::MmaKind::bf16_f32:
+  case codegen::MmaKind::simt_f32: break;
+  }
+  e.warp_instructions = 4.3 * mma;
+  e.seconds = mma / rate;
+  return e;
+}
+
+std::string duration_text(double seconds) {
+  if (seconds < 1)
+    return "under a second";
+  if (seconds < 120)
+    return fmt("%.0f s", seconds);
+  if (seconds < 7200)
+    return fmt("%.0f min", seconds / 60);
+  if (seconds < 2 * 86400)
+    return fmt("%.1f h", seconds / 3600);
+  return fmt("%.3g days", seconds / 86400);
 }
 
 // The kernel for one spec (tuner::find_or_compile_gemm), with --config parsed; prints errors and
@@ -100,6 +182,30 @@ int run_one(const WorkloadEntry &entry, const RunOptions &opt, bool tf32_off,
                  "numbers to make inputs: write e.g. m=512 instead\n";
     return kExitBadSpec;
   }
+  const device::DeviceInfo info = dev.info();
+  GemmGeometry geo;
+  try {
+    geo = gemm_geometry(spec);
+  } catch (const std::invalid_argument &e) {
+    std::cerr << "tcjit run: error: " << e.what() << "\n";
+    return kExitBadSpec;
+  }
+  {
+    const double need = host_bytes_needed(geo, info.is_emulator);
+    const double have = physical_memory_bytes();
+    if (have > 0 && need > have) {
+      std::cerr << "tcjit run: error: the problem needs " << fmt("%.1f", gib(need))
+                << " GiB of host memory for its buffers (A "
+                << fmt("%.1f", gib(matrix_bytes(geo, geo.a))) << " GiB, B "
+                << fmt("%.1f", gib(matrix_bytes(geo, geo.b))) << " GiB, C "
+                << fmt("%.1f", gib(matrix_bytes(geo, geo.c)))
+                << " GiB, with the reference's and the output's copies"
+                << (info.is_emulator ? " and the emulator's device copies" : "")
+                << "); the limit is this machine's physical memory, " << fmt("%.1f", gib(have))
+                << " GiB: make the problem (or its leading dimensions) smaller\n";
+      return kExitUsage;
+    }
+  }
   const ProblemKey key = make_problem_key(spec, opt.arch, tf32_off);
   std::cout << "key:      " << key.hash_hex() << "\n";
   tuner::KernelSource source;
@@ -107,8 +213,20 @@ int run_one(const WorkloadEntry &entry, const RunOptions &opt, bool tf32_off,
     return kExitFailure;
   std::cout << "config:   " << codegen::to_string(source.kernel.config) << "\n";
   std::cout << "cache:    " << source.how << "\n";
-  const device::DeviceInfo info = dev.info();
   std::cout << "device:   " << info.name << "\n";
+  if (info.is_emulator) {
+    const EmuEstimate est = estimate_emulator(geo, source.kernel.plan, source.kernel.config);
+    std::cout << "estimate: ~" << fmt("%.3g", est.warp_instructions) << " warp-instructions, "
+              << duration_text(est.seconds) << " on the emulator\n"
+              << std::flush;
+    if (est.seconds > kMaxEmuSeconds && !opt.allow_long) {
+      std::cerr << "tcjit run: error: the emulator would take about " << duration_text(est.seconds)
+                << " (" << fmt("%.3g", est.warp_instructions)
+                << " warp-instructions); the limit is " << duration_text(kMaxEmuSeconds)
+                << ": pass --allow-long to run it anyway, or make the problem smaller\n";
+      return kExitUsage;
+    }
+  }
   const tuner::GemmCheck check =
       tuner::run_and_check_gemm(dev, source.kernel, spec, opt.seed, source.cubin);
   const CompareReport &r = check.report;
@@ -216,6 +334,8 @@ void add_run_command(CLI::App &app) {
   cmd->add_option("--db", opt->db_path,
                   "kernel database (default: $TCJIT_DB, else $XDG_CACHE_HOME/tcjit/kernels.db)");
   cmd->add_flag("--no-cache", opt->no_cache, "neither read nor write the kernel database");
+  cmd->add_flag("--allow-long", opt->allow_long,
+                "run on the emulator even when its time estimate exceeds 10 minutes");
   cmd->callback([opt]() { throw CLI::RuntimeError(run_run(*opt)); });
 }
 

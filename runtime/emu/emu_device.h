@@ -19,6 +19,7 @@ struct EmuDeviceOptions {
   unsigned worker_threads = 0; // host threads running CTAs; 0: all hardware threads
   uint32_t max_shared_bytes_per_block = 163 * 1024;
   uint64_t max_warp_instructions_per_cta = 0; // 0: 2^34; more fails the launch (infinite loop)
+  double timeout_seconds = 0; // wall-clock limit per launch; 0: none (more fails the launch)
 };
 
 class EmuDevice : public device::Device {

@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <bit>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -87,6 +88,10 @@ struct LaunchState {
   uint32_t param_bytes = 0;
   GlobalMemory *memory = nullptr;
   uint32_t sm_count = 1;
+  // wall-clock limit of the launch (LaunchRequest::timeout_seconds); has_deadline false: none
+  bool has_deadline = false;
+  double timeout_seconds = 0;
+  std::chrono::steady_clock::time_point deadline;
   std::atomic<bool> failed{false};
   std::mutex error_mutex;
   std::string error;

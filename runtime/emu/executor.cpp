@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "runtime/emu/cp_async_state.h"
@@ -13,10 +14,6 @@ namespace tcjit::emu {
 namespace {
 
 constexpr uint32_t kSliceInstructions = 2048; // warp instructions before switching warps
-
-uint64_t align_up(uint64_t v, uint64_t a) {
-  return a <= 1 ? v : (v + a - 1) / a * a;
-}
 
 void release_barrier(Cta &cta, uint32_t id) {
   for (Warp &w : cta.warps) {
@@ -422,8 +419,7 @@ void init_cta(ExecContext &ctx, const LaunchRequest &req, uint64_t linear_cta) {
   const uint32_t nwarps = (threads + 31) / 32;
   cta.threads = threads;
   cta.live_threads = threads;
-  const uint64_t shared_bytes =
-      align_up(prog.shared.static_bytes, prog.shared.dynamic_align) + cfg.dynamic_shared_bytes;
+  const uint64_t shared_bytes = uint64_t{fn.shared.dynamic_base} + cfg.dynamic_shared_bytes;
   cta.shared.assign(shared_bytes, 0);
   cta.async_pending.assign(shared_bytes / 4 + 1, 0);
   cta.async_pending_words = 0;
@@ -515,10 +511,28 @@ void run_cta(ExecContext &ctx, uint64_t instruction_limit) {
         if (w.state == WarpState::Running) {
           const uint32_t pc = w.diverged && w.group_valid ? w.group_pc : w.pc;
           fault(ctx, w, ctx.program->code[std::min<size_t>(pc, ctx.program->code.size() - 1)], -1,
-                "the block executed more than " + std::to_string(instruction_limit) +
+                "instruction limit reached: the block executed more than " +
+                    std::to_string(instruction_limit) +
                     " warp instructions: an infinite loop, or a spin-wait the emulator cannot "
-                    "finish (raise EmuDeviceOptions::max_warp_instructions_per_cta if the kernel "
-                    "is just long)");
+                    "finish (if the kernel is just long, raise the limit: tcjit emu run "
+                    "--max-instructions, EmuDeviceOptions::max_warp_instructions_per_cta)");
+        }
+      }
+    }
+    if (ctx.launch->has_deadline && std::chrono::steady_clock::now() > ctx.launch->deadline) {
+      for (const Warp &w : cta.warps) {
+        if (w.state == WarpState::Running || w.state == WarpState::AtBarrier) {
+          const uint32_t pc = w.state == WarpState::AtBarrier ? w.barrier_pc
+                              : w.diverged && w.group_valid   ? w.group_pc
+                                                              : w.pc;
+          char secs[32];
+          std::snprintf(secs, sizeof secs, "%g", ctx.launch->timeout_seconds);
+          fault(ctx, w, ctx.program->code[std::min<size_t>(pc, ctx.program->code.size() - 1)], -1,
+                std::string("time limit reached: the launch ran longer than ") + secs +
+                    " s of wall-clock time (block " + std::to_string(cta.id.x) + "," +
+                    std::to_string(cta.id.y) + "," + std::to_string(cta.id.z) +
+                    " running); a hang, or a launch too large for the emulator (raise the limit: "
+                    "tcjit emu run --timeout, EmuDeviceOptions::timeout_seconds)");
         }
       }
     }
@@ -575,13 +589,14 @@ void validate(const LaunchRequest &req) {
     bad("block of " + std::to_string(c.block.count()) + " threads exceeds 1024");
   if (c.block.z > 64)
     bad("block.z must be at most 64");
+  if (c.grid.x > 2147483647u)
+    bad("grid.x of " + std::to_string(c.grid.x) + " exceeds 2147483647 (2^31 - 1)");
   if (c.grid.y > 65535 || c.grid.z > 65535)
     bad("grid.y and grid.z must be at most 65535");
-  uint64_t shared =
-      align_up(prog.shared.static_bytes, prog.shared.dynamic_align) + c.dynamic_shared_bytes;
+  uint64_t shared = uint64_t{fn.shared.dynamic_base} + c.dynamic_shared_bytes;
   if (shared > req.max_shared_bytes)
     bad("needs " + std::to_string(shared) + " bytes of shared memory (static " +
-        std::to_string(prog.shared.static_bytes) + " + dynamic " +
+        std::to_string(fn.shared.static_bytes) + " + dynamic " +
         std::to_string(c.dynamic_shared_bytes) + "), the device allows " +
         std::to_string(req.max_shared_bytes));
   if (req.params.size() != fn.info.param_bytes)
@@ -616,6 +631,13 @@ LaunchCounters execute_launch(const LaunchRequest &req) {
   state.param_bytes = static_cast<uint32_t>(req.params.size());
   state.memory = req.memory;
   state.sm_count = std::max<uint32_t>(1, req.sm_count);
+  if (req.timeout_seconds > 0) {
+    state.has_deadline = true;
+    state.timeout_seconds = req.timeout_seconds;
+    state.deadline = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double>(std::min(req.timeout_seconds, 1e9)));
+  }
   const uint64_t total = req.config.grid.count();
   unsigned workers =
       req.worker_threads ? req.worker_threads : std::max(1u, std::thread::hardware_concurrency());

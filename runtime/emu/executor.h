@@ -25,6 +25,9 @@ struct LaunchRequest {
   // A CTA that executes more warp instructions than this fails the launch (an infinite loop, or a
   // spin-wait that cannot finish on the emulator). 0: 2^34.
   uint64_t max_warp_instructions_per_cta = 0;
+  // A launch still running after this many seconds of wall-clock time fails (checked between
+  // scheduling rounds of a block). 0: no limit.
+  double timeout_seconds = 0;
 };
 
 // Throws DeviceError(LaunchFailed) with the sanitizer's message when the kernel faults, and

@@ -72,11 +72,10 @@ LaneAccess translate_access(ExecContext &ctx, Warp &warp, const Instr &in, uint3
   }
   case Space::Shared: {
     if (address + size > cta.shared.size() || address >= cta.shared.size()) {
-      const Program &p = *ctx.program;
       fault(ctx, warp, in, ilane,
             "out-of-bounds " + access_words(kind, space, size, address) + ": the block has " +
                 std::to_string(cta.shared.size()) + " bytes of shared memory (static " +
-                std::to_string(p.shared.static_bytes) + ", dynamic " +
+                std::to_string(ctx.launch->kernel->shared.static_bytes) + ", dynamic " +
                 std::to_string(ctx.launch->config.dynamic_shared_bytes) +
                 "); pass more dynamic shared memory or fix the index");
     }

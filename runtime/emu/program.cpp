@@ -129,4 +129,30 @@ const char *instr_class_name(InstrClass c) {
   return "?";
 }
 
+uint32_t max_shared_bytes_for_target(std::string_view target) {
+  constexpr uint32_t kKiB = 1024;
+  if (target.substr(0, 3) != "sm_")
+    return 227 * kKiB;
+  uint32_t sm = 0;
+  for (char c : target.substr(3)) {
+    if (c < '0' || c > '9')
+      break;
+    sm = sm * 10 + static_cast<uint32_t>(c - '0');
+    if (sm > 10000)
+      break;
+  }
+  switch (sm) {
+  case 70:
+  case 72: return 96 * kKiB;
+  case 75: return 64 * kKiB;
+  case 80:
+  case 87: return 163 * kKiB;
+  case 86:
+  case 89:
+  case 120:
+  case 121: return 99 * kKiB;
+  default: return 227 * kKiB;
+  }
+}
+
 } // namespace tcjit::emu

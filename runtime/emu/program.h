@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -274,6 +275,14 @@ struct Instr {
   uint32_t function = 0; // index of the enclosing function
 };
 
+// Static and dynamic shared memory of one kernel. Each kernel gets only the .shared variables it
+// uses: its own, and the module-scope ones that it or a function it calls references.
+struct SharedLayout {
+  uint32_t static_bytes = 0;   // end of the kernel's static .shared variables
+  uint32_t dynamic_base = 0;   // offset of extern (dynamic) shared memory
+  uint32_t dynamic_align = 16; // alignment of extern (dynamic) shared memory
+};
+
 struct Function {
   std::string name;
   bool is_entry = false;
@@ -283,11 +292,7 @@ struct Function {
   std::vector<uint32_t> param_offsets, param_sizes, return_offsets, return_sizes;
   uint32_t local_bytes = 0; // .local variables of this function (frame)
   uint32_t local_base = 0;  // offset of this function's frame in a thread's local memory
-};
-
-struct SharedLayout {
-  uint32_t static_bytes = 0;
-  uint32_t dynamic_align = 16; // alignment of extern (dynamic) shared memory
+  SharedLayout shared;      // entries only
 };
 
 struct GlobalVariable {
@@ -308,12 +313,23 @@ struct Program {
   uint32_t num_regs = kReservedRegs; // registers per thread (all functions share one file)
   uint32_t local_bytes = 0;          // per thread, all functions' frames
   uint32_t param_scratch_bytes = 0;  // per thread: call arguments and return values
-  SharedLayout shared;
   std::vector<GlobalVariable> globals;
   std::vector<std::string> opcode_text; // per instruction, for error messages
   // registers holding immediates used inside vector operands ({%r1, 0}), set when a CTA starts
   std::vector<std::pair<uint32_t, uint64_t>> constant_regs;
 };
+
+// Declaration limits the loader enforces (docs/emulator.md, "Limits"); beyond them it fails with
+// the file, the line and the limit instead of allocating without bound.
+// PTX virtual registers are not ptxas's 255 physical ones: generated kernels declare a few
+// thousand; the cap keeps one block's register file (64-bit slots x 32 lanes x warps) bounded.
+inline constexpr uint64_t kMaxRegistersPerType = 65536;         // per function and register type
+inline constexpr uint64_t kMaxRegistersPerModule = 131072;      // all functions share one file
+inline constexpr uint64_t kMaxLocalBytesPerThread = 512 * 1024; // CUDA's per-thread limit
+// The arch's maximum shared memory per block (opt-in), from `.target sm_XX`: sm_70 96 KiB,
+// sm_75 64 KiB, sm_80/sm_87 163 KiB, sm_86/sm_89/sm_12x 99 KiB, sm_90/sm_10x 227 KiB; an
+// unknown or missing target gets 227 KiB (the largest).
+uint32_t max_shared_bytes_for_target(std::string_view target);
 
 // Decodes PTX text (parse + resolve) into a Program. Throws DeviceError (ModuleLoad) with
 // "source:line: what" for anything unsupported.

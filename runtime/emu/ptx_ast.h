@@ -52,7 +52,7 @@ struct AstVariable {
   bool is_extern = false;
   std::vector<AstOperand> init; // initializer elements (Integer or Float), flattened
   bool has_range = false;       // .reg %r<N>
-  uint32_t range = 0;
+  uint64_t range = 0;
 };
 
 struct AstStatement {

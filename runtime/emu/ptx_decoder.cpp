@@ -55,11 +55,28 @@ struct NameEntry {
   Symbol symbol;
 };
 
+// Saturates at UINT64_MAX (the limit checks then reject it).
 uint64_t variable_bytes(const AstVariable &v) {
-  uint64_t elem = dtype_bytes(parse_decl_type(v.type)) * v.vector;
+  uint64_t elem = uint64_t{dtype_bytes(parse_decl_type(v.type))} * v.vector;
   if (v.type == ".pred")
     elem = 1;
-  return v.is_array ? elem * v.array_count : elem;
+  uint64_t bytes = elem;
+  if (v.is_array && __builtin_mul_overflow(elem, v.array_count, &bytes))
+    return UINT64_MAX;
+  return bytes;
+}
+
+std::string kib_text(uint64_t bytes) {
+  return std::to_string(bytes) + " bytes" +
+         (bytes % 1024 == 0 ? " (" + std::to_string(bytes / 1024) + " KiB)" : "");
+}
+
+// Every name an instruction's operands mention (registers, symbols, labels, callees).
+void collect_names(const AstOperand &op, std::set<std::string> &out) {
+  if (!op.name.empty())
+    out.insert(op.name);
+  for (const AstOperand &e : op.elements)
+    collect_names(e, out);
 }
 
 uint32_t variable_align(const AstVariable &v) {
@@ -155,6 +172,8 @@ public:
     prog_ = std::make_unique<Program>();
     prog_->source_name = ast_.source_name;
     scopes_.emplace_back(); // module scope
+    max_shared_ = max_shared_bytes_for_target(ast_.target);
+    layout_shared_variables();
     layout_module_variables();
     for (size_t i = 0; i < ast_.functions.size(); ++i) {
       const AstFunction &f = ast_.functions[i];
@@ -186,7 +205,8 @@ public:
     prog_->param_scratch_bytes = static_cast<uint32_t>(align_up(scratch_total_, 16));
     for (Function &fn : prog_->functions) {
       if (fn.is_entry) {
-        fn.info.static_shared_bytes = prog_->shared.static_bytes;
+        fn.shared = kernel_shared_.at(fn.name);
+        fn.info.static_shared_bytes = fn.shared.static_bytes;
         fn.info.local_bytes_per_thread = prog_->local_bytes;
         fn.info.registers_per_thread = prog_->num_regs;
       }
@@ -207,6 +227,10 @@ private:
   std::vector<size_t> ast_index_;
   std::vector<std::unordered_map<std::string, NameEntry>> scopes_;
   std::unordered_map<const AstVariable *, uint64_t> shared_offsets_;
+  std::unordered_map<std::string, SharedLayout> kernel_shared_; // per entry name
+  uint32_t max_shared_ = 0;                                     // the .target's limit
+  // registers declared per register type in the function being decoded
+  std::unordered_map<std::string, uint64_t> regs_per_type_;
   std::vector<DType> reg_types_ = std::vector<DType>(kReservedRegs, DType::U32);
   std::vector<CallFixup> call_fixups_;
   uint64_t local_total_ = 0;
@@ -234,36 +258,132 @@ private:
     return nullptr;
   }
 
-  void layout_module_variables() {
-    uint64_t shared_end = 0;
-    uint32_t dyn_align = 16;
-    std::vector<const AstVariable *> shared_vars;
+  bool is_dynamic_shared(const AstVariable &v) const {
+    return v.is_extern || (v.is_array && v.array_count == 0);
+  }
+
+  // Gives each kernel only the .shared variables it uses: its own, those of the functions it
+  // calls (transitively), and the module-scope ones any of these reference. A variable has one
+  // offset in the module (the code of a .func is shared by the kernels that call it): variables
+  // are placed in declaration order, each after the current end of every kernel that uses it, so
+  // kernels with disjoint (or equal) variables get dense layouts from offset 0. Checks the
+  // .target's shared-memory limit per variable and per kernel.
+  void layout_shared_variables() {
+    std::unordered_map<std::string, const AstVariable *> module_shared;
+    std::vector<const AstVariable *> shared_vars; // declaration order
     for (const AstVariable &v : ast_.globals) {
-      if (v.space == AstSpace::Shared)
+      if (v.space == AstSpace::Shared) {
+        module_shared[v.name] = &v;
         shared_vars.push_back(&v);
+      }
     }
+    std::set<std::string> function_names;
+    for (const AstFunction &f : ast_.functions)
+      function_names.insert(f.name);
+    // per function name: the shared variables it declares or references, and its callees
+    std::unordered_map<std::string, std::set<const AstVariable *>> direct;
+    std::unordered_map<std::string, std::set<std::string>> callees;
     for (const AstFunction &f : ast_.functions) {
+      auto &vars = direct[f.name];
+      auto &calls = callees[f.name];
       for (const AstStatement &st : f.body) {
-        if (st.kind == AstStatement::Kind::Variable && st.variable.space == AstSpace::Shared)
+        if (st.kind == AstStatement::Kind::Variable && st.variable.space == AstSpace::Shared) {
+          vars.insert(&st.variable);
           shared_vars.push_back(&st.variable);
+          continue;
+        }
+        if (st.kind != AstStatement::Kind::Instruction)
+          continue;
+        std::set<std::string> names;
+        for (const AstOperand &op : st.instruction.operands)
+          collect_names(op, names);
+        for (const std::string &n : names) {
+          if (auto it = module_shared.find(n); it != module_shared.end())
+            vars.insert(it->second);
+          if (function_names.count(n) && n != f.name)
+            calls.insert(n);
+        }
       }
     }
     for (const AstVariable *v : shared_vars) {
-      if (v->is_extern || (v->is_array && v->array_count == 0)) {
+      if (!is_dynamic_shared(*v) && variable_bytes(*v) > max_shared_)
+        fail(v->line, ".shared variable '" + v->name + "' is " + kib_text(variable_bytes(*v)) +
+                          "; " + target_text() + " allows at most " + kib_text(max_shared_) +
+                          " of shared memory per block");
+    }
+    // per kernel: every variable reachable through its calls
+    std::vector<const AstFunction *> kernels;
+    std::unordered_map<std::string, std::set<const AstVariable *>> uses;
+    for (const AstFunction &f : ast_.functions) {
+      if (!f.is_entry || uses.count(f.name))
+        continue;
+      kernels.push_back(&f);
+      std::set<std::string> seen{f.name};
+      std::vector<std::string> todo{f.name};
+      auto &set = uses[f.name];
+      while (!todo.empty()) {
+        std::string n = todo.back();
+        todo.pop_back();
+        set.insert(direct[n].begin(), direct[n].end());
+        for (const std::string &c : callees[n]) {
+          if (seen.insert(c).second)
+            todo.push_back(c);
+        }
+      }
+    }
+    std::unordered_map<std::string, uint64_t> end;
+    uint32_t dyn_align = 16;
+    for (const AstVariable *v : shared_vars) {
+      if (is_dynamic_shared(*v)) {
         dyn_align = std::max(dyn_align, variable_align(*v));
         continue;
       }
-      shared_end = align_up(shared_end, variable_align(*v));
-      shared_offsets_[v] = shared_end;
-      shared_end += variable_bytes(*v);
+      uint64_t offset = 0;
+      for (const AstFunction *k : kernels) {
+        if (uses[k->name].count(v))
+          offset = std::max(offset, align_up(end[k->name], variable_align(*v)));
+      }
+      shared_offsets_[v] = offset;
+      for (const AstFunction *k : kernels) {
+        if (!uses[k->name].count(v))
+          continue;
+        end[k->name] = offset + variable_bytes(*v);
+        if (end[k->name] > max_shared_)
+          fail(v->line, "kernel '" + k->name + "' needs " + kib_text(end[k->name]) +
+                            " of static shared memory with '" + v->name + "'; " + target_text() +
+                            " allows at most " + kib_text(max_shared_) + " per block");
+      }
     }
-    prog_->shared.static_bytes = static_cast<uint32_t>(shared_end);
-    prog_->shared.dynamic_align = dyn_align;
-    const uint64_t dyn_base = align_up(shared_end, dyn_align);
+    // extern shared memory: one offset for every extern variable, after the static variables of
+    // every kernel that uses one
+    uint64_t dyn_base = 0;
+    for (const AstFunction *k : kernels) {
+      for (const AstVariable *v : uses[k->name]) {
+        if (is_dynamic_shared(*v))
+          dyn_base = std::max(dyn_base, align_up(end[k->name], dyn_align));
+      }
+    }
     for (const AstVariable *v : shared_vars) {
-      if (v->is_extern || (v->is_array && v->array_count == 0))
+      if (is_dynamic_shared(*v))
         shared_offsets_[v] = dyn_base;
     }
+    for (const AstFunction *k : kernels) {
+      SharedLayout l;
+      l.static_bytes = static_cast<uint32_t>(end[k->name]);
+      l.dynamic_align = dyn_align;
+      bool dynamic = false;
+      for (const AstVariable *v : uses[k->name])
+        dynamic |= is_dynamic_shared(*v);
+      l.dynamic_base = static_cast<uint32_t>(dynamic ? dyn_base : align_up(end[k->name], 16));
+      kernel_shared_[k->name] = l;
+    }
+  }
+
+  std::string target_text() const {
+    return ast_.target.empty() ? std::string("the emulator (no .target)") : ast_.target;
+  }
+
+  void layout_module_variables() {
     for (const AstVariable &v : ast_.globals) {
       NameEntry e;
       if (v.space == AstSpace::Shared) {
@@ -309,8 +429,25 @@ private:
         fail(v.line, "unsupported register type '" + v.type + "'");
       if (v.vector != 1)
         fail(v.line, "vector registers are not supported");
+      const uint64_t count = v.has_range ? v.range : 1;
+      const std::string decl =
+          v.name + (v.has_range ? "<" + std::to_string(v.range) + ">" : std::string());
+      uint64_t &of_type = regs_per_type_[v.type];
+      if (count > kMaxRegistersPerType - of_type)
+        fail(v.line, "too many " + v.type + " registers: '" + decl + "' brings function '" +
+                         fn.name + "' to " +
+                         std::to_string(of_type + std::min<uint64_t>(count, UINT64_MAX / 2)) +
+                         "; the emulator allows at most " + std::to_string(kMaxRegistersPerType) +
+                         " registers of one type per function");
+      if (count >
+          kMaxRegistersPerModule - std::min<uint64_t>(prog_->num_regs, kMaxRegistersPerModule))
+        fail(v.line, "too many registers: '" + decl + "' brings the module to " +
+                         std::to_string(prog_->num_regs + count) +
+                         "; the emulator allows at most " + std::to_string(kMaxRegistersPerModule) +
+                         " registers per module (all functions together)");
+      of_type += count;
       if (v.has_range) {
-        for (uint32_t i = 0; i < v.range; ++i) {
+        for (uint64_t i = 0; i < v.range; ++i) {
           NameEntry r;
           r.is_reg = true;
           r.reg_type = t;
@@ -331,6 +468,16 @@ private:
       return;
     case AstSpace::Local: {
       uint64_t off = align_up(fn.local_bytes, variable_align(v));
+      if (variable_bytes(v) > kMaxLocalBytesPerThread ||
+          off + variable_bytes(v) > kMaxLocalBytesPerThread ||
+          fn.local_base + off + variable_bytes(v) > kMaxLocalBytesPerThread)
+        fail(v.line,
+             ".local variable '" + v.name + "' is " + kib_text(variable_bytes(v)) +
+                 (off || fn.local_base ? " (at offset " + std::to_string(fn.local_base + off) +
+                                             " of the thread's local memory)"
+                                       : std::string()) +
+                 "; the limit is " + kib_text(kMaxLocalBytesPerThread) +
+                 " of local memory per thread");
       fn.local_bytes = static_cast<uint32_t>(off + variable_bytes(v));
       e.symbol = {Space::Local, fn.local_base + off, variable_bytes(v)};
       local_total_ = std::max<uint64_t>(local_total_, fn.local_base + fn.local_bytes);
@@ -339,6 +486,16 @@ private:
     }
     case AstSpace::Param: {
       uint64_t size = variable_bytes(v);
+      if (size > kMaxLocalBytesPerThread ||
+          (fn.is_entry && is_formal_param && fn.info.param_bytes + size > 32764))
+        fail(v.line, ".param '" + v.name + "' is " + kib_text(size) + "; " +
+                         (fn.is_entry && is_formal_param
+                              ? std::string("a kernel's parameters are limited to 32764 bytes")
+                              : "the limit is " + kib_text(kMaxLocalBytesPerThread)));
+      if (!(fn.is_entry && is_formal_param) && scratch_total_ + size > kMaxLocalBytesPerThread)
+        fail(v.line, ".param '" + v.name + "' brings the per-thread parameter space to " +
+                         std::to_string(scratch_total_ + size) + " bytes; the limit is " +
+                         kib_text(kMaxLocalBytesPerThread));
       if (fn.is_entry && is_formal_param) {
         uint32_t off = static_cast<uint32_t>(align_up(fn.info.param_bytes, variable_align(v)));
         fn.info.params.push_back({v.name, off, static_cast<uint32_t>(size), variable_align(v)});
@@ -365,6 +522,7 @@ private:
     fn.entry_pc = static_cast<uint32_t>(prog_->code.size());
     fn.local_base = static_cast<uint32_t>(align_up(local_total_, 16));
     fn.info.name = f.name;
+    regs_per_type_.clear();
     scopes_.emplace_back();
     for (const AstVariable &p : f.params) {
       declare_variable(p, fn, true);

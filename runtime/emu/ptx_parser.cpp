@@ -1,6 +1,7 @@
 #include "runtime/emu/ptx_parser.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -347,7 +348,7 @@ private:
       item.name = expect_word("a variable name").text;
       if (accept_punct("<")) {
         item.has_range = true;
-        item.range = static_cast<uint32_t>(parse_uint(expect_word("a register count")));
+        item.range = parse_uint(expect_word("a register count"));
         expect_punct(">");
       }
       while (accept_punct("[")) {
@@ -355,7 +356,11 @@ private:
         if (!is_punct("]"))
           count = parse_uint(expect_word("an array size"));
         expect_punct("]");
-        item.array_count = item.is_array ? item.array_count * count : count;
+        // saturates: the decoder rejects sizes beyond the arch's limits with the declared size
+        uint64_t product = count;
+        if (item.is_array && __builtin_mul_overflow(item.array_count, count, &product))
+          product = UINT64_MAX;
+        item.array_count = product;
         item.is_array = true;
       }
       if (accept_punct("=")) {

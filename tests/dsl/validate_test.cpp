@@ -86,9 +86,32 @@ TEST(Validate, SizeOverflowUsesRangeUpperBounds) {
   s = half_gemm(1 << 20, 1, 1);
   s.gemm.a.ld = max_size;
   s.gemm.batch = Dim::fixed_size(1 << 20);
+  // (c, 2^20 x 2^20 x 1 f16 = 2 TiB, fits 64-bit arithmetic but not the 1 TiB operand limit)
   EXPECT_EQ(errors_of(s), (Lines{"a: a is too large: 1048576 x 1048576 x 2147483647 elements of "
                                  "16 bits do not fit 64-bit size arithmetic; make the problem "
-                                 "smaller"}));
+                                 "smaller",
+                                 "c: c is too large: 1048576 x 1048576 x 1 elements of 16 bits "
+                                 "are 2199023255552 bytes; an operand is limited to "
+                                 "1099511627776 bytes (1 TiB: more than any GPU's memory, and "
+                                 "the emulator's device memory); make the problem smaller"}));
+}
+
+TEST(Validate, ConcreteOperandsAreLimitedTo1TiB) {
+  // 1024 x lda=2^31-1 f16: 4 TiB (fits 64-bit arithmetic, but no buffer can hold it)
+  OpSpec s = half_gemm(1024, 64, 64);
+  s.gemm.a.ld = max_size;
+  EXPECT_EQ(errors_of(s), (Lines{"a: a is too large: 1024 x 2147483647 elements of 16 bits are "
+                                 "4398046509056 bytes; an operand is limited to 1099511627776 "
+                                 "bytes (1 TiB: more than any GPU's memory, and the emulator's "
+                                 "device memory); make the problem or lda=2147483647 smaller"}));
+  // exactly 1 TiB is allowed: 2^9 x 2^30 f16 elements
+  s = half_gemm(512, 64, 1 << 30);
+  EXPECT_EQ(errors_of(s), Lines{});
+  s.gemm.batch = Dim::fixed_size(2);
+  EXPECT_EQ(errors_of(s).size(), 1u);
+  // symbolic sizes are checked once bound
+  s.gemm.m = Dim::any_size();
+  EXPECT_EQ(errors_of(s), Lines{});
 }
 
 TEST(Validate, DtypeTablesMatchTheRules) {

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -110,6 +111,110 @@ TEST(EmuCli, RunWritesBuffersBackAndPrintsJsonStats) {
   err = testing::internal::GetCapturedStderr();
   EXPECT_EQ(rc, tcjit::cli::kExitUsage);
   EXPECT_NE(err.find("takes 4 parameters"), std::string::npos) << err;
+  fs::remove_all(dir);
+}
+
+// Runs `tcjit emu run` in-process and returns {exit code, stdout, stderr}.
+struct CliResult {
+  int rc = 0;
+  std::string out, err;
+};
+CliResult run_captured(const std::vector<std::string> &args) {
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  CliResult r;
+  r.rc = run_cli(args);
+  r.out = testing::internal::GetCapturedStdout();
+  r.err = testing::internal::GetCapturedStderr();
+  return r;
+}
+
+TEST(EmuCli, JsonStaysValidWithInvalidUtf8) {
+  fs::path dir = fs::temp_directory_path() / ("tcjit_emu_utf8_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "axpy.ptx") << kAxpy;
+  // a --kernel name that is not UTF-8
+  CliResult r = run_captured({"emu", "run", (dir / "axpy.ptx").string(), "--kernel", "ax\xffpy",
+                              "--grid", "1", "--block", "32", "--json"});
+  EXPECT_EQ(r.rc, tcjit::cli::kExitFailure) << r.err; // NotFound
+  nlohmann::json j = nlohmann::json::parse(r.out);    // throws on invalid JSON
+  EXPECT_EQ(j["status"], "error");
+  EXPECT_NE(j["error"].get<std::string>().find("has no kernel 'ax\xEF\xBF\xBDpy'"),
+            std::string::npos)
+      << r.out;
+  // a non-UTF-8 byte in an operand of the PTX file, quoted in the load error
+  std::string bad = kAxpy;
+  bad.replace(bad.find("%r2, [n]"), 3, "%r\xfe");
+  std::ofstream(dir / "bad.ptx") << bad;
+  r = run_captured({"emu", "run", (dir / "bad.ptx").string(), "--kernel", "axpy", "--grid", "1",
+                    "--block", "32", "--json"});
+  EXPECT_EQ(r.rc, tcjit::cli::kExitFailure) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["status"], "error");
+  EXPECT_NE(j["error"].get<std::string>().find("bad.ptx:11"), std::string::npos) << r.out;
+  fs::remove_all(dir);
+}
+
+TEST(EmuCli, LaunchDimensionsAreCheckedBeforeLoading) {
+  // the file does not exist: the limits are checked first
+  CliResult r = run_captured({"emu", "run", "/nonexistent/k.ptx", "--kernel", "k", "--grid",
+                              "2147483648", "--block", "32"});
+  EXPECT_EQ(r.rc, tcjit::cli::kExitUsage);
+  EXPECT_NE(r.err.find("--grid x is 2147483648, the limit is 2147483647"), std::string::npos)
+      << r.err;
+  r = run_captured(
+      {"emu", "run", "/nonexistent/k.ptx", "--kernel", "k", "--grid", "1,65536", "--block", "32"});
+  EXPECT_NE(r.err.find("--grid y is 65536, the limit is 65535"), std::string::npos) << r.err;
+  r = run_captured(
+      {"emu", "run", "/nonexistent/k.ptx", "--kernel", "k", "--grid", "1", "--block", "2048"});
+  EXPECT_NE(r.err.find("--block x is 2048, the limit is 1024"), std::string::npos) << r.err;
+  r = run_captured(
+      {"emu", "run", "/nonexistent/k.ptx", "--kernel", "k", "--grid", "1", "--block", "64,32"});
+  EXPECT_NE(r.err.find("--block x*y*z (threads per block) is 2048, the limit is 1024"),
+            std::string::npos)
+      << r.err;
+  r = run_captured(
+      {"emu", "run", "/nonexistent/k.ptx", "--kernel", "k", "--grid", "1", "--block", "1,1,65"});
+  EXPECT_NE(r.err.find("--block z is 65, the limit is 64"), std::string::npos) << r.err;
+}
+
+const char *kSpin = R"(.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry spin()
+{
+LOOP:
+  bra.uni LOOP;
+}
+)";
+
+TEST(EmuCli, InstructionBudgetAndTimeoutAreOptions) {
+  fs::path dir = fs::temp_directory_path() / ("tcjit_emu_spin_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "spin.ptx") << kSpin;
+  CliResult r =
+      run_captured({"emu", "run", (dir / "spin.ptx").string(), "--kernel", "spin", "--grid", "1",
+                    "--block", "32", "--max-instructions", "100000", "--json"});
+  EXPECT_EQ(r.rc, tcjit::cli::kExitFailure) << r.err;
+  nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_NE(j["error"].get<std::string>().find(
+                "instruction limit reached: the block executed more than 100000 warp "
+                "instructions"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.err.find("--max-instructions"), std::string::npos) << r.err;
+  const auto t = std::chrono::steady_clock::now();
+  r = run_captured({"emu", "run", (dir / "spin.ptx").string(), "--kernel", "spin", "--grid", "1",
+                    "--block", "32", "--max-instructions", "1000000000000000", "--timeout", "0.5"});
+  EXPECT_EQ(r.rc, tcjit::cli::kExitFailure) << r.err;
+  EXPECT_NE(r.err.find("time limit reached: the launch ran longer than 0.5 s"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("spin.ptx:7"), std::string::npos) << r.err;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count(), 10.0);
+  r = run_captured({"emu", "run", (dir / "spin.ptx").string(), "--kernel", "spin", "--grid", "1",
+                    "--block", "32", "--timeout", "-1"});
+  EXPECT_EQ(r.rc, tcjit::cli::kExitUsage);
+  EXPECT_NE(r.err.find("--timeout must be between 0"), std::string::npos) << r.err;
   fs::remove_all(dir);
 }
 
