@@ -40,6 +40,7 @@ CheckReport check_database(const std::filesystem::path &path, bool full) {
     return report;
   }
   Connection &connection = *opened;
+  bool readable = true; // the file is an SQLite database whose pages can be read
   try {
     Statement statement =
         connection.prepare(full ? "PRAGMA integrity_check" : "PRAGMA quick_check");
@@ -50,15 +51,23 @@ CheckReport check_database(const std::filesystem::path &path, bool full) {
     }
   } catch (const DbError &error) {
     report.problems.push_back(error.problem());
+    readable = false;
   }
-  int version = -1;
-  if (report.problems.empty()) {
+  int64_t version = -1;
+  bool schema_ok = false; // user_version in range and its tables and indexes present
+  if (readable) {
     try {
-      version = read_schema_version(connection);
-      if (version > kSchemaVersion)
+      version = query_int64(connection, "PRAGMA user_version");
+      const std::vector<std::string> schema_problems = diagnose_schema(connection);
+      schema_ok = schema_problems.empty();
+      for (const std::string &problem : schema_problems)
+        report.problems.push_back(problem);
+      if (version > kSchemaVersion) {
         report.notes.push_back("schema " + std::to_string(version) + " is newer than this " +
                                "tcjit knows (" + std::to_string(kSchemaVersion) +
                                "); only the SQLite structure was checked");
+        report.recovery = "upgrade tcjit to read this database, or use another --db";
+      }
       Statement foreign = connection.prepare("PRAGMA foreign_key_check");
       while (foreign.step())
         report.problems.push_back("row " + std::to_string(foreign.column_int64(1)) + " of " +
@@ -68,7 +77,16 @@ CheckReport check_database(const std::filesystem::path &path, bool full) {
       report.problems.push_back(error.problem());
     }
   }
-  if (report.problems.empty() && version >= 1 && version <= kSchemaVersion) {
+  if (schema_ok) {
+    try {
+      for (const BadCell &cell : find_bad_cells(connection, static_cast<int>(version)))
+        report.bad_values.push_back(cell.table + " row " + std::to_string(cell.rowid) + ": " +
+                                    cell.column + " " + cell.why);
+    } catch (const DbError &error) {
+      report.problems.push_back(error.problem());
+    }
+  }
+  if (schema_ok) {
     try {
       Statement binaries = connection.prepare(
           "SELECT p.key_text, b.config_json, b.arch, b.cubin, b.cubin_sha256 FROM binaries b "
@@ -83,7 +101,7 @@ CheckReport check_database(const std::filesystem::path &path, bool full) {
       report.problems.push_back(error.problem());
     }
   }
-  if (report.problems.empty() && version >= 3 && version <= kSchemaVersion) {
+  if (schema_ok && version >= 3) {
     try {
       for (const DispatchTable &table : all_dispatch_tables(connection)) {
         ++report.dispatch_tables_checked;
@@ -98,17 +116,23 @@ CheckReport check_database(const std::filesystem::path &path, bool full) {
       report.problems.push_back(error.problem());
     }
   }
-  report.ok =
-      report.problems.empty() && report.bad_cubins.empty() && report.bad_dispatch_tables.empty();
-  if (!report.problems.empty())
-    report.recovery = kRecovery;
-  else {
+  report.ok = report.problems.empty() && report.bad_cubins.empty() &&
+              report.bad_dispatch_tables.empty() && report.bad_values.empty();
+  if (!report.problems.empty()) {
+    if (report.recovery.empty())
+      report.recovery = kRecovery;
+  } else {
     if (!report.bad_cubins.empty())
       report.recovery = "lookups ignore these binaries and the tuner rebuilds them; `tcjit db "
                         "prune --stale` with other versions, or rebuilding, replaces them";
     if (!report.bad_dispatch_tables.empty())
       report.recovery += std::string(report.recovery.empty() ? "" : "; ") +
                          "tuning the problem's range again replaces an invalid dispatch table";
+    if (!report.bad_values.empty())
+      report.recovery += std::string(report.recovery.empty() ? "" : "; ") +
+                         "rows with bad values are skipped by `tcjit db merge`: merge the file "
+                         "into a fresh database (`tcjit db merge THIS --db FRESH.db`) to drop "
+                         "them, or move the file away and let tcjit rebuild it";
   }
   return report;
 }

@@ -18,14 +18,19 @@ struct CheckReport {
   std::vector<std::string> bad_cubins; // "KEY config arch" of cubins whose sha256 mismatches
   int64_t dispatch_tables_checked = 0;
   std::vector<std::string> bad_dispatch_tables; // "KEY arch tuner: why" of invalid tables
-  std::string recovery;                         // how to recover, when !ok
+  // "TABLE row N: COLUMN why" of values with the wrong storage class or malformed JSON.
+  std::vector<std::string> bad_values;
+  std::string recovery; // how to recover, when !ok
 };
 
 // Opens the file read-only without touching the schema (so a damaged or newer database can be
-// checked), runs PRAGMA quick_check (integrity_check when `full`), foreign_key_check and, when
-// the schema is readable, verifies every cubin's SHA-256 and validates every dispatch table
-// (kernels_db/dispatch.h: buckets well formed and disjoint). Never throws for damage; throws
-// DbError(not_found/io) when the file cannot be opened.
+// checked), runs PRAGMA quick_check (integrity_check when `full`), checks the user_version and
+// the schema objects against it (a dropped table or index, a wrong user_version, a schema newer
+// than this build, not a tcjit database: each is a problem), foreign_key_check and, when the
+// schema is readable, verifies every cubin's SHA-256, the storage class and JSON of every typed
+// and JSON column, and validates every dispatch table (kernels_db/dispatch.h: buckets well formed
+// and disjoint). Never throws for damage; throws DbError(not_found/io) when the file cannot be
+// opened.
 CheckReport check_database(const std::filesystem::path &path, bool full);
 
 // Checkpoints the WAL and rebuilds the file (VACUUM). Returns bytes before and after.

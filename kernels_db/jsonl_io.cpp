@@ -1,6 +1,7 @@
 #include "kernels_db/jsonl_io.h"
 
 #include "kernels_db/binary_store.h"
+#include "kernels_db/canonical_json.h"
 #include "kernels_db/dispatch_store.h"
 #include "kernels_db/error.h"
 #include "kernels_db/key_hash.h"
@@ -13,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <optional>
 #include <string>
 
 namespace tcjit::kernels_db {
@@ -27,17 +30,31 @@ json tagged(const char *type, json object) {
   return object;
 }
 
+// Writes one record; a record with malformed stored JSON gets a warning naming it.
+void write_record(std::ostream &out, const char *type, json object, const std::string &name,
+                  TransferCounts &counts) {
+  if (object.contains("invalid_json")) {
+    std::string fields;
+    for (const json &field : object["invalid_json"])
+      fields += (fields.empty() ? "" : ", ") + field.get<std::string>();
+    counts.warnings.push_back(std::string(type) + " " + name + ": stored " + fields +
+                              " is not valid JSON; exported as text (import rejects it)");
+  }
+  out << dump_json(tagged(type, std::move(object))) << '\n';
+}
+
 } // namespace
 
 TransferCounts export_jsonl(Connection &connection, std::ostream &out) {
   ReadTransaction snapshot(connection);
   TransferCounts counts;
-  out << json{{"type", kHeaderType}, {"schema", kSchemaVersion}}.dump() << '\n';
+  out << dump_json(json{{"type", kHeaderType}, {"schema", kSchemaVersion}}) << '\n';
   {
     Statement statement = connection.prepare("SELECT " + std::string(kProblemColumns) +
                                              " FROM problems p ORDER BY p.id");
     while (statement.step()) {
-      out << tagged("problem", problem_to_json(read_problem(statement, 0))).dump() << '\n';
+      const ProblemRecord problem = read_problem(statement, 0);
+      write_record(out, "problem", problem_to_json(problem), "'" + problem.key_text + "'", counts);
       ++counts.problems;
     }
   }
@@ -57,7 +74,8 @@ TransferCounts export_jsonl(Connection &connection, std::ostream &out) {
       binary.compile_options = statement.column_text(9);
       binary.compile_ms = statement.column_double(10);
       binary.created_ms = statement.column_int64(11);
-      out << tagged("binary", binary_to_json(binary)).dump() << '\n';
+      write_record(out, "binary", binary_to_json(binary),
+                   "of '" + binary.key.problem_key + "' " + binary.key.arch, counts);
       ++counts.binaries;
     }
   }
@@ -65,12 +83,17 @@ TransferCounts export_jsonl(Connection &connection, std::ostream &out) {
     Statement statement = connection.prepare("SELECT p.key_text FROM problems p ORDER BY p.id");
     while (statement.step())
       for (const ResultRecord &result : ranked_results(connection, statement.column_text(0))) {
-        out << tagged("result", result_to_json(result)).dump() << '\n';
+        write_record(out, "result", result_to_json(result), "of '" + result.problem_key + "'",
+                     counts);
         ++counts.results_added;
       }
   }
   for (const DispatchTable &table : all_dispatch_tables(connection)) {
-    out << tagged("dispatch", dispatch_table_to_json(table)).dump() << '\n';
+    json object = dispatch_table_to_json(table);
+    for (json &entry : object["entries"])
+      if (entry.contains("invalid_json"))
+        object["invalid_json"] = entry["invalid_json"];
+    write_record(out, "dispatch", std::move(object), "of '" + table.problem_key + "'", counts);
     ++counts.dispatch_tables;
   }
   out.flush();
@@ -79,6 +102,78 @@ TransferCounts export_jsonl(Connection &connection, std::ostream &out) {
                   "check the output file's disk space and permissions");
   return counts;
 }
+
+namespace {
+
+// Stores one record (after the header) and counts it. Throws DbError(invalid_argument/not_found)
+// when it is refused.
+void import_record(Connection &connection, const std::string &line, TransferCounts &counts,
+                   std::string &type) {
+  check_json_depth(line, "the record");
+  json object;
+  try {
+    object = json::parse(line);
+  } catch (const json::exception &error) {
+    throw DbError(DbErrorKind::invalid_argument, std::string("not JSON: ") + error.what(), "",
+                  "each line must be one JSON object as written by `tcjit db export`");
+  }
+  if (!object.is_object() || !object.contains("type") || !object["type"].is_string())
+    throw DbError(DbErrorKind::invalid_argument, "a record without a \"type\"", "",
+                  "each line must be a JSON object with a \"type\"");
+  type = object["type"].get<std::string>();
+  if (type == "problem") {
+    upsert_problem(connection, problem_from_json(object));
+    ++counts.problems;
+  } else if (type == "binary") {
+    const BinaryRecord binary = binary_from_json(object);
+    // A stored cubin is only ever replaced by one that matches its hash.
+    if (binary.cubin_sha256.empty())
+      throw DbError(DbErrorKind::invalid_argument,
+                    "binary without a cubin_sha256 (the cubin cannot be verified)", "",
+                    "export the binary again with `tcjit db export`");
+    if (sha256_hex(binary.cubin) != binary.cubin_sha256)
+      throw DbError(DbErrorKind::invalid_argument,
+                    "binary whose cubin does not match its cubin_sha256 (damaged)", "",
+                    "export the binary again with `tcjit db export`");
+    upsert_binary(connection, binary);
+    ++counts.binaries;
+  } else if (type == "result") {
+    if (insert_result(connection, result_from_json(object)))
+      ++counts.results_added;
+    else
+      ++counts.results_already_present;
+  } else if (type == "dispatch") {
+    replace_dispatch_table(connection, dispatch_table_from_json(object));
+    ++counts.dispatch_tables;
+  } else if (type == kHeaderType) {
+    throw DbError(DbErrorKind::invalid_argument, "a second header line", "",
+                  "concatenated exports: import each file on its own");
+  } else {
+    throw DbError(DbErrorKind::invalid_argument, "unknown record type '" + type + "'", "",
+                  "use problem, binary, result or dispatch");
+  }
+}
+
+void read_header(const std::string &line, const std::string &where) {
+  const std::string how = "the file must start with {\"type\":\"tcjit-kernels-db\",...} as "
+                          "written by `tcjit db export`";
+  check_json_depth(line, where);
+  const json object = json::parse(line, nullptr, false);
+  if (object.is_discarded() || !object.is_object() || !object.contains("type") ||
+      object["type"] != kHeaderType)
+    throw DbError(DbErrorKind::invalid_argument, "missing header line", where, how);
+  if (!object.contains("schema") || !object["schema"].is_number_integer())
+    throw DbError(DbErrorKind::invalid_argument, "header without an integer \"schema\"", where,
+                  how);
+  const int64_t schema = object["schema"].get<int64_t>();
+  if (schema < 1)
+    throw DbError(DbErrorKind::invalid_argument,
+                  "header schema " + std::to_string(schema) + " is not a tcjit schema version",
+                  where, how);
+  refuse_newer_schema(static_cast<int>(std::min<int64_t>(schema, 1 << 30)), where);
+}
+
+} // namespace
 
 TransferCounts import_jsonl(Connection &connection, std::istream &in) {
   WriteTransaction transaction(connection);
@@ -91,50 +186,18 @@ TransferCounts import_jsonl(Connection &connection, std::istream &in) {
     if (line.find_first_not_of(" \t\r") == std::string::npos)
       continue;
     const std::string where = "import line " + std::to_string(line_number);
-    try {
-      const json object = json::parse(line);
-      if (!object.is_object() || !object.contains("type") || !object["type"].is_string())
-        throw DbError(DbErrorKind::invalid_argument, "a record without a \"type\"", where,
-                      "each line must be a JSON object with a \"type\"");
-      const std::string type = object["type"].get<std::string>();
-      if (type == kHeaderType) {
-        const int schema = object.value("schema", 0);
-        refuse_newer_schema(schema, where);
-        header_seen = true;
-      } else if (!header_seen) {
-        throw DbError(DbErrorKind::invalid_argument, "missing header line", where,
-                      "the file must start with {\"type\":\"tcjit-kernels-db\",...} as written "
-                      "by `tcjit db export`");
-      } else if (type == "problem") {
-        upsert_problem(connection, problem_from_json(object));
-        ++counts.problems;
-      } else if (type == "binary") {
-        const BinaryRecord binary = binary_from_json(object);
-        if (!binary.cubin_sha256.empty() && sha256_hex(binary.cubin) != binary.cubin_sha256) {
-          ++counts.binaries_rejected; // damaged: lookups would ignore it anyway
-        } else {
-          upsert_binary(connection, binary);
-          ++counts.binaries;
-        }
-      } else if (type == "result") {
-        if (insert_result(connection, result_from_json(object)))
-          ++counts.results_added;
-        else
-          ++counts.results_already_present;
-      } else if (type == "dispatch") {
-        replace_dispatch_table(connection, dispatch_table_from_json(object));
-        ++counts.dispatch_tables;
-      } else {
-        throw DbError(DbErrorKind::invalid_argument, "unknown record type '" + type + "'", where,
-                      "use problem, binary, result or dispatch");
-      }
-    } catch (const json::exception &error) {
-      throw DbError(DbErrorKind::invalid_argument, std::string("not JSON: ") + error.what(), where,
-                    "each line must be one JSON object as written by `tcjit db export`");
-    } catch (const DbError &error) {
-      if (error.kind() != DbErrorKind::invalid_argument && error.kind() != DbErrorKind::not_found)
-        throw;
-      throw DbError(error.kind(), error.problem(), where, error.how_to_fix());
+    if (!header_seen) {
+      read_header(line, where);
+      header_seen = true;
+      continue;
+    }
+    std::string type;
+    const std::optional<std::string> refused =
+        run_record(connection, [&] { import_record(connection, line, counts, type); });
+    if (refused) {
+      if (type == "binary")
+        ++counts.binaries_rejected;
+      counts.rejected.push_back({where, *refused});
     }
   }
   if (in.bad())

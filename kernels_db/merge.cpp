@@ -10,7 +10,10 @@
 #include "kernels_db/sha256.h"
 #include "kernels_db/transaction.h"
 
+#include <functional>
+#include <map>
 #include <system_error>
+#include <utility>
 
 namespace tcjit::kernels_db {
 namespace {
@@ -21,8 +24,7 @@ Connection open_other(const std::filesystem::path &other) {
   read_only.read_only = true;
   {
     Connection probe = Connection::open(other, read_only);
-    const int version = read_schema_version(probe);
-    refuse_newer_schema(version, other.string());
+    const int version = checked_schema_version(probe);
     if (version == 0)
       throw DbError(DbErrorKind::invalid_argument, "not a tcjit kernel database", other.string(),
                     "pass a database written by tcjit (`tcjit db stats --db FILE` tells)");
@@ -33,7 +35,23 @@ Connection open_other(const std::filesystem::path &other) {
       prepare_schema(upgrade);
     }
   }
-  return Connection::open(other, read_only);
+  Connection connection = Connection::open(other, read_only);
+  const std::vector<std::string> problems = diagnose_schema(connection);
+  if (!problems.empty())
+    throw DbError(DbErrorKind::corrupt, "cannot merge a damaged database: " + problems.front(),
+                  other.string(), "run `tcjit db check --db " + other.string() + "`");
+  return connection;
+}
+
+// Values of the other database with the wrong storage class or malformed JSON, by table and
+// rowid: their rows are not copied (reading them would coerce text into numbers).
+using BadRows = std::map<std::pair<std::string, int64_t>, std::string>;
+
+BadRows bad_rows(Connection &other) {
+  BadRows rows;
+  for (const BadCell &cell : find_bad_cells(other, kSchemaVersion))
+    rows.emplace(std::make_pair(cell.table, cell.rowid), cell.column + " " + cell.why);
+  return rows;
 }
 
 } // namespace
@@ -47,23 +65,48 @@ TransferCounts merge_database(Connection &connection, const std::filesystem::pat
   ReadTransaction snapshot(other);
   WriteTransaction transaction(connection);
   TransferCounts counts;
+  const BadRows bad = bad_rows(other);
+  // True (and the row listed as rejected) when the row must not be copied.
+  auto skip = [&](const char *table, int64_t rowid) {
+    const auto it = bad.find({table, rowid});
+    if (it == bad.end())
+      return false;
+    counts.rejected.push_back(
+        {other_path.string() + " " + table + " row " + std::to_string(rowid), it->second});
+    return true;
+  };
+  auto copy = [&](const char *table, int64_t rowid, const std::function<void()> &body) {
+    if (const auto refused = run_record(connection, body)) {
+      counts.rejected.push_back(
+          {other_path.string() + " " + table + " row " + std::to_string(rowid), *refused});
+      return false;
+    }
+    return true;
+  };
   {
-    Statement problems =
-        other.prepare("SELECT " + std::string(kProblemColumns) + " FROM problems p ORDER BY p.id");
+    Statement problems = other.prepare("SELECT " + std::string(kProblemColumns) +
+                                       ", p.id FROM problems p ORDER BY p.id");
     while (problems.step()) {
+      const int64_t rowid = problems.column_int64(kProblemColumnCount);
+      if (skip("problems", rowid))
+        continue;
       const ProblemRecord problem = read_problem(problems, 0);
-      if (!find_problem_id(connection, problem.key_text)) {
-        upsert_problem(connection, problem);
+      if (!find_problem_id(connection, problem.key_text) &&
+          copy("problems", rowid, [&] { upsert_problem(connection, problem); }))
         ++counts.problems;
-      }
     }
   }
   {
     Statement binaries = other.prepare(
         "SELECT p.key_text, b.config_json, b.arch, b.toolkit_version, b.compiler_version, b.ptx, "
         "b.cubin, b.cubin_sha256, b.resources_json, b.compile_options, b.compile_ms, "
-        "b.created_ms FROM binaries b JOIN problems p ON p.id = b.problem_id ORDER BY b.id");
+        "b.created_ms, b.id FROM binaries b JOIN problems p ON p.id = b.problem_id ORDER BY b.id");
     while (binaries.step()) {
+      const int64_t rowid = binaries.column_int64(12);
+      if (skip("binaries", rowid)) {
+        ++counts.binaries_rejected;
+        continue;
+      }
       BinaryRecord binary;
       binary.key = {binaries.column_text(0), binaries.column_text(1), binaries.column_text(2),
                     binaries.column_text(3), binaries.column_text(4)};
@@ -76,24 +119,29 @@ TransferCounts merge_database(Connection &connection, const std::filesystem::pat
       binary.created_ms = binaries.column_int64(11);
       if (sha256_hex(binary.cubin) != binary.cubin_sha256) {
         ++counts.binaries_rejected;
+        counts.rejected.push_back({other_path.string() + " binaries row " + std::to_string(rowid),
+                                   "cubin does not match its cubin_sha256 (damaged)"});
         continue;
       }
       const auto ours = read_binary(connection, binary.key);
       if (ours && sha256_hex(ours->cubin) == ours->cubin_sha256)
         continue;
-      upsert_binary(connection, binary);
-      ++counts.binaries;
+      if (copy("binaries", rowid, [&] { upsert_binary(connection, binary); }))
+        ++counts.binaries;
+      else
+        ++counts.binaries_rejected;
     }
   }
-  {
-    Statement keys = other.prepare("SELECT key_text FROM problems ORDER BY id");
-    while (keys.step())
-      for (const ResultRecord &result : ranked_results(other, keys.column_text(0))) {
-        if (insert_result(connection, result))
-          ++counts.results_added;
-        else
-          ++counts.results_already_present;
-      }
+  for (const auto &[rowid, result] : all_results(other)) {
+    if (skip("results", rowid))
+      continue;
+    bool added = false;
+    if (copy("results", rowid, [&] { added = insert_result(connection, result); })) {
+      if (added)
+        ++counts.results_added;
+      else
+        ++counts.results_already_present;
+    }
   }
   for (const DispatchTable &table : all_dispatch_tables(other)) {
     try {
@@ -102,14 +150,17 @@ TransferCounts merge_database(Connection &connection, const std::filesystem::pat
       if (error.kind() != DbErrorKind::invalid_argument)
         throw;
       ++counts.dispatch_tables_rejected;
+      counts.rejected.push_back({other_path.string() + " dispatch table of '" + table.problem_key +
+                                     "' " + table.arch + " " + table.tuner_version,
+                                 error.problem()});
       continue;
     }
     const auto ours =
         read_dispatch_table(connection, table.problem_key, table.arch, table.tuner_version);
     if (ours && ours->created_ms >= table.created_ms)
       continue;
-    replace_dispatch_table(connection, table);
-    ++counts.dispatch_tables;
+    if (copy("dispatch_tables", 0, [&] { replace_dispatch_table(connection, table); }))
+      ++counts.dispatch_tables;
   }
   transaction.commit();
   return counts;

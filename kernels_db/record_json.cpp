@@ -7,13 +7,30 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
+#include <limits>
+
 namespace tcjit::kernels_db {
 namespace {
 
 using nlohmann::json;
 
-json parse_stored(const std::string &text) {
-  return text.empty() ? json::object() : json::parse(text);
+// Sets object[name] to the stored JSON text as a value; text that is not JSON (or nests too deep)
+// is kept as a string and named in object["invalid_json"].
+void put_stored(json &object, const char *name, const std::string &text) {
+  if (text.empty()) {
+    object[name] = json::object();
+    return;
+  }
+  if (json_nesting_depth(text) <= kMaxJsonDepth) {
+    json value = json::parse(text, nullptr, false);
+    if (!value.is_discarded()) {
+      object[name] = std::move(value);
+      return;
+    }
+  }
+  object[name] = text;
+  object["invalid_json"].push_back(name);
 }
 
 [[noreturn]] void bad_field(std::string_view field, std::string_view expected) {
@@ -41,8 +58,10 @@ std::string optional_text(const json &object, const char *name) {
 
 int64_t int_field(const json &object, const char *name) {
   const json &value = field(object, name);
-  if (!value.is_number_integer())
-    bad_field(name, "an integer");
+  if (!value.is_number_integer() ||
+      (value.is_number_unsigned() &&
+       value.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())))
+    bad_field(name, "an integer (64-bit)");
   return value.get<int64_t>();
 }
 
@@ -59,33 +78,36 @@ std::optional<double> optional_number(const json &object, const char *name) {
   return number_field(object, name);
 }
 
-// A JSON value stored as canonical text (configs, shapes, resources).
+// A JSON object stored as canonical text (configs, shapes, resources, buckets). A string holding
+// JSON text is refused: export writes these as objects.
 std::string json_text_field(const json &object, const char *name) {
   const json &value = field(object, name);
-  if (value.is_string())
-    return canonical_json(value.get<std::string>(), name);
+  if (!value.is_object())
+    bad_field(name, "a JSON object");
   return value.dump();
 }
 
 json binary_key_to_json(const BinaryKey &key) {
-  return {{"problem", key.problem_key},
-          {"config", parse_stored(key.config_json)},
-          {"arch", key.arch},
-          {"toolkit_version", key.toolkit_version},
-          {"compiler_version", key.compiler_version}};
+  json object = {{"problem", key.problem_key},
+                 {"arch", key.arch},
+                 {"toolkit_version", key.toolkit_version},
+                 {"compiler_version", key.compiler_version}};
+  put_stored(object, "config", key.config_json);
+  return object;
 }
 
 } // namespace
 
 json problem_to_json(const ProblemRecord &problem) {
-  return {{"key", problem.key_text},
-          {"hash", format_key_hash(problem.key_hash)},
-          {"op", problem.op},
-          {"dtype", problem.dtype},
-          {"arch", problem.arch},
-          {"spec", problem.spec_text},
-          {"shape", parse_stored(problem.shape_json)},
-          {"created_ms", problem.created_ms}};
+  json object = {{"key", problem.key_text},
+                 {"hash", format_key_hash(problem.key_hash)},
+                 {"op", problem.op},
+                 {"dtype", problem.dtype},
+                 {"arch", problem.arch},
+                 {"spec", problem.spec_text},
+                 {"created_ms", problem.created_ms}};
+  put_stored(object, "shape", problem.shape_json);
+  return object;
 }
 
 ProblemRecord problem_from_json(const json &object) {
@@ -104,12 +126,16 @@ ProblemRecord problem_from_json(const json &object) {
   return problem;
 }
 
+std::string dump_json(const json &value, int indent) {
+  return value.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
 json binary_to_json(const BinaryRecord &binary) {
   json object = binary_key_to_json(binary.key);
   object["ptx"] = binary.ptx;
   object["cubin_base64"] = base64_encode(binary.cubin);
   object["cubin_sha256"] = binary.cubin_sha256;
-  object["resources"] = parse_stored(binary.resources_json);
+  put_stored(object, "resources", binary.resources_json);
   object["compile_options"] = binary.compile_options;
   object["compile_ms"] = binary.compile_ms;
   object["created_ms"] = binary.created_ms;
@@ -121,7 +147,7 @@ json binary_info_to_json(const BinaryInfo &info) {
   object["cubin_sha256"] = info.cubin_sha256;
   object["cubin_bytes"] = info.cubin_bytes;
   object["ptx_bytes"] = info.ptx_bytes;
-  object["resources"] = parse_stored(info.resources_json);
+  put_stored(object, "resources", info.resources_json);
   object["compile_options"] = info.compile_options;
   object["compile_ms"] = info.compile_ms;
   object["created_ms"] = info.created_ms;
@@ -140,7 +166,7 @@ BinaryRecord binary_from_json(const json &object) {
   if (!cubin)
     bad_field("cubin_base64", "valid base64");
   binary.cubin = std::move(*cubin);
-  binary.cubin_sha256 = optional_text(object, "cubin_sha256");
+  binary.cubin_sha256 = text_field(object, "cubin_sha256");
   binary.resources_json = json_text_field(object, "resources");
   binary.compile_options = optional_text(object, "compile_options");
   binary.compile_ms = number_field(object, "compile_ms");
@@ -149,17 +175,13 @@ BinaryRecord binary_from_json(const json &object) {
 }
 
 json result_to_json(const ResultRecord &result) {
-  json object = {{"problem", result.problem_key},
-                 {"config", parse_stored(result.config_json)},
-                 {"arch", result.arch},
-                 {"status", to_string(result.status)},
-                 {"provenance", to_string(result.provenance.kind)},
-                 {"device", result.provenance.device},
-                 {"driver", result.provenance.driver},
-                 {"model", result.provenance.model},
-                 {"tuner_version", result.tuner_version},
-                 {"measured_ms", result.measured_ms},
-                 {"message", result.message}};
+  json object = {
+      {"problem", result.problem_key},      {"arch", result.arch},
+      {"status", to_string(result.status)}, {"provenance", to_string(result.provenance.kind)},
+      {"device", result.provenance.device}, {"driver", result.provenance.driver},
+      {"model", result.provenance.model},   {"tuner_version", result.tuner_version},
+      {"measured_ms", result.measured_ms},  {"message", result.message}};
+  put_stored(object, "config", result.config_json);
   object["clock_mhz"] = result.provenance.clock_mhz ? json(*result.provenance.clock_mhz) : json();
   if (result.timing)
     object["time_us"] = {{"median", result.timing->median_us},
@@ -198,11 +220,12 @@ ResultRecord result_from_json(const json &object) {
 
 json dispatch_table_to_json(const DispatchTable &table) {
   json entries = json::array();
-  for (const DispatchEntry &entry : table.entries)
-    entries.push_back({{"dims", parse_stored(entry.dims_json)},
-                       {"config", parse_stored(entry.config_json)},
-                       {"time_us", entry.time_us},
-                       {"provenance", to_string(entry.provenance)}});
+  for (const DispatchEntry &entry : table.entries) {
+    json item = {{"time_us", entry.time_us}, {"provenance", to_string(entry.provenance)}};
+    put_stored(item, "dims", entry.dims_json);
+    put_stored(item, "config", entry.config_json);
+    entries.push_back(std::move(item));
+  }
   return {{"problem", table.problem_key},
           {"arch", table.arch},
           {"tuner_version", table.tuner_version},

@@ -45,7 +45,7 @@ ResultRecord read_result_row(const Statement &statement) {
 } // namespace
 
 std::string result_content_sha256(const ResultRecord &result) {
-  return sha256_hex(result_to_json(result).dump());
+  return sha256_hex(dump_json(result_to_json(result)));
 }
 
 bool insert_result(Connection &connection, const ResultRecord &input) {
@@ -99,6 +99,16 @@ std::vector<ResultRecord> ranked_results(Connection &connection, std::string_vie
   std::vector<ResultRecord> results;
   while (statement->step())
     results.push_back(read_result_row(*statement));
+  return results;
+}
+
+std::vector<std::pair<int64_t, ResultRecord>> all_results(Connection &connection) {
+  Statement statement = connection.prepare("SELECT " + std::string(kResultColumns) +
+                                           ", r.id FROM results r JOIN problems p ON p.id = "
+                                           "r.problem_id ORDER BY r.id");
+  std::vector<std::pair<int64_t, ResultRecord>> results;
+  while (statement.step())
+    results.emplace_back(statement.column_int64(17), read_result_row(statement));
   return results;
 }
 

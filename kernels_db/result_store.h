@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace tcjit::kernels_db {
@@ -23,6 +24,9 @@ bool insert_result(Connection &connection, const ResultRecord &result);
 // Every result of a problem, best first: ok before failed/illegal, measured before emulated
 // before predicted, then by median time.
 std::vector<ResultRecord> ranked_results(Connection &connection, std::string_view problem_key);
+
+// Every result of the database with its rowid, in rowid order (for merge).
+std::vector<std::pair<int64_t, ResultRecord>> all_results(Connection &connection);
 
 // The best ok result of a problem on `arch` (and on `device` when given), measured results first.
 std::optional<ResultRecord> best_result(Connection &connection, std::string_view problem_key,

@@ -3,6 +3,7 @@
 #include "kernels_db/error.h"
 #include "kernels_db/transaction.h"
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <string>
@@ -97,6 +98,60 @@ CREATE TABLE dispatch_entries (
 )sql",
 };
 
+// The tables and indexes each schema version adds (see kMigrations).
+struct SchemaObject {
+  const char *kind;
+  const char *name;
+  int version;
+};
+constexpr SchemaObject kSchemaObjects[] = {
+    {"table", "problems", 1},
+    {"table", "binaries", 1},
+    {"table", "results", 1},
+    {"index", "problems_by_hash", 2},
+    {"index", "problems_by_op", 2},
+    {"index", "binaries_by_lookup", 2},
+    {"index", "binaries_by_age", 2},
+    {"index", "results_by_problem", 2},
+    {"index", "results_by_age", 2},
+    {"table", "dispatch_tables", 3},
+    {"index", "dispatch_tables_by_age", 3},
+    {"table", "dispatch_entries", 3},
+};
+
+// The storage classes (typeof) a column may hold, and whether its text must be valid JSON.
+struct ColumnRule {
+  const char *table;
+  const char *column;
+  const char *types; // e.g. "integer or real"
+  bool json;
+  int version;
+};
+constexpr ColumnRule kColumnRules[] = {
+    {"problems", "key_text", "text", false, 1},
+    {"problems", "key_hash", "integer", false, 1},
+    {"problems", "shape_json", "text", true, 1},
+    {"problems", "created_ms", "integer", false, 1},
+    {"binaries", "config_json", "text", true, 1},
+    {"binaries", "cubin", "blob", false, 1},
+    {"binaries", "cubin_sha256", "text", false, 1},
+    {"binaries", "resources_json", "text", true, 1},
+    {"binaries", "compile_ms", "real or integer", false, 1},
+    {"binaries", "created_ms", "integer", false, 1},
+    {"results", "config_json", "text", true, 1},
+    {"results", "median_us", "real or integer or null", false, 1},
+    {"results", "min_us", "real or integer or null", false, 1},
+    {"results", "max_us", "real or integer or null", false, 1},
+    {"results", "stddev_us", "real or integer or null", false, 1},
+    {"results", "tflops", "real or integer or null", false, 1},
+    {"results", "clock_mhz", "integer or null", false, 1},
+    {"results", "measured_ms", "integer", false, 1},
+    {"dispatch_tables", "created_ms", "integer", false, 3},
+    {"dispatch_entries", "dims_json", "text", true, 3},
+    {"dispatch_entries", "config_json", "text", true, 3},
+    {"dispatch_entries", "time_us", "real or integer", false, 3},
+};
+
 bool is_wal(Connection &connection) {
   Statement statement = connection.prepare("PRAGMA journal_mode");
   return statement.step() && statement.column_text(0) == "wal";
@@ -117,11 +172,28 @@ void set_wal(Connection &connection) {
   }
 }
 
+// A user_version 0 file that already holds tables is someone else's database: never add ours.
+void refuse_foreign(Connection &connection, int version) {
+  if (version != 0)
+    return;
+  const std::vector<std::string> objects = schema_objects(connection);
+  if (objects.empty())
+    return;
+  std::string names;
+  for (const std::string &name : objects)
+    names += (names.empty() ? "" : ", ") + name;
+  throw DbError(DbErrorKind::invalid_argument,
+                "not a tcjit kernel database (user_version 0 and other tables: " + names + ")",
+                connection.path(),
+                "pass a tcjit database with --db (or $TCJIT_DB); tcjit does not "
+                "add its tables to another program's database");
+}
+
 void apply_migrations(Connection &connection, int target) {
   WriteTransaction transaction(connection);
   // Read again under the write lock: another process may have migrated meanwhile.
-  const int current = read_schema_version(connection);
-  refuse_newer_schema(current, connection.path());
+  const int current = checked_schema_version(connection);
+  refuse_foreign(connection, current);
   for (int version = current; version < target; ++version)
     connection.exec(kMigrations[version]);
   if (current < target)
@@ -135,6 +207,97 @@ int read_schema_version(Connection &connection) {
   return static_cast<int>(query_int64(connection, "PRAGMA user_version"));
 }
 
+int checked_schema_version(Connection &connection) {
+  const int64_t found = query_int64(connection, "PRAGMA user_version");
+  if (found < 0)
+    throw DbError(DbErrorKind::corrupt,
+                  "invalid schema version " + std::to_string(found) +
+                      " (PRAGMA user_version; a tcjit database has 0 to " +
+                      std::to_string(kSchemaVersion) + ")",
+                  connection.path(),
+                  "the file was changed by another program or is damaged; run `tcjit db check`, "
+                  "or move it away and let tcjit create a new one");
+  refuse_newer_schema(static_cast<int>(found), connection.path());
+  return static_cast<int>(found);
+}
+
+std::vector<std::string> schema_objects(Connection &connection) {
+  Statement statement = connection.prepare(
+      "SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY name");
+  std::vector<std::string> names;
+  while (statement.step())
+    names.push_back(statement.column_text(0));
+  return names;
+}
+
+std::vector<std::string> diagnose_schema(Connection &connection) {
+  std::vector<std::string> problems;
+  const int64_t version = query_int64(connection, "PRAGMA user_version");
+  const std::vector<std::string> objects = schema_objects(connection);
+  auto has = [&](const std::string &name) {
+    return std::find(objects.begin(), objects.end(), name) != objects.end();
+  };
+  if (version < 0 || version > kSchemaVersion) {
+    problems.push_back(
+        "wrong user_version " + std::to_string(version) +
+        (version > kSchemaVersion
+             ? ": schema newer than this tcjit knows (" + std::to_string(kSchemaVersion) + ")"
+             : ": not a tcjit schema version (0 to " + std::to_string(kSchemaVersion) + ")"));
+    return problems;
+  }
+  int ours = 0;
+  for (const SchemaObject &object : kSchemaObjects)
+    ours += has(object.name) ? 1 : 0;
+  if (version == 0) {
+    if (objects.empty())
+      problems.push_back("not a tcjit kernel database: it has no tables (user_version 0)");
+    else if (ours == 0)
+      problems.push_back("not a tcjit kernel database: user_version 0 and only other tables");
+    else
+      problems.push_back("wrong user_version 0: the file holds tcjit tables");
+    return problems;
+  }
+  for (const SchemaObject &object : kSchemaObjects) {
+    if (object.version <= version && !has(object.name))
+      problems.push_back(std::string(object.kind) + " '" + object.name + "' of schema " +
+                         std::to_string(object.version) + " is missing");
+    else if (object.version > version && has(object.name))
+      problems.push_back("wrong user_version " + std::to_string(version) + ": the file has " +
+                         object.kind + " '" + object.name + "' of schema " +
+                         std::to_string(object.version));
+  }
+  return problems;
+}
+
+std::vector<BadCell> find_bad_cells(Connection &connection, int version) {
+  std::vector<BadCell> cells;
+  for (const ColumnRule &rule : kColumnRules) {
+    if (rule.version > version)
+      continue;
+    const std::string column = rule.column;
+    std::string allowed;
+    for (const char *type : {"text", "integer", "real", "blob", "null"})
+      if (std::string_view(rule.types).find(type) != std::string_view::npos)
+        allowed += std::string(allowed.empty() ? "" : ", ") + "'" + type + "'";
+    const std::string sql =
+        "SELECT rowid, typeof(" + column + "), " +
+        (rule.json ? "typeof(" + column + ") = 'text' AND NOT json_valid(" + column + ")"
+                   : std::string("0")) +
+        " FROM " + rule.table + " WHERE typeof(" + column + ") NOT IN (" + allowed + ")" +
+        (rule.json ? " OR (typeof(" + column + ") = 'text' AND NOT json_valid(" + column + "))"
+                   : std::string());
+    Statement statement = connection.prepare(sql);
+    while (statement.step()) {
+      BadCell cell{rule.table, statement.column_int64(0), column, ""};
+      cell.why = statement.column_int64(2) != 0
+                     ? "not valid JSON"
+                     : "holds " + statement.column_text(1) + ", not " + rule.types;
+      cells.push_back(std::move(cell));
+    }
+  }
+  return cells;
+}
+
 void refuse_newer_schema(int found, const std::string &path) {
   if (found > kSchemaVersion)
     throw DbError(DbErrorKind::newer_schema,
@@ -144,8 +307,8 @@ void refuse_newer_schema(int found, const std::string &path) {
 }
 
 void prepare_schema(Connection &connection) {
-  const int found = read_schema_version(connection);
-  refuse_newer_schema(found, connection.path()); // before anything writes to the file
+  const int found = checked_schema_version(connection); // before anything writes to the file
+  refuse_foreign(connection, found);
   if (connection.path() != ":memory:" && !is_wal(connection))
     set_wal(connection);
   if (found < kSchemaVersion)

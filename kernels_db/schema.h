@@ -4,12 +4,41 @@
 
 #include "kernels_db/connection.h"
 
+#include <cstdint>
+#include <string>
+#include <vector>
+
 namespace tcjit::kernels_db {
 
 // The schema version this build writes and understands.
 inline constexpr int kSchemaVersion = 3;
 
+// PRAGMA user_version, unchecked (any 32-bit value a file may hold).
 int read_schema_version(Connection &connection);
+
+// PRAGMA user_version, validated before use: throws DbError(corrupt) naming the file and the value
+// when it is negative, DbError(newer_schema) when it is above kSchemaVersion.
+int checked_schema_version(Connection &connection);
+
+// The names of every table and index of the file (sqlite_master, internal ones excluded).
+std::vector<std::string> schema_objects(Connection &connection);
+
+// What is wrong with the file's schema objects for its user_version, one sentence each: not a
+// tcjit database (no tables, or only other tables), a table or index of its schema version
+// missing, objects of a later schema version present (a wrong user_version), user_version out of
+// range. Empty when the schema matches. Reads only.
+std::vector<std::string> diagnose_schema(Connection &connection);
+
+// A stored value that does not have the storage class or JSON form its column needs (e.g. text in
+// a REAL column, a malformed shape_json): `table` row `rowid`, `column`, and why.
+struct BadCell {
+  std::string table;
+  int64_t rowid = 0;
+  std::string column;
+  std::string why;
+};
+// Every such cell of the tables of schema `version` (1..kSchemaVersion). Reads only.
+std::vector<BadCell> find_bad_cells(Connection &connection, int version);
 
 // Throws DbError(newer_schema) when `found` > kSchemaVersion:
 // "created by a newer tcjit (schema N > M); upgrade tcjit or use another --db".

@@ -4,6 +4,12 @@
 
 #include <sqlite3.h>
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include <sys/statvfs.h>
+
 namespace tcjit::kernels_db {
 
 void SqliteCloser::operator()(sqlite3 *db) const {
@@ -14,15 +20,58 @@ void Statement::Finalizer::operator()(sqlite3_stmt *stmt) const {
   sqlite3_finalize(stmt);
 }
 
-void throw_sqlite_error(sqlite3 *db, int code, std::string_view operation) {
+namespace {
+
+// True when the file system holding `path` (a database file) has no block left for the process.
+bool file_system_full(const std::string &path) {
+  if (path.empty() || path == ":memory:")
+    return false;
+  const std::filesystem::path file(path);
+  const std::filesystem::path directory =
+      file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
+  struct statvfs info {};
+  return ::statvfs(directory.c_str(), &info) == 0 && info.f_bavail == 0;
+}
+
+} // namespace
+
+void throw_sqlite_error(sqlite3 *db, int code, std::string_view operation, std::string_view path) {
   std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(code);
   std::string where;
   if (db != nullptr) {
     const char *file = sqlite3_db_filename(db, "main");
-    where = file != nullptr && *file != '\0' ? file : ":memory:";
+    where = file != nullptr && *file != '\0' ? file : std::string(path.empty() ? ":memory:" : path);
+  } else {
+    where = std::string(path);
   }
+  const std::string file_path = where;
   if (!operation.empty())
     where += (where.empty() ? "" : ", ") + std::string(operation);
+  const int primary_code = code & 0xff;
+  int system_errno = db != nullptr ? sqlite3_system_errno(db) : 0;
+  if (system_errno == 0 && db != nullptr && primary_code == SQLITE_IOERR) {
+    // A failed commit does not set sqlite3_system_errno: ask the file, then the file system.
+    int last = 0;
+    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_LAST_ERRNO, &last) == SQLITE_OK)
+      system_errno = last;
+    if (system_errno == 0 && file_system_full(file_path))
+      system_errno = ENOSPC;
+  }
+  if ((primary_code == SQLITE_IOERR || primary_code == SQLITE_CANTOPEN) && system_errno != 0) {
+    const std::string system = std::strerror(system_errno);
+    if (system_errno == ENOSPC || system_errno == EDQUOT)
+      throw DbError(DbErrorKind::io, "disk full: " + message + " (" + system + ")", where,
+                    "free disk space, or run `tcjit db prune` and `tcjit db vacuum`", code);
+    if (system_errno == EACCES || system_errno == EPERM)
+      throw DbError(DbErrorKind::io, "permission denied: " + message + " (" + system + ")", where,
+                    "check the permissions of the database file and its directory, or choose "
+                    "another --db (or $TCJIT_DB)",
+                    code);
+    if (system_errno == EROFS)
+      throw DbError(DbErrorKind::io, "read-only file system: " + message, where,
+                    "choose a database on a writable file system with --db (or $TCJIT_DB)", code);
+    message += " (" + system + ")";
+  }
   const int primary = code & 0xff;
   switch (primary) {
   case SQLITE_BUSY:

@@ -20,8 +20,12 @@ struct SqliteCloser {
 };
 using SqliteHandle = std::unique_ptr<sqlite3, SqliteCloser>;
 
-// Throws the DbError that matches an SQLite result code (busy, corrupt, io, ...).
-[[noreturn]] void throw_sqlite_error(sqlite3 *db, int code, std::string_view operation);
+// Throws the DbError that matches an SQLite result code (busy, corrupt, io, ...). An I/O error is
+// named by its system error: "disk full" (ENOSPC, EDQUOT, SQLITE_FULL), "permission denied"
+// (EACCES, EPERM), "read-only file system" (EROFS). `path` names the file when SQLite has none
+// (a failed open).
+[[noreturn]] void throw_sqlite_error(sqlite3 *db, int code, std::string_view operation,
+                                     std::string_view path = {});
 
 // A prepared statement. Parameters are 1-based, columns 0-based (as in SQLite).
 class Statement {

@@ -69,4 +69,19 @@ ReadTransaction::~ReadTransaction() {
   }
 }
 
+std::optional<std::string> run_record(Connection &connection, const std::function<void()> &body) {
+  connection.exec("SAVEPOINT tcjit_record");
+  try {
+    body();
+  } catch (const DbError &error) {
+    if (error.kind() != DbErrorKind::invalid_argument && error.kind() != DbErrorKind::not_found)
+      throw;
+    connection.exec("ROLLBACK TO tcjit_record");
+    connection.exec("RELEASE tcjit_record");
+    return error.problem();
+  }
+  connection.exec("RELEASE tcjit_record");
+  return std::nullopt;
+}
+
 } // namespace tcjit::kernels_db

@@ -5,6 +5,9 @@
 #include "kernels_db/connection.h"
 
 #include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
 
 namespace tcjit::kernels_db {
 
@@ -36,5 +39,10 @@ public:
 private:
   Connection &connection_;
 };
+
+// Runs `body` (one record of an import or merge) inside a SAVEPOINT of the caller's transaction.
+// A DbError(invalid_argument or not_found) from it rolls back what it wrote and is returned as its
+// problem text; other errors propagate (and the caller's transaction rolls back).
+std::optional<std::string> run_record(Connection &connection, const std::function<void()> &body);
 
 } // namespace tcjit::kernels_db

@@ -67,9 +67,14 @@ struct CommandFailure {
   throw CommandFailure{exit_code, std::move(message)};
 }
 
-kdb::KernelsDb open_db(const DbOptions &options, bool create) {
+enum class Access { read_only, write, create };
+
+// Read-only commands open the file read-only: they never create tables, migrate or change the
+// journal mode, and work on read-only files and directories (see docs/kernels_db.md).
+kdb::KernelsDb open_db(const DbOptions &options, Access access) {
   kdb::OpenOptions open_options;
-  open_options.create_if_missing = create;
+  open_options.create_if_missing = access == Access::create;
+  open_options.read_only = access == Access::read_only;
   return options.db.empty() ? kdb::KernelsDb::open_default(open_options)
                             : kdb::KernelsDb::open(options.db, open_options);
 }
@@ -128,7 +133,10 @@ kdb::ProblemDetails resolve_problem(kdb::KernelsDb &db, const std::string &key_o
 }
 
 int run_ls(const DbOptions &options, Streams io) {
-  kdb::KernelsDb db = open_db(options, false);
+  if (options.limit < 0)
+    fail(kExitUsage, "--limit " + std::to_string(options.limit) +
+                         " is negative; pass a count of problems, or 0 for all");
+  kdb::KernelsDb db = open_db(options, Access::read_only);
   kdb::ListFilter filter;
   if (!options.op.empty())
     filter.op = options.op;
@@ -149,7 +157,7 @@ int run_ls(const DbOptions &options, Streams io) {
       row["best_median_us"] = summary.best_median_us ? json(*summary.best_median_us) : json();
       all.push_back(std::move(row));
     }
-    io.out << all.dump(2) << '\n';
+    io.out << kdb::dump_json(all, 2) << '\n';
     return kExitOk;
   }
   std::vector<std::vector<std::string>> rows;
@@ -167,9 +175,17 @@ int run_ls(const DbOptions &options, Streams io) {
   return kExitOk;
 }
 
+// A stored JSON text as a value; malformed text (a damaged file) as a string.
+json stored_json(const std::string &text) {
+  json value = json::parse(text.empty() ? "{}" : text, nullptr, false);
+  return value.is_discarded() ? json(text) : value;
+}
+
 std::string resource_field(const std::string &resources_json, const char *name) {
-  const json resources = json::parse(resources_json.empty() ? "{}" : resources_json);
-  return resources.contains(name) ? resources.at(name).dump() : "-";
+  const json resources = stored_json(resources_json);
+  if (!resources.is_object())
+    return "?";
+  return resources.contains(name) ? kdb::dump_json(resources.at(name)) : "-";
 }
 
 bool is_stale(const kdb::BinaryKey &key, const DbOptions &options) {
@@ -259,7 +275,7 @@ void print_details(const kdb::ProblemDetails &details, const DbOptions &options,
 }
 
 int run_show(const DbOptions &options, Streams io) {
-  kdb::KernelsDb db = open_db(options, false);
+  kdb::KernelsDb db = open_db(options, Access::read_only);
   const kdb::ProblemDetails details = resolve_problem(db, options.key);
   if (options.json) {
     json object = kdb::problem_to_json(details.problem);
@@ -275,7 +291,7 @@ int run_show(const DbOptions &options, Streams io) {
     object["dispatch_tables"] = json::array();
     for (const auto &table : details.dispatch_tables)
       object["dispatch_tables"].push_back(kdb::dispatch_table_to_json(table));
-    io.out << object.dump(2) << '\n';
+    io.out << kdb::dump_json(object, 2) << '\n';
     return kExitOk;
   }
   print_details(details, options, io.out);
@@ -308,13 +324,13 @@ kdb::BinaryLookup lookup_binary(const DbOptions &options, kdb::KernelsDb &db, St
 }
 
 int run_ptx(const DbOptions &options, Streams io) {
-  kdb::KernelsDb db = open_db(options, false);
+  kdb::KernelsDb db = open_db(options, Access::read_only);
   const kdb::BinaryLookup lookup = lookup_binary(options, db, io);
   if (options.json)
-    io.out << json{{"config", json::parse(lookup.binary->key.config_json)},
-                   {"arch", lookup.binary->key.arch},
-                   {"ptx", lookup.binary->ptx}}
-                  .dump(2)
+    io.out << kdb::dump_json(json{{"config", stored_json(lookup.binary->key.config_json)},
+                                  {"arch", lookup.binary->key.arch},
+                                  {"ptx", lookup.binary->ptx}},
+                             2)
            << '\n';
   else
     io.out << lookup.binary->ptx;
@@ -322,7 +338,7 @@ int run_ptx(const DbOptions &options, Streams io) {
 }
 
 int run_cubin(const DbOptions &options, Streams io) {
-  kdb::KernelsDb db = open_db(options, false);
+  kdb::KernelsDb db = open_db(options, Access::read_only);
   const kdb::BinaryLookup lookup = lookup_binary(options, db, io);
   std::ofstream file(options.output, std::ios::binary | std::ios::trunc);
   file.write(reinterpret_cast<const char *>(lookup.binary->cubin.data()),
@@ -334,7 +350,7 @@ int run_cubin(const DbOptions &options, Streams io) {
     io.out << json{{"file", options.output},
                    {"bytes", lookup.binary->cubin.size()},
                    {"sha256", lookup.binary->cubin_sha256}}
-                  .dump(2)
+                  .dump(2, ' ', false, json::error_handler_t::replace)
            << '\n';
   else
     io.out << "wrote " << lookup.binary->cubin.size() << " bytes to " << options.output
@@ -343,7 +359,7 @@ int run_cubin(const DbOptions &options, Streams io) {
 }
 
 int run_stats(const DbOptions &options, Streams io) {
-  kdb::KernelsDb db = open_db(options, false);
+  kdb::KernelsDb db = open_db(options, Access::read_only);
   const kdb::DbStats stats = db.stats({options.toolkit_version, options.compiler_version});
   if (options.json) {
     json object = {{"path", db.path()},
@@ -368,7 +384,7 @@ int run_stats(const DbOptions &options, Streams io) {
     object["binaries_by_arch"] = json::object();
     for (const auto &[arch, count] : stats.binaries_by_arch)
       object["binaries_by_arch"][arch] = count;
-    io.out << object.dump(2) << '\n';
+    io.out << kdb::dump_json(object, 2) << '\n';
     return kExitOk;
   }
   io.out << "database        " << db.path() << " (schema " << stats.schema_version << ")\n"
@@ -406,20 +422,27 @@ int run_prune(const DbOptions &options, Streams io) {
       fail(kExitUsage, "--older-than '" + options.older_than +
                            "' is not an age; write a count and a unit: 90s, 45m, 12h, 30d, 2w");
   }
-  kdb::KernelsDb db = open_db(options, false);
+  kdb::KernelsDb db = open_db(options, Access::write);
   const kdb::PruneReport report = db.prune(prune);
   if (options.json)
     io.out << json{{"binaries_removed", report.binaries_removed},
                    {"results_removed", report.results_removed},
                    {"problems_removed", report.problems_removed},
                    {"dispatch_tables_removed", report.dispatch_tables_removed}}
-                  .dump(2)
+                  .dump(2, ' ', false, json::error_handler_t::replace)
            << '\n';
   else
     io.out << "removed " << report.binaries_removed << " binaries, " << report.results_removed
            << " results, " << report.dispatch_tables_removed << " dispatch tables, "
            << report.problems_removed << " problems\n";
   return kExitOk;
+}
+
+json rejected_json(const kdb::TransferCounts &counts) {
+  json rejected = json::array();
+  for (const auto &record : counts.rejected)
+    rejected.push_back({{"where", record.where}, {"reason", record.reason}});
+  return rejected;
 }
 
 void print_counts(const kdb::TransferCounts &counts, const char *verb, const DbOptions &options,
@@ -431,8 +454,9 @@ void print_counts(const kdb::TransferCounts &counts, const char *verb, const DbO
                 {"results_added", counts.results_added},
                 {"results_already_present", counts.results_already_present},
                 {"dispatch_tables", counts.dispatch_tables},
-                {"dispatch_tables_rejected", counts.dispatch_tables_rejected}}
-               .dump(2)
+                {"dispatch_tables_rejected", counts.dispatch_tables_rejected},
+                {"rejected", rejected_json(counts)}}
+               .dump(2, ' ', false, json::error_handler_t::replace)
         << '\n';
     return;
   }
@@ -444,25 +468,43 @@ void print_counts(const kdb::TransferCounts &counts, const char *verb, const DbO
     out << "; rejected " << counts.binaries_rejected << " damaged binaries";
   if (counts.dispatch_tables_rejected > 0)
     out << "; rejected " << counts.dispatch_tables_rejected << " invalid dispatch tables";
+  if (!counts.rejected.empty())
+    out << "; " << counts.rejected.size() << " records rejected (not stored)";
   out << '\n';
 }
 
+// Lists the rejected records on `err`; the command then fails (the good records are stored).
+int report_rejected(const kdb::TransferCounts &counts, const char *command, std::ostream &err) {
+  for (const auto &record : counts.rejected)
+    err << "tcjit db " << command << ": rejected " << record.where << ": " << record.reason << '\n';
+  if (counts.rejected.empty())
+    return kExitOk;
+  err << "tcjit db " << command << ": error: " << counts.rejected.size()
+      << " record(s) rejected (listed above); the other records were stored\n";
+  return kExitFailure;
+}
+
 int run_export(const DbOptions &options, Streams io) {
-  kdb::KernelsDb db = open_db(options, false);
+  kdb::KernelsDb db = open_db(options, Access::read_only);
+  auto warn = [&](const kdb::TransferCounts &counts) {
+    for (const auto &warning : counts.warnings)
+      io.err << "tcjit db export: warning: " << warning << '\n';
+  };
   if (options.file.empty() || options.file == "-") {
-    db.export_jsonl(io.out);
+    warn(db.export_jsonl(io.out));
     return kExitOk;
   }
   std::ofstream file(options.file, std::ios::trunc);
   if (!file)
     fail(kExitFailure, "cannot create '" + options.file + "' (check the directory)");
   const kdb::TransferCounts counts = db.export_jsonl(file);
+  warn(counts);
   print_counts(counts, "exported", options, io.err);
   return kExitOk;
 }
 
 int run_import(const DbOptions &options, Streams io) {
-  kdb::KernelsDb db = open_db(options, true);
+  kdb::KernelsDb db = open_db(options, Access::create);
   kdb::TransferCounts counts;
   if (options.file == "-") {
     counts = db.import_jsonl(std::cin);
@@ -473,13 +515,14 @@ int run_import(const DbOptions &options, Streams io) {
     counts = db.import_jsonl(file);
   }
   print_counts(counts, "imported", options, io.out);
-  return kExitOk;
+  return report_rejected(counts, "import", io.err);
 }
 
 int run_merge(const DbOptions &options, Streams io) {
-  kdb::KernelsDb db = open_db(options, true);
-  print_counts(db.merge(options.file), "merged", options, io.out);
-  return kExitOk;
+  kdb::KernelsDb db = open_db(options, Access::create);
+  const kdb::TransferCounts counts = db.merge(options.file);
+  print_counts(counts, "merged", options, io.out);
+  return report_rejected(counts, "merge", io.err);
 }
 
 int run_check(const DbOptions &options, Streams io) {
@@ -495,14 +538,16 @@ int run_check(const DbOptions &options, Streams io) {
                    {"bad_cubins", report.bad_cubins},
                    {"dispatch_tables_checked", report.dispatch_tables_checked},
                    {"bad_dispatch_tables", report.bad_dispatch_tables},
+                   {"bad_values", report.bad_values},
                    {"recovery", report.recovery}}
-                  .dump(2)
+                  .dump(2, ' ', false, json::error_handler_t::replace)
            << '\n';
   } else {
     io.out << path << ": " << report.check << ' ' << (report.problems.empty() ? "ok" : "FAILED")
            << "; " << report.binaries_checked << " cubins checked, " << report.bad_cubins.size()
            << " damaged; " << report.dispatch_tables_checked << " dispatch tables checked, "
-           << report.bad_dispatch_tables.size() << " invalid\n";
+           << report.bad_dispatch_tables.size() << " invalid; " << report.bad_values.size()
+           << " bad values\n";
     for (const auto &problem : report.problems)
       io.out << "  damage: " << problem << '\n';
     for (const auto &note : report.notes)
@@ -511,6 +556,8 @@ int run_check(const DbOptions &options, Streams io) {
       io.out << "  cubin sha256 mismatch: " << cubin << '\n';
     for (const auto &table : report.bad_dispatch_tables)
       io.out << "  invalid dispatch table: " << table << '\n';
+    for (const auto &value : report.bad_values)
+      io.out << "  bad value: " << value << '\n';
     if (!report.ok)
       io.out << "how to recover: " << report.recovery << '\n';
   }
@@ -518,7 +565,7 @@ int run_check(const DbOptions &options, Streams io) {
 }
 
 int run_vacuum(const DbOptions &options, Streams io) {
-  kdb::KernelsDb db = open_db(options, false);
+  kdb::KernelsDb db = open_db(options, Access::write);
   const kdb::VacuumReport report = db.vacuum();
   if (options.json)
     io.out << json{{"bytes_before", report.bytes_before}, {"bytes_after", report.bytes_after}}.dump(
@@ -544,13 +591,25 @@ int run_guarded(const char *name, const std::function<int(const DbOptions &, Str
   }
 }
 
+// `--db ""` is an error, not the default database.
+CLI::Validator non_empty_db_path() {
+  return CLI::Validator(
+      [](std::string &path) {
+        return path.empty() ? std::string("an empty path is not a database file; pass a file "
+                                          "path, or leave --db out for the default database")
+                            : std::string();
+      },
+      "PATH");
+}
+
 CLI::App *add_sub(CLI::App &db, const std::shared_ptr<DbOptions> &options, Streams io,
                   const char *name, const char *description,
                   int (*run)(const DbOptions &, Streams)) {
   CLI::App *sub = db.add_subcommand(name, description);
   sub->add_option("--db", options->db,
                   "database file (default: $TCJIT_DB, $XDG_CACHE_HOME/tcjit/kernels.db or "
-                  "~/.cache/tcjit/kernels.db)");
+                  "~/.cache/tcjit/kernels.db)")
+      ->check(non_empty_db_path());
   sub->add_flag("--json", options->json, "print JSON for scripts");
   sub->callback([options, io, name, run]() {
     throw CLI::RuntimeError(run_guarded(name, run, *options, io));

@@ -332,7 +332,14 @@ void add_run_command(CLI::App &app) {
                   "tile config over the default, e.g. \"64x64x32 w32x32 s3\" (see tcjit compile)");
   cmd->add_option("--seed", opt->seed, "seed of the random inputs")->capture_default_str();
   cmd->add_option("--db", opt->db_path,
-                  "kernel database (default: $TCJIT_DB, else $XDG_CACHE_HOME/tcjit/kernels.db)");
+                  "kernel database (default: $TCJIT_DB, else $XDG_CACHE_HOME/tcjit/kernels.db)")
+      ->check(CLI::Validator(
+          [](std::string &path) {
+            return path.empty() ? std::string("an empty path is not a database file; leave --db "
+                                              "out for the default database")
+                                : std::string();
+          },
+          "PATH"));
   cmd->add_flag("--no-cache", opt->no_cache, "neither read nor write the kernel database");
   cmd->add_flag("--allow-long", opt->allow_long,
                 "run on the emulator even when its time estimate exceeds 10 minutes");

@@ -486,7 +486,14 @@ void add_tune_command(CLI::App &app) {
                   "range (m=1..8192) tunes representative sizes and stores a dispatch table")
       ->required();
   cmd->add_option("--db", opt->db_path,
-                  "kernel database (default: $TCJIT_DB, else $XDG_CACHE_HOME/tcjit/kernels.db)");
+                  "kernel database (default: $TCJIT_DB, else $XDG_CACHE_HOME/tcjit/kernels.db)")
+      ->check(CLI::Validator(
+          [](std::string &path) {
+            return path.empty() ? std::string("an empty path is not a database file; leave --db "
+                                              "out for the default database")
+                                : std::string();
+          },
+          "PATH"));
   cmd->add_option("--arch", opt->arch,
                   "sm_80, sm_86, sm_89, sm_90, or auto (the device's; the emulator is sm_80)")
       ->capture_default_str();

@@ -4,6 +4,7 @@
 #include "kernels_db/connection.h"
 #include "kernels_db/kernels_db.h"
 #include "kernels_db/key_hash.h"
+#include "kernels_db/schema.h"
 #include "runtime/cli/db_command.h"
 #include "runtime/cli/exit_codes.h"
 
@@ -11,8 +12,15 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <sstream>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace tcjit::kernels_db {
 namespace {
@@ -249,6 +257,343 @@ TEST_F(DbCli, MissingDatabaseIsNotCreatedByReads) {
   EXPECT_EQ(run.code, cli::kExitFailure);
   EXPECT_TRUE(contains(run.err, "no database at")) << run.err;
   EXPECT_FALSE(std::filesystem::exists(dir.file("none.db")));
+}
+
+std::string file_bytes(const std::filesystem::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Runs `run` as a user who may not write `dir` (nor the files root owns in it): as root (where
+// permissions do not apply) in a child process switched to nobody, else with `dir` made
+// read-only for the call. Returns the exit code and stderr + stdout of the run.
+CliRun run_without_write_access(const std::filesystem::path &dir,
+                                const std::function<CliRun()> &run) {
+  if (::geteuid() != 0) {
+    ::chmod(dir.c_str(), 0555);
+    CliRun result = run();
+    ::chmod(dir.c_str(), 0755);
+    return result;
+  }
+  int pipe_fds[2];
+  if (::pipe(pipe_fds) != 0)
+    return {};
+  const pid_t child = ::fork();
+  if (child == 0) {
+    ::close(pipe_fds[0]);
+    if (::setgid(65534) != 0 || ::setuid(65534) != 0)
+      ::_exit(120);
+    const CliRun result = run();
+    const std::string text = result.err + result.out;
+    const ssize_t written = ::write(pipe_fds[1], text.data(), text.size());
+    ::_exit(written < 0 ? 121 : result.code);
+  }
+  ::close(pipe_fds[1]);
+  CliRun result;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(pipe_fds[0], buffer, sizeof buffer)) > 0;)
+    result.err.append(buffer, static_cast<size_t>(n));
+  ::close(pipe_fds[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  result.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = result.err;
+  return result;
+}
+
+TEST_F(DbCli, NegativeUserVersionIsAClearErrorInEveryCommand) {
+  const std::string exported = dir.file("dump.jsonl").string();
+  ASSERT_EQ(db_run({"export", "-o", exported}).code, 0);
+  const std::string other = dir.file("other.db").string();
+  { KernelsDb::open(other); }
+  {
+    Connection raw = Connection::open(db);
+    raw.exec("PRAGMA user_version = -1");
+  }
+  const std::vector<std::vector<std::string>> commands = {
+      {"ls"},
+      {"ls", "--json"},
+      {"show", gemm.key_text},
+      {"ptx", gemm.key_text},
+      {"cubin", gemm.key_text, "-o", dir.file("x.cubin").string()},
+      {"stats"},
+      {"prune", "--stale"},
+      {"export"},
+      {"import", exported},
+      {"merge", other},
+      {"vacuum"}};
+  for (const auto &command : commands) {
+    const CliRun run = db_run(command);
+    EXPECT_EQ(run.code, cli::kExitFailure) << command[0] << run.err;
+    EXPECT_TRUE(contains(run.err, "invalid schema version -1")) << command[0] << run.err;
+    EXPECT_TRUE(contains(run.err, db)) << command[0] << run.err;
+  }
+  // Merging from such a file is refused too.
+  CliRun run = run_cli({"db", "merge", db, "--db", other});
+  EXPECT_EQ(run.code, cli::kExitFailure);
+  EXPECT_TRUE(contains(run.err, "invalid schema version -1")) << run.err;
+  run = db_run({"check"});
+  EXPECT_EQ(run.code, cli::kExitFailure);
+  EXPECT_TRUE(contains(run.out, "wrong user_version -1")) << run.out;
+}
+
+TEST_F(DbCli, ReadOnlyCommandsRefuseAForeignFileAndLeaveItUnmodified) {
+  const auto foreign = dir.file("foreign.db");
+  {
+    Connection raw = Connection::open(foreign);
+    raw.exec("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT); "
+             "INSERT INTO notes (text) VALUES ('keep me')");
+  }
+  const auto empty = dir.file("empty.db");
+  std::ofstream(empty).close();
+  for (const auto &file : {foreign, empty}) {
+    const std::string before = file_bytes(file);
+    for (const std::vector<std::string> &command :
+         std::vector<std::vector<std::string>>{{"ls"},
+                                               {"show", "x"},
+                                               {"ptx", "x"},
+                                               {"cubin", "x", "-o", dir.file("x.cubin").string()},
+                                               {"stats"},
+                                               {"export"},
+                                               {"check"}}) {
+      std::vector<std::string> args{"db"};
+      args.insert(args.end(), command.begin(), command.end());
+      args.insert(args.end(), {"--db", file.string()});
+      const CliRun run = run_cli(args);
+      EXPECT_EQ(run.code, command[0] == "check" ? cli::kExitFailure : cli::kExitUsage)
+          << command[0] << run.err;
+      EXPECT_TRUE(contains(run.err + run.out, "not a tcjit kernel database"))
+          << command[0] << run.err << run.out;
+    }
+    EXPECT_EQ(file_bytes(file), before) << file;
+    EXPECT_FALSE(std::filesystem::exists(file.string() + "-wal")) << file;
+    EXPECT_FALSE(std::filesystem::exists(file.string() + "-shm")) << file;
+  }
+}
+
+TEST_F(DbCli, ReadOnlyCommandsDoNotMigrateAnOldDatabase) {
+  const auto old = dir.file("old.db");
+  {
+    Connection raw = Connection::open(old);
+    migrate_to(raw, 1);
+  }
+  const std::string before = file_bytes(old);
+  const CliRun run = run_cli({"db", "ls", "--db", old.string()});
+  EXPECT_EQ(run.code, cli::kExitUsage);
+  EXPECT_TRUE(contains(run.err, "cannot be migrated read-only")) << run.err;
+  EXPECT_TRUE(contains(run.err, "tcjit db vacuum --db")) << run.err;
+  EXPECT_EQ(file_bytes(old), before);
+}
+
+TEST_F(DbCli, ReadOnlyCommandsWorkWithoutWriteAccess) {
+  // The fixture's database is in WAL mode and closed: no -wal or -shm file, which SQLite cannot
+  // create in a directory it may not write.
+  ASSERT_FALSE(std::filesystem::exists(db + "-wal"));
+  ::chmod(db.c_str(), 0644);
+  const std::string before = file_bytes(db);
+  for (const std::vector<std::string> &command :
+       std::vector<std::vector<std::string>>{{"ls"},
+                                             {"show", gemm.key_text, "--json"},
+                                             {"ptx", gemm.key_text},
+                                             {"stats"},
+                                             {"export"},
+                                             {"check"}}) {
+    const CliRun run = run_without_write_access(dir.path(), [&] { return db_run(command); });
+    EXPECT_EQ(run.code, 0) << command[0] << ": " << run.err;
+    if (command[0] == "ls") {
+      EXPECT_TRUE(contains(run.out, gemm.key_text)) << run.out;
+    }
+    if (command[0] == "ptx") {
+      EXPECT_TRUE(contains(run.out, "tile 128")) << run.out;
+    }
+  }
+  EXPECT_EQ(file_bytes(db), before);
+  EXPECT_FALSE(std::filesystem::exists(db + "-wal"));
+}
+
+TEST_F(DbCli, PermissionDeniedIsNamedWithThePath) {
+  ::chmod(db.c_str(), 0600);
+  ::chmod(dir.path().c_str(), 0755);
+  for (const char *command : {"ls", "stats", "prune"}) {
+    const CliRun run = run_without_write_access(dir.path(), [&] {
+      ::chmod(db.c_str(), ::geteuid() == 0 ? 0600 : 0000);
+      return command == std::string("prune") ? db_run({"prune", "--stale"}) : db_run({command});
+    });
+    EXPECT_EQ(run.code, cli::kExitFailure) << command << run.err;
+    EXPECT_TRUE(contains(run.err, "permission denied")) << command << ": " << run.err;
+    EXPECT_TRUE(contains(run.err, db)) << command << ": " << run.err;
+  }
+  ::chmod(db.c_str(), 0644);
+}
+
+TEST_F(DbCli, BadDbPathsAndLimitsAreRefusedClearly) {
+  // --db "" is an error; it does not fall back to the default database.
+  const auto fallback = dir.file("default.db");
+  ::setenv("TCJIT_DB", fallback.c_str(), 1);
+  const std::string exported = dir.file("dump.jsonl").string();
+  ASSERT_EQ(db_run({"export", "-o", exported}).code, 0);
+  for (const std::vector<std::string> &args :
+       std::vector<std::vector<std::string>>{{"db", "ls", "--db", ""},
+                                             {"db", "import", exported, "--db", ""},
+                                             {"db", "vacuum", "--db", ""}}) {
+    const CliRun run = run_cli(args);
+    EXPECT_EQ(run.code, cli::kExitUsage) << args[1] << run.err << run.out;
+    EXPECT_TRUE(contains(run.err + run.out, "empty path")) << run.err << run.out;
+  }
+  EXPECT_FALSE(std::filesystem::exists(fallback));
+  ::unsetenv("TCJIT_DB");
+  // A directory is named by its path (not ":memory:").
+  for (const char *command : {"ls", "prune", "check"}) {
+    std::vector<std::string> args{"db", command};
+    if (command == std::string("prune"))
+      args.push_back("--stale");
+    args.insert(args.end(), {"--db", dir.path().string()});
+    const CliRun run = run_cli(args);
+    EXPECT_EQ(run.code, cli::kExitFailure) << command << run.err;
+    EXPECT_TRUE(contains(run.err, "'" + dir.path().string() + "' is a directory")) << run.err;
+    EXPECT_FALSE(contains(run.err, ":memory:")) << run.err;
+  }
+  // A negative --limit.
+  const CliRun run = db_run({"ls", "--limit", "-5"});
+  EXPECT_EQ(run.code, cli::kExitUsage);
+  EXPECT_TRUE(contains(run.err, "--limit -5 is negative")) << run.err;
+}
+
+// A copy of the fixture's database with `sql` applied (on a raw connection).
+std::string damaged_copy(const TempDir &dir, const std::string &db, const std::string &name,
+                         const std::string &sql) {
+  const std::string copy = dir.file(name).string();
+  std::filesystem::copy_file(db, copy);
+  Connection raw = Connection::open(copy);
+  raw.exec(sql);
+  return copy;
+}
+
+TEST_F(DbCli, CheckNamesEachBreakage) {
+  struct Case {
+    const char *name;
+    const char *sql;
+    const char *expected;
+  } cases[] = {
+      {"dropped.db", "DROP TABLE dispatch_entries",
+       "table 'dispatch_entries' of schema 3 is missing"},
+      {"dropped_index.db", "DROP INDEX results_by_age",
+       "index 'results_by_age' of schema 2 is missing"},
+      {"wrong_version.db", "PRAGMA user_version = 2",
+       "wrong user_version 2: the file has table 'dispatch_tables' of schema 3"},
+      {"zero_version.db", "PRAGMA user_version = 0", "wrong user_version 0"},
+      {"newer.db", "PRAGMA user_version = 9", "wrong user_version 9: schema newer than"},
+      {"negative.db", "PRAGMA user_version = -7", "wrong user_version -7"},
+      {"shape.db",
+       "PRAGMA ignore_check_constraints = ON; UPDATE problems SET shape_json = '{\"m\":'",
+       "problems row 1: shape_json not valid JSON"},
+      {"resources.db",
+       "PRAGMA ignore_check_constraints = ON; UPDATE binaries SET resources_json = 'x'",
+       "binaries row 1: resources_json not valid JSON"},
+      {"config.db", "PRAGMA ignore_check_constraints = ON; UPDATE results SET config_json = '['",
+       "results row 1: config_json not valid JSON"},
+      {"text_number.db", "UPDATE results SET median_us = 'fast'",
+       "results row 1: median_us holds text"},
+      {"cubin.db", "UPDATE binaries SET cubin = zeroblob(4) WHERE id = 1", "cubin sha256 mismatch"},
+  };
+  ASSERT_EQ(db_run({"check"}).code, 0);
+  for (const Case &c : cases) {
+    const std::string copy = damaged_copy(dir, db, c.name, c.sql);
+    CliRun run = run_cli({"db", "check", "--db", copy});
+    EXPECT_EQ(run.code, cli::kExitFailure) << c.name << run.out;
+    EXPECT_TRUE(contains(run.out, c.expected)) << c.name << ": " << run.out;
+    run = run_cli({"db", "check", "--db", copy, "--json"});
+    EXPECT_EQ(run.code, cli::kExitFailure) << c.name;
+    EXPECT_FALSE(nlohmann::json::parse(run.out)["ok"]) << c.name;
+  }
+}
+
+TEST_F(DbCli, MalformedStoredJsonIsReportedNotAnInternalError) {
+  {
+    Connection raw = Connection::open(db);
+    raw.exec("PRAGMA ignore_check_constraints = ON; UPDATE problems SET shape_json = '{bad' "
+             "WHERE id = 1; UPDATE binaries SET resources_json = '[1,'");
+  }
+  CliRun run = db_run({"ls", "--json"});
+  EXPECT_EQ(run.code, 0) << run.err;
+  auto listed = nlohmann::json::parse(run.out);
+  bool flagged = false;
+  for (const auto &row : listed)
+    if (row["key"] == gemm.key_text) {
+      EXPECT_EQ(row["shape"], "{bad");
+      EXPECT_EQ(row["invalid_json"], nlohmann::json::array({"shape"}));
+      flagged = true;
+    }
+  EXPECT_TRUE(flagged) << run.out;
+  run = db_run({"show", gemm.key_text, "--json"});
+  EXPECT_EQ(run.code, 0) << run.err;
+  EXPECT_EQ(nlohmann::json::parse(run.out)["shape"], "{bad");
+  run = db_run({"show", gemm.key_text});
+  EXPECT_EQ(run.code, 0) << run.err;
+  EXPECT_TRUE(contains(run.out, "{bad")) << run.out;
+  const std::string exported = dir.file("dump.jsonl").string();
+  run = db_run({"export", "-o", exported});
+  EXPECT_EQ(run.code, 0) << run.err;
+  EXPECT_TRUE(contains(run.err, "warning: problem '" + gemm.key_text +
+                                    "': stored shape is not "
+                                    "valid JSON"))
+      << run.err;
+  // Importing that export rejects the damaged records, with their lines, and keeps the rest.
+  run = run_cli({"db", "import", exported, "--db", dir.file("fresh.db").string()});
+  EXPECT_EQ(run.code, cli::kExitFailure);
+  EXPECT_TRUE(contains(run.err, "rejected import line 2: field 'shape'")) << run.err;
+  EXPECT_TRUE(contains(run.out, "imported 1 problems")) << run.out;
+}
+
+TEST_F(DbCli, ImportRejectsABinaryWithAnEmptyHashAndKeepsTheStoredCubin) {
+  const std::string exported = dir.file("dump.jsonl").string();
+  ASSERT_EQ(db_run({"export", "-o", exported}).code, 0);
+  std::ifstream in(exported);
+  std::string text, line;
+  int line_number = 0, damaged_line = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    auto object = nlohmann::json::parse(line);
+    if (object["type"] == "binary" && damaged_line == 0) {
+      object["cubin_base64"] = "";
+      object["cubin_sha256"] = "";
+      damaged_line = line_number;
+    }
+    text += object.dump() + "\n";
+  }
+  const std::string damaged = dir.file("damaged.jsonl").string();
+  std::ofstream(damaged) << text;
+  const CliRun run = db_run({"import", damaged});
+  EXPECT_EQ(run.code, cli::kExitFailure);
+  EXPECT_TRUE(contains(run.err, "rejected import line " + std::to_string(damaged_line) +
+                                    ": binary without a cubin_sha256"))
+      << run.err;
+  const std::string cubin = dir.file("out.cubin").string();
+  ASSERT_EQ(db_run({"cubin", gemm.key_text, "-o", cubin}).code, 0);
+  const BinaryRecord expected = sample_binary(gemm, 128);
+  EXPECT_EQ(file_bytes(cubin), std::string(expected.cubin.begin(), expected.cubin.end()));
+  EXPECT_EQ(db_run({"check"}).code, 0);
+}
+
+TEST_F(DbCli, ImportOfADeeplyNestedShapeIsRejectedNotACrash) {
+  const std::string file = dir.file("deep.jsonl").string();
+  std::ofstream(file) << "{\"type\":\"tcjit-kernels-db\",\"schema\":3}\n"
+                      << R"({"type":"problem","key":"gemm:deep","hash":"00000000000000ab",)"
+                      << R"("op":"gemm","dtype":"f16","arch":"sm_80","spec":"x","shape":)"
+                      << std::string(100000, '[') << std::string(100000, ']')
+                      << R"(,"created_ms":5})"
+                      << "\n"
+                      << R"({"type":"problem","key":"gemm:flat","hash":"00000000000000ac",)"
+                      << R"("op":"gemm","dtype":"f16","arch":"sm_80","spec":"x","shape":{"m":1},)"
+                      << R"("created_ms":5})"
+                      << "\n";
+  const CliRun run = db_run({"import", file});
+  EXPECT_EQ(run.code, cli::kExitFailure);
+  EXPECT_TRUE(contains(run.err, "rejected import line 2: the record nests arrays or objects "
+                                "100001 deep (at most 64)"))
+      << run.err;
+  EXPECT_TRUE(contains(run.out, "imported 1 problems")) << run.out;
+  EXPECT_TRUE(contains(db_run({"ls"}).out, "gemm:flat"));
 }
 
 } // namespace

@@ -389,7 +389,7 @@ TEST_F(DispatchStore, ExportImportRoundTrip) {
   EXPECT_EQ(target.find_dispatch_table(problem.key_text, "sm_90")->created_ms, 1001);
 }
 
-TEST_F(DispatchStore, ImportRejectsABadTableNamingTheLine) {
+TEST_F(DispatchStore, ImportRejectsABadTableNamingTheLineAndKeepsTheRest) {
   KernelsDb db = KernelsDb::open(path);
   const std::string header = "{\"type\":\"tcjit-kernels-db\",\"schema\":3}\n";
   nlohmann::json problem_line = problem_to_json(problem);
@@ -409,33 +409,26 @@ TEST_F(DispatchStore, ImportRejectsABadTableNamingTheLine) {
                                   {"time_us", 1.0},
                                   {"provenance", "measured"}}}}};
   std::stringstream bad(header + problem_line.dump() + "\n" + table_line.dump() + "\n");
-  try {
-    db.import_jsonl(bad);
-    FAIL();
-  } catch (const DbError &error) {
-    EXPECT_EQ(error.where(), "import line 3");
-    EXPECT_TRUE(contains(error.what(), "overlap")) << error.what();
-  }
-  EXPECT_EQ(db.stats().problems, 0); // all or nothing
+  TransferCounts counts = db.import_jsonl(bad);
+  ASSERT_EQ(counts.rejected.size(), 1u);
+  EXPECT_EQ(counts.rejected[0].where, "import line 3");
+  EXPECT_TRUE(contains(counts.rejected[0].reason, "overlap")) << counts.rejected[0].reason;
+  EXPECT_EQ(db.stats().problems, 1);        // the good record is kept
+  EXPECT_EQ(db.stats().dispatch_tables, 0); // the bad one left nothing behind
   // A table of a problem that is not there.
   table_line["entries"].erase(1);
+  table_line["problem"] = "gemm:not-stored";
   std::stringstream orphan(header + table_line.dump() + "\n");
-  try {
-    db.import_jsonl(orphan);
-    FAIL();
-  } catch (const DbError &error) {
-    EXPECT_EQ(error.kind(), DbErrorKind::not_found);
-    EXPECT_EQ(error.where(), "import line 2");
-  }
+  counts = db.import_jsonl(orphan);
+  ASSERT_EQ(counts.rejected.size(), 1u);
+  EXPECT_EQ(counts.rejected[0].where, "import line 2");
+  EXPECT_TRUE(contains(counts.rejected[0].reason, "gemm:not-stored")) << counts.rejected[0].reason;
   // Without entries.
   table_line.erase("entries");
   std::stringstream no_entries(header + problem_line.dump() + "\n" + table_line.dump() + "\n");
-  try {
-    db.import_jsonl(no_entries);
-    FAIL();
-  } catch (const DbError &error) {
-    EXPECT_TRUE(contains(error.what(), "'entries'")) << error.what();
-  }
+  counts = db.import_jsonl(no_entries);
+  ASSERT_EQ(counts.rejected.size(), 1u);
+  EXPECT_TRUE(contains(counts.rejected[0].reason, "'entries'")) << counts.rejected[0].reason;
 }
 
 TEST_F(DispatchStore, MergeKeepsTheNewerTableAndRejectsInvalidOnes) {

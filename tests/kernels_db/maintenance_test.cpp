@@ -120,7 +120,7 @@ TEST(KernelsDbMaintenance, ExportImportRoundTrip) {
             LookupStatus::hit);
 }
 
-TEST(KernelsDbMaintenance, ImportIsAllOrNothingAndNamesTheBadLine) {
+TEST(KernelsDbMaintenance, ImportKeepsGoodRecordsAndNamesTheBadLine) {
   TempDir dir;
   KernelsDb source = KernelsDb::open(dir.file("a.db"));
   fill(source, 2);
@@ -130,15 +130,12 @@ TEST(KernelsDbMaintenance, ImportIsAllOrNothingAndNamesTheBadLine) {
   const std::string text = exported.str();
   const auto bad_line = std::count(text.begin(), text.end(), '\n') + 1;
   std::stringstream broken(text + "{\"type\":\"result\",\"problem\":\"x\"}\n");
-  try {
-    target.import_jsonl(broken);
-    FAIL();
-  } catch (const DbError &error) {
-    EXPECT_NE(std::string(error.what()).find("import line " + std::to_string(bad_line)),
-              std::string::npos)
-        << error.what();
-  }
-  EXPECT_EQ(target.stats().problems, 0);
+  const TransferCounts counts = target.import_jsonl(broken);
+  ASSERT_EQ(counts.rejected.size(), 1u);
+  EXPECT_EQ(counts.rejected[0].where, "import line " + std::to_string(bad_line));
+  EXPECT_NE(counts.rejected[0].reason.find("'config'"), std::string::npos)
+      << counts.rejected[0].reason;
+  EXPECT_EQ(target.stats().problems, 2); // the good records are kept
   std::stringstream no_header("{\"type\":\"problem\"}\n");
   EXPECT_THROW(target.import_jsonl(no_header), DbError);
   std::stringstream newer("{\"type\":\"tcjit-kernels-db\",\"schema\":99}\n");
@@ -239,15 +236,18 @@ TEST(KernelsDbMaintenance, CheckReportsDamageAndHowToRecover) {
   report = KernelsDb::check(dir.file("text.db"));
   EXPECT_FALSE(report.ok);
   EXPECT_THROW(KernelsDb::check(dir.file("missing.db")), DbError);
-  // A newer database is checked structurally, not refused.
+  // A newer database is checked structurally, not refused, and fails the check by name.
   {
     Connection raw = Connection::open(dir.file("newer.db"));
     raw.exec("CREATE TABLE t (x); PRAGMA user_version = 9");
   }
   report = KernelsDb::check(dir.file("newer.db"));
-  EXPECT_TRUE(report.ok);
+  EXPECT_FALSE(report.ok);
+  ASSERT_EQ(report.problems.size(), 1u);
+  EXPECT_NE(report.problems[0].find("newer"), std::string::npos);
   ASSERT_EQ(report.notes.size(), 1u);
-  EXPECT_NE(report.notes[0].find("newer"), std::string::npos);
+  EXPECT_NE(report.notes[0].find("only the SQLite structure was checked"), std::string::npos);
+  EXPECT_NE(report.recovery.find("upgrade tcjit"), std::string::npos);
 }
 
 TEST(KernelsDbMaintenance, VacuumShrinksAfterPrune) {
