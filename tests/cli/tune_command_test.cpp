@@ -139,10 +139,15 @@ TEST_F(TuneCommand, ShardsCoverTheWorkloadOnceAndMerge) {
 TEST_F(TuneCommand, InterruptKeepsTheResultsAndTheNextRunContinues) {
   const std::string wl = workload("big: gemm m=512 n=512 k=512 a=f16 b=f16:col c=f16 acc=f32\n");
   const std::string args = "tune " + wl + " --device emu --budget 400 --jobs 1 --db " + db();
-  // Start it, wait until results are being stored, then Ctrl-C (SIGINT).
+  // Start it, wait until results are being stored (polling the database, read-only, for up to
+  // 5 minutes: slow under the sanitizers), then Ctrl-C (SIGINT).
+  const std::string poll = shell_quote(TCJIT_TOOL) + " db ls --json --db " + db() +
+                           " 2>/dev/null | grep -q '\"results\": [1-9]'";
   const std::string script = shell_quote(TCJIT_TOOL) + " " + args + " >" +
                              shell_quote(path("out")) + " 2>" + shell_quote(path("err")) +
-                             " & pid=$!; sleep 3; kill -INT $pid; wait $pid; echo $? >" +
+                             " & pid=$!; i=0; until " + poll +
+                             " || [ $i -ge 600 ]; do sleep 0.5; i=$((i+1)); done; "
+                             "kill -INT $pid; wait $pid; echo $? >" +
                              shell_quote(path("status"));
   ASSERT_EQ(std::system(("sh -c " + shell_quote(script)).c_str()), 0);
   const std::string status = read_file(path("status"));
