@@ -49,6 +49,7 @@ struct Warp {
   uint32_t barrier_id = 0;
   uint32_t barrier_pc = 0;                          // the bar.sync it waits at
   uint32_t carry = 0;                               // CC.CF per lane (add.cc / addc)
+  uint32_t sync_epoch = 0;                          // bar.warp.sync executed (racecheck)
   std::array<std::vector<uint32_t>, 32> call_stack; // pcs of the calls in progress
   // cp.async copies in flight, per lane in issue order (their groups never decrease, so the
   // copies a wait completes are a prefix): copies[head..] are pending.
@@ -66,6 +67,22 @@ struct Barrier {
   uint32_t waiting_warps = 0;
 };
 
+// racecheck (like compute-sanitizer's): per 4-byte shared word, the last write and the last read
+// of the current barrier interval. A read conflicts with an earlier write, and a write with an
+// earlier read, of the same bytes in the same interval by another thread, unless both are in one
+// warp with a bar.warp.sync between them. Two writes are not reported (threads storing the same
+// value is a common, benign pattern).
+struct ShadowAccess {
+  uint32_t epoch = 0;      // Cta::race_epoch at the access (0: none)
+  uint32_t thread = 0;     // linear thread index in the block
+  uint32_t warp_epoch = 0; // the thread's warp's bar.warp.sync count at the access
+  uint32_t pc = 0;         // the instruction
+  uint32_t bytes = 0;      // which of the word's 4 bytes it touched (bits 0..3)
+};
+struct ShadowWord {
+  ShadowAccess write, read;
+};
+
 struct Cta {
   device::Dim3 id;
   uint32_t threads = 0;
@@ -78,6 +95,8 @@ struct Cta {
   uint32_t live_threads = 0;
   std::vector<uint8_t> async_pending; // per 4-byte shared word: copies not yet waited for
   uint32_t async_pending_words = 0;
+  std::vector<ShadowWord> race_shadow; // per 4-byte shared word (empty: racecheck off)
+  uint32_t race_epoch = 1;             // barrier intervals so far (+1 at each bar.sync release)
 };
 
 struct LaunchState {

@@ -104,6 +104,10 @@ void exec_memory(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
         for_each_lane(mask, [&](uint32_t l) { ok &= pending[addresses[l] >> 2] == 0; });
       }
       if (ok) {
+        if (!cta.race_shadow.empty())
+          for_each_lane(mask, [&](uint32_t l) {
+            check_shared_race(ctx, w, in, l, addresses[l], 4, AccessKind::Read);
+          });
         const uint8_t *sh = ctx.cta->shared.data();
         for_each_lane(mask, [&](uint32_t l) {
           uint32_t v;

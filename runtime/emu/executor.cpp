@@ -16,6 +16,7 @@ namespace {
 constexpr uint32_t kSliceInstructions = 2048; // warp instructions before switching warps
 
 void release_barrier(Cta &cta, uint32_t id) {
+  ++cta.race_epoch; // racecheck: a new barrier interval
   for (Warp &w : cta.warps) {
     if (w.state == WarpState::AtBarrier && w.barrier_id == id)
       w.state = WarpState::Running;
@@ -266,6 +267,7 @@ void exec_control(ExecContext &ctx, Warp &w, const Instr &in, uint32_t pc, uint3
     return;
   }
   case Op::BarWarpSync: {
+    ++w.sync_epoch; // racecheck: the warp's lanes see each other's shared accesses from here
     for_each_lane(active, [&](uint32_t l) { next[l] = pc + 1; });
     set_next_pcs(w, active, next);
     if (exec) {
@@ -423,6 +425,8 @@ void init_cta(ExecContext &ctx, const LaunchRequest &req, uint64_t linear_cta) {
   cta.shared.assign(shared_bytes, 0);
   cta.async_pending.assign(shared_bytes / 4 + 1, 0);
   cta.async_pending_words = 0;
+  cta.race_shadow.assign(shared_bytes / 4 + 1, ShadowWord{});
+  cta.race_epoch = 1;
   cta.local.assign(size_t{threads} * prog.local_bytes, 0);
   cta.param_scratch.assign(size_t{threads} * prog.param_scratch_bytes, 0);
   cta.regs.assign(size_t{nwarps} * prog.num_regs * 32, 0);
@@ -432,6 +436,7 @@ void init_cta(ExecContext &ctx, const LaunchRequest &req, uint64_t linear_cta) {
   for (uint32_t wi = 0; wi < nwarps; ++wi) {
     Warp &w = cta.warps[wi];
     w.index = wi;
+    w.sync_epoch = 0;
     w.regs = cta.regs.data() + size_t{wi} * prog.num_regs * 32;
     uint32_t n = std::min<uint32_t>(32, threads - wi * 32);
     w.exists = n == 32 ? ~0u : ((1u << n) - 1);

@@ -25,6 +25,52 @@ std::string access_words(AccessKind kind, Space space, uint32_t size, uint64_t a
 
 } // namespace
 
+void check_shared_race(ExecContext &ctx, Warp &warp, const Instr &in, uint32_t lane,
+                       uint64_t address, uint32_t size, AccessKind kind) {
+  Cta &cta = *ctx.cta;
+  const Program &prog = *ctx.program;
+  const uint32_t thread = thread_index(warp, lane);
+  const uint32_t pc = static_cast<uint32_t>(&in - prog.code.data());
+  // Another thread's access of this interval that nothing orders before this one.
+  uint32_t bytes = 0; // of the word at hand
+  auto conflicts = [&](const ShadowAccess &a) {
+    return a.epoch == cta.race_epoch && a.thread != thread && (a.bytes & bytes) != 0 &&
+           (a.thread / 32 != warp.index || a.warp_epoch == warp.sync_epoch);
+  };
+  auto report = [&](const ShadowAccess &other, const char *other_kind) {
+    const device::Dim3 &block = ctx.launch->config.block;
+    const uint32_t t = other.thread;
+    std::string where = prog.source_name + ":" + std::to_string(prog.code[other.pc].line);
+    if (other.pc < prog.opcode_text.size())
+      where += " (" + prog.opcode_text[other.pc] + ")";
+    fault(ctx, warp, in, static_cast<int>(lane),
+          "shared-memory race (racecheck): this " +
+              std::string(kind == AccessKind::Write ? "write" : "read") + " of " +
+              std::to_string(size) + " bytes at " + hex_address(address) + " and the " +
+              other_kind + " of the same word by thread (" + std::to_string(t % block.x) + "," +
+              std::to_string(t / block.x % block.y) + "," +
+              std::to_string(t / (block.x * block.y)) + ") at " + where +
+              " have no bar.sync between them (nor a bar.warp.sync, within one warp); add the "
+              "barrier, or give each thread its own words");
+  };
+  const uint64_t end = address + size;
+  for (uint64_t wd = address / 4; wd <= (end - 1) / 4; ++wd) {
+    const uint64_t lo = std::max(address, wd * 4), hi = std::min(end, wd * 4 + 4);
+    bytes = ((1u << (hi - lo)) - 1) << (lo - wd * 4);
+    ShadowWord &s = cta.race_shadow[wd];
+    const ShadowAccess now{cta.race_epoch, thread, warp.sync_epoch, pc, bytes};
+    if (kind == AccessKind::Write) {
+      if (conflicts(s.read))
+        report(s.read, "read");
+      s.write = now;
+    } else {
+      if (conflicts(s.write))
+        report(s.write, "write");
+      s.read = now;
+    }
+  }
+}
+
 LaneAccess translate_access(ExecContext &ctx, Warp &warp, const Instr &in, uint32_t lane,
                             Space space, uint64_t address, uint32_t size, uint32_t align,
                             AccessKind kind) {
@@ -91,6 +137,8 @@ LaneAccess translate_access(ExecContext &ctx, Warp &warp, const Instr &in, uint3
         }
       }
     }
+    if (kind != AccessKind::Atomic && !cta.race_shadow.empty())
+      check_shared_race(ctx, warp, in, lane, address, size, kind);
     r.host = cta.shared.data() + address;
     return r;
   }

@@ -33,6 +33,13 @@ inline bool touches_async_pending(const Cta &cta, uint64_t address, uint32_t siz
   return pending;
 }
 
+// racecheck: records this lane's access of shared bytes [address, address + size) and faults
+// (EmuFault) when it conflicts with another thread's access of the same barrier interval (a write
+// and a read or two writes, with no bar.sync between them; lanes of one warp may also be
+// ordered by bar.warp.sync). Atomics are not checked.
+void check_shared_race(ExecContext &ctx, Warp &warp, const Instr &in, uint32_t lane,
+                       uint64_t address, uint32_t size, AccessKind kind);
+
 // translate_access with inline fast paths for the common, valid cases (shared memory not
 // touching a cp.async in flight, the last global allocation used, kernel parameters); anything
 // else, and every error, goes through translate_access.
@@ -43,8 +50,11 @@ inline LaneAccess translate_access_fast(ExecContext &ctx, Warp &warp, const Inst
     const Cta &cta = *ctx.cta;
     if (space == Space::Shared) {
       if (address < cta.shared.size() && address + size <= cta.shared.size() &&
-          (cta.async_pending_words == 0 || !touches_async_pending(cta, address, size)))
+          (cta.async_pending_words == 0 || !touches_async_pending(cta, address, size))) {
+        if (kind != AccessKind::Atomic && !cta.race_shadow.empty())
+          check_shared_race(ctx, warp, in, lane, address, size, kind);
         return {const_cast<uint8_t *>(cta.shared.data()) + address, Space::Shared, address};
+      }
     } else if (space == Space::Global || (space == Space::Generic && address < kLocalWindowBase)) {
       const Allocation *a = ctx.last_allocation;
       if (a && address - a->base < a->size && size <= a->size - (address - a->base))

@@ -195,3 +195,102 @@ LOOP:
 
 } // namespace
 } // namespace tcjit::emu::test
+
+namespace tcjit::emu::test {
+namespace {
+
+// Each thread writes its word of a shared array, then reads its neighbour's (thread t reads
+// t + `shift` modulo the block), with `sync` between them ("" for none); the result goes to out.
+std::string neighbour_kernel(const std::string &sync, int shift, const std::string &store = "u32") {
+  return R"(
+.visible .entry neighbour(.param .u64 out)
+{
+  .shared .align 4 .b8 tile[256];
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<4>;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %ntid.x;
+  shl.b32 %r3, %r1, 2;
+  mov.u32 %r4, tile;
+  add.u32 %r5, %r4, %r3;
+  st.shared.)" +
+         store +
+         R"( [%r5], %r1;
+  )" + sync +
+         R"(
+  add.u32 %r6, %r1, )" +
+         std::to_string(shift) + R"(;
+  rem.u32 %r6, %r6, %r2;
+  shl.b32 %r6, %r6, 2;
+  add.u32 %r6, %r4, %r6;
+  ld.shared.u32 %r7, [%r6];
+  ld.param.u64 %rd1, [out];
+  mul.wide.u32 %rd2, %r1, 4;
+  add.u64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r7;
+  ret;
+}
+)";
+}
+
+TEST(EmuRacecheck, AReadOfAnotherThreadsWriteWithoutABarrierIsARace) {
+  EmuDevice dev;
+  auto out = dev.allocate(64 * 4);
+  const std::string e = launch_error(dev, neighbour_kernel("", 33), "neighbour", {64, 1, 1},
+                                     {Arg::of(out)}, "race.ptx");
+  expect_has(e, "shared-memory race (racecheck)");
+  expect_has(e, "ld.shared.u32");
+  expect_has(e, "race.ptx:15 (st.shared.u32)"); // the other side of the race, named
+  expect_has(e, "have no bar.sync between them");
+  // With the barrier: no race, and every thread reads its neighbour's value.
+  launch(dev, ptx_module(neighbour_kernel("bar.sync 0;", 33)), "neighbour", {1, 1, 1}, {64, 1, 1},
+         {Arg::of(out)});
+  const auto got = download<uint32_t>(dev, out, 64);
+  for (uint32_t t = 0; t < 64; ++t)
+    EXPECT_EQ(got[t], (t + 33) % 64);
+}
+
+TEST(EmuRacecheck, WithinOneWarpBarWarpSyncOrdersTheLanes) {
+  EmuDevice dev;
+  auto out = dev.allocate(32 * 4);
+  // Lanes of one warp reading each other's words: a race without bar.warp.sync, none with it.
+  const std::string e =
+      launch_error(dev, neighbour_kernel("", 1), "neighbour", {32, 1, 1}, {Arg::of(out)});
+  expect_has(e, "shared-memory race (racecheck)");
+  launch(dev, ptx_module(neighbour_kernel("bar.warp.sync -1;", 1)), "neighbour", {1, 1, 1},
+         {32, 1, 1}, {Arg::of(out)});
+  EXPECT_EQ(download<uint32_t>(dev, out, 32)[31], 0u);
+}
+
+TEST(EmuRacecheck, DifferentBytesOfOneWordAreNotARace) {
+  // Thread t stores 2 bytes at 2t (two threads per 4-byte word), then reads its own 2 bytes back.
+  const std::string body = R"(
+.visible .entry halves(.param .u64 out)
+{
+  .shared .align 4 .b8 tile[128];
+  .reg .b16 %h<2>;
+  .reg .b32 %r<6>;
+  .reg .b64 %rd<4>;
+  mov.u32 %r1, %tid.x;
+  cvt.u16.u32 %h1, %r1;
+  shl.b32 %r2, %r1, 1;
+  mov.u32 %r3, tile;
+  add.u32 %r4, %r3, %r2;
+  st.shared.u16 [%r4], %h1;
+  ld.shared.u16 %h1, [%r4];
+  cvt.u32.u16 %r5, %h1;
+  ld.param.u64 %rd1, [out];
+  mul.wide.u32 %rd2, %r1, 4;
+  add.u64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r5;
+  ret;
+}
+)";
+  EmuDevice dev;
+  auto out = dev.allocate(64 * 4);
+  launch(dev, ptx_module(body), "halves", {1, 1, 1}, {64, 1, 1}, {Arg::of(out)});
+  EXPECT_EQ(download<uint32_t>(dev, out, 64)[63], 63u);
+}
+
+} // namespace
+} // namespace tcjit::emu::test
