@@ -140,10 +140,13 @@ KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
   std::string choice; // "tuned (...)" when the database had a tuned config
   // The configs to try, best first: the requested one alone, or the tuned one, or the default
   // chooser's (taken in order when a cubin spills: register use is known only after ptxas).
+  if (!request.config && !request.chosen.empty())
+    choice = request.chosen_note;
   const std::vector<codegen::TileConfig> candidates =
       request.config
           ? std::vector<codegen::TileConfig>{codegen::resolve_vectors(spec, *request.config)}
-          : chosen_configs(spec, key, request, db, choice);
+      : !request.chosen.empty() ? request.chosen
+                                : chosen_configs(spec, key, request, db, choice);
   if (candidates.empty()) {
     for (const codegen::ConfigError &e :
          codegen::check_codegen_support(spec, request.arch, request.tf32_off))

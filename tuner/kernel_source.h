@@ -22,6 +22,9 @@ struct KernelRequest {
   bool tf32_off = false;                     // tf32_disabled_by_environment()
   std::optional<codegen::TileConfig> config; // nullopt: chosen_configs()
   bool compile_on_miss = true;               // false: a cache miss is an error
+  // chosen_configs() already computed by the caller (with its note), so that it is not done twice.
+  std::vector<codegen::TileConfig> chosen;
+  std::string chosen_note;
 };
 
 enum class KernelOrigin { database, compiled_now };

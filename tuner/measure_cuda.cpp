@@ -4,6 +4,7 @@
 #include "compiler/reference/random_fill.h"
 #include "compiler/spec/shape.h"
 #include "runtime/cuda/cuda_device.h"
+#include "tuner/device_buffer.h"
 #include "tuner/gemm_launch.h"
 #include "tuner/kernel_records.h"
 #include "tuner/measure_stats.h"
@@ -27,36 +28,12 @@ constexpr uint64_t kCheckSeed = 1;
 constexpr uint64_t kTimingSeed = 101;
 constexpr uint64_t kDefaultFlushBytes = uint64_t{128} << 20; // when the L2 size is unknown
 
-// A device allocation freed when it goes out of scope.
-class DeviceBuffer {
-public:
-  DeviceBuffer(device::Device &dev, uint64_t bytes)
-      : dev_(dev), ptr_(dev.allocate(std::max<uint64_t>(bytes, 16))) {}
-  DeviceBuffer(const DeviceBuffer &) = delete;
-  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
-  ~DeviceBuffer() {
-    try {
-      dev_.free(ptr_);
-    } catch (const device::DeviceError &) {
-      // The error that made the measurement fail is the one reported.
-    }
-  }
-  device::DevicePtr ptr() const { return ptr_; }
-
-private:
-  device::Device &dev_;
-  device::DevicePtr ptr_;
-};
-
 // A device buffer of `count` random elements of `dtype`.
 std::unique_ptr<DeviceBuffer> random_buffer(device::Device &dev, DType dtype, int64_t count,
                                             uint64_t seed) {
   std::vector<std::byte> host(static_cast<size_t>((count * dtype_bits(dtype) + 7) / 8));
   fill_random(dtype, host.data(), count, seed);
-  auto buffer = std::make_unique<DeviceBuffer>(dev, host.size());
-  if (!host.empty())
-    dev.copy_to_device(buffer->ptr(), host.data(), host.size());
-  return buffer;
+  return std::make_unique<DeviceBuffer>(dev, host);
 }
 
 // Unloads a module when it goes out of scope.

@@ -4,6 +4,7 @@
 #include "compiler/reference/gemm_reference.h"
 #include "compiler/reference/random_fill.h"
 #include "runtime/emu/emu_device.h"
+#include "tuner/device_buffer.h"
 #include "tuner/gemm_launch.h"
 
 #include <algorithm>
@@ -26,30 +27,6 @@ std::vector<std::byte> random_bytes(DType t, int64_t count, uint64_t seed) {
   fill_random(t, v.data(), count, seed);
   return v;
 }
-
-// A device buffer holding a copy of `host`, freed when it goes out of scope.
-class DeviceBuffer {
-public:
-  DeviceBuffer(device::Device &dev, const std::vector<std::byte> &host)
-      : dev_(dev), ptr_(dev.allocate(std::max<size_t>(host.size(), 16))) {
-    if (!host.empty())
-      dev.copy_to_device(ptr_, host.data(), host.size());
-  }
-  DeviceBuffer(const DeviceBuffer &) = delete;
-  DeviceBuffer &operator=(const DeviceBuffer &) = delete;
-  ~DeviceBuffer() {
-    try {
-      dev_.free(ptr_);
-    } catch (const device::DeviceError &) {
-      // The error that made the run fail is the one reported.
-    }
-  }
-  device::DevicePtr ptr() const { return ptr_; }
-
-private:
-  device::Device &dev_;
-  device::DevicePtr ptr_;
-};
 
 } // namespace
 

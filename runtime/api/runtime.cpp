@@ -646,6 +646,10 @@ Operation Runtime::prepare(const OpSpec &spec) {
     }
   }
 
+  if (!request.config) { // the configs chosen above, not chosen again
+    request.chosen = chosen;
+    request.chosen_note = tuned_note;
+  }
   tuner::KernelSource source;
   try {
     source = tuner::find_or_compile_gemm(spec, key, request, rt.db ? &*rt.db : nullptr);

@@ -319,15 +319,15 @@ private:
         continue;
       kernels.push_back(&f);
       std::set<std::string> seen{f.name};
-      std::vector<std::string> todo{f.name};
+      std::vector<std::string> unvisited{f.name};
       auto &set = uses[f.name];
-      while (!todo.empty()) {
-        std::string n = todo.back();
-        todo.pop_back();
+      while (!unvisited.empty()) {
+        std::string n = unvisited.back();
+        unvisited.pop_back();
         set.insert(direct[n].begin(), direct[n].end());
         for (const std::string &c : callees[n]) {
           if (seen.insert(c).second)
-            todo.push_back(c);
+            unvisited.push_back(c);
         }
       }
     }

@@ -186,7 +186,7 @@ TEST_F(TuneCommand, ASizeRangeStoresADispatchTable) {
   EXPECT_NE(show.out.find("dispatch"), std::string::npos) << show.out;
 }
 
-TEST_F(TuneCommand, BadFlagsAndSpecsSayWhatToDo) {
+TEST_F(TuneCommand, BadFlagsAndSpecsGetClearErrors) {
   const std::string spec = "'gemm m=64 n=64 k=64 a=f16 b=f16 c=f16 acc=f32'";
   struct Case {
     std::string args;

@@ -176,9 +176,9 @@ public:
   int calls = 0;
 };
 
-TEST(Strategies, FindTheKnownOptimumWithinTheirBudget) {
-  const TuneTask task = task_of("gemm m=512 n=512 k=2048 a=f16 b=f16:col c=f16 acc=f32");
-  SpaceOptions small; // a few hundred configs: the test runs under ASan too
+// A few hundred configs of the space: the strategy tests run under ASan too.
+SpaceOptions small_space() {
+  SpaceOptions small;
   small.cta_sizes = {32, 64, 128};
   small.k_bytes = {32, 64};
   small.stages = {2, 3};
@@ -186,6 +186,12 @@ TEST(Strategies, FindTheKnownOptimumWithinTheirBudget) {
   small.warp_sizes = {32, 64};
   small.raster_groups = {1};
   small.narrower_vectors = false;
+  return small;
+}
+
+TEST(Strategies, FindTheKnownOptimumWithinTheirBudget) {
+  const TuneTask task = task_of("gemm m=512 n=512 k=2048 a=f16 b=f16:col c=f16 acc=f32");
+  const SpaceOptions small = small_space();
   const SearchSpace space = enumerate_space(task.spec, "sm_80", false, a100_model(), small);
   ASSERT_GT(space.legal.size(), 100u);
   ASSERT_LT(space.legal.size(), 2000u);
@@ -225,14 +231,7 @@ TEST(Strategies, FindTheKnownOptimumWithinTheirBudget) {
 TEST(Strategies, FindTheKnownOptimumOnReplayData) {
   TempDir dir;
   const TuneTask task = task_of("gemm m=512 n=512 k=2048 a=f16 b=f16:col c=f16 acc=f32");
-  SpaceOptions small;
-  small.cta_sizes = {32, 64, 128};
-  small.k_bytes = {32, 64};
-  small.stages = {2, 3};
-  small.split_k = {1, 2, 4};
-  small.warp_sizes = {32, 64};
-  small.raster_groups = {1};
-  small.narrower_vectors = false;
+  const SpaceOptions small = small_space();
   const SearchSpace space = enumerate_space(task.spec, "sm_80", false, a100_model(), small);
   double optimum = INFINITY;
   codegen::TileConfig best_config;
