@@ -1,7 +1,7 @@
 #include "tuner/gemm_launch.h"
 
 #include "compiler/codegen/kernel_abi.h"
-#include "compiler/reference/gemm_geometry.h"
+#include "compiler/codegen/conv_lowering.h"
 
 #include <string>
 
@@ -26,7 +26,7 @@ device::LaunchConfig to_launch_config(const codegen::LaunchDims &d) {
 // The 16 ABI parameters of the main kernel.
 device::ParamBuffer gemm_params(const device::KernelInfo &info, const codegen::KernelPlan &plan,
                                 const OpSpec &spec, const GemmPointers &ptrs) {
-  const GemmGeometry geo = gemm_geometry(spec);
+  const GemmGeometry geo = codegen::launch_geometry(spec);
   device::ParamBuffer p(info);
   p.set(index(GemmParam::a), ptrs.a);
   p.set(index(GemmParam::b), ptrs.b);
@@ -91,7 +91,7 @@ void enqueue_launches(device::Device &dev, const LoadedGemm &gemm, const OpSpec 
                       const GemmPointers &ptrs, device::DevicePtr workspace,
                       const std::function<void()> &after_main_launch) {
   const codegen::KernelPlan &plan = *gemm.plan;
-  const GemmGeometry geo = gemm_geometry(spec);
+  const GemmGeometry geo = codegen::launch_geometry(spec);
   const int split = plan.config.split_k;
   const device::LaunchConfig main_launch = to_launch_config(
       codegen::gemm_launch_dims(geo.m, geo.n, geo.batch, plan.config.bm, plan.config.bn,
@@ -130,7 +130,7 @@ uint64_t gemm_workspace_bytes(const LoadedGemm &gemm, const OpSpec &spec) {
   const codegen::KernelPlan &plan = *gemm.plan;
   if (plan.config.split_k <= 1)
     return 0;
-  const GemmGeometry geo = gemm_geometry(spec);
+  const GemmGeometry geo = codegen::launch_geometry(spec);
   return codegen::splitk_workspace_bytes(geo.m, geo.n, geo.batch, plan.config.split_k,
                                          dtype_bits(plan.mma.acc) / 8);
 }

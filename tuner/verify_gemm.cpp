@@ -1,5 +1,8 @@
 #include "tuner/verify_gemm.h"
 
+#include "compiler/codegen/conv_lowering.h"
+#include "compiler/reference/conv_geometry.h"
+#include "compiler/reference/conv_reference.h"
 #include "compiler/reference/gemm_geometry.h"
 #include "compiler/reference/gemm_reference.h"
 #include "compiler/reference/random_fill.h"
@@ -30,8 +33,63 @@ std::vector<std::byte> random_bytes(DType t, int64_t count, uint64_t seed) {
 
 } // namespace
 
+namespace {
+
+// A convolution through its implicit GEMM: random x, filter and y (the written tensor also is C),
+// reference_conv, the kernel on the device with the tensors in their view roles.
+GemmCheck run_and_check_conv(device::Device &dev, const codegen::CompiledKernel &kernel,
+                             const OpSpec &spec, uint64_t seed, std::span<const uint8_t> cubin) {
+  GemmCheck check;
+  const ConvGeometry geo = conv_geometry(spec);
+  std::vector<std::byte> x = random_bytes(geo.x_dtype, x_element_count(geo), seed);
+  std::vector<std::byte> w = random_bytes(geo.filter_dtype, filter_element_count(geo), seed + 1);
+  std::vector<std::byte> y = random_bytes(geo.y_dtype, y_element_count(geo), seed + 2);
+  const codegen::ConvRoles roles = codegen::conv_roles(geo.pass);
+  const DType out_dtype = roles.c == codegen::ConvTensor::x        ? geo.x_dtype
+                          : roles.c == codegen::ConvTensor::filter ? geo.filter_dtype
+                                                                   : geo.y_dtype;
+  const int64_t out_channels = geo.pass == ConvPass::dgrad ? geo.c : geo.k;
+  const std::vector<std::byte> bias = random_bytes(out_dtype, out_channels, seed + 3);
+  const bool has_bias = spec.epilogue.bias != BiasKind::none;
+
+  // The reference writes the output tensor of its buffers: give it copies.
+  std::vector<std::byte> rx = x, rw = w, ry = y;
+  const auto t_ref = Clock::now();
+  const ReferenceResult ref = reference_conv(
+      spec, {rx.data(), rw.data(), ry.data(), has_bias ? bias.data() : nullptr}, kernel.plan.math);
+  check.reference_ms = ms_since(t_ref);
+
+  const auto t_dev = Clock::now();
+  DeviceBuffer dx(dev, x), dw(dev, w), dy(dev, y), dbias(dev, bias);
+  auto ptr = [&](codegen::ConvTensor t) {
+    return t == codegen::ConvTensor::x ? dx.ptr() : t == codegen::ConvTensor::filter ? dw.ptr()
+                                                                                     : dy.ptr();
+  };
+  const LoadedGemm gemm = load_gemm(dev, kernel, cubin);
+  const auto *emu_dev = dynamic_cast<const emu::EmuDevice *>(&dev);
+  launch_gemm(dev, gemm, spec,
+              {ptr(roles.a), ptr(roles.b), ptr(roles.c), ptr(roles.c), has_bias ? dbias.ptr() : 0},
+              [&] {
+                if (emu_dev)
+                  check.counters = emu_dev->last_counters();
+              });
+  const std::vector<std::byte> &host_out = roles.c == codegen::ConvTensor::x        ? x
+                                           : roles.c == codegen::ConvTensor::filter ? w
+                                                                                    : y;
+  std::vector<std::byte> out(host_out.size());
+  dev.copy_to_host(out.data(), ptr(roles.c), out.size());
+  dev.unload_module(gemm.module);
+  check.device_ms = ms_since(t_dev);
+  check.report = compare_with_reference(spec, kernel.plan.math, out.data(), ref);
+  return check;
+}
+
+} // namespace
+
 GemmCheck run_and_check_gemm(device::Device &dev, const codegen::CompiledKernel &kernel,
                              const OpSpec &spec, uint64_t seed, std::span<const uint8_t> cubin) {
+  if (spec.kind != OpKind::gemm)
+    return run_and_check_conv(dev, kernel, spec, seed, cubin);
   GemmCheck check;
   const GemmGeometry geo = gemm_geometry(spec);
   const std::vector<std::byte> a = random_bytes(geo.a.dtype, geo.batch * geo.a.batch_stride, seed);

@@ -1,5 +1,7 @@
 #include "compiler/codegen/cp_async.h"
 
+#include "compiler/codegen/conv_gather.h"
+
 #include <algorithm>
 
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -71,10 +73,17 @@ void emit_tile_copy(EmitContext &e, const OperandPlan &op, const GlobalOperand &
     Value *col = b.CreateMul(b.CreateURem(idx, e.c32(vecs_per_row)), e.c32(op.vec));
     Value *grow = b.CreateAdd(outer0, row);
     Value *gcol = b.CreateAdd(contig0, col);
-    Value *in =
-        b.CreateAnd(b.CreateICmpSLT(grow, g.outer_extent), b.CreateICmpSLT(gcol, g.contig_extent));
-    Value *elem =
-        b.CreateAdd(b.CreateMul(b.CreateZExt(grow, e.i64()), g.ld), b.CreateZExt(gcol, e.i64()));
+    Value *in = nullptr, *elem = nullptr;
+    if (op.gather == Gather::linear) {
+      in = b.CreateAnd(b.CreateICmpSLT(grow, g.outer_extent),
+                       b.CreateICmpSLT(gcol, g.contig_extent));
+      elem =
+          b.CreateAdd(b.CreateMul(b.CreateZExt(grow, e.i64()), g.ld), b.CreateZExt(gcol, e.i64()));
+    } else {
+      const GatheredElement x = emit_gathered_element(e, op, g, grow, gcol);
+      in = x.in;
+      elem = x.elem;
+    }
     Value *src_in = b.CreateGEP(e.i8(), g.base, b.CreateMul(elem, e.c64(op.esize)));
     Value *src = b.CreateSelect(in, src_in, g.base);
     Value *dst = smem_address(e, op, stage, row, col);

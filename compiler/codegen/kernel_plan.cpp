@@ -4,6 +4,7 @@
 #include "compiler/spec/arch.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 #include <stdexcept>
 
@@ -89,8 +90,50 @@ int ptx_version_for(int sm) {
   return 70;
 }
 
+namespace {
+
+// 32-bit FNV-1a, for a short deterministic tag of a conv kernel's constants in its name.
+uint32_t fnv1a(std::string_view s) {
+  uint32_t h = 2166136261u;
+  for (unsigned char ch : s)
+    h = (h ^ ch) * 16777619u;
+  return h;
+}
+
+KernelPlan plan_view(const OpSpec &spec, const TileConfig &c, std::string_view arch,
+                     bool tf32_off, int c_vec);
+
+} // namespace
+
 KernelPlan plan_kernel(const OpSpec &spec, const TileConfig &c, std::string_view arch,
                        bool tf32_off) {
+  if (spec.kind == OpKind::gemm) {
+    int c_vec = 1;
+    for (const OperandAlignment &al : analyze_alignment(spec))
+      if (al.operand == "c")
+        c_vec = al.elements;
+    return plan_view(spec, c, arch, tf32_off, c_vec);
+  }
+  const ConvLowering l = lower_conv(spec);
+  KernelPlan p = plan_view(l.view, c, arch, tf32_off, l.max_vec_c);
+  p.conv = l.conv;
+  p.a.gather = l.a;
+  p.b.gather = l.b;
+  p.bias_per_batch = l.conv.groups > 1 && spec.epilogue.bias != BiasKind::none;
+  // tcjit_gemm_... -> tcjit_conv2d_fprop_..._c<hash of the constants>
+  const std::string constants = describe(l.conv);
+  char tag[16];
+  std::snprintf(tag, sizeof tag, "%08x", fnv1a(constants));
+  p.kernel_name = std::string("tcjit_") + (l.conv.three_d ? "conv3d_" : "conv2d_") +
+                  std::string(to_string(l.conv.pass)) + "_" +
+                  p.kernel_name.substr(std::string_view("tcjit_gemm_").size()) + "_c" + tag;
+  return p;
+}
+
+namespace {
+
+KernelPlan plan_view(const OpSpec &spec, const TileConfig &c, std::string_view arch,
+                     bool tf32_off, int c_vec) {
   KernelPlan p;
   const auto info = find_arch(arch);
   if (!info || c.vec_a == 0 || c.vec_b == 0)
@@ -115,9 +158,7 @@ KernelPlan plan_kernel(const OpSpec &spec, const TileConfig &c, std::string_view
   p.smem_bytes = c.stages * (p.a.stage_bytes + p.b.stage_bytes);
   p.out = spec.gemm.c.dtype;
   p.out_layout = spec.gemm.c.layout;
-  for (const OperandAlignment &al : analyze_alignment(spec))
-    if (al.operand == "c")
-      p.c_vec = al.elements;
+  p.c_vec = c_vec;
   p.epi = p.mma.acc == DType::f64 ? DType::f64 : DType::f32;
   p.epilogue = spec.epilogue;
   p.integer_identity = p.mma.acc == DType::s32 && spec.epilogue.alpha == 1.0 &&
@@ -138,6 +179,8 @@ KernelPlan plan_kernel(const OpSpec &spec, const TileConfig &c, std::string_view
   return p;
 }
 
+} // namespace
+
 int64_t swizzled_offset(const OperandPlan &op, int64_t row, int64_t col) {
   const int64_t o = row * op.row_bytes + col * op.esize;
   const int64_t r = op.row_bytes >= 128 ? row : o >> 7;
@@ -157,6 +200,8 @@ std::string kernel_identity(const KernelPlan &p) {
   o << p.kernel_name << "|" << p.arch << "|ptx" << p.ptx_version << "|" << to_string(p.math) << "|"
     << to_string(p.epi) << (p.integer_identity ? "|integer_identity" : "")
     << (p.stage_epilogue ? "|staged" + std::to_string(p.stage_vec) : std::string());
+  if (p.conv)
+    o << "|" << describe(*p.conv) << (p.bias_per_batch ? "|grouped_bias" : "");
   return o.str();
 }
 
@@ -178,9 +223,15 @@ std::string describe(const KernelPlan &p) {
       << (x.load == FragmentLoad::ldmatrix         ? "ldmatrix.x4"
           : x.load == FragmentLoad::ldmatrix_trans ? "ldmatrix.x4.trans"
                                                    : "ld.shared")
-      << " (swizzle shift " << x.swizzle_shift << ", spread " << x.swizzle_spread << ")\n";
+      << " (swizzle shift " << x.swizzle_shift << ", spread " << x.swizzle_spread << ")"
+      << (x.gather != Gather::linear ? ", " + std::string(to_string(x.gather)) + " gather" : "")
+      << "\n";
   };
-  o << "kernel " << p.kernel_name << "\n"
+  o << "kernel " << p.kernel_name << "\n";
+  if (p.conv)
+    o << "  implicit GEMM of " << describe(*p.conv) << ": A by " << to_string(p.a.gather)
+      << ", B by " << to_string(p.b.gather) << ", one group per grid z\n";
+  o
     << "  target " << p.arch << ", PTX " << p.ptx_version / 10 << "." << p.ptx_version % 10 << "\n"
     << "  mma " << p.mma.ptx << "\n"
     << "  CTA " << p.config.bm << "x" << p.config.bn << "x" << p.config.bk << ", " << p.warps

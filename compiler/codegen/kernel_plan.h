@@ -22,11 +22,13 @@
 // plan_kernel picks them; tests/codegen check every case on the emulator (zero bank conflicts).
 #pragma once
 
+#include "compiler/codegen/conv_lowering.h"
 #include "compiler/codegen/mma_table.h"
 #include "compiler/codegen/tile_config.h"
 #include "tcjit/op_spec.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace tcjit::codegen {
@@ -54,6 +56,7 @@ struct OperandPlan {
   FragmentLoad load = FragmentLoad::scalar;
   int swizzle_shift = 0;  // see the swizzle above
   int swizzle_spread = 0; // 0 or 1
+  Gather gather = Gather::linear; // how a tile element's global address is formed
 };
 
 struct KernelPlan {
@@ -69,7 +72,11 @@ struct KernelPlan {
   int tiles_m = 0, tiles_n = 0; // mma tiles per warp
   int k_steps = 0;              // mma k-steps per K-tile
   OperandPlan a, b;
-  int smem_bytes = 0; // dynamic shared memory per CTA
+  // A convolution's implicit GEMM (conv_lowering.h): the constants its gathers use. The plan's
+  // operands, tiles and epilogue are those of the view; the batch index is the group.
+  std::optional<ConvConstants> conv;
+  bool bias_per_batch = false; // grouped conv: group g's bias starts at g * N
+  int smem_bytes = 0;          // dynamic shared memory per CTA
   // epilogue
   DType out = DType::f32;
   MatrixLayout out_layout = MatrixLayout::row;

@@ -35,6 +35,16 @@ void annotate_kernel(llvm::Module &m, llvm::Function *f, int threads) {
                             llvm::ValueAsMetadata::get(llvm::ConstantInt::get(i32, threads))}));
 }
 
+// The bias of batch `batch` (i64): shared by all batches of a GEMM; group g's own N values
+// (from g * N) for a grouped convolution.
+Value *bias_base(EmitContext &e, Value *bias, Value *batch, Value *n) {
+  if (!e.plan.bias_per_batch)
+    return bias;
+  auto &b = e.b;
+  Value *elems = b.CreateMul(batch, b.CreateZExt(n, e.i64()));
+  return b.CreateGEP(e.i8(), bias, b.CreateMul(elems, e.c64(dtype_bits(e.plan.out) / 8)));
+}
+
 // Split-K, pass 2: one thread per element of D sums the split_k slices of the workspace in slice
 // order (deterministic: the same sum in the same order whatever the schedule), then applies the
 // epilogue. Parameters: the GEMM's (kernel_abi.h) + the workspace pointer.
@@ -93,7 +103,7 @@ void build_splitk_reduce(EmitContext &outer, llvm::FunctionType *gemm_ty,
   EpilogueArgs ea;
   ea.c = batch_base(GemmParam::c);
   ea.d = batch_base(GemmParam::d);
-  ea.bias = arg(GemmParam::bias);
+  ea.bias = bias_base(e, arg(GemmParam::bias), batch, N);
   ea.m = M;
   ea.n = N;
   ea.ldc = arg(GemmParam::ldc);
@@ -211,7 +221,7 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   EpilogueArgs ea;
   ea.c = batch_base(GemmParam::c, GemmParam::batch_stride_c, out_esize);
   ea.d = batch_base(GemmParam::d, GemmParam::batch_stride_c, out_esize);
-  ea.bias = arg(GemmParam::bias);
+  ea.bias = bias_base(e, arg(GemmParam::bias), batch, N);
   ea.m = M;
   ea.n = N;
   ea.ldc = arg(GemmParam::ldc);

@@ -1,5 +1,6 @@
 #include "compiler/codegen/tile_config.h"
 
+#include "compiler/codegen/conv_lowering.h"
 #include "compiler/codegen/mma_table.h"
 #include "compiler/spec/alignment.h"
 #include "compiler/spec/arch.h"
@@ -16,8 +17,15 @@ bool is_pow2(int v) {
   return v > 0 && (v & (v - 1)) == 0;
 }
 
+// The A dtype of the (implicit) GEMM: x for fprop, dy for dgrad and wgrad.
+DType input_dtype(const OpSpec &spec) {
+  if (spec.kind == OpKind::gemm)
+    return spec.gemm.a.dtype;
+  return spec.conv.pass == ConvPass::fprop ? spec.conv.x.dtype : spec.conv.y.dtype;
+}
+
 int element_bytes(const OpSpec &spec) {
-  return dtype_bits(spec.gemm.a.dtype) / 8;
+  return dtype_bits(input_dtype(spec)) / 8;
 }
 
 std::string num(int64_t v) {
@@ -25,16 +33,19 @@ std::string num(int64_t v) {
 }
 
 int max_vec(const OpSpec &spec, const std::string &operand) {
-  for (const OperandAlignment &a : analyze_alignment(spec))
-    if (a.operand == operand)
-      return a.elements;
-  return 1;
+  const ViewVectorLimits v = view_vector_limits(spec);
+  return operand == "a" ? v.a : operand == "b" ? v.b : v.c;
+}
+
+bool channels_last(TensorLayout l) {
+  return l == TensorLayout::nhwc || l == TensorLayout::ndhwc || l == TensorLayout::krsc ||
+         l == TensorLayout::ktrsc;
 }
 
 } // namespace
 
 MmaForm math_form(const OpSpec &spec, bool tf32_off) {
-  const auto form = find_mma_form(spec.gemm.a.dtype, spec.acc, resolve_math(spec.math, tf32_off));
+  const auto form = find_mma_form(input_dtype(spec), spec.acc, resolve_math(spec.math, tf32_off));
   return form ? *form : simt_f32_form();
 }
 
@@ -66,10 +77,25 @@ std::vector<ConfigError> check_codegen_support(const OpSpec &spec, std::string_v
     e.push_back({"arch", "unknown arch '" + std::string(arch) + "' (tcjit targets " +
                              std::string(known_arch_list()) + ")"});
   if (spec.kind != OpKind::gemm) {
-    e.push_back({"spec", "the code generator handles gemm only so far (convolutions are issue 5)"});
-    return e;
+    const ConvSpec &c = spec.conv;
+    for (const auto &[name, t] : {std::pair{"x", &c.x}, {"filter", &c.filter}, {"y", &c.y}})
+      if (!channels_last(t->layout))
+        e.push_back(
+            {"spec", std::string(name) + " is " + std::string(to_string(t->layout)) +
+                         ": the implicit-GEMM kernels read channels-last tensors only (" +
+                         (spec.kind == OpKind::conv3d ? "ndhwc/ktrsc" : "nhwc/krsc") +
+                         "). Convert it first (e.g. PyTorch: "
+                         "x.to(memory_format=torch.channels_last)), and declare " +
+                         name + "=" + std::string(to_string(t->dtype)) + ":" +
+                         (std::string_view(name) == "filter"
+                              ? (spec.kind == OpKind::conv3d ? "ktrsc" : "krsc")
+                              : (spec.kind == OpKind::conv3d ? "ndhwc" : "nhwc")) +
+                         "; a strided channels-first gather would be a silent 8x slower path"});
+    if (!e.empty())
+      return e;
   }
-  const GemmSpec &g = spec.gemm;
+  const OpSpec view = gemm_view(spec);
+  const GemmSpec &g = view.gemm;
   if (g.a.dtype != g.b.dtype)
     e.push_back({"spec", "a and b must have the same dtype"});
   const MathMode math = resolve_math(spec.math, tf32_off);
@@ -183,7 +209,8 @@ TileConfig resolve_vectors(const OpSpec &spec, const TileConfig &config) {
   return c;
 }
 
-TileConfig default_tile_config(const OpSpec &spec, std::string_view arch, bool tf32_off) {
+TileConfig default_tile_config(const OpSpec &spec_in, std::string_view arch, bool tf32_off) {
+  const OpSpec spec = gemm_view(spec_in);
   TileConfig c;
   const DType in = spec.gemm.a.dtype;
   const MathMode math = resolve_math(spec.math, tf32_off);
@@ -207,7 +234,7 @@ TileConfig default_tile_config(const OpSpec &spec, std::string_view arch, bool t
     c.bn = 64;
     c.wn = std::min(c.wn, 32);
   }
-  c = resolve_vectors(spec, c);
+  c = resolve_vectors(spec_in, c);
   // Operands loaded in pieces narrower than 16 bytes (a misaligned ld or K) need an address and
   // a predicate per piece: with 64x64 warp tiles of 16-bit types that spills (k=31: 20 KB).
   // Start from 32-wide warp rows there; the runtime still falls back further when a cubin spills

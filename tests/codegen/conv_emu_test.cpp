@@ -1,0 +1,142 @@
+// Convolutions as implicit GEMMs (compiler/codegen/conv_lowering.h), run on the PTX emulator and
+// compared with the direct-loop CPU reference (reference_conv) under the tolerance model
+// (docs/numerics.md): pass x dtype x groups x stride/pad/dilation x odd sizes x epilogue, conv3d,
+// and scaled-down ResNet-50 layers.
+#include "gemm_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace tcjit::codegen::test {
+namespace {
+
+struct Case {
+  std::string spec;
+  std::string config; // "" = the default config
+};
+
+void PrintTo(const Case &c, std::ostream *os) {
+  *os << c.spec << (c.config.empty() ? "" : " [" + c.config + "]");
+}
+
+class ConvMatrix : public ::testing::TestWithParam<Case> {};
+
+TEST_P(ConvMatrix, MatchesReference) {
+  expect_matches(GetParam().spec, GetParam().config);
+}
+
+// The dtype words of a conv line and a small config that suits the mma form.
+struct DtypeCase {
+  std::string words, config;
+};
+const std::vector<DtypeCase> &dtypes() {
+  static const std::vector<DtypeCase> d = {
+      {"x=f16 acc=f32", "64x32x32 w32x32 s3"},
+      {"x=bf16 acc=f32", "32x64x32 w32x32 s2"},
+      {"x=f32 acc=f32 math=tf32", "64x32x16 w32x32 s3"},
+      {"x=s8 acc=s32 alpha=0.05", "64x32x64 w32x32 s3"},
+      {"x=f32 acc=f32 math=f32", "32x32x8 w32x32 s2"},
+  };
+  return d;
+}
+
+std::vector<Case> matrix() {
+  std::vector<Case> out;
+  // stride/pad/dilation and odd sizes
+  const std::vector<std::string> shapes = {
+      "n=2 h=5 w=6 c=16 k=24 r=3 s=3 pad=1",             // same padding
+      "n=1 h=9 w=7 c=8 k=16 r=3 s=3 pad=1 stride=2",     // strided (dgrad: the strided gather)
+      "n=2 h=7 w=7 c=16 k=8 r=3 s=2 pad=2,1 dilation=2", // dilation, per-dimension pad
+      "n=3 h=4 w=4 c=12 k=20 r=1 s=1",                   // 1x1, C and K % 8 != 0
+      "n=2 h=3 w=3 c=16 k=1 r=3 s=3",                    // P = Q = 1, K = 1
+      "n=2 h=6 w=5 c=3 k=8 r=3 s=3 pad=1",               // C = 3: an input layer
+  };
+  for (const char *pass : {"fprop", "dgrad", "wgrad"})
+    for (const DtypeCase &dt : dtypes())
+      for (const std::string &shape : shapes)
+        out.push_back({"conv2d " + shape + " pass=" + pass + " " + dt.words, dt.config});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Conv2d, ConvMatrix, ::testing::ValuesIn(matrix()));
+
+// Groups (2 and 4, equal and unequal per-group widths) with every pass and the epilogue: bias per
+// output channel of each group, beta * C, activations.
+std::vector<Case> grouped() {
+  std::vector<Case> out;
+  for (const char *pass : {"fprop", "dgrad", "wgrad"}) {
+    const bool bias_ok = std::string(pass) != "wgrad"; // a filter gradient has no bias
+    out.push_back({std::string("conv2d n=2 h=5 w=5 c=16 k=32 r=3 s=3 pad=1 groups=2 pass=") + pass +
+                       " x=f16 acc=f32" + (bias_ok ? " bias=col act=relu" : " act=relu"),
+                   "64x32x32 w32x32 s3"});
+    out.push_back({std::string("conv2d n=1 h=6 w=6 c=32 k=16 r=1 s=3 pad=0,1 stride=2 groups=4 "
+                               "pass=") +
+                       pass + " x=bf16 acc=f32 alpha=0.5 beta=0.25" +
+                       (bias_ok ? " bias=col act=gelu" : " act=tanh"),
+                   "32x32x32 w16x16 s2"});
+    out.push_back({std::string("conv2d n=2 h=4 w=5 c=24 k=12 r=2 s=2 groups=3 pass=") + pass +
+                       " x=f32 acc=f32 math=tf32 act=sigmoid",
+                   ""});
+  }
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(Groups, ConvMatrix, ::testing::ValuesIn(grouped()));
+
+// Every activation and the epilogue terms on one fprop shape, with split-K (wgrad's long K).
+std::vector<Case> epilogues() {
+  std::vector<Case> out;
+  for (const char *act : {"none", "relu", "tanh", "sigmoid", "elu", "gelu", "gelu_tanh",
+                          "softplus", "swish"})
+    out.push_back({std::string("conv2d n=2 h=5 w=5 c=8 k=16 r=3 s=3 pad=1 x=f16 acc=f32 "
+                               "alpha=1.5 beta=0.5 bias=col act=") +
+                       act,
+                   ""});
+  out.push_back({"conv2d n=4 h=6 w=6 c=8 k=16 r=3 s=3 pad=1 pass=wgrad x=f16 acc=f32",
+                 "32x32x32 w16x16 s3 k4"});
+  out.push_back({"conv2d n=2 h=6 w=6 c=16 k=16 r=3 s=3 pad=1 groups=2 x=f16 acc=f32 bias=col",
+                 "32x32x32 w16x16 s3 k3"});
+  out.push_back({"conv2d n=2 h=5 w=5 c=16 k=16 r=3 s=3 pad=1 x=s8 y=s8 acc=s32", ""});
+  out.push_back({"conv2d n=2 h=5 w=5 c=16 k=16 r=3 s=3 pad=1 x=s8 y=s32 acc=s32", ""});
+  out.push_back({"conv2d n=1 h=5 w=5 c=8 k=8 r=3 s=3 pad=1 x=f64 acc=f64", ""});
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(Epilogue, ConvMatrix, ::testing::ValuesIn(epilogues()));
+
+// conv3d at small sizes, every pass.
+std::vector<Case> conv3d() {
+  std::vector<Case> out;
+  for (const char *pass : {"fprop", "dgrad", "wgrad"}) {
+    out.push_back({std::string("conv3d n=1 d=4 h=5 w=4 c=8 k=16 t=3 r=3 s=3 pad=1 pass=") + pass +
+                       " x=f16 acc=f32",
+                   "32x32x32 w16x16 s3"});
+    out.push_back({std::string("conv3d n=2 d=5 h=4 w=4 c=16 k=8 t=3 r=1 s=2 pad=1,0,0 "
+                               "stride=2,1,2 dilation=1,2,1 groups=2 pass=") +
+                       pass + " x=bf16 acc=f32",
+                   "32x32x32 w16x16 s2"});
+  }
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(Conv3d, ConvMatrix, ::testing::ValuesIn(conv3d()));
+
+// ResNet-50 layer shapes, scaled down in batch and spatial size: the 7x7 stride-2 stem with C = 3,
+// a 3x3 bottleneck conv, 1x1 reduce/expand, and the strided 1x1 downsample; each pass.
+std::vector<Case> resnet50() {
+  std::vector<Case> out;
+  const std::vector<std::string> layers = {
+      "n=1 h=16 w=16 c=3 k=64 r=7 s=7 pad=3 stride=2",  // conv1 (224x224 in the real net)
+      "n=1 h=8 w=8 c=64 k=64 r=3 s=3 pad=1",            // res2 3x3
+      "n=1 h=8 w=8 c=64 k=256 r=1 s=1",                 // res2 1x1 expand
+      "n=1 h=8 w=8 c=256 k=64 r=1 s=1",                 // res2 1x1 reduce
+      "n=1 h=8 w=8 c=256 k=128 r=1 s=1 stride=2",       // res3 downsample
+  };
+  for (const char *pass : {"fprop", "dgrad", "wgrad"})
+    for (const std::string &layer : layers)
+      out.push_back({"conv2d " + layer + " pass=" + pass + " x=f16 acc=f32", ""});
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(ResNet50, ConvMatrix, ::testing::ValuesIn(resnet50()));
+
+} // namespace
+} // namespace tcjit::codegen::test
