@@ -1,5 +1,6 @@
 #include "tuner/cost_model.h"
 
+#include "compiler/codegen/conv_lowering.h"
 #include "compiler/codegen/mma_table.h"
 #include "compiler/spec/shape.h"
 #include "tuner/search_space.h"
@@ -39,7 +40,7 @@ struct KtileCounts {
 KtileCounts ktile_counts(const OpSpec &spec, const codegen::TileConfig &c, bool tf32_off) {
   const codegen::MmaForm f = codegen::math_form(spec, tf32_off);
   const codegen::TileConfig r = codegen::resolve_vectors(spec, c);
-  const int esize = bytes_of(spec.gemm.a.dtype);
+  const int esize = bytes_of(codegen::gemm_view(spec).gemm.a.dtype);
   const int warps = std::max(1, codegen::warps_per_cta(c));
   KtileCounts k;
   if (f.kind == codegen::MmaKind::simt_f32) {
@@ -98,7 +99,7 @@ int estimated_registers(const OpSpec &spec, const codegen::TileConfig &c, bool t
   if (f.kind == codegen::MmaKind::tf32_f32 || f.kind == codegen::MmaKind::s8_s32)
     extra += 32; // tf32: converted copies of the fragments; s8: byte-wise fragment addressing
   const codegen::TileConfig r = codegen::resolve_vectors(spec, c);
-  if (std::min(r.vec_a, r.vec_b) * bytes_of(spec.gemm.a.dtype) < 16)
+  if (std::min(r.vec_a, r.vec_b) * bytes_of(codegen::gemm_view(spec).gemm.a.dtype) < 16)
     extra += 16; // an address and a predicate per narrower piece
   if (c.split_k > 1)
     extra += 16; // the slice's K bounds and the workspace addresses
@@ -110,7 +111,12 @@ double estimated_instructions_per_mma(const OpSpec &spec, const codegen::TileCon
   const KtileCounts k = ktile_counts(spec, c, tf32_off);
   // Each cp.async needs its address and predicate (~2 more); the K-tile's barrier, commit, wait,
   // pointer increments and loop branch about 20.
-  const double other = k.shared_loads + k.converts + 3 * k.global_copies + 20;
+  double other = k.shared_loads + k.converts + 3 * k.global_copies + 20;
+  // A convolution's gathered copies (conv_gather.h) split the pixel and tap indices (the row's are
+  // loop-invariant and hoisted) and test the padding: about 12 more per copy, for about half of
+  // the copies (one of the two operands).
+  if (spec.kind != OpKind::gemm)
+    other += 12 * k.global_copies / 2;
   return 1 + other / std::max(1.0, k.mma);
 }
 
@@ -143,9 +149,10 @@ KernelFeatures kernel_features(const OpSpec &spec, const codegen::TileConfig &co
     k.global_load_efficiency = facts.global_load_efficiency;
   k.split_k = config.split_k;
   k.stages = config.stages;
-  k.a_bytes = bytes_of(spec.gemm.a.dtype);
-  k.b_bytes = bytes_of(spec.gemm.b.dtype);
-  k.c_bytes = bytes_of(spec.gemm.c.dtype);
+  const OpSpec view = codegen::gemm_view(spec);
+  k.a_bytes = bytes_of(view.gemm.a.dtype);
+  k.b_bytes = bytes_of(view.gemm.b.dtype);
+  k.c_bytes = bytes_of(view.gemm.c.dtype);
   return k;
 }
 

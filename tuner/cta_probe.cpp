@@ -28,10 +28,54 @@ OpSpec one_cta_spec(const OpSpec &spec, const codegen::TileConfig &c, int64_t k)
 
 } // namespace
 
+namespace {
+
+// A convolution's probe: the whole layer at batch n = 1, checked against reference_conv. Its
+// counters per mma are whole-kernel averages (prologue and epilogue included): a convolution's K
+// (taps x channels) is fixed, so there is no second K length to take a difference with.
+CtaProbe probe_conv(device::Device &emulator, const OpSpec &spec, const BuiltCandidate &candidate,
+                    uint64_t seed, std::chrono::steady_clock::time_point start) {
+  CtaProbe probe;
+  OpSpec one = spec;
+  one.conv.n = Dim::fixed_size(1);
+  try {
+    const GemmCheck check =
+        run_and_check_gemm(emulator, candidate.kernel, one, seed, candidate.cubin.cubin);
+    if (!check.report.ok()) {
+      probe.error = "wrong result at n=1: " + std::to_string(check.report.mismatches) + " of " +
+                    std::to_string(check.report.count) + " elements out of tolerance; worst " +
+                    check.report.summary();
+      return probe;
+    }
+    if (!check.counters) {
+      probe.error = "the device is not the emulator: no counters";
+      return probe;
+    }
+    const emu::LaunchCounters &k = *check.counters;
+    probe.verified = true;
+    const double mma = double(k.mma_instructions);
+    if (mma > 0) {
+      probe.instructions_per_mma = double(k.warp_instructions) / mma;
+      probe.shared_wavefronts_per_mma = double(k.shared_wavefronts) / mma;
+      probe.bank_conflicts_per_mma = double(k.shared_bank_conflicts) / mma;
+      probe.global_load_efficiency = std::min(1.0, k.global_load_efficiency());
+    }
+  } catch (const std::exception &e) {
+    probe.error = std::string("the emulator failed: ") + e.what();
+  }
+  probe.emulator_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return probe;
+}
+
+} // namespace
+
 CtaProbe probe_one_cta(device::Device &emulator, const OpSpec &spec,
                        const BuiltCandidate &candidate, uint64_t seed) {
-  CtaProbe probe;
   const auto start = std::chrono::steady_clock::now();
+  if (spec.kind != OpKind::gemm)
+    return probe_conv(emulator, spec, candidate, seed, start);
+  CtaProbe probe;
   const codegen::TileConfig &c = candidate.config;
   // K lengths whose difference is 4 K-tiles per split-K slice, both past the pipeline's fill.
   const int64_t slice = int64_t{c.bk} * c.split_k;

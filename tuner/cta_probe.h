@@ -2,7 +2,8 @@
 // CTA tile, one batch, all split-K slices) at two K lengths, each checked against the CPU
 // reference, and the difference of the two runs' counters: what one more K-tile of the main loop
 // costs (warp-instructions, mma, shared-memory wavefronts and bank conflicts), free of the
-// prologue and the epilogue. A fast wrong kernel is the worst result: a candidate whose output
+// prologue and the epilogue (a convolution: the whole layer at n = 1, see probe_conv). A fast
+// wrong kernel is the worst result: a candidate whose output
 // fails the check is never chosen.
 #pragma once
 

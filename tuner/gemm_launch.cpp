@@ -1,7 +1,7 @@
 #include "tuner/gemm_launch.h"
 
-#include "compiler/codegen/kernel_abi.h"
 #include "compiler/codegen/conv_lowering.h"
+#include "compiler/codegen/kernel_abi.h"
 
 #include <string>
 

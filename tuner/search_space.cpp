@@ -1,5 +1,6 @@
 #include "tuner/search_space.h"
 
+#include "compiler/codegen/conv_lowering.h"
 #include "compiler/codegen/mma_table.h"
 #include "compiler/spec/alignment.h"
 #include "compiler/spec/arch.h"
@@ -30,7 +31,7 @@ int64_t nominal(const Dim &d, int64_t unknown) {
 }
 
 int element_bytes(const OpSpec &spec) {
-  return std::max(1, dtype_bits(spec.gemm.a.dtype) / 8);
+  return std::max(1, dtype_bits(codegen::gemm_view(spec).gemm.a.dtype) / 8);
 }
 
 // The rule name of a code generator's ConfigError (validate_tile_config).
@@ -64,7 +65,8 @@ std::string SearchSpace::pruned_summary() const {
 }
 
 NominalSizes nominal_sizes(const OpSpec &spec) {
-  const GemmSpec &g = spec.gemm;
+  const OpSpec view = codegen::gemm_view(spec);
+  const GemmSpec &g = view.gemm;
   return {nominal(g.m, 1024), nominal(g.n, 1024), nominal(g.k, 1024), nominal(g.batch, 1)};
 }
 
@@ -90,7 +92,8 @@ std::vector<PrunedConfig> prune_reasons(const OpSpec &spec, const TileConfig &c,
   std::string why;
   if (ctas_per_sm(gpu, kernel_features(spec, c, tf32_off), &why) == 0)
     prune("occupancy", "not one CTA fits on an SM of " + gpu.name + ": " + why);
-  const GemmSpec &g = spec.gemm;
+  const OpSpec view = codegen::gemm_view(spec);
+  const GemmSpec &g = view.gemm;
   auto oversized = [&](const char *field, int tile, const Dim &d, const char *dim) {
     if (d.is_fixed() && tile >= 32 && tile >= 2 * d.value)
       prune("oversized_tile", std::string(field) + "=" + num(tile) + " is at least twice " + dim +
@@ -142,11 +145,9 @@ SearchSpace enumerate_space(const OpSpec &spec, std::string_view arch, bool tf32
     return space;
   const int esize = element_bytes(spec);
   // Vector widths (elements): the widest the alignment allows, then narrower ones down to 4 bytes.
+  const codegen::ViewVectorLimits limits = codegen::view_vector_limits(spec);
   auto widths = [&](const std::string &operand) {
-    int widest = 1;
-    for (const OperandAlignment &a : analyze_alignment(spec))
-      if (a.operand == operand)
-        widest = std::min(a.elements, 16 / esize);
+    int widest = std::min(operand == "a" ? limits.a : limits.b, 16 / esize);
     const int cap = operand == "a" ? o.max_vec_a : o.max_vec_b;
     if (cap > 0)
       widest = std::min(widest, cap);

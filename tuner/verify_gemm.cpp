@@ -62,8 +62,9 @@ GemmCheck run_and_check_conv(device::Device &dev, const codegen::CompiledKernel 
   const auto t_dev = Clock::now();
   DeviceBuffer dx(dev, x), dw(dev, w), dy(dev, y), dbias(dev, bias);
   auto ptr = [&](codegen::ConvTensor t) {
-    return t == codegen::ConvTensor::x ? dx.ptr() : t == codegen::ConvTensor::filter ? dw.ptr()
-                                                                                     : dy.ptr();
+    return t == codegen::ConvTensor::x        ? dx.ptr()
+           : t == codegen::ConvTensor::filter ? dw.ptr()
+                                              : dy.ptr();
   };
   const LoadedGemm gemm = load_gemm(dev, kernel, cubin);
   const auto *emu_dev = dynamic_cast<const emu::EmuDevice *>(&dev);

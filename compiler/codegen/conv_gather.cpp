@@ -43,8 +43,8 @@ Value *below(EmitContext &e, Value *v, int64_t extent) {
 }
 
 // ((((n * D + z) * H + y) * W + x) * C + c) in i64.
-Value *tensor_offset(EmitContext &e, const Pixel &at, int64_t depth, int64_t height,
-                     int64_t width, int64_t channels, Value *channel) {
+Value *tensor_offset(EmitContext &e, const Pixel &at, int64_t depth, int64_t height, int64_t width,
+                     int64_t channels, Value *channel) {
   auto &b = e.b;
   Value *v = b.CreateZExt(at.n, e.i64());
   v = b.CreateAdd(b.CreateMul(v, e.c64(depth)), b.CreateZExt(at.z, e.i64()));
@@ -55,8 +55,8 @@ Value *tensor_offset(EmitContext &e, const Pixel &at, int64_t depth, int64_t hei
 
 } // namespace
 
-GatheredElement emit_gathered_element(EmitContext &e, const OperandPlan &op,
-                                      const GlobalOperand &g, Value *outer, Value *contig) {
+GatheredElement emit_gathered_element(EmitContext &e, const OperandPlan &op, const GlobalOperand &g,
+                                      Value *outer, Value *contig) {
   if (!e.plan.conv)
     throw std::logic_error("emit_gathered_element: a gathered operand without conv constants");
   const ConvConstants &k = *e.plan.conv;
@@ -89,8 +89,8 @@ GatheredElement emit_gathered_element(EmitContext &e, const OperandPlan &op,
     const Tap f = split_tap(e, tap, k);
     Value *ok = in;
     auto coordinate = [&](Value *i, Value *t, int dim, int64_t extent) {
-      Value *v = b.CreateSub(b.CreateAdd(i, e.c32(k.pad[dim])),
-                             b.CreateMul(t, e.c32(k.dilation[dim])));
+      Value *v =
+          b.CreateSub(b.CreateAdd(i, e.c32(k.pad[dim])), b.CreateMul(t, e.c32(k.dilation[dim])));
       // v < 0 wraps to a huge unsigned value: out of range whatever the stride
       Value *bound = e.c32(extent * k.stride[dim]);
       ok = b.CreateAnd(ok, b.CreateICmpULT(v, bound));

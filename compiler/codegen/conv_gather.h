@@ -14,8 +14,7 @@ struct GatheredElement {
 // Element (outer, contig) of `op`'s matrix (i32 values, the tile copy's global row and column;
 // `op.gather` != linear), with the plan's ConvConstants. The `vec` elements from there lie in one
 // channel run (vec divides the channels per group), so `in` holds for all or none of them.
-GatheredElement emit_gathered_element(EmitContext &, const OperandPlan &op,
-                                      const GlobalOperand &g, llvm::Value *outer,
-                                      llvm::Value *contig);
+GatheredElement emit_gathered_element(EmitContext &, const OperandPlan &op, const GlobalOperand &g,
+                                      llvm::Value *outer, llvm::Value *contig);
 
 } // namespace tcjit::codegen

@@ -83,15 +83,31 @@ ConvRoles conv_roles(ConvPass pass) {
   return {ConvTensor::x, ConvTensor::filter, ConvTensor::y};
 }
 
+std::string channels_first_problem(const OpSpec &spec) {
+  const ConvSpec &c = spec.conv;
+  const bool three_d = spec.kind == OpKind::conv3d;
+  for (const auto &[name, t] : {std::pair{"x", &c.x}, {"filter", &c.filter}, {"y", &c.y}}) {
+    if (is_channels_last(t->layout))
+      continue;
+    const bool filter = std::string_view(name) == "filter";
+    const char *want = filter ? (three_d ? "ktrsc" : "krsc") : (three_d ? "ndhwc" : "nhwc");
+    return std::string(name) + " is " + std::string(to_string(t->layout)) +
+           ": the implicit-GEMM kernels read channels-last tensors only (" +
+           (three_d ? "ndhwc/ktrsc" : "nhwc/krsc") +
+           "). Convert it first (e.g. PyTorch: t.to(memory_format=torch.channels_last" +
+           (three_d ? "_3d" : "") + ")) and declare " + name + "=" +
+           std::string(to_string(t->dtype)) + ":" + want +
+           "; tcjit has no channels-first path (a strided gather would be a silent 8x slower one)";
+  }
+  return "";
+}
+
 ConvLowering lower_conv(const OpSpec &spec) {
   if (spec.kind == OpKind::gemm)
     throw std::invalid_argument("lower_conv: the spec is a gemm, not a convolution");
   const ConvSpec &c = spec.conv;
-  for (const auto *t : {&c.x, &c.filter, &c.y})
-    if (!is_channels_last(t->layout))
-      throw std::invalid_argument(
-          "the implicit-GEMM kernels read channels-last tensors (nhwc/ndhwc, krsc/ktrsc); got " +
-          std::string(to_string(t->layout)));
+  if (const std::string problem = channels_first_problem(spec); !problem.empty())
+    throw std::invalid_argument(problem);
   ConvLowering l;
   ConvConstants &k = l.conv;
   k.pass = c.pass;

@@ -60,17 +60,21 @@ struct ConvConstants {
 std::string describe(const ConvConstants &);
 
 struct ConvLowering {
-  OpSpec view;                // kind gemm: dtypes, layouts, M/N/K (per group), batch = groups
-  ConvConstants conv;         // the constants of the kernel
-  Gather a = Gather::linear;  // how the view's A tile is gathered
-  Gather b = Gather::linear;  // ... and B's
-  int max_vec_a = 1;          // widest legal vector of each view operand, in elements
+  OpSpec view;               // kind gemm: dtypes, layouts, M/N/K (per group), batch = groups
+  ConvConstants conv;        // the constants of the kernel
+  Gather a = Gather::linear; // how the view's A tile is gathered
+  Gather b = Gather::linear; // ... and B's
+  int max_vec_a = 1;         // widest legal vector of each view operand, in elements
   int max_vec_b = 1;
   int max_vec_c = 1;
 };
 
+// Why a convolution's tensors cannot be read by the implicit-GEMM kernels: a channels-first
+// layout, with the conversion to make ("" when every tensor is channels-last).
+std::string channels_first_problem(const OpSpec &conv);
+
 // The implicit GEMM of a convolution spec (valid, channels-last; n may be symbolic). Throws
-// std::invalid_argument for a GEMM spec or a channels-first layout.
+// std::invalid_argument for a GEMM spec or a channels-first layout (channels_first_problem).
 ConvLowering lower_conv(const OpSpec &conv);
 
 // The view for any spec: a GEMM spec as it is, a convolution's lower_conv(spec).view.

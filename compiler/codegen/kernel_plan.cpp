@@ -100,8 +100,8 @@ uint32_t fnv1a(std::string_view s) {
   return h;
 }
 
-KernelPlan plan_view(const OpSpec &spec, const TileConfig &c, std::string_view arch,
-                     bool tf32_off, int c_vec);
+KernelPlan plan_view(const OpSpec &spec, const TileConfig &c, std::string_view arch, bool tf32_off,
+                     int c_vec);
 
 } // namespace
 
@@ -132,8 +132,8 @@ KernelPlan plan_kernel(const OpSpec &spec, const TileConfig &c, std::string_view
 
 namespace {
 
-KernelPlan plan_view(const OpSpec &spec, const TileConfig &c, std::string_view arch,
-                     bool tf32_off, int c_vec) {
+KernelPlan plan_view(const OpSpec &spec, const TileConfig &c, std::string_view arch, bool tf32_off,
+                     int c_vec) {
   KernelPlan p;
   const auto info = find_arch(arch);
   if (!info || c.vec_a == 0 || c.vec_b == 0)
@@ -231,8 +231,7 @@ std::string describe(const KernelPlan &p) {
   if (p.conv)
     o << "  implicit GEMM of " << describe(*p.conv) << ": A by " << to_string(p.a.gather)
       << ", B by " << to_string(p.b.gather) << ", one group per grid z\n";
-  o
-    << "  target " << p.arch << ", PTX " << p.ptx_version / 10 << "." << p.ptx_version % 10 << "\n"
+  o << "  target " << p.arch << ", PTX " << p.ptx_version / 10 << "." << p.ptx_version % 10 << "\n"
     << "  mma " << p.mma.ptx << "\n"
     << "  CTA " << p.config.bm << "x" << p.config.bn << "x" << p.config.bk << ", " << p.warps
     << " warps (" << p.warps_m << "x" << p.warps_n << "), warp tile " << p.config.wm << "x"

@@ -54,8 +54,8 @@ struct OperandPlan {
   int copies = 0;            // vectors per stage tile
   int copies_per_thread = 0; // ceil(copies / threads)
   FragmentLoad load = FragmentLoad::scalar;
-  int swizzle_shift = 0;  // see the swizzle above
-  int swizzle_spread = 0; // 0 or 1
+  int swizzle_shift = 0;          // see the swizzle above
+  int swizzle_spread = 0;         // 0 or 1
   Gather gather = Gather::linear; // how a tile element's global address is formed
 };
 

@@ -37,11 +37,6 @@ int max_vec(const OpSpec &spec, const std::string &operand) {
   return operand == "a" ? v.a : operand == "b" ? v.b : v.c;
 }
 
-bool channels_last(TensorLayout l) {
-  return l == TensorLayout::nhwc || l == TensorLayout::ndhwc || l == TensorLayout::krsc ||
-         l == TensorLayout::ktrsc;
-}
-
 } // namespace
 
 MmaForm math_form(const OpSpec &spec, bool tf32_off) {
@@ -77,22 +72,10 @@ std::vector<ConfigError> check_codegen_support(const OpSpec &spec, std::string_v
     e.push_back({"arch", "unknown arch '" + std::string(arch) + "' (tcjit targets " +
                              std::string(known_arch_list()) + ")"});
   if (spec.kind != OpKind::gemm) {
-    const ConvSpec &c = spec.conv;
-    for (const auto &[name, t] : {std::pair{"x", &c.x}, {"filter", &c.filter}, {"y", &c.y}})
-      if (!channels_last(t->layout))
-        e.push_back(
-            {"spec", std::string(name) + " is " + std::string(to_string(t->layout)) +
-                         ": the implicit-GEMM kernels read channels-last tensors only (" +
-                         (spec.kind == OpKind::conv3d ? "ndhwc/ktrsc" : "nhwc/krsc") +
-                         "). Convert it first (e.g. PyTorch: "
-                         "x.to(memory_format=torch.channels_last)), and declare " +
-                         name + "=" + std::string(to_string(t->dtype)) + ":" +
-                         (std::string_view(name) == "filter"
-                              ? (spec.kind == OpKind::conv3d ? "ktrsc" : "krsc")
-                              : (spec.kind == OpKind::conv3d ? "ndhwc" : "nhwc")) +
-                         "; a strided channels-first gather would be a silent 8x slower path"});
-    if (!e.empty())
+    if (std::string problem = channels_first_problem(spec); !problem.empty()) {
+      e.push_back({"spec", std::move(problem)});
       return e;
+    }
   }
   const OpSpec view = gemm_view(spec);
   const GemmSpec &g = view.gemm;

@@ -94,6 +94,17 @@ struct GemmArgs {
   int64_t m = 0, n = 0, k = 0, batch = 0;
 };
 
+// Device pointers of a convolution's tensors (NHWC/NDHWC activations, KRSC/KTRSC filter), named
+// as in cuDNN whatever the pass: fprop reads x and filter and writes y; dgrad reads y (dy) and
+// filter and writes x (dx); wgrad reads x and y (dy) and writes filter (dw). The written tensor is
+// also C, read first when beta != 0. bias (one value per output channel: k for fprop, c for
+// dgrad) may be 0 when the spec has none. n: the batch size of this launch; 0 takes the prepared
+// spec's. The kernel takes n at run time, so one prepared `n=?` operation serves every batch.
+struct ConvArgs {
+  DeviceAddress x = 0, filter = 0, y = 0, bias = 0;
+  int64_t n = 0;
+};
+
 // What the kernel uses, from ptxas (now, or recorded in the database); nullopt when unknown.
 struct ResourceUsage {
   std::optional<int> registers; // per thread
@@ -128,6 +139,9 @@ public:
   // the CUDA device (stored for it; today every launch is synchronous on the default stream);
   // pass nullptr. Throws Error when the device fails.
   void launch(const GemmArgs &args, void *stream = nullptr) const;
+  // Runs the convolution (an operation prepared from a conv2d/conv3d spec) likewise. (Named apart
+  // from launch() so that brace-initialised GemmArgs stay unambiguous.)
+  void launch_conv(const ConvArgs &args, void *stream = nullptr) const;
 
 private:
   friend class Runtime;
@@ -148,8 +162,9 @@ public:
   Runtime(const Runtime &) = delete;
   Runtime &operator=(const Runtime &) = delete;
 
-  // One GEMM in the DSL (docs/dsl.md); sizes may be symbolic (given at launch). Throws Error with
-  // the rendered diagnostics for bad text, and when the kernel cannot be found or compiled.
+  // One GEMM or convolution in the DSL (docs/dsl.md); sizes may be symbolic (given at launch).
+  // Throws Error with the rendered diagnostics for bad text, and when the kernel cannot be found or
+  // compiled.
   Operation prepare(std::string_view dsl_text);
   Operation prepare(const OpSpec &spec);
 

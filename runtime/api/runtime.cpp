@@ -3,6 +3,7 @@
 // loaded once into the runtime's device and launched through tuner::launch_gemm.
 #include "tcjit/tcjit.hpp"
 
+#include "compiler/codegen/conv_lowering.h"
 #include "compiler/codegen/kernel_plan.h"
 #include "compiler/codegen/tile_config.h"
 #include "compiler/dsl/parser.h"
@@ -252,13 +253,71 @@ std::shared_ptr<const LoadedKernel> kernel_for(const Operation::State &s, const 
 } // namespace
 
 std::string Operation::config_for(const GemmArgs &sizes) const {
+  if (state_->spec.kind != OpKind::gemm)
+    return config(); // a convolution's one kernel serves every batch size
   const OpSpec bound = bind_launch_sizes(*state_, sizes);
   return codegen::to_string(kernel_for(*state_, bound)->kernel.config);
+}
+
+void Operation::launch_conv(const ConvArgs &args, void *stream) const {
+  (void)stream; // every launch is synchronous on the default stream for now (see tcjit.hpp)
+  const State &s = *state_;
+  if (s.spec.kind == OpKind::gemm)
+    throw Error(ErrorCode::invalid_argument,
+                "ConvArgs given to a gemm operation (" + s.spec_text + ")", "launch",
+                "launch a gemm with GemmArgs");
+  const codegen::ConvRoles roles = codegen::conv_roles(s.spec.conv.pass);
+  auto ptr = [&](codegen::ConvTensor t) {
+    return t == codegen::ConvTensor::x        ? args.x
+           : t == codegen::ConvTensor::filter ? args.filter
+                                              : args.y;
+  };
+  for (const auto &[name, p] : {std::pair{"x", args.x}, {"filter", args.filter}, {"y", args.y}})
+    if (p == 0)
+      throw Error(ErrorCode::invalid_argument, std::string("a null device pointer for ") + name,
+                  "launch", "pass addresses from Runtime::allocate (or cuMemAlloc)");
+  if (s.spec.epilogue.bias != BiasKind::none && args.bias == 0)
+    throw Error(ErrorCode::invalid_argument, "the spec has a bias but ConvArgs::bias is 0",
+                "launch", "pass the bias vector's device address");
+  if (args.n < 0)
+    throw Error(ErrorCode::invalid_argument,
+                "ConvArgs::n = " + std::to_string(args.n) + " is negative", "launch",
+                "pass the batch size, or 0 for the prepared spec's");
+  const bool as_prepared = s.concrete && args.n == 0;
+  OpSpec bound;
+  if (!as_prepared) {
+    if (args.n == 0)
+      throw Error(ErrorCode::invalid_argument,
+                  "n is symbolic in the prepared spec (" + s.spec_text + ")", "launch",
+                  "pass ConvArgs::n (the batch size of this launch)");
+    try {
+      bound = bind_conv_batch(s.spec, args.n);
+    } catch (const std::invalid_argument &e) {
+      throw Error(ErrorCode::invalid_argument, e.what(), "launch",
+                  "launch within the batch sizes the operation was prepared for");
+    }
+  }
+  const OpSpec &spec = as_prepared ? s.spec : bound;
+  std::shared_ptr<const LoadedKernel> kernel = s.kernel.load();
+  const tuner::GemmPointers ptrs{ptr(roles.a), ptr(roles.b), ptr(roles.c), ptr(roles.c), args.bias};
+  std::lock_guard lock(kernel->device->mutex);
+  try {
+    tuner::launch_gemm(*kernel->device->device, kernel->loaded, spec, ptrs);
+  } catch (const device::DeviceError &e) {
+    throw device_error(e, "launch");
+  } catch (const std::invalid_argument &e) {
+    throw Error(ErrorCode::invalid_argument, e.what(), "launch", "pass a batch size n that fits");
+  }
 }
 
 void Operation::launch(const GemmArgs &args, void *stream) const {
   (void)stream; // every launch is synchronous on the default stream for now (see tcjit.hpp)
   const State &s = *state_;
+  if (s.spec.kind != OpKind::gemm)
+    throw Error(ErrorCode::invalid_argument,
+                "GemmArgs given to a " + std::string(to_string(s.spec.kind)) + " operation (" +
+                    s.spec_text + ")",
+                "launch", "launch a convolution with ConvArgs");
   const bool needs_c = s.spec.epilogue.beta != 0;
   if (args.a == 0 || args.b == 0 || args.d == 0 || (needs_c && args.c == 0))
     throw Error(ErrorCode::invalid_argument,
@@ -596,11 +655,6 @@ Operation Runtime::prepare(const OpSpec &spec) {
     throw Error(ErrorCode::bad_spec, "the spec is not valid:" + text, "prepare",
                 "correct the fields named");
   }
-  if (spec.kind != OpKind::gemm)
-    throw Error(ErrorCode::unsupported,
-                std::string(to_string(spec.kind)) +
-                    " is not supported by the code generator yet (only gemm)",
-                "prepare", "prepare a gemm; `tcjit explain` describes the others");
   const ProblemKey key = make_problem_key(spec, rt.arch, rt.tf32_off);
   if (auto state = rt.find(key.text))
     return Operation(std::move(state), Origin::memory);

@@ -1,5 +1,6 @@
 #include "runtime/cli/explain_command.h"
 
+#include "compiler/codegen/kernel_path.h"
 #include "compiler/codegen/tile_config.h"
 #include "compiler/dsl/printer.h"
 #include "compiler/spec/arch.h"
@@ -122,6 +123,20 @@ int run_explain(const ExplainOptions &opt) {
     const std::optional<ChosenConfig> chosen = chosen_config(entry.spec, opt.arch, tf32_off);
     if (opt.json) {
       nlohmann::json j = to_json(entry, e);
+      if (chosen) {
+        const codegen::KernelPlan plan =
+            codegen::plan_kernel(entry.spec, chosen->config, opt.arch, tf32_off);
+        nlohmann::json path = nlohmann::json::object();
+        std::string last;
+        for (const codegen::KernelPathLine &l : codegen::describe_kernel_path(entry.spec, plan)) {
+          last = l.label.empty() ? last : l.label;
+          if (path.contains(last))
+            path[last] = path[last].get<std::string>() + "; " + l.text;
+          else
+            path[last] = l.text;
+        }
+        j["kernel_path"] = path;
+      }
       if (chosen)
         j["chosen_config"] = {{"config", codegen::to_string(chosen->config)},
                               {"predicted_us", chosen->prediction.seconds * 1e6},
@@ -140,8 +155,15 @@ int run_explain(const ExplainOptions &opt) {
       std::cout << "== " << (entry.name.empty() ? "line " + std::to_string(entry.line) : entry.name)
                 << " (weight " << entry.weight << ")\n";
     std::cout << render_explanation(e);
-    if (chosen)
+    if (chosen) {
       std::cout << render_chosen(*chosen, is_concrete(entry.spec));
+      const codegen::KernelPlan plan =
+          codegen::plan_kernel(entry.spec, chosen->config, opt.arch, tf32_off);
+      for (const codegen::KernelPathLine &l : codegen::describe_kernel_path(entry.spec, plan))
+        std::cout << (l.label.empty() ? std::string(13, ' ')
+                                      : l.label + ":" + std::string(12 - l.label.size(), ' '))
+                  << l.text << "\n";
+    }
   }
   if (opt.json)
     std::cout << all.dump(2) << "\n";

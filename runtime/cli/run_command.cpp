@@ -3,6 +3,7 @@
 // the verified result.
 #include "runtime/cli/run_command.h"
 
+#include "compiler/codegen/conv_lowering.h"
 #include "compiler/codegen/pipeline.h"
 #include "compiler/dsl/printer.h"
 #include "compiler/reference/gemm_geometry.h"
@@ -61,12 +62,43 @@ double matrix_bytes(const GemmGeometry &g, const MatrixGeometry &m) {
          8;
 }
 
-// Host memory one `tcjit run` of a GEMM allocates: A, B, C and the bias, the reference's copy of C
-// and the output read back; on the emulator, whose device memory is host memory, A, B, C and the
-// bias once more.
-double host_bytes_needed(const GemmGeometry &g, bool emulator) {
-  const double a = matrix_bytes(g, g.a), b = matrix_bytes(g, g.b), c = matrix_bytes(g, g.c);
-  const double bias = static_cast<double>(std::max(g.m, g.n)) * dtype_bits(g.c.dtype) / 8;
+double tensor_bytes(int64_t elements, DType t) {
+  return static_cast<double>(elements) * dtype_bits(t) / 8;
+}
+
+// The buffers of one `tcjit run`: the two inputs and the output (A, B, C of a GEMM; the tensors of
+// a convolution by name, the written one last), with what each takes.
+struct HostBuffers {
+  std::string in1, in2, out;
+  double in1_bytes = 0, in2_bytes = 0, out_bytes = 0, bias_bytes = 0;
+};
+
+HostBuffers host_buffers(const OpSpec &spec, const GemmGeometry &g) {
+  if (spec.kind == OpKind::gemm)
+    return {"A",
+            "B",
+            "C",
+            matrix_bytes(g, g.a),
+            matrix_bytes(g, g.b),
+            matrix_bytes(g, g.c),
+            static_cast<double>(std::max(g.m, g.n)) * dtype_bits(g.c.dtype) / 8};
+  const OperandSizes z = operand_sizes(spec);
+  const ConvSpec &c = spec.conv;
+  const double x = tensor_bytes(z.x, c.x.dtype), w = tensor_bytes(z.filter, c.filter.dtype),
+               y = tensor_bytes(z.y, c.y.dtype);
+  switch (c.pass) {
+  case ConvPass::fprop: return {"x", "filter", "y", x, w, y, tensor_bytes(c.k, c.y.dtype)};
+  case ConvPass::dgrad: return {"dy", "filter", "dx", y, w, x, tensor_bytes(c.c, c.x.dtype)};
+  case ConvPass::wgrad: return {"x", "dy", "dw", x, y, w, 0};
+  }
+  return {};
+}
+
+// Host memory one `tcjit run` allocates: the inputs, the output and the bias, the reference's copy
+// of the output and the output read back; on the emulator, whose device memory is host memory,
+// inputs, output and bias once more.
+double host_bytes_needed(const HostBuffers &h, bool emulator) {
+  const double a = h.in1_bytes, b = h.in2_bytes, c = h.out_bytes, bias = h.bias_bytes;
   return (a + b + 3 * c + bias) + (emulator ? a + b + c + bias : 0);
 }
 
@@ -176,34 +208,30 @@ int run_one(const WorkloadEntry &entry, const RunOptions &opt, bool tf32_off,
             kernels_db::KernelsDb *db, device::Device &dev) {
   const OpSpec &spec = entry.spec;
   std::cout << "spec:     " << print_spec(spec) << "\n";
-  if (spec.kind != OpKind::gemm) {
-    std::cerr << "tcjit run: error: " << to_string(spec.kind)
-              << " is not supported by the code generator yet (only gemm); `tcjit explain` "
-                 "describes it\n";
-    return kExitFailure;
-  }
   if (!is_concrete(spec)) {
     std::cerr << "tcjit run: error: the spec has symbolic sizes (? or lo..hi); tcjit run needs "
-                 "numbers to make inputs: write e.g. m=512 instead\n";
+                 "numbers to make inputs: write e.g. "
+              << (spec.kind == OpKind::gemm ? "m=512" : "n=8") << " instead\n";
     return kExitBadSpec;
   }
   const device::DeviceInfo info = dev.info();
-  GemmGeometry geo;
+  GemmGeometry geo; // of the GEMM, or of a convolution's implicit GEMM
   try {
-    geo = gemm_geometry(spec);
+    geo = codegen::launch_geometry(spec);
   } catch (const std::invalid_argument &e) {
     std::cerr << "tcjit run: error: " << e.what() << "\n";
     return kExitBadSpec;
   }
   {
-    const double need = host_bytes_needed(geo, info.is_emulator);
+    const HostBuffers h = host_buffers(spec, geo);
+    const double need = host_bytes_needed(h, info.is_emulator);
     const double have = physical_memory_bytes();
     if (have > 0 && need > have) {
       std::cerr << "tcjit run: error: the problem needs " << fmt("%.1f", gib(need))
-                << " GiB of host memory for its buffers (A "
-                << fmt("%.1f", gib(matrix_bytes(geo, geo.a))) << " GiB, B "
-                << fmt("%.1f", gib(matrix_bytes(geo, geo.b))) << " GiB, C "
-                << fmt("%.1f", gib(matrix_bytes(geo, geo.c)))
+                << " GiB of host memory for its buffers (" << h.in1 << " "
+                << fmt("%.1f", gib(h.in1_bytes)) << " GiB, " << h.in2 << " "
+                << fmt("%.1f", gib(h.in2_bytes)) << " GiB, " << h.out << " "
+                << fmt("%.1f", gib(h.out_bytes))
                 << " GiB, with the reference's and the output's copies"
                 << (info.is_emulator ? " and the emulator's device copies" : "")
                 << "); the limit is this machine's physical memory, " << fmt("%.1f", gib(have))

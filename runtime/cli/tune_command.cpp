@@ -342,9 +342,11 @@ int run_tune(TuneCommandOptions opt) {
   int status = kExitOk;
   for (const WorkloadEntry &e : entries) {
     const std::string where = e.name.empty() ? "line " + std::to_string(e.line) : e.name;
-    if (e.spec.kind != OpKind::gemm) {
-      std::cerr << cmd << ": warning: " << where << ": " << to_string(e.spec.kind)
-                << " is not generated yet (only gemm): skipped\n";
+    if (e.spec.kind != OpKind::gemm && !is_concrete(e.spec)) {
+      std::cerr << cmd << ": error: " << where << ": a " << to_string(e.spec.kind)
+                << " is tuned at one batch size: give n (e.g. n=32); the kernel chosen for it "
+                   "takes n at run time and serves every batch size (skipped)\n";
+      status = kExitBadSpec;
       continue;
     }
     Problem p;

@@ -5,6 +5,8 @@
 #include "compiler/dsl/parser.h"
 #include "compiler/dsl/printer.h"
 #include "compiler/reference/bind_dims.h"
+#include "compiler/reference/conv_geometry.h"
+#include "compiler/reference/conv_reference.h"
 #include "compiler/reference/gemm_geometry.h"
 #include "compiler/reference/gemm_reference.h"
 #include "compiler/reference/random_fill.h"
@@ -459,3 +461,85 @@ TEST_F(ApiTest, ConcurrentPrepareCompilesOnce) {
 }
 
 } // namespace
+
+namespace conv_api {
+
+std::vector<std::byte> random_tensor(tcjit::DType t, int64_t count, uint64_t seed) {
+  std::vector<std::byte> v(static_cast<size_t>((count * tcjit::dtype_bits(t) + 7) / 8));
+  tcjit::fill_random(t, v.data(), count, seed);
+  return v;
+}
+
+// Launches a convolution operation at batch n through the API and compares the written tensor
+// with reference_conv.
+void expect_conv_matches(tcjit::Runtime &rt, const tcjit::Operation &op, int64_t n) {
+  const tcjit::OpSpec spec = tcjit::bind_conv_batch(op.spec(), n);
+  const tcjit::ConvGeometry g = tcjit::conv_geometry(spec);
+  std::vector<std::byte> x = random_tensor(g.x_dtype, tcjit::x_element_count(g), 21);
+  std::vector<std::byte> w = random_tensor(g.filter_dtype, tcjit::filter_element_count(g), 22);
+  std::vector<std::byte> y = random_tensor(g.y_dtype, tcjit::y_element_count(g), 23);
+  const int64_t out_channels = g.pass == tcjit::ConvPass::dgrad ? g.c : g.k;
+  const auto bias =
+      random_tensor(g.pass == tcjit::ConvPass::dgrad ? g.x_dtype : g.y_dtype, out_channels, 24);
+  const bool has_bias = spec.epilogue.bias != tcjit::BiasKind::none;
+  std::vector<std::byte> rx = x, rw = w, ry = y;
+  const tcjit::MathMode math = tcjit::resolve_math(spec.math, false);
+  const tcjit::ReferenceResult ref = tcjit::reference_conv(
+      spec, {rx.data(), rw.data(), ry.data(), has_bias ? bias.data() : nullptr}, math);
+  auto upload = [&](const std::vector<std::byte> &host) {
+    const tcjit::DeviceAddress p = rt.allocate(host.size());
+    rt.copy_to_device(p, host.data(), host.size());
+    return p;
+  };
+  const tcjit::DeviceAddress dx = upload(x), dw = upload(w), dy = upload(y), db = upload(bias);
+  tcjit::ConvArgs args{dx, dw, dy, has_bias ? db : 0};
+  args.n = op.spec().conv.n.is_fixed() ? 0 : n;
+  op.launch_conv(args);
+  std::vector<std::byte> &host_out = g.pass == tcjit::ConvPass::fprop   ? y
+                                     : g.pass == tcjit::ConvPass::dgrad ? x
+                                                                        : w;
+  const tcjit::DeviceAddress out = g.pass == tcjit::ConvPass::fprop   ? dy
+                                   : g.pass == tcjit::ConvPass::dgrad ? dx
+                                                                      : dw;
+  rt.copy_to_host(host_out.data(), out, host_out.size());
+  for (tcjit::DeviceAddress p : {dx, dw, dy, db})
+    rt.free(p);
+  const tcjit::CompareReport report =
+      tcjit::compare_with_reference(spec, math, host_out.data(), ref);
+  EXPECT_TRUE(report.ok()) << tcjit::print_spec(spec) << ": " << report.summary();
+  EXPECT_GT(report.count, 0);
+}
+
+} // namespace conv_api
+
+// One prepared `n=?` convolution serves every batch size with one kernel; each pass works through
+// launch_conv; GEMM and convolution arguments are not interchangeable.
+TEST_F(ApiTest, ConvolutionsLaunchAtAnyBatchSize) {
+  tcjit::Runtime rt(options());
+  const tcjit::Operation op =
+      rt.prepare("conv2d n=? h=6 w=5 c=16 k=24 r=3 s=3 pad=1 groups=2 x=f16 bias=col act=relu");
+  for (int64_t n : {1, 3})
+    conv_api::expect_conv_matches(rt, op, n);
+  EXPECT_EQ(rt.prepare("conv2d n=7 h=6 w=5 c=16 k=24 r=3 s=3 pad=1 groups=2 x=f16 bias=col "
+                       "act=relu")
+                .kernel_id(),
+            op.kernel_id());
+  for (const char *pass : {"dgrad", "wgrad"}) {
+    const tcjit::Operation p = rt.prepare(
+        std::string("conv2d n=2 h=7 w=7 c=8 k=16 r=3 s=3 pad=1 stride=2 x=f16 pass=") + pass);
+    conv_api::expect_conv_matches(rt, p, 2);
+  }
+  try {
+    op.launch_conv({1, 2, 3, 4});
+    FAIL() << "a launch without n of an n=? operation must be refused";
+  } catch (const tcjit::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("n is symbolic"), std::string::npos) << e.what();
+  }
+  try {
+    op.launch(tcjit::GemmArgs{1, 2, 3, 3, 4});
+    FAIL() << "GemmArgs for a convolution must be refused";
+  } catch (const tcjit::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("launch a convolution with ConvArgs"), std::string::npos)
+        << e.what();
+  }
+}

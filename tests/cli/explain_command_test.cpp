@@ -54,11 +54,43 @@ TEST(Cli, ExplainShowsTheChosenConfigAndItsPredictedTime) {
   EXPECT_EQ(chosen["provenance"], "predicted");
   EXPECT_EQ(chosen["gpu"], "H100-SXM5-80GB");
   EXPECT_GT(chosen["predicted_us"].get<double>(), 0);
-  // A convolution is not compiled yet: no config line.
+}
+
+// A convolution's explanation names the kernel path and how each operand is loaded, and says how
+// much of the tensor cores a depthwise convolution uses.
+TEST(Cli, ExplainNamesTheConvolutionsKernelPathAndAlignmentStrategy) {
   const ToolResult conv =
       run_tool("explain " + shell_quote("conv2d n=1 h=32 w=32 c=64 k=64 r=3 s=3 pad=1 x=f16:nhwc"));
   ASSERT_EQ(conv.exit_code, 0) << conv.err;
-  EXPECT_EQ(conv.out.find("config:"), std::string::npos) << conv.out;
+  EXPECT_NE(conv.out.find("config:      "), std::string::npos) << conv.out;
+  EXPECT_NE(conv.out.find("kernel path: implicit GEMM (fprop): A = x through the im2col gather, "
+                          "B = filter, D = y"),
+            std::string::npos)
+      << conv.out;
+  EXPECT_NE(conv.out.find("loads:       x in 16-byte cp.async pieces (8 x f16)"), std::string::npos)
+      << conv.out;
+  const ToolResult stem = run_tool(
+      "explain " + shell_quote("conv2d n=1 h=32 w=32 c=3 k=64 r=7 s=7 pad=3 stride=2 x=f16"));
+  ASSERT_EQ(stem.exit_code, 0) << stem.err;
+  EXPECT_NE(stem.out.find("x in 2-byte ld.global pieces (1 x f16), narrower than 16 bytes: c per "
+                          "group = 3 is not a multiple of 8"),
+            std::string::npos)
+      << stem.out;
+  const ToolResult dw = run_tool(
+      "explain " + shell_quote("conv2d n=1 h=16 w=16 c=32 k=32 r=3 s=3 pad=1 groups=32 x=f16"));
+  ASSERT_EQ(dw.exit_code, 0) << dw.err;
+  EXPECT_NE(dw.out.find("efficiency:  the implicit GEMM has N = 1 per group (depthwise: groups = "
+                        "c = k): each m16n8k16 mma computes 1 of its 8 columns, so at most 12%"),
+            std::string::npos)
+      << dw.out;
+  const ToolResult dgrad =
+      run_tool("explain " + shell_quote("conv2d n=1 h=16 w=16 c=32 k=32 r=3 "
+                                        "s=3 pad=1 stride=2 pass=dgrad x=f16"));
+  EXPECT_NE(dgrad.out.find("A = y through the strided (transposed) gather, B = filter by "
+                           "filter-tap rows, D = x"),
+            std::string::npos)
+      << dgrad.out;
+  EXPECT_NE(dgrad.out.find("strided dgrad: of each tap only"), std::string::npos) << dgrad.out;
 }
 
 TEST(Cli, ExplainReportsBrokenRulesWithFixes) {

@@ -182,12 +182,21 @@ TEST_F(RunCommand, SymbolicSizesNeedNumbers) {
   EXPECT_NE(r.err.find("the spec has symbolic sizes"), std::string::npos) << r.err;
 }
 
-TEST_F(RunCommand, ConvolutionsAreNotGeneratedYet) {
+TEST_F(RunCommand, ConvolutionsRunAndVerify) {
   const ToolResult r =
       run_tool("run --device emu --no-cache " +
-               shell_quote("conv2d n=1 h=8 w=8 c=32 k=32 r=3 s=3 pad=1 x=f16:nhwc"));
-  EXPECT_EQ(r.exit_code, 3);
-  EXPECT_NE(r.err.find("conv2d is not supported by the code generator yet"), std::string::npos)
+               shell_quote("conv2d n=1 h=8 w=8 c=32 k=32 r=3 s=3 pad=1 x=f16:nhwc bias=col"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("verify:   2048 elements, 0 outside tolerance"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("result:   ok, verified on the emulator"), std::string::npos) << r.out;
+}
+
+TEST_F(RunCommand, ChannelsFirstConvolutionsAreRefusedWithTheConversion) {
+  const ToolResult r = run_tool("run --device emu --no-cache " +
+                                shell_quote("conv2d n=1 h=8 w=8 c=32 k=32 r=3 s=3 x=f16:nchw"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("x is nchw: the implicit-GEMM kernels read channels-last tensors only"),
+            std::string::npos)
       << r.err;
 }
 

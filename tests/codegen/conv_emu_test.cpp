@@ -87,8 +87,8 @@ INSTANTIATE_TEST_SUITE_P(Groups, ConvMatrix, ::testing::ValuesIn(grouped()));
 // Every activation and the epilogue terms on one fprop shape, with split-K (wgrad's long K).
 std::vector<Case> epilogues() {
   std::vector<Case> out;
-  for (const char *act : {"none", "relu", "tanh", "sigmoid", "elu", "gelu", "gelu_tanh",
-                          "softplus", "swish"})
+  for (const char *act :
+       {"none", "relu", "tanh", "sigmoid", "elu", "gelu", "gelu_tanh", "softplus", "swish"})
     out.push_back({std::string("conv2d n=2 h=5 w=5 c=8 k=16 r=3 s=3 pad=1 x=f16 acc=f32 "
                                "alpha=1.5 beta=0.5 bias=col act=") +
                        act,
@@ -125,11 +125,11 @@ INSTANTIATE_TEST_SUITE_P(Conv3d, ConvMatrix, ::testing::ValuesIn(conv3d()));
 std::vector<Case> resnet50() {
   std::vector<Case> out;
   const std::vector<std::string> layers = {
-      "n=1 h=16 w=16 c=3 k=64 r=7 s=7 pad=3 stride=2",  // conv1 (224x224 in the real net)
-      "n=1 h=8 w=8 c=64 k=64 r=3 s=3 pad=1",            // res2 3x3
-      "n=1 h=8 w=8 c=64 k=256 r=1 s=1",                 // res2 1x1 expand
-      "n=1 h=8 w=8 c=256 k=64 r=1 s=1",                 // res2 1x1 reduce
-      "n=1 h=8 w=8 c=256 k=128 r=1 s=1 stride=2",       // res3 downsample
+      "n=1 h=16 w=16 c=3 k=64 r=7 s=7 pad=3 stride=2", // conv1 (224x224 in the real net)
+      "n=1 h=8 w=8 c=64 k=64 r=3 s=3 pad=1",           // res2 3x3
+      "n=1 h=8 w=8 c=64 k=256 r=1 s=1",                // res2 1x1 expand
+      "n=1 h=8 w=8 c=256 k=64 r=1 s=1",                // res2 1x1 reduce
+      "n=1 h=8 w=8 c=256 k=128 r=1 s=1 stride=2",      // res3 downsample
   };
   for (const char *pass : {"fprop", "dgrad", "wgrad"})
     for (const std::string &layer : layers)

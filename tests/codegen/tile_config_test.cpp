@@ -176,9 +176,17 @@ TEST(TileConfig, SpecLimits) {
   EXPECT_TRUE(check_codegen_support(f32auto, "sm_80", true).empty());
   EXPECT_EQ(math_form(f32auto, true).kind, MmaKind::simt_f32);
   EXPECT_EQ(math_form(f32auto, false).kind, MmaKind::tf32_f32);
-  EXPECT_FALSE(check_codegen_support(spec_of("conv2d n=1 h=8 w=8 c=8 k=8 r=3 s=3 pad=1 x=f16:nhwc"),
-                                     "sm_80", false)
-                   .empty());
+  // Convolutions: channels-last tensors are generated; channels-first ones are refused with the
+  // conversion to make.
+  EXPECT_TRUE(check_codegen_support(spec_of("conv2d n=1 h=8 w=8 c=8 k=8 r=3 s=3 pad=1 x=f16:nhwc"),
+                                    "sm_80", false)
+                  .empty());
+  const auto nchw = check_codegen_support(
+      spec_of("conv2d n=1 h=8 w=8 c=8 k=8 r=3 s=3 pad=1 x=f16:nchw"), "sm_80", false);
+  ASSERT_FALSE(nchw.empty());
+  EXPECT_NE(nchw[0].message.find("x is nchw"), std::string::npos) << nchw[0].message;
+  EXPECT_NE(nchw[0].message.find("channels_last"), std::string::npos) << nchw[0].message;
+  EXPECT_NE(nchw[0].message.find("x=f16:nhwc"), std::string::npos) << nchw[0].message;
   EXPECT_EQ(check_codegen_support(kF16, "sm_75", false).at(0).field, "arch");
 }
 
