@@ -103,6 +103,19 @@ int estimated_registers(const OpSpec &spec, const codegen::TileConfig &c, bool t
     extra += 16; // an address and a predicate per narrower piece
   if (c.split_k > 1)
     extra += 16; // the slice's K bounds and the workspace addresses
+  if (spec.kind != OpKind::gemm) {
+    // A convolution's copies keep their loop-invariant parts live across the main loop: a gathered
+    // copy its pixel or tap-row coordinates and padding bounds (about 5 registers), a linear one
+    // its address (about 3). Narrow vectors multiply the copies: c = 3 in f16 makes 16 of each per
+    // thread for a 16x16x32 tile (counted: 244 registers) and 32 for a 32x32x32 one (spills).
+    const codegen::ConvLowering l = codegen::lower_conv(codegen::effective_spec(spec, r));
+    const int threads = std::max(32, codegen::threads_per_cta(c));
+    auto copies = [&](int rows, int vec) {
+      return (rows * c.bk / std::max(1, vec) + threads - 1) / threads;
+    };
+    extra += (l.a != codegen::Gather::linear ? 5 : 3) * copies(c.bm, r.vec_a);
+    extra += (l.b != codegen::Gather::linear ? 5 : 3) * copies(c.bn, r.vec_b);
+  }
   return acc + fragments + extra;
 }
 
@@ -164,13 +177,63 @@ Problem model_problem(const OpSpec &spec) {
   p.k = s.k;
   p.batch = s.batch;
   p.reads_c = spec.epilogue.beta != 0;
+  if (spec.kind != OpKind::gemm) {
+    // Each operand's DRAM traffic is its tensor's size (per group), not the implicit matrix's.
+    const ConvSpec &c = spec.conv;
+    const bool three_d = spec.kind == OpKind::conv3d;
+    const ConvOutputDims out = conv_output_dims(c);
+    const double batch =
+        double(c.n.is_fixed() ? c.n.value
+                              : std::max<int64_t>(1, s.m / std::max<int64_t>(1, out.p * out.q)));
+    const double groups = double(std::max<int64_t>(1, c.groups));
+    const double x = batch * double(three_d ? c.d : 1) * double(c.h * c.w) * double(c.c) / groups;
+    const double y =
+        batch * double(three_d ? out.o : 1) * double(out.p * out.q) * double(c.k) / groups;
+    const double w =
+        double(c.k) * double(three_d ? c.t : 1) * double(c.r * c.s) * double(c.c) / groups / groups;
+    const double a = c.pass == ConvPass::fprop ? x : y;
+    const double b = c.pass == ConvPass::wgrad ? x : w;
+    p.a_elements = std::min(a, double(p.m) * double(p.k));
+    p.b_elements = std::min(b, double(p.k) * double(p.n));
+  }
   return p;
+}
+
+double channel_padding_seconds(const GpuModel &gpu, const OpSpec &spec,
+                               const codegen::TileConfig &config) {
+  if (config.pad_c == 0)
+    return 0;
+  const ConvSpec &c = spec.conv;
+  const bool three_d = spec.kind == OpKind::conv3d;
+  // the batch as nominal_sizes() takes it: M (or wgrad's K) over the output pixels per image
+  const double n =
+      c.n.is_fixed()
+          ? double(c.n.value)
+          : std::max(1.0, double(nominal_sizes(spec).m) / double(std::max<int64_t>(1, c.h * c.w)));
+  const double rows = n * double(three_d ? c.d : 1) * double(c.h * c.w) +
+                      double(c.k) * double(three_d ? c.t : 1) * double(c.r * c.s);
+  const double bytes = rows * double(c.c + config.pad_c) * bytes_of(c.x.dtype);
+  return 2 * gpu.launch_seconds + bytes / gpu.dram_bytes_per_s;
 }
 
 Prediction predict_config(const GpuModel &gpu, const OpSpec &spec,
                           const codegen::TileConfig &config, bool tf32_off,
                           const CandidateFacts &facts) {
-  return predict(gpu, kernel_features(spec, config, tf32_off, facts), model_problem(spec));
+  if (config.pad_c == 0)
+    return predict(gpu, kernel_features(spec, config, tf32_off, facts), model_problem(spec));
+  // Channel padding: the kernel computes the padded problem, after copying x and the filter.
+  const OpSpec padded = codegen::effective_spec(spec, config);
+  Prediction p =
+      predict(gpu, kernel_features(padded, config, tf32_off, facts), model_problem(padded));
+  if (!p.launchable || p.seconds <= 0)
+    return p;
+  const double kernel_seconds = p.seconds;
+  p.seconds += channel_padding_seconds(gpu, spec, config);
+  // TFLOP/s of the problem as asked (the padded zeros are not useful work)
+  const double scale = double(spec.conv.c) / double(config.pad_c) * kernel_seconds / p.seconds;
+  p.tflops *= scale;
+  p.fraction_of_peak *= scale;
+  return p;
 }
 
 } // namespace tcjit::tuner

@@ -47,7 +47,13 @@ double estimated_instructions_per_mma(const OpSpec &spec, const codegen::TileCon
 // The problem of a spec with sizes bound (or nominal_sizes() for symbolic ones).
 Problem model_problem(const OpSpec &spec);
 
-// The prediction for `config` running `spec` on `gpu`.
+// The time of channel padding's copies of x and the filter (TileConfig::pad_c; 0 without it):
+// their reads and writes at DRAM bandwidth, and two launches.
+double channel_padding_seconds(const GpuModel &gpu, const OpSpec &spec,
+                               const codegen::TileConfig &config);
+
+// The prediction for `config` running `spec` on `gpu` (with channel padding: the padded problem
+// plus channel_padding_seconds; TFLOP/s of the problem as given).
 Prediction predict_config(const GpuModel &gpu, const OpSpec &spec,
                           const codegen::TileConfig &config, bool tf32_off,
                           const CandidateFacts &facts = {});

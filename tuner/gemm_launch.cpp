@@ -26,7 +26,8 @@ device::LaunchConfig to_launch_config(const codegen::LaunchDims &d) {
 // The 16 ABI parameters of the main kernel.
 device::ParamBuffer gemm_params(const device::KernelInfo &info, const codegen::KernelPlan &plan,
                                 const OpSpec &spec, const GemmPointers &ptrs) {
-  const GemmGeometry geo = codegen::launch_geometry(spec);
+  const GemmGeometry geo = codegen::launch_geometry(
+      plan.pad_from != 0 ? codegen::padded_conv(spec, plan.conv->c) : spec);
   device::ParamBuffer p(info);
   p.set(index(GemmParam::a), ptrs.a);
   p.set(index(GemmParam::b), ptrs.b);
@@ -80,10 +81,53 @@ LoadedGemm load_gemm(device::Device &dev, const codegen::CompiledKernel &kernel,
   g.main = dev.get_function(g.module, kernel.plan.kernel_name);
   if (kernel.plan.config.split_k > 1)
     g.splitk_reduce = dev.get_function(g.module, kernel.plan.kernel_name + "_splitk_reduce");
+  if (kernel.plan.pad_from != 0)
+    g.pad_channels = dev.get_function(g.module, kernel.plan.kernel_name + "_pad_channels");
   return g;
 }
 
 namespace {
+
+// The view geometry the kernel runs: of the spec, or of its channel-padded copy.
+GemmGeometry kernel_geometry(const codegen::KernelPlan &plan, const OpSpec &spec) {
+  return codegen::launch_geometry(plan.pad_from != 0 ? codegen::padded_conv(spec, plan.conv->c)
+                                                     : spec);
+}
+
+uint64_t round_up(uint64_t v) {
+  return (v + 255) / 256 * 256;
+}
+
+// The workspace's parts: split-K slices first, then the padded x and filter.
+struct WorkspaceLayout {
+  uint64_t splitk = 0, x = 0, filter = 0;
+  uint64_t total() const { return round_up(splitk) + round_up(x) + round_up(filter); }
+};
+
+struct PaddedRows {
+  int64_t x = 0, filter = 0;
+};
+PaddedRows padded_rows(const OpSpec &spec) {
+  const ConvSpec &c = spec.conv;
+  const bool three_d = spec.kind == OpKind::conv3d;
+  return {c.n.value * (three_d ? c.d : 1) * c.h * c.w, c.k * (three_d ? c.t : 1) * c.r * c.s};
+}
+
+WorkspaceLayout workspace_layout(const codegen::KernelPlan &plan, const OpSpec &spec) {
+  WorkspaceLayout w;
+  if (plan.config.split_k > 1) {
+    const GemmGeometry geo = kernel_geometry(plan, spec);
+    w.splitk = codegen::splitk_workspace_bytes(geo.m, geo.n, geo.batch, plan.config.split_k,
+                                               dtype_bits(plan.mma.acc) / 8);
+  }
+  if (plan.pad_from != 0) {
+    const PaddedRows rows = padded_rows(spec);
+    const uint64_t row_bytes = uint64_t(plan.conv->c) * uint64_t(plan.a.esize);
+    w.x = uint64_t(rows.x) * row_bytes;
+    w.filter = uint64_t(rows.filter) * row_bytes;
+  }
+  return w;
+}
 
 // The launches of one GEMM; split-K's slices go to `workspace`. `after_main_launch`: as for
 // launch_gemm.
@@ -91,13 +135,37 @@ void enqueue_launches(device::Device &dev, const LoadedGemm &gemm, const OpSpec 
                       const GemmPointers &ptrs, device::DevicePtr workspace,
                       const std::function<void()> &after_main_launch) {
   const codegen::KernelPlan &plan = *gemm.plan;
-  const GemmGeometry geo = codegen::launch_geometry(spec);
+  const GemmGeometry geo = kernel_geometry(plan, spec);
   const int split = plan.config.split_k;
+  const WorkspaceLayout layout = workspace_layout(plan, spec);
+  GemmPointers main_ptrs = ptrs;
+  if (plan.pad_from != 0) {
+    // x and the filter first, channel-padded into the workspace (kernel_abi.h)
+    const PaddedRows rows = padded_rows(spec);
+    const device::KernelInfo &pad_info = dev.kernel_info(gemm.pad_channels);
+    main_ptrs.a = workspace + round_up(layout.splitk);
+    main_ptrs.b = main_ptrs.a + round_up(layout.x);
+    const std::pair<device::DevicePtr, device::DevicePtr> copies[] = {{ptrs.a, main_ptrs.a},
+                                                                      {ptrs.b, main_ptrs.b}};
+    const int64_t counts[] = {rows.x, rows.filter};
+    for (int i = 0; i < 2; ++i) {
+      device::ParamBuffer pad(pad_info);
+      pad.set(0, copies[i].first);
+      pad.set(1, copies[i].second);
+      pad.set(2, static_cast<uint64_t>(counts[i]));
+      codegen::LaunchDims d;
+      d.grid_x =
+          static_cast<uint32_t>((counts[i] * plan.conv->c + codegen::kPadChannelsThreads - 1) /
+                                codegen::kPadChannelsThreads);
+      d.block_x = codegen::kPadChannelsThreads;
+      dev.launch(gemm.pad_channels, to_launch_config(d), pad.bytes());
+    }
+  }
   const device::LaunchConfig main_launch = to_launch_config(
       codegen::gemm_launch_dims(geo.m, geo.n, geo.batch, plan.config.bm, plan.config.bn,
                                 plan.threads, plan.smem_bytes, split));
   const device::KernelInfo &info = dev.kernel_info(gemm.main);
-  device::ParamBuffer params = gemm_params(info, plan, spec, ptrs);
+  device::ParamBuffer params = gemm_params(info, plan, spec, main_ptrs);
   if (split == 1) {
     dev.launch(gemm.main, main_launch, params.bytes());
     if (after_main_launch)
@@ -127,12 +195,8 @@ void enqueue_launches(device::Device &dev, const LoadedGemm &gemm, const OpSpec 
 } // namespace
 
 uint64_t gemm_workspace_bytes(const LoadedGemm &gemm, const OpSpec &spec) {
-  const codegen::KernelPlan &plan = *gemm.plan;
-  if (plan.config.split_k <= 1)
-    return 0;
-  const GemmGeometry geo = codegen::launch_geometry(spec);
-  return codegen::splitk_workspace_bytes(geo.m, geo.n, geo.batch, plan.config.split_k,
-                                         dtype_bits(plan.mma.acc) / 8);
+  const WorkspaceLayout w = workspace_layout(*gemm.plan, spec);
+  return w.splitk == 0 && w.x == 0 ? 0 : w.total();
 }
 
 void enqueue_gemm(device::Device &dev, const LoadedGemm &gemm, const OpSpec &spec,

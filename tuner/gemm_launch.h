@@ -20,6 +20,7 @@ struct LoadedGemm {
   device::ModuleHandle module;
   device::FunctionHandle main;
   device::FunctionHandle splitk_reduce; // valid only when the config has split_k > 1
+  device::FunctionHandle pad_channels;  // valid only when the plan pads channels (pad_from != 0)
   const codegen::KernelPlan *plan = nullptr;
 };
 
@@ -41,7 +42,8 @@ struct GemmPointers {
 void launch_gemm(device::Device &dev, const LoadedGemm &gemm, const OpSpec &spec,
                  const GemmPointers &ptrs, const std::function<void()> &after_main_launch = {});
 
-// The bytes of the workspace split-K's slices are written to (0 when the config has no split-K).
+// The bytes of the workspace: split-K's slices, and the channel-padded copies of x and the filter
+// (0 when the config has neither).
 uint64_t gemm_workspace_bytes(const LoadedGemm &gemm, const OpSpec &spec);
 // The launches of launch_gemm, only enqueued (no allocation, memset or synchronize), for timing
 // them (Device::time_ms): `workspace` holds gemm_workspace_bytes (every slot is written by its

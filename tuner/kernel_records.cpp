@@ -21,6 +21,8 @@ std::string config_json(const codegen::TileConfig &c) {
                       {"wn", c.wn},           {"stages", c.stages},
                       {"split_k", c.split_k}, {"raster_group", c.raster_group},
                       {"vec_a", c.vec_a},     {"vec_b", c.vec_b}};
+  if (c.pad_c != 0) // only where it is used: the keys of every other config stay as they were
+    j["pad_c"] = c.pad_c;
   return j.dump(); // nlohmann::json objects keep keys sorted
 }
 
@@ -38,6 +40,8 @@ std::optional<codegen::TileConfig> parse_config_json(std::string_view text) {
   if (!get("bm", c.bm) || !get("bn", c.bn) || !get("bk", c.bk) || !get("wm", c.wm) ||
       !get("wn", c.wn) || !get("stages", c.stages) || !get("split_k", c.split_k) ||
       !get("raster_group", c.raster_group) || !get("vec_a", c.vec_a) || !get("vec_b", c.vec_b))
+    return std::nullopt;
+  if (j.contains("pad_c") && !get("pad_c", c.pad_c))
     return std::nullopt;
   return c;
 }

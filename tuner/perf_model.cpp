@@ -219,9 +219,10 @@ Prediction predict(const GpuModel &gpu, const KernelFeatures &k, const Problem &
   out.shared_cycles = main.shared;
   const double compute_s = cycles / (gpu.clock_ghz * 1e9);
 
-  const double bytes =
-      double(p.batch) * (double(p.m) * p.k * k.a_bytes + double(p.k) * p.n * k.b_bytes +
-                         double(p.m) * p.n * k.c_bytes * (p.reads_c ? 2 : 1));
+  const double a_elements = p.a_elements > 0 ? p.a_elements : double(p.m) * p.k;
+  const double b_elements = p.b_elements > 0 ? p.b_elements : double(p.k) * p.n;
+  const double bytes = double(p.batch) * (a_elements * k.a_bytes + b_elements * k.b_bytes +
+                                          double(p.m) * p.n * k.c_bytes * (p.reads_c ? 2 : 1));
   // DRAM bandwidth needs bytes in flight (Little's law): each resident CTA keeps stages - 1
   // K-tiles of A and B loading; few CTAs on few SMs cannot saturate DRAM.
   const int64_t active_sms = std::min<int64_t>(gpu.sms, out.ctas);

@@ -75,6 +75,9 @@ struct KernelFeatures {
 struct Problem {
   int64_t m = 0, n = 0, k = 0, batch = 1;
   bool reads_c = false; // beta != 0
+  // Distinct elements of A and B per batch when fewer than m*k and k*n: a convolution's gathered
+  // operand (im2col reads each x element up to taps times; the repeats come from L2). 0: m*k, k*n.
+  double a_elements = 0, b_elements = 0;
 };
 
 struct Prediction {

@@ -145,46 +145,58 @@ SearchSpace enumerate_space(const OpSpec &spec, std::string_view arch, bool tf32
     return space;
   const int esize = element_bytes(spec);
   // Vector widths (elements): the widest the alignment allows, then narrower ones down to 4 bytes.
-  const codegen::ViewVectorLimits limits = codegen::view_vector_limits(spec);
-  auto widths = [&](const std::string &operand) {
-    int widest = std::min(operand == "a" ? limits.a : limits.b, 16 / esize);
-    const int cap = operand == "a" ? o.max_vec_a : o.max_vec_b;
-    if (cap > 0)
-      widest = std::min(widest, cap);
-    std::vector<int> w = {widest};
-    if (o.narrower_vectors)
-      for (int v = widest / 2; v >= 1 && v * esize >= 4; v /= 2)
-        w.push_back(v);
-    return w;
-  };
-  const std::vector<int> va = widths("a"), vb = widths("b");
-  for (int bm : o.cta_sizes)
-    for (int bn : o.cta_sizes)
-      for (int kb : o.k_bytes) {
-        const int bk = kb / esize;
-        if (bk < 1)
-          continue;
-        for (int wm : o.warp_sizes)
-          for (int wn : o.warp_sizes) {
-            if (wm > bm || wn > bn)
-              continue;
-            const int warps = (bm / wm) * (bn / wn);
-            if (std::find(o.warp_counts.begin(), o.warp_counts.end(), warps) == o.warp_counts.end())
-              continue;
-            for (int stages : o.stages)
-              for (int split : o.split_k)
-                for (int group : o.raster_groups)
-                  for (int a : va)
-                    for (int b : vb) {
-                      const TileConfig c{bm, bn, bk, wm, wn, stages, split, group, a, b};
-                      std::vector<PrunedConfig> why = prune_reasons(spec, c, arch, tf32_off, gpu);
-                      if (why.empty())
-                        space.legal.push_back(c);
-                      else
-                        space.pruned.push_back(std::move(why.front()));
-                    }
-          }
-      }
+  // Channel strategies: the channels as they are, and (where it applies) padded to a 16-byte
+  // vector of channels (TileConfig::pad_c) with the padded problem's vector widths.
+  std::vector<int> pads = {0};
+  if (const std::optional<int64_t> target = codegen::channel_padding_target(spec);
+      target && o.channel_padding)
+    pads.push_back(int(*target));
+  for (int pad_c : pads) {
+    codegen::TileConfig base;
+    base.pad_c = pad_c;
+    const codegen::ViewVectorLimits limits =
+        codegen::view_vector_limits(codegen::effective_spec(spec, base));
+    auto widths = [&](const std::string &operand) {
+      int widest = std::min(operand == "a" ? limits.a : limits.b, 16 / esize);
+      const int cap = operand == "a" ? o.max_vec_a : o.max_vec_b;
+      if (cap > 0)
+        widest = std::min(widest, cap);
+      std::vector<int> w = {widest};
+      if (o.narrower_vectors)
+        for (int v = widest / 2; v >= 1 && v * esize >= 4; v /= 2)
+          w.push_back(v);
+      return w;
+    };
+    const std::vector<int> va = widths("a"), vb = widths("b");
+    for (int bm : o.cta_sizes)
+      for (int bn : o.cta_sizes)
+        for (int kb : o.k_bytes) {
+          const int bk = kb / esize;
+          if (bk < 1)
+            continue;
+          for (int wm : o.warp_sizes)
+            for (int wn : o.warp_sizes) {
+              if (wm > bm || wn > bn)
+                continue;
+              const int warps = (bm / wm) * (bn / wn);
+              if (std::find(o.warp_counts.begin(), o.warp_counts.end(), warps) ==
+                  o.warp_counts.end())
+                continue;
+              for (int stages : o.stages)
+                for (int split : o.split_k)
+                  for (int group : o.raster_groups)
+                    for (int a : va)
+                      for (int b : vb) {
+                        const TileConfig c{bm, bn, bk, wm, wn, stages, split, group, a, b, pad_c};
+                        std::vector<PrunedConfig> why = prune_reasons(spec, c, arch, tf32_off, gpu);
+                        if (why.empty())
+                          space.legal.push_back(c);
+                        else
+                          space.pruned.push_back(std::move(why.front()));
+                      }
+            }
+        }
+  }
   return space;
 }
 

@@ -42,6 +42,7 @@ struct SpaceOptions {
   std::vector<int> split_k = {1, 2, 4, 8, 16};         // only when K is fixed and long enough
   std::vector<int> raster_groups = {1, 8};             // 8 only when the grid has > 8 CTA rows
   bool narrower_vectors = true;     // every legal vector width, not only the widest
+  bool channel_padding = true;      // convolutions: also the channel-padded variant (pad_c)
   int max_vec_a = 0, max_vec_b = 0; // caps on the widths, in elements (0: the alignment's)
 };
 SpaceOptions heuristic_space_options(const OpSpec &spec, bool tf32_off);

@@ -182,6 +182,22 @@ ConvLowering lower_conv(const OpSpec &spec) {
   return l;
 }
 
+std::optional<int64_t> channel_padding_target(const OpSpec &spec) {
+  if (spec.kind == OpKind::gemm || spec.conv.pass != ConvPass::fprop || spec.conv.groups != 1 ||
+      !channels_first_problem(spec).empty())
+    return std::nullopt;
+  const int widest = max_vector_elements(spec.conv.x.dtype);
+  if (spec.conv.x.dtype != spec.conv.filter.dtype || spec.conv.c % widest == 0)
+    return std::nullopt;
+  return (spec.conv.c + widest - 1) / widest * widest;
+}
+
+OpSpec padded_conv(const OpSpec &spec, int64_t channels) {
+  OpSpec padded = spec;
+  padded.conv.c = channels;
+  return padded;
+}
+
 OpSpec gemm_view(const OpSpec &spec) {
   return spec.kind == OpKind::gemm ? spec : lower_conv(spec).view;
 }

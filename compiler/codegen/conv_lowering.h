@@ -30,6 +30,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace tcjit::codegen {
@@ -76,6 +77,14 @@ std::string channels_first_problem(const OpSpec &conv);
 // The implicit GEMM of a convolution spec (valid, channels-last; n may be symbolic). Throws
 // std::invalid_argument for a GEMM spec or a channels-first layout (channels_first_problem).
 ConvLowering lower_conv(const OpSpec &conv);
+
+// Channel padding (TileConfig::pad_c): a convolution fprop with one group whose c does not fill a
+// 16-byte vector of its dtype (c = 3 for f16) may be computed on copies of x and the filter with c
+// zero-padded to the next multiple of that vector (the zeros add nothing to y). The padded channel
+// count, or nullopt when padding does not apply.
+std::optional<int64_t> channel_padding_target(const OpSpec &spec);
+// `spec` with c = `channels` (x and the filter as the padded copies).
+OpSpec padded_conv(const OpSpec &spec, int64_t channels);
 
 // The view for any spec: a GEMM spec as it is, a convolution's lower_conv(spec).view.
 OpSpec gemm_view(const OpSpec &spec);

@@ -69,6 +69,13 @@ inline uint64_t splitk_workspace_bytes(int64_t m, int64_t n, int64_t batch, int 
   return static_cast<uint64_t>(m * n * batch * split_k * acc_bytes);
 }
 
+// Channel padding (KernelPlan::pad_from != 0: a convolution whose c is padded to conv->c), a
+// third kernel in the module: <kernel_name>_pad_channels(src .u64, dst .u64, rows .u64) writes
+// dst[row][c] = c < pad_from ? src[row][c] : 0 for c < conv->c, one thread per destination
+// element; grid (ceil(rows * conv->c / 256)), block 256. The launcher pads x (rows = n*d*h*w) and
+// the filter (rows = k*t*r*s) into its workspace, then runs the main kernel on the copies.
+inline constexpr int kPadChannelsThreads = 256;
+
 struct LaunchDims {
   uint32_t grid_x = 1, grid_y = 1, grid_z = 1;
   uint32_t block_x = 1;

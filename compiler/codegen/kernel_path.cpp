@@ -11,8 +11,9 @@ namespace {
 std::string operand_loads(const OperandPlan &op, const std::string &name, int max_elements,
                           const std::string &limit) {
   std::ostringstream o;
-  o << name << " in " << op.copy_bytes << "-byte " << (op.copy_bytes >= 4 ? "cp.async" : "ld.global")
-    << " pieces (" << op.vec << " x " << to_string(op.dtype) << ")";
+  o << name << " in " << op.copy_bytes << "-byte "
+    << (op.copy_bytes >= 4 ? "cp.async" : "ld.global") << " pieces (" << op.vec << " x "
+    << to_string(op.dtype) << ")";
   if (op.vec < max_elements)
     o << ", narrower than 16 bytes: " << limit;
   return o.str();
@@ -24,11 +25,10 @@ std::vector<KernelPathLine> describe_kernel_path(const OpSpec &spec, const Kerne
   std::vector<KernelPathLine> out;
   const int widest = 16 / p.a.esize;
   if (!p.conv) {
-    out.push_back({"kernel path", "tiled GEMM, " + std::string(p.mma.kind == MmaKind::simt_f32
-                                                                   ? "SIMT FFMA"
-                                                                   : "mma.sync") +
-                                      ", " + std::to_string(p.config.stages) +
-                                      "-stage cp.async pipeline"});
+    out.push_back({"kernel path",
+                   "tiled GEMM, " +
+                       std::string(p.mma.kind == MmaKind::simt_f32 ? "SIMT FFMA" : "mma.sync") +
+                       ", " + std::to_string(p.config.stages) + "-stage cp.async pipeline"});
     out.push_back({"loads", operand_loads(p.a, "a", widest, "the alignment of a")});
     out.push_back({"", operand_loads(p.b, "b", widest, "the alignment of b")});
     return out;
@@ -49,8 +49,8 @@ std::vector<KernelPathLine> describe_kernel_path(const OpSpec &spec, const Kerne
   };
   std::ostringstream path;
   path << "implicit GEMM (" << to_string(k.pass) << "): A = " << tensor(roles.a)
-       << (k.pass == ConvPass::wgrad ? "^T" : "") << gather(p.a.gather) << ", B = "
-       << tensor(roles.b) << gather(p.b.gather) << ", D = " << tensor(roles.c);
+       << (k.pass == ConvPass::wgrad ? "^T" : "") << gather(p.a.gather)
+       << ", B = " << tensor(roles.b) << gather(p.b.gather) << ", D = " << tensor(roles.c);
   if (k.groups > 1)
     path << "; " << k.groups << " groups, one per grid z";
   path << "; only n is a run-time size";
@@ -59,13 +59,25 @@ std::vector<KernelPathLine> describe_kernel_path(const OpSpec &spec, const Kerne
             "others are zero-filled (about 1/(stride product) of the loaded dy is useful)";
   out.push_back({"kernel path", path.str()});
   const std::string channel_a = roles.a == ConvTensor::x ? "c" : "k";
+  const bool can_pad = channel_padding_target(spec).has_value();
   auto limit = [&](const char *ch, int64_t per_group) {
-    return std::string(ch) + " per group = " + std::to_string(per_group) + " is not a multiple of " +
-           std::to_string(widest) + "; the other strategy, zero-padding the channels to " +
-           std::to_string((per_group + widest - 1) / widest * widest) +
-           " (a copy of the tensors), is not generated yet";
+    std::string text = std::string(ch) + " per group = " + std::to_string(per_group) +
+                       " is not a multiple of " + std::to_string(widest);
+    if (can_pad)
+      text += "; the other strategy, copying x and the filter with c zero-padded to " +
+              std::to_string((per_group + widest - 1) / widest * widest) +
+              " channels first (pad_c), is predicted slower for this problem";
+    else
+      text += " (channel padding is offered for fprop with one group only)";
+    return text;
   };
   const int64_t a_channels = roles.a == ConvTensor::x ? k.cg : k.kg;
+  if (p.pad_from != 0)
+    out.push_back(
+        {"channels", "x and the filter are first copied with c = " + std::to_string(p.pad_from) +
+                         " zero-padded to " + std::to_string(k.c) +
+                         " channels (the copies are counted in the prediction), so that "
+                         "the kernel reads 16-byte vectors"});
   out.push_back(
       {"loads", operand_loads(p.a, tensor(roles.a), widest, limit(channel_a.c_str(), a_channels))});
   out.push_back({"", operand_loads(p.b, tensor(roles.b), widest, limit("c", k.cg))});
@@ -76,8 +88,8 @@ std::vector<KernelPathLine> describe_kernel_path(const OpSpec &spec, const Kerne
       std::ostringstream e;
       e << "the implicit GEMM has N = " << view_n << " per group"
         << (k.cg == 1 && k.kg == 1 ? " (depthwise: groups = c = k)" : "") << ": each m" << p.mma.m
-        << "n" << p.mma.n << "k" << p.mma.k << " mma computes " << view_n << " of its "
-        << p.mma.n << " columns, so at most " << 100 * view_n / p.mma.n
+        << "n" << p.mma.n << "k" << p.mma.k << " mma computes " << view_n << " of its " << p.mma.n
+        << " columns, so at most " << 100 * view_n / p.mma.n
         << "% of the tensor cores' work is useful";
       out.push_back({"efficiency", e.str()});
     }

@@ -114,8 +114,10 @@ KernelPlan plan_kernel(const OpSpec &spec, const TileConfig &c, std::string_view
         c_vec = al.elements;
     return plan_view(spec, c, arch, tf32_off, c_vec);
   }
-  const ConvLowering l = lower_conv(spec);
+  const ConvLowering l = lower_conv(effective_spec(spec, c));
   KernelPlan p = plan_view(l.view, c, arch, tf32_off, l.max_vec_c);
+  if (c.pad_c != 0)
+    p.pad_from = spec.conv.c;
   p.conv = l.conv;
   p.a.gather = l.a;
   p.b.gather = l.b;
@@ -126,7 +128,8 @@ KernelPlan plan_kernel(const OpSpec &spec, const TileConfig &c, std::string_view
   std::snprintf(tag, sizeof tag, "%08x", fnv1a(constants));
   p.kernel_name = std::string("tcjit_") + (l.conv.three_d ? "conv3d_" : "conv2d_") +
                   std::string(to_string(l.conv.pass)) + "_" +
-                  p.kernel_name.substr(std::string_view("tcjit_gemm_").size()) + "_c" + tag;
+                  p.kernel_name.substr(std::string_view("tcjit_gemm_").size()) +
+                  (p.pad_from != 0 ? "_pc" + std::to_string(c.pad_c) : std::string()) + "_c" + tag;
   return p;
 }
 
@@ -201,7 +204,8 @@ std::string kernel_identity(const KernelPlan &p) {
     << to_string(p.epi) << (p.integer_identity ? "|integer_identity" : "")
     << (p.stage_epilogue ? "|staged" + std::to_string(p.stage_vec) : std::string());
   if (p.conv)
-    o << "|" << describe(*p.conv) << (p.bias_per_batch ? "|grouped_bias" : "");
+    o << "|" << describe(*p.conv) << (p.bias_per_batch ? "|grouped_bias" : "")
+      << (p.pad_from != 0 ? "|pad_from" + std::to_string(p.pad_from) : "");
   return o.str();
 }
 
@@ -231,6 +235,9 @@ std::string describe(const KernelPlan &p) {
   if (p.conv)
     o << "  implicit GEMM of " << describe(*p.conv) << ": A by " << to_string(p.a.gather)
       << ", B by " << to_string(p.b.gather) << ", one group per grid z\n";
+  if (p.pad_from != 0)
+    o << "  x and the filter copied first with c = " << p.pad_from << " zero-padded to "
+      << p.conv->c << " channels (" << p.kernel_name << "_pad_channels)\n";
   o << "  target " << p.arch << ", PTX " << p.ptx_version / 10 << "." << p.ptx_version % 10 << "\n"
     << "  mma " << p.mma.ptx << "\n"
     << "  CTA " << p.config.bm << "x" << p.config.bn << "x" << p.config.bk << ", " << p.warps

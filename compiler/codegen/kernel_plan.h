@@ -76,7 +76,10 @@ struct KernelPlan {
   // operands, tiles and epilogue are those of the view; the batch index is the group.
   std::optional<ConvConstants> conv;
   bool bias_per_batch = false; // grouped conv: group g's bias starts at g * N
-  int smem_bytes = 0;          // dynamic shared memory per CTA
+  // Channel padding (TileConfig::pad_c): the module also holds <kernel_name>_pad_channels, which
+  // copies x and the filter with their `pad_from` channels zero-padded to conv->c (kernel_abi.h).
+  int64_t pad_from = 0; // 0: no padding
+  int smem_bytes = 0;   // dynamic shared memory per CTA
   // epilogue
   DType out = DType::f32;
   MatrixLayout out_layout = MatrixLayout::row;

@@ -120,6 +120,55 @@ void build_splitk_reduce(EmitContext &outer, llvm::FunctionType *gemm_ty,
   b.CreateRetVoid();
 }
 
+// Channel padding's copy kernel (kernel_abi.h): one thread per destination element.
+void build_pad_channels(EmitContext &outer) {
+  const KernelPlan &p = outer.plan;
+  llvm::LLVMContext &ctx = outer.ctx;
+  auto &b = outer.b;
+  llvm::Type *gptr = llvm::PointerType::get(ctx, 1);
+  auto *fty = llvm::FunctionType::get(b.getVoidTy(), {gptr, gptr, b.getInt64Ty()}, false);
+  auto *f = llvm::Function::Create(fty, llvm::Function::ExternalLinkage,
+                                   p.kernel_name + "_pad_channels", outer.module);
+  f->getArg(0)->setName("src");
+  f->getArg(1)->setName("dst");
+  f->getArg(2)->setName("rows");
+  annotate_kernel(outer.module, f, kPadChannelsThreads);
+  EmitContext e{ctx, outer.module, b, p};
+  b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", f));
+  Value *tid = sreg(e, llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+  Value *cta = sreg(e, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
+  Value *idx = b.CreateAdd(b.CreateMul(b.CreateZExt(cta, e.i64()), e.c64(kPadChannelsThreads)),
+                           b.CreateZExt(tid, e.i64()));
+  const int64_t to = p.conv->c, from = p.pad_from;
+  auto *body = llvm::BasicBlock::Create(ctx, "element", f);
+  auto *done = llvm::BasicBlock::Create(ctx, "done", f);
+  b.CreateCondBr(b.CreateICmpULT(idx, b.CreateMul(f->getArg(2), e.c64(to))), body, done);
+  b.SetInsertPoint(body);
+  Value *row = b.CreateUDiv(idx, e.c64(to));
+  Value *ch = b.CreateURem(idx, e.c64(to));
+  const int esize = p.a.esize;
+  llvm::Type *t = b.getIntNTy(esize * 8);
+  auto *load = llvm::BasicBlock::Create(ctx, "load", f);
+  auto *store = llvm::BasicBlock::Create(ctx, "store", f);
+  llvm::BasicBlock *zero = b.GetInsertBlock();
+  b.CreateCondBr(b.CreateICmpULT(ch, e.c64(from)), load, store);
+  b.SetInsertPoint(load);
+  Value *src =
+      b.CreateGEP(e.i8(), f->getArg(0),
+                  b.CreateMul(b.CreateAdd(b.CreateMul(row, e.c64(from)), ch), e.c64(esize)));
+  Value *v = b.CreateAlignedLoad(t, src, llvm::Align(esize));
+  b.CreateBr(store);
+  b.SetInsertPoint(store);
+  llvm::PHINode *value = b.CreatePHI(t, 2);
+  value->addIncoming(llvm::ConstantInt::get(t, 0), zero);
+  value->addIncoming(v, load);
+  b.CreateAlignedStore(value, b.CreateGEP(e.i8(), f->getArg(1), b.CreateMul(idx, e.c64(esize))),
+                       llvm::Align(esize));
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+  b.CreateRetVoid();
+}
+
 } // namespace
 
 std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const KernelPlan &p) {
@@ -384,6 +433,8 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   b.CreateRetVoid();
   if (SK > 1)
     build_splitk_reduce(e, fty, names);
+  if (p.pad_from != 0)
+    build_pad_channels(e);
 
   std::string err;
   llvm::raw_string_ostream os(err);

@@ -48,6 +48,8 @@ std::string to_string(const TileConfig &c) {
   std::ostringstream o;
   o << c.bm << "x" << c.bn << "x" << c.bk << " w" << c.wm << "x" << c.wn << " s" << c.stages << " k"
     << c.split_k << " g" << c.raster_group << " va" << c.vec_a << " vb" << c.vec_b;
+  if (c.pad_c != 0)
+    o << " pc" << c.pad_c;
   return o.str();
 }
 
@@ -91,11 +93,31 @@ std::vector<ConfigError> check_codegen_support(const OpSpec &spec, std::string_v
   return e;
 }
 
-std::vector<ConfigError> validate_tile_config(const OpSpec &spec, const TileConfig &c,
+OpSpec effective_spec(const OpSpec &spec, const TileConfig &config) {
+  return config.pad_c == 0 ? spec : padded_conv(spec, config.pad_c);
+}
+
+std::vector<ConfigError> validate_tile_config(const OpSpec &spec_in, const TileConfig &c,
                                               std::string_view arch, bool tf32_off) {
-  std::vector<ConfigError> e = check_codegen_support(spec, arch, tf32_off);
+  std::vector<ConfigError> e = check_codegen_support(spec_in, arch, tf32_off);
   if (!e.empty())
     return e;
+  if (c.pad_c != 0) {
+    const std::optional<int64_t> target = channel_padding_target(spec_in);
+    if (!target) {
+      e.push_back({"pad_c", "pad_c=" + num(c.pad_c) +
+                                ": channel padding applies to a convolution fprop with one group "
+                                "whose c does not fill 16-byte vectors; this spec has none"});
+      return e;
+    }
+    if (c.pad_c != *target) {
+      e.push_back({"pad_c", "pad_c=" + num(c.pad_c) + " must be " + num(*target) +
+                                " (c=" + num(spec_in.conv.c) +
+                                " rounded up to a 16-byte vector of channels)"});
+      return e;
+    }
+  }
+  const OpSpec spec = effective_spec(spec_in, c);
   const MmaForm mma = math_form(spec, tf32_off);
   auto pow2_in = [&](const char *field, int v, int lo, int hi) {
     if (!is_pow2(v) || v < lo || v > hi)
@@ -182,8 +204,11 @@ std::vector<TileConfig> default_tile_configs(const OpSpec &spec, std::string_vie
   return out;
 }
 
-TileConfig resolve_vectors(const OpSpec &spec, const TileConfig &config) {
+TileConfig resolve_vectors(const OpSpec &spec_in, const TileConfig &config) {
   TileConfig c = config;
+  const OpSpec spec = c.pad_c != 0 && channel_padding_target(spec_in) == c.pad_c
+                          ? effective_spec(spec_in, c)
+                          : spec_in;
   const int widest = 16 / element_bytes(spec);
   if (c.vec_a == 0)
     c.vec_a = std::min(widest, max_vec(spec, "a"));
@@ -240,7 +265,7 @@ bool parse_tile_config(std::string_view text, TileConfig &c, std::string &error)
   while (in >> w) {
     auto bad = [&]() {
       error = "bad config word '" + w +
-              "' (expected BMxBNxBK, wWMxWN, sSTAGES, kSPLIT, gGROUP, vaN or vbN)";
+              "' (expected BMxBNxBK, wWMxWN, sSTAGES, kSPLIT, gGROUP, vaN, vbN or pcN)";
       return false;
     };
     std::string_view s = w;
@@ -248,6 +273,9 @@ bool parse_tile_config(std::string_view text, TileConfig &c, std::string &error)
       const size_t x1 = s.find('x'), x2 = s.find('x', x1 + 1);
       if (x1 == s.npos || x2 == s.npos || !to_int(s.substr(0, x1), c.bm) ||
           !to_int(s.substr(x1 + 1, x2 - x1 - 1), c.bn) || !to_int(s.substr(x2 + 1), c.bk))
+        return bad();
+    } else if (s.starts_with("pc")) {
+      if (!to_int(s.substr(2), c.pad_c))
         return bad();
     } else if (s.starts_with("va")) {
       if (!to_int(s.substr(2), c.vec_a))

@@ -16,10 +16,15 @@ struct TileConfig {
   int split_k = 1;                 // K slices (1 = none)
   int raster_group = 1;            // CTA rasterization: group this many CTA rows along M (L2)
   int vec_a = 0, vec_b = 0;        // global vector width in elements; 0 = widest the spec allows
+  // Convolution fprop whose channels do not fill 16-byte vectors (c = 3): 0 gathers them as they
+  // are (narrower vectors); else x and the filter are first copied with their channels
+  // zero-padded to pad_c (channel_padding_target), and the kernel reads the copies in wide vectors.
+  int pad_c = 0;
   bool operator==(const TileConfig &) const = default;
 };
 
-// "128x128x32 w64x64 s3 k1 g1 va8 vb8": the form the CLI prints and parses (parse_tile_config).
+// "128x128x32 w64x64 s3 k1 g1 va8 vb8" (+ " pc8" when pad_c != 0): the form the CLI prints and
+// parses (parse_tile_config).
 std::string to_string(const TileConfig &);
 
 // Why a config (or a spec) cannot be compiled. `field` names the TileConfig field ("bm", "stages",
@@ -56,6 +61,10 @@ TileConfig default_tile_config(const OpSpec &spec, std::string_view arch, bool t
 // in order when the cubin of one spills (register use is known only after ptxas).
 std::vector<TileConfig> default_tile_configs(const OpSpec &spec, std::string_view arch,
                                              bool tf32_off);
+
+// The spec a config's kernel computes: `spec` itself, or with pad_c != 0 the convolution with its
+// channels padded to pad_c (the copies the kernel reads).
+OpSpec effective_spec(const OpSpec &spec, const TileConfig &config);
 
 // Resolves vec_a/vec_b = 0 to the widest width the spec's alignment allows.
 TileConfig resolve_vectors(const OpSpec &spec, const TileConfig &config);

@@ -138,5 +138,49 @@ std::vector<Case> resnet50() {
 }
 INSTANTIATE_TEST_SUITE_P(ResNet50, ConvMatrix, ::testing::ValuesIn(resnet50()));
 
+// Channel padding (TileConfig::pad_c): x and the filter copied with c zero-padded to a 16-byte
+// vector of channels, then the wide-vector kernel; beside the narrow-vector kernel of the same
+// layer. With split-K too (both in one workspace).
+std::vector<Case> padded() {
+  std::vector<Case> out;
+  for (const char *shape : {"n=2 h=9 w=9 c=3 k=16 r=7 s=7 pad=3 stride=2",
+                            "n=1 h=6 w=6 c=5 k=8 r=3 s=3 pad=1", "n=2 h=4 w=5 c=1 k=8 r=2 s=2"}) {
+    out.push_back({std::string("conv2d ") + shape + " x=f16 acc=f32 bias=col act=relu",
+                   "64x32x32 w32x32 s3 pc8"});
+    out.push_back({std::string("conv2d ") + shape + " x=f16 acc=f32 bias=col act=relu",
+                   "64x32x32 w32x32 s3"});
+  }
+  out.push_back(
+      {"conv2d n=2 h=9 w=9 c=3 k=16 r=3 s=3 pad=1 x=bf16 acc=f32", "32x32x32 w16x16 pc8"});
+  out.push_back(
+      {"conv2d n=2 h=9 w=9 c=3 k=16 r=3 s=3 pad=1 x=f32 acc=f32 math=tf32", "32x32x16 w16x16 pc4"});
+  out.push_back(
+      {"conv2d n=2 h=9 w=9 c=6 k=16 r=3 s=3 pad=1 x=s8 acc=s32 alpha=0.1", "32x32x64 w32x32 pc16"});
+  out.push_back(
+      {"conv3d n=1 d=3 h=5 w=5 c=3 k=8 t=3 r=3 s=3 pad=1 x=f16 acc=f32", "32x32x32 w16x16 pc8 k2"});
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(ChannelPadding, ConvMatrix, ::testing::ValuesIn(padded()));
+
+TEST(ConvConfig, ChannelPaddingIsValidatedAgainstTheSpec) {
+  const std::string stem = "conv2d n=1 h=9 w=9 c=3 k=16 r=3 s=3 pad=1 x=f16 acc=f32";
+  const EmuRun wrong = run_on_emulator(stem, "32x32x32 w16x16 pc16");
+  EXPECT_NE(wrong.error.find("pad_c=16 must be 8 (c=3 rounded up to a 16-byte vector"),
+            std::string::npos)
+      << wrong.error;
+  const EmuRun aligned =
+      run_on_emulator("conv2d n=1 h=9 w=9 c=8 k=16 r=3 s=3 x=f16 acc=f32", "32x32x32 w16x16 pc8");
+  EXPECT_NE(aligned.error.find("channel padding applies to a convolution fprop with one group"),
+            std::string::npos)
+      << aligned.error;
+  const EmuRun padded = expect_matches(stem, "32x32x32 w16x16 pc8");
+  EXPECT_EQ(padded.kernel.plan.a.vec, 8);
+  EXPECT_EQ(padded.kernel.plan.pad_from, 3);
+  EXPECT_NE(padded.kernel.ptx.find("_pad_channels"), std::string::npos);
+  const EmuRun narrow = expect_matches(stem, "32x32x32 w16x16");
+  EXPECT_EQ(narrow.kernel.plan.a.vec, 1);
+  EXPECT_NE(padded.kernel.plan.kernel_name, narrow.kernel.plan.kernel_name);
+}
+
 } // namespace
 } // namespace tcjit::codegen::test

@@ -9,12 +9,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace tcjit::tuner {
 namespace {
 
 // f16 in, f16 out, f32 accumulate unless the text says otherwise.
 OpSpec spec_of(std::string text) {
-  if (text.find(" a=") == std::string::npos)
+  if (text.find(" a=") == std::string::npos && text.find(" x=") == std::string::npos)
     text += " a=f16 b=f16 c=f16 acc=f32";
   const ParseResult parsed = parse_spec(text);
   EXPECT_TRUE(parsed.ok()) << text << (parsed.ok() ? "" : parsed.errors.front().render());
@@ -157,6 +159,64 @@ TEST(Heuristic, EveryDtypeGetsAValidConfig) {
             << text << " " << arch << " " << codegen::to_string(c);
     }
   }
+}
+
+// The stem-like layer with c = 7: the space holds both channel strategies, each legal config
+// with its own vector widths.
+TEST(ConvSpace, HoldsBothChannelStrategies) {
+  const OpSpec spec = spec_of("conv2d n=8 h=28 w=28 c=7 k=64 r=3 s=3 pad=1 x=f16 acc=f32");
+  SpaceOptions o = heuristic_space_options(spec, false);
+  const SearchSpace space = enumerate_space(spec, "sm_80", false, a100_model(), o);
+  size_t padded = 0, narrow = 0;
+  for (const codegen::TileConfig &c : space.legal) {
+    if (c.pad_c == 8) {
+      ++padded;
+      EXPECT_EQ(c.vec_a, 8) << codegen::to_string(c);
+    } else {
+      ++narrow;
+      EXPECT_EQ(c.pad_c, 0);
+      EXPECT_EQ(c.vec_a, 1) << codegen::to_string(c);
+    }
+  }
+  EXPECT_GT(padded, 0u);
+  EXPECT_GT(narrow, 0u);
+  o.channel_padding = false;
+  for (const codegen::TileConfig &c : enumerate_space(spec, "sm_80", false, a100_model(), o).legal)
+    EXPECT_EQ(c.pad_c, 0);
+}
+
+// The chooser decides per problem: padding c = 3 to 8 multiplies the math by 8/3, which the
+// narrow loads' cost does not outweigh; padding c = 7 to 8 costs 8/7 and wins. Each choice beats
+// the other strategy's best.
+TEST(ConvSpace, TheChooserPicksTheChannelStrategyPerProblem) {
+  for (const auto &[c, want_pad] : {std::pair{3, false}, {7, true}}) {
+    const OpSpec spec = spec_of("conv2d n=64 h=56 w=56 c=" + std::to_string(c) +
+                                " k=64 r=3 s=3 pad=1 x=f16 acc=f32");
+    const auto configs = heuristic_configs(spec, "sm_80", false);
+    ASSERT_FALSE(configs.empty());
+    EXPECT_EQ(configs.front().pad_c != 0, want_pad)
+        << c << ": " << codegen::to_string(configs.front());
+    const SearchSpace space =
+        enumerate_space(spec, "sm_80", false, a100_model(), heuristic_space_options(spec, false));
+    const std::vector<RankedConfig> ranked = rank_by_model(spec, space.legal, false, a100_model());
+    const auto other = std::find_if(ranked.begin(), ranked.end(), [&](const RankedConfig &r) {
+      return (r.config.pad_c != 0) != want_pad;
+    });
+    ASSERT_NE(other, ranked.end());
+    EXPECT_LT(predict_config(a100_model(), spec, configs.front(), false).seconds,
+              other->prediction.seconds);
+  }
+}
+
+// A convolution's DRAM traffic is its tensors', not the implicit matrix's: a 3x3 im2col A is 9x
+// x, which L2 serves.
+TEST(ConvSpace, DramTrafficIsTheTensorsNotTheIm2colMatrix) {
+  const OpSpec spec = spec_of("conv2d n=32 h=56 w=56 c=64 k=64 r=3 s=3 pad=1 x=f16 acc=f32");
+  const Problem p = model_problem(spec);
+  EXPECT_EQ(p.a_elements, 32.0 * 56 * 56 * 64);
+  EXPECT_EQ(p.b_elements, 64.0 * 9 * 64);
+  EXPECT_EQ(p.m, 32 * 56 * 56);
+  EXPECT_EQ(p.k, 9 * 64);
 }
 
 } // namespace

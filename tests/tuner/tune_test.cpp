@@ -94,6 +94,55 @@ TEST(Tune, ModelAndEmulatorFillTheDatabaseAndTheRuntimeUsesTheWinner) {
   EXPECT_EQ(again.best, r.best);
 }
 
+// A convolution tunes like a GEMM: candidates of both channel strategies built, each verified on
+// the emulator against reference_conv (the whole layer at n = 1), the winner stored and taken by
+// the runtime's chooser.
+TEST(Tune, AConvolutionTunesAndTheRuntimeUsesTheWinner) {
+  TempDir dir;
+  auto db = kernels_db::KernelsDb::open(dir.file("k.db"));
+  auto emu = device::open_device("emu");
+  auto measurer = make_model_measurer(a100_model(), emu.get());
+  const TuneTask task = task_of("conv2d n=4 h=10 w=10 c=3 k=32 r=3 s=3 pad=1 x=f16 acc=f32");
+  TuneOptions options;
+  options.measurer = measurer.get();
+  options.budget.candidates = 100; // the whole small space below
+  options.jobs = 2;
+  options.strategy = StrategyKind::exhaustive;
+  SpaceOptions space;
+  space.cta_sizes = {32, 64};
+  space.warp_sizes = {32};
+  space.warp_counts = {1, 2, 4};
+  space.stages = {3};
+  space.split_k = {1};
+  space.raster_groups = {1};
+  space.k_bytes = {32};
+  space.narrower_vectors = false;
+  options.space = space;
+  const TuneResult r = tune_problem(task, options, &db);
+  ASSERT_TRUE(r.best.has_value());
+  std::set<int> pads;
+  for (const auto &o : r.outcomes) {
+    pads.insert(o.config.pad_c);
+    EXPECT_EQ(o.measurement.status, kernels_db::ResultStatus::ok)
+        << codegen::to_string(o.config) << ": " << o.measurement.message;
+  }
+  EXPECT_EQ(pads, (std::set<int>{0, 8}));
+  for (const kernels_db::ResultRecord &res : db.results(task.key.text)) {
+    if (res.status == kernels_db::ResultStatus::ok) {
+      EXPECT_NE(res.message.find("verified on the emulator"), std::string::npos) << res.message;
+    }
+  }
+  KernelRequest request;
+  request.arch = "sm_80";
+  std::string note;
+  const auto chosen = chosen_configs(task.spec, task.key, request, &db, note);
+  ASSERT_FALSE(chosen.empty());
+  EXPECT_EQ(chosen.front(), *r.best);
+  const KernelSource src = find_or_compile_gemm(task.spec, task.key, request, &db);
+  ASSERT_TRUE(src.ok());
+  EXPECT_EQ(src.kernel.config, *r.best);
+}
+
 TEST(Tune, AStoppedRunLosesNothingAndTheNextOneContinues) {
   TempDir dir;
   auto db = kernels_db::KernelsDb::open(dir.file("k.db"));
