@@ -140,6 +140,29 @@ ConvLowering lower_conv(const OpSpec &spec) {
   const ImplicitGemm ig = implicit_gemm(spec);
   const ConvRoles roles = conv_roles(c.pass);
   OpSpec &v = l.view;
+  if (is_depthwise_path(spec)) {
+    // M = output pixels, N = channels, K = taps; A and B element by element.
+    l.depthwise = true;
+    l.a = c.pass == ConvPass::fprop ? Gather::im2col : Gather::strided;
+    v.kind = OpKind::gemm;
+    v.acc = spec.acc;
+    v.math = spec.math;
+    v.epilogue = spec.epilogue;
+    v.gemm.m = ig.m;
+    v.gemm.n = Dim::fixed_size(c.pass == ConvPass::fprop ? k.k : k.c);
+    v.gemm.k = Dim::fixed_size(k.taps());
+    v.gemm.batch = Dim::fixed_size(1);
+    v.gemm.a.dtype = tensor_of(c, roles.a).dtype;
+    v.gemm.b.dtype = tensor_of(c, roles.b).dtype;
+    v.gemm.c.dtype = tensor_of(c, roles.c).dtype;
+    v.gemm.a.layout = MatrixLayout::row;
+    v.gemm.b.layout = MatrixLayout::col; // filter[channel][tap]
+    v.gemm.b.ld = k.taps();
+    v.gemm.c.layout = MatrixLayout::row;
+    v.gemm.c.ld = v.gemm.n.value;
+    l.max_vec_a = l.max_vec_b = l.max_vec_c = 1;
+    return l;
+  }
   v.kind = OpKind::gemm;
   v.acc = spec.acc;
   v.math = spec.math;
@@ -198,6 +221,10 @@ OpSpec padded_conv(const OpSpec &spec, int64_t channels) {
   return padded;
 }
 
+bool is_depthwise_path(const OpSpec &spec) {
+  return takes_depthwise_kernel(spec);
+}
+
 OpSpec gemm_view(const OpSpec &spec) {
   return spec.kind == OpKind::gemm ? spec : lower_conv(spec).view;
 }
@@ -247,6 +274,15 @@ GemmGeometry launch_geometry(const OpSpec &spec) {
   };
   const GemmSpec &v = l.view.gemm;
   const int64_t taps = k.taps();
+  if (l.depthwise) {
+    g.batch = 1;
+    g.n = v.n.value;
+    g.k = taps;
+    g.a = matrix(v.a.dtype, g.m, g.k, true, k.c, 0);
+    g.b = matrix(v.b.dtype, g.k, g.n, false, taps, 0);
+    g.c = matrix(v.c.dtype, g.m, g.n, true, g.n, 0);
+    return g;
+  }
   switch (k.pass) {
   case ConvPass::fprop:
     g.a = matrix(v.a.dtype, g.m, g.k, true, k.c, k.cg);

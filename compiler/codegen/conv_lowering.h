@@ -21,6 +21,14 @@
 // A vector of the gather never straddles a tap: its width divides the channels per group.
 // Group g starts at channel g*Cg (x), g*Kg (y), filter row g*Kg: the view's batch strides.
 //
+// Depthwise convolutions (groups = c = k, fprop and dgrad) take another path: as an implicit GEMM
+// each group has N = 1, and an m16n8 mma would compute 1 of its 8 columns. Their kernel
+// (depthwise.h) computes each output directly, one thread per output element in turn, f32 (f64,
+// s32) multiply-adds over the taps: the view is then M = output pixels, N = channels, K = taps,
+// batch 1, and A (x, or dy for dgrad) is read per element, consecutive threads on consecutive
+// channels. wgrad of a depthwise convolution (a reduction over n*o*p*q per filter element) stays
+// the grouped implicit GEMM.
+//
 // Only the batch size n is a run-time value (it scales M, or K for wgrad); every other size is a
 // constant of the kernel (part of its identity), so one kernel serves a layer at any batch size.
 #pragma once
@@ -65,6 +73,7 @@ struct ConvLowering {
   ConvConstants conv;        // the constants of the kernel
   Gather a = Gather::linear; // how the view's A tile is gathered
   Gather b = Gather::linear; // ... and B's
+  bool depthwise = false;    // the direct depthwise kernel (view: pixels x channels x taps)
   int max_vec_a = 1;         // widest legal vector of each view operand, in elements
   int max_vec_b = 1;
   int max_vec_c = 1;
@@ -85,6 +94,9 @@ ConvLowering lower_conv(const OpSpec &conv);
 std::optional<int64_t> channel_padding_target(const OpSpec &spec);
 // `spec` with c = `channels` (x and the filter as the padded copies).
 OpSpec padded_conv(const OpSpec &spec, int64_t channels);
+
+// True when `spec` takes the depthwise kernel (see above).
+bool is_depthwise_path(const OpSpec &spec);
 
 // The view for any spec: a GEMM spec as it is, a convolution's lower_conv(spec).view.
 OpSpec gemm_view(const OpSpec &spec);

@@ -45,6 +45,9 @@ struct EmitContext {
   }
 };
 
+// Marks `f` a kernel (nvvm.annotations) with at most `threads` threads per CTA.
+void annotate_kernel(llvm::Module &, llvm::Function *f, int threads);
+
 // The LLVM type of a dtype's element in memory (half, bfloat, float, double, i8, i32).
 llvm::Type *element_type(EmitContext &, DType);
 

@@ -34,6 +34,18 @@ std::vector<KernelPathLine> describe_kernel_path(const OpSpec &spec, const Kerne
     return out;
   }
   const ConvConstants &k = *p.conv;
+  if (p.depthwise) {
+    std::ostringstream path;
+    path << "direct depthwise kernel (groups = c = k, " << to_string(k.pass) << "): " << p.config.bm
+         << " pixels x " << p.config.bn << " channels per CTA, one thread per output "
+         << "in turn summing its " << k.taps() << " taps, consecutive threads on consecutive "
+         << "channels; no tensor cores (as an implicit GEMM each group has N = 1: 1 of each "
+            "mma's 8 columns would be useful)";
+    out.push_back({"kernel path", path.str()});
+    out.push_back({"loads", "element by element (" + std::to_string(p.a.esize) +
+                                " B), a warp's 32 channels of one pixel together"});
+    return out;
+  }
   const ConvRoles roles = conv_roles(k.pass);
   auto tensor = [](ConvTensor t) -> std::string {
     return t == ConvTensor::x ? "x" : t == ConvTensor::filter ? "filter" : "y";
@@ -87,9 +99,8 @@ std::vector<KernelPathLine> describe_kernel_path(const OpSpec &spec, const Kerne
     if (view_n > 0 && view_n < p.mma.n) {
       std::ostringstream e;
       e << "the implicit GEMM has N = " << view_n << " per group"
-        << (k.cg == 1 && k.kg == 1 ? " (depthwise: groups = c = k)" : "") << ": each m" << p.mma.m
-        << "n" << p.mma.n << "k" << p.mma.k << " mma computes " << view_n << " of its " << p.mma.n
-        << " columns, so at most " << 100 * view_n / p.mma.n
+        << ": each m" << p.mma.m << "n" << p.mma.n << "k" << p.mma.k << " mma computes " << view_n
+        << " of its " << p.mma.n << " columns, so at most " << 100 * view_n / p.mma.n
         << "% of the tensor cores' work is useful";
       out.push_back({"efficiency", e.str()});
     }

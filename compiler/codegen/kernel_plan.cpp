@@ -118,6 +118,13 @@ KernelPlan plan_kernel(const OpSpec &spec, const TileConfig &c, std::string_view
   KernelPlan p = plan_view(l.view, c, arch, tf32_off, l.max_vec_c);
   if (c.pad_c != 0)
     p.pad_from = spec.conv.c;
+  if (l.depthwise) {
+    p.depthwise = true;
+    p.smem_bytes = 0;
+    p.stage_epilogue = false;
+    p.stage_bytes = 0;
+    p.c_vec = 1;
+  }
   p.conv = l.conv;
   p.a.gather = l.a;
   p.b.gather = l.b;
@@ -127,7 +134,7 @@ KernelPlan plan_kernel(const OpSpec &spec, const TileConfig &c, std::string_view
   char tag[16];
   std::snprintf(tag, sizeof tag, "%08x", fnv1a(constants));
   p.kernel_name = std::string("tcjit_") + (l.conv.three_d ? "conv3d_" : "conv2d_") +
-                  std::string(to_string(l.conv.pass)) + "_" +
+                  std::string(to_string(l.conv.pass)) + (l.depthwise ? "_depthwise" : "") + "_" +
                   p.kernel_name.substr(std::string_view("tcjit_gemm_").size()) +
                   (p.pad_from != 0 ? "_pc" + std::to_string(c.pad_c) : std::string()) + "_c" + tag;
   return p;
@@ -232,7 +239,11 @@ std::string describe(const KernelPlan &p) {
       << "\n";
   };
   o << "kernel " << p.kernel_name << "\n";
-  if (p.conv)
+  if (p.depthwise)
+    o << "  direct depthwise kernel of " << describe(*p.conv) << ": " << p.config.bm << " pixels x "
+      << p.config.bn << " channels per CTA, " << p.threads
+      << " threads, each output's taps summed by one thread\n";
+  else if (p.conv)
     o << "  implicit GEMM of " << describe(*p.conv) << ": A by " << to_string(p.a.gather)
       << ", B by " << to_string(p.b.gather) << ", one group per grid z\n";
   if (p.pad_from != 0)

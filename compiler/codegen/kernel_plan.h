@@ -79,7 +79,11 @@ struct KernelPlan {
   // Channel padding (TileConfig::pad_c): the module also holds <kernel_name>_pad_channels, which
   // copies x and the filter with their `pad_from` channels zero-padded to conv->c (kernel_abi.h).
   int64_t pad_from = 0; // 0: no padding
-  int smem_bytes = 0;   // dynamic shared memory per CTA
+  // The direct depthwise kernel (conv_lowering.h, depthwise.h): bm pixels x bn channels per CTA,
+  // `threads` threads, each computing outputs tid, tid + threads, ... of the tile; no shared
+  // memory; mma.acc is the accumulator type (the multiply-adds are not mma).
+  bool depthwise = false;
+  int smem_bytes = 0; // dynamic shared memory per CTA
   // epilogue
   DType out = DType::f32;
   MatrixLayout out_layout = MatrixLayout::row;

@@ -1,6 +1,7 @@
 #include "compiler/codegen/llvm_module.h"
 
 #include "compiler/codegen/cp_async.h"
+#include "compiler/codegen/depthwise.h"
 #include "compiler/codegen/emit_context.h"
 #include "compiler/codegen/epilogue.h"
 #include "compiler/codegen/kernel_abi.h"
@@ -21,18 +22,6 @@ namespace {
 
 Value *sreg(EmitContext &e, llvm::Intrinsic::ID id) {
   return e.b.CreateCall(e.intrinsic(id));
-}
-
-void annotate_kernel(llvm::Module &m, llvm::Function *f, int threads) {
-  llvm::LLVMContext &c = m.getContext();
-  auto *i32 = llvm::Type::getInt32Ty(c);
-  llvm::NamedMDNode *md = m.getOrInsertNamedMetadata("nvvm.annotations");
-  md->addOperand(
-      llvm::MDNode::get(c, {llvm::ValueAsMetadata::get(f), llvm::MDString::get(c, "kernel"),
-                            llvm::ValueAsMetadata::get(llvm::ConstantInt::get(i32, 1))}));
-  md->addOperand(
-      llvm::MDNode::get(c, {llvm::ValueAsMetadata::get(f), llvm::MDString::get(c, "maxntidx"),
-                            llvm::ValueAsMetadata::get(llvm::ConstantInt::get(i32, threads))}));
 }
 
 // The bias of batch `batch` (i64): shared by all batches of a GEMM; group g's own N values
@@ -171,7 +160,21 @@ void build_pad_channels(EmitContext &outer) {
 
 } // namespace
 
+void annotate_kernel(llvm::Module &m, llvm::Function *f, int threads) {
+  llvm::LLVMContext &c = m.getContext();
+  auto *i32 = llvm::Type::getInt32Ty(c);
+  llvm::NamedMDNode *md = m.getOrInsertNamedMetadata("nvvm.annotations");
+  md->addOperand(
+      llvm::MDNode::get(c, {llvm::ValueAsMetadata::get(f), llvm::MDString::get(c, "kernel"),
+                            llvm::ValueAsMetadata::get(llvm::ConstantInt::get(i32, 1))}));
+  md->addOperand(
+      llvm::MDNode::get(c, {llvm::ValueAsMetadata::get(f), llvm::MDString::get(c, "maxntidx"),
+                            llvm::ValueAsMetadata::get(llvm::ConstantInt::get(i32, threads))}));
+}
+
 std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const KernelPlan &p) {
+  if (p.depthwise)
+    return build_depthwise_module(ctx, p);
   auto module = std::make_unique<llvm::Module>(p.kernel_name, ctx);
   module->setTargetTriple("nvptx64-nvidia-cuda");
   llvm::IRBuilder<> b(ctx);

@@ -40,6 +40,8 @@ int max_vec(const OpSpec &spec, const std::string &operand) {
 } // namespace
 
 MmaForm math_form(const OpSpec &spec, bool tf32_off) {
+  if (is_depthwise_path(spec)) // multiply-adds per output (conv_lowering.h)
+    return simt_f32_form();
   const auto form = find_mma_form(input_dtype(spec), spec.acc, resolve_math(spec.math, tf32_off));
   return form ? *form : simt_f32_form();
 }
@@ -152,6 +154,10 @@ std::vector<ConfigError> validate_tile_config(const OpSpec &spec_in, const TileC
     e.push_back({"split_k", "split_k=" + num(c.split_k) + " must be in [1, 16]"});
   if (c.raster_group < 1 || c.raster_group > 64)
     e.push_back({"raster_group", "raster_group=" + num(c.raster_group) + " must be in [1, 64]"});
+  if (is_depthwise_path(spec) && c.split_k != 1)
+    e.push_back({"split_k", "split_k=" + num(c.split_k) +
+                                ": the depthwise kernel sums each output's taps in one thread; it "
+                                "has no split-K (use split_k=1)"});
   const int esize = element_bytes(spec);
   auto check_vec = [&](const char *field, int v, const std::string &operand) {
     const int allowed = max_vec(spec, operand);
@@ -218,6 +224,8 @@ TileConfig resolve_vectors(const OpSpec &spec_in, const TileConfig &config) {
 }
 
 TileConfig default_tile_config(const OpSpec &spec_in, std::string_view arch, bool tf32_off) {
+  if (is_depthwise_path(spec_in)) // 32 pixels x 64 channels, 4 warps: 16 outputs per thread
+    return resolve_vectors(spec_in, TileConfig{32, 64, 8, 16, 32, 2, 1, 1, 0, 0});
   const OpSpec spec = gemm_view(spec_in);
   TileConfig c;
   const DType in = spec.gemm.a.dtype;

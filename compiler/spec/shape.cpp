@@ -72,6 +72,17 @@ ImplicitGemm implicit_gemm(const OpSpec &s) {
   return g;
 }
 
+bool is_depthwise(const OpSpec &s) {
+  if (s.kind == OpKind::gemm)
+    return false;
+  const ConvSpec &c = s.conv;
+  return c.groups > 1 && c.groups == c.c && c.groups == c.k;
+}
+
+bool takes_depthwise_kernel(const OpSpec &s) {
+  return is_depthwise(s) && s.conv.pass != ConvPass::wgrad;
+}
+
 bool is_concrete(const OpSpec &s) {
   if (s.kind == OpKind::gemm)
     return s.gemm.m.is_fixed() && s.gemm.n.is_fixed() && s.gemm.k.is_fixed() &&

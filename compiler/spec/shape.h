@@ -31,6 +31,11 @@ struct ImplicitGemm {
 };
 ImplicitGemm implicit_gemm(const OpSpec &);
 
+// A depthwise convolution: groups = c = k > 1 (one input and one output channel per group). Its
+// fprop and dgrad run on a direct kernel without tensor cores (see choose_mma).
+bool is_depthwise(const OpSpec &);
+bool takes_depthwise_kernel(const OpSpec &); // is_depthwise and pass fprop or dgrad
+
 // True when every dimension is a fixed size (no `?` and no ranges).
 bool is_concrete(const OpSpec &);
 

@@ -2,6 +2,7 @@
 
 #include "compiler/spec/alignment.h"
 #include "compiler/spec/arch.h"
+#include "compiler/spec/shape.h"
 #include "compiler/spec/validate.h"
 
 #include <string>
@@ -38,6 +39,8 @@ std::string s(int64_t v) {
 }
 
 void check_alignment(const OpSpec &spec, std::vector<RuleFinding> &out) {
+  if (takes_depthwise_kernel(spec))
+    return; // the depthwise kernel reads single channels by design (choose_mma's note)
   for (const OperandAlignment &a : analyze_alignment(spec)) {
     if (a.elements >= a.max_elements)
       continue;
@@ -120,6 +123,17 @@ void check_groups(const OpSpec &spec, std::vector<RuleFinding> &out) {
 MmaChoice choose_mma(const OpSpec &spec, bool tf32_override_off) {
   MmaChoice m;
   const DType in = input_dtype(spec);
+  if (takes_depthwise_kernel(spec)) {
+    m.tensor_cores = false;
+    m.note = "depthwise (groups = c = k): the direct depthwise kernel, one multiply-add per tap "
+             "and output in " +
+             std::string(in == DType::f64      ? "f64"
+                         : is_integer_type(in) ? "s32"
+                                               : "f32") +
+             "; as an implicit GEMM each group would have N = 1 and use 1 of each mma's 8 "
+             "columns";
+    return m;
+  }
   m.tensor_cores = true;
   switch (in) {
   case DType::f16:
@@ -192,6 +206,8 @@ std::vector<RuleFinding> check_tensor_core_rules(const OpSpec &spec, std::string
 
 double a100_peak_ops(const OpSpec &spec, bool tf32_override_off) {
   const DType in = input_dtype(spec);
+  if (takes_depthwise_kernel(spec)) // CUDA-core FMA: 19.5 TFLOP/s f32 and s32 IMAD, 9.7 f64
+    return in == DType::f64 ? 9.7e12 : 19.5e12;
   switch (in) {
   case DType::f16:
   case DType::bf16: return 312e12;

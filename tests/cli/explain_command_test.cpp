@@ -79,10 +79,22 @@ TEST(Cli, ExplainNamesTheConvolutionsKernelPathAndAlignmentStrategy) {
   const ToolResult dw = run_tool(
       "explain " + shell_quote("conv2d n=1 h=16 w=16 c=32 k=32 r=3 s=3 pad=1 groups=32 x=f16"));
   ASSERT_EQ(dw.exit_code, 0) << dw.err;
-  EXPECT_NE(dw.out.find("efficiency:  the implicit GEMM has N = 1 per group (depthwise: groups = "
-                        "c = k): each m16n8k16 mma computes 1 of its 8 columns, so at most 12%"),
+  EXPECT_NE(
+      dw.out.find("tensor core: no — depthwise (groups = c = k): the direct depthwise kernel"),
+      std::string::npos)
+      << dw.out;
+  EXPECT_NE(dw.out.find("kernel path: direct depthwise kernel (groups = c = k, fprop)"),
             std::string::npos)
       << dw.out;
+  EXPECT_EQ(dw.out.find("vector-16B"), std::string::npos) << dw.out;
+  // Its wgrad is a grouped implicit GEMM with N = taps per group: tensor cores, and the explanation
+  // says how much of each mma is used when N is below the mma's width.
+  const ToolResult dw1 = run_tool("explain " + shell_quote("conv2d n=1 h=16 w=16 c=32 k=32 r=1 "
+                                                           "s=1 groups=32 pass=wgrad x=f16"));
+  EXPECT_NE(dw1.out.find("efficiency:  the implicit GEMM has N = 1 per group: each m16n8k16 mma "
+                         "computes 1 of its 8 columns, so at most 12%"),
+            std::string::npos)
+      << dw1.out;
   const ToolResult dgrad =
       run_tool("explain " + shell_quote("conv2d n=1 h=16 w=16 c=32 k=32 r=3 "
                                         "s=3 pad=1 stride=2 pass=dgrad x=f16"));
@@ -168,7 +180,10 @@ TEST(Cli, ExplainJson) {
   EXPECT_EQ(j[0]["gemm"]["k"], 9);
   EXPECT_EQ(j[0]["alignment"]["x"]["elements"], 1);
   EXPECT_EQ(j[0]["hash"].get<std::string>().size(), 16u);
-  EXPECT_EQ(j[0]["tensor_cores"], true);
+  // a depthwise convolution runs the direct kernel: no tensor cores, and the JSON says so
+  EXPECT_EQ(j[0]["tensor_cores"], false);
+  EXPECT_NE(j[0]["kernel_path"]["kernel path"].get<std::string>().find("direct depthwise kernel"),
+            std::string::npos);
 }
 
 } // namespace

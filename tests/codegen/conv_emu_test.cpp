@@ -162,6 +162,67 @@ std::vector<Case> padded() {
 }
 INSTANTIATE_TEST_SUITE_P(ChannelPadding, ConvMatrix, ::testing::ValuesIn(padded()));
 
+// Depthwise (groups = c = k): fprop and dgrad on the direct kernel, every dtype, strides,
+// dilation, the epilogue, conv3d; wgrad on the grouped implicit GEMM.
+std::vector<Case> depthwise() {
+  std::vector<Case> out;
+  const std::vector<std::string> shapes = {
+      "n=2 h=7 w=6 c=32 k=32 groups=32 r=3 s=3 pad=1",
+      "n=1 h=9 w=9 c=24 k=24 groups=24 r=5 s=5 pad=2 stride=2",
+      "n=2 h=8 w=7 c=16 k=16 groups=16 r=3 s=3 pad=2 dilation=2",
+      "n=1 h=5 w=5 c=3 k=3 groups=3 r=3 s=1 pad=1,0",
+  };
+  for (const char *pass : {"fprop", "dgrad", "wgrad"})
+    for (const std::string &shape : shapes)
+      out.push_back({"conv2d " + shape + " pass=" + pass + " x=f16 acc=f32", ""});
+  for (const char *dt : {"x=bf16 acc=f32", "x=f32 acc=f32 math=tf32", "x=f32 acc=f32 math=f32",
+                         "x=s8 acc=s32 alpha=0.1", "x=f64 acc=f64"})
+    for (const char *pass : {"fprop", "dgrad"})
+      out.push_back({std::string("conv2d n=2 h=6 w=6 c=16 k=16 groups=16 r=3 s=3 pad=1 stride=2 "
+                                 "pass=") +
+                         pass + " " + dt,
+                     ""});
+  // s8 inputs with an exact s32 output (the written tensor: y for fprop, x for dgrad)
+  out.push_back({"conv2d n=2 h=6 w=6 c=16 k=16 groups=16 r=3 s=3 pad=1 x=s8 y=s32 acc=s32", ""});
+  out.push_back({"conv2d n=2 h=6 w=6 c=16 k=16 groups=16 r=3 s=3 pad=1 pass=dgrad x=s32 y=s8 "
+                 "filter=s8 acc=s32",
+                 ""});
+  out.push_back({"conv2d n=2 h=6 w=6 c=40 k=40 groups=40 r=3 s=3 pad=1 x=f16 acc=f32 alpha=0.5 "
+                 "beta=1.5 bias=col act=swish",
+                 "16x32x8 w16x16"});
+  out.push_back({"conv2d n=2 h=6 w=6 c=40 k=40 groups=40 r=3 s=3 pad=1 pass=dgrad x=bf16 "
+                 "acc=f32 bias=col act=gelu",
+                 "32x16x8 w16x16"});
+  out.push_back({"conv3d n=1 d=4 h=5 w=5 c=8 k=8 groups=8 t=3 r=3 s=3 pad=1 x=f16 acc=f32", ""});
+  out.push_back({"conv3d n=1 d=5 h=5 w=5 c=8 k=8 groups=8 t=3 r=3 s=3 pad=1 stride=2 pass=dgrad "
+                 "x=f16 acc=f32",
+                 ""});
+  return out;
+}
+INSTANTIATE_TEST_SUITE_P(Depthwise, ConvMatrix, ::testing::ValuesIn(depthwise()));
+
+// The depthwise path runs no mma (fprop/dgrad) and a fraction of the grouped implicit GEMM's
+// instructions; its wgrad is the grouped implicit GEMM.
+TEST(ConvConfig, DepthwiseTakesTheDirectKernel) {
+  const std::string spec = "conv2d n=2 h=9 w=9 c=32 k=32 groups=32 r=3 s=3 pad=1 x=f16 acc=f32";
+  const EmuRun dw = expect_matches(spec);
+  EXPECT_TRUE(dw.kernel.plan.depthwise);
+  EXPECT_EQ(dw.counters.mma_instructions, 0u);
+  EXPECT_NE(dw.kernel.plan.kernel_name.find("_depthwise_"), std::string::npos);
+  // The same layer with groups = 16 (2 channels per group) is an implicit GEMM.
+  const EmuRun grouped =
+      expect_matches("conv2d n=2 h=9 w=9 c=32 k=32 groups=16 r=3 s=3 pad=1 x=f16 acc=f32");
+  EXPECT_FALSE(grouped.kernel.plan.depthwise);
+  EXPECT_GT(grouped.counters.mma_instructions, 0u);
+  EXPECT_LT(dw.counters.warp_instructions * 4, grouped.counters.warp_instructions);
+  const EmuRun wgrad = expect_matches(spec + " pass=wgrad");
+  EXPECT_FALSE(wgrad.kernel.plan.depthwise);
+  const EmuRun split = run_on_emulator(spec, "32x64x8 w16x32 k2");
+  EXPECT_NE(split.error.find("the depthwise kernel sums each output's taps in one thread"),
+            std::string::npos)
+      << split.error;
+}
+
 TEST(ConvConfig, ChannelPaddingIsValidatedAgainstTheSpec) {
   const std::string stem = "conv2d n=1 h=9 w=9 c=3 k=16 r=3 s=3 pad=1 x=f16 acc=f32";
   const EmuRun wrong = run_on_emulator(stem, "32x32x32 w16x16 pc16");
