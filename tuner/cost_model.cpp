@@ -219,20 +219,26 @@ double channel_padding_seconds(const GpuModel &gpu, const OpSpec &spec,
 Prediction predict_config(const GpuModel &gpu, const OpSpec &spec,
                           const codegen::TileConfig &config, bool tf32_off,
                           const CandidateFacts &facts) {
-  if (config.pad_c == 0)
+  if (spec.kind == OpKind::gemm)
     return predict(gpu, kernel_features(spec, config, tf32_off, facts), model_problem(spec));
-  // Channel padding: the kernel computes the padded problem, after copying x and the filter.
-  const OpSpec padded = codegen::effective_spec(spec, config);
-  Prediction p =
-      predict(gpu, kernel_features(padded, config, tf32_off, facts), model_problem(padded));
+  // A convolution's kernel computes its view (with channel padding: the padded problem, after
+  // copying x and the filter); TFLOP/s are those of the convolution as asked (flop_count), not of
+  // the zeros the view also multiplies (padded channels, a strided dgrad's gaps).
+  const OpSpec computed = codegen::effective_spec(spec, config);
+  const Problem problem = model_problem(computed);
+  Prediction p = predict(gpu, kernel_features(computed, config, tf32_off, facts), problem);
   if (!p.launchable || p.seconds <= 0)
     return p;
+  const double view_flops =
+      2.0 * double(problem.m) * double(problem.n) * double(problem.k) * double(problem.batch);
   const double kernel_seconds = p.seconds;
   p.seconds += channel_padding_seconds(gpu, spec, config);
-  // TFLOP/s of the problem as asked (the padded zeros are not useful work)
-  const double scale = double(spec.conv.c) / double(config.pad_c) * kernel_seconds / p.seconds;
-  p.tflops *= scale;
-  p.fraction_of_peak *= scale;
+  const std::optional<double> useful = flop_count(spec);
+  if (useful && view_flops > 0) {
+    const double scale = *useful / view_flops * kernel_seconds / p.seconds;
+    p.tflops *= scale;
+    p.fraction_of_peak *= scale;
+  }
   return p;
 }
 

@@ -54,9 +54,22 @@ std::unique_ptr<llvm::Module> build_depthwise_module(llvm::LLVMContext &ctx, con
   params[static_cast<int>(GemmParam::beta)] = epi_t;
   auto *f = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), params, false),
                                    llvm::Function::ExternalLinkage, p.kernel_name, *module);
-  static const char *const names[kGemmParamCount] = {
-      "A",   "B",   "C",   "D",   "bias",           "M",              "N",              "K",
-      "lda", "ldb", "ldc", "batch_stride_a", "batch_stride_b", "batch_stride_c", "alpha", "beta"};
+  static const char *const names[kGemmParamCount] = {"A",
+                                                     "B",
+                                                     "C",
+                                                     "D",
+                                                     "bias",
+                                                     "M",
+                                                     "N",
+                                                     "K",
+                                                     "lda",
+                                                     "ldb",
+                                                     "ldc",
+                                                     "batch_stride_a",
+                                                     "batch_stride_b",
+                                                     "batch_stride_c",
+                                                     "alpha",
+                                                     "beta"};
   for (int i = 0; i < kGemmParamCount; ++i)
     f->getArg(i)->setName(names[i]);
   auto arg = [&](GemmParam x) -> Value * { return f->getArg(static_cast<int>(x)); };
@@ -133,8 +146,8 @@ std::unique_ptr<llvm::Module> build_depthwise_module(llvm::LLVMContext &ctx, con
               Value *v = b.CreateAdd(coord[dim], e.c32(k.pad[dim] - taps[dim] * k.dilation[dim]));
               ok = b.CreateAnd(ok, b.CreateICmpULT(v, e.c32(extent[dim] * k.stride[dim])));
               if (k.stride[dim] > 1) {
-                ok = b.CreateAnd(ok, b.CreateICmpEQ(b.CreateURem(v, e.c32(k.stride[dim])),
-                                                    e.c32(0)));
+                ok = b.CreateAnd(ok,
+                                 b.CreateICmpEQ(b.CreateURem(v, e.c32(k.stride[dim])), e.c32(0)));
                 v = b.CreateUDiv(v, e.c32(k.stride[dim]));
               }
               src[dim] = v;
@@ -149,8 +162,8 @@ std::unique_ptr<llvm::Module> build_depthwise_module(llvm::LLVMContext &ctx, con
           Value *in = b.CreateSelect(ok, b.CreateAlignedLoad(in_t, addr, llvm::Align(p.a.esize)),
                                      llvm::Constant::getNullValue(in_t));
           const int64_t tap = (t * k.r + r) * k.s + s;
-          Value *waddr = b.CreateGEP(
-              w_t, arg(GemmParam::b), b.CreateAdd(b.CreateMul(col64, e.c64(k.taps())), e.c64(tap)));
+          Value *waddr = b.CreateGEP(w_t, arg(GemmParam::b),
+                                     b.CreateAdd(b.CreateMul(col64, e.c64(k.taps())), e.c64(tap)));
           Value *w = b.CreateAlignedLoad(w_t, waddr, llvm::Align(p.b.esize));
           Value *x = to_acc(e, in, p.a.dtype, acc_t), *y = to_acc(e, w, p.b.dtype, acc_t);
           acc = acc_t->isIntegerTy()

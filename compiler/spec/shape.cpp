@@ -124,6 +124,17 @@ OperandSizes operand_sizes(const OpSpec &s) {
 std::optional<double> flop_count(const OpSpec &s) {
   if (!is_concrete(s))
     return std::nullopt;
+  if (s.kind != OpKind::gemm) {
+    // Every pass counts the forward convolution's multiply-adds, as cuDNN and papers do: a strided
+    // dgrad's implicit GEMM (M = n*d*h*w) also multiplies the zeros between the strides.
+    const ConvSpec &c = s.conv;
+    const ConvOutputDims out = conv_output_dims(c);
+    const double three_d = s.kind == OpKind::conv3d;
+    const double outputs =
+        double(c.n.value) * double(three_d ? out.o : 1) * double(out.p) * double(out.q);
+    return 2.0 * outputs * double(c.k) * double(c.c / c.groups) * double(three_d ? c.t : 1) *
+           double(c.r) * double(c.s);
+  }
   const ImplicitGemm g = implicit_gemm(s);
   return 2.0 * double(g.m.value) * double(g.n.value) * double(g.k.value) * double(g.batch.value) *
          double(g.groups);

@@ -48,8 +48,10 @@ struct OperandSizes {
 };
 OperandSizes operand_sizes(const OpSpec &);
 
-// Floating-point (or integer) operations of one execution: 2*M*N*K*batch*groups for a concrete
-// spec; nullopt when a dimension is symbolic.
+// Floating-point (or integer) operations of one execution for a concrete spec: 2*M*N*K*batch of
+// a GEMM; of a convolution, in every pass, the forward one's 2*n*o*p*q*k*(c/groups)*t*r*s (a
+// strided dgrad's implicit GEMM is larger: it also multiplies zeros). nullopt when a size is
+// symbolic.
 std::optional<double> flop_count(const OpSpec &);
 
 // Bytes moved at minimum (each operand read once, output written once; C read when beta != 0).

@@ -82,6 +82,14 @@ tcjit_status tcjit_launch_gemm_sized(const tcjit_operation *op, int64_t m, int64
                                      tcjit_device_ptr c, tcjit_device_ptr d, tcjit_device_ptr bias,
                                      void *stream);
 
+/* A convolution (conv2d/conv3d operation): fprop reads x and filter and writes y, dgrad reads y
+ * (dy) and filter and writes x (dx), wgrad reads x and y (dy) and writes filter (dw); the written
+ * tensor is also C (beta). NHWC/NDHWC activations, KRSC/KTRSC filter. n: the batch size of this
+ * launch, 0 for the prepared spec's (needed when the spec says n=?). Synchronous. */
+tcjit_status tcjit_launch_conv(const tcjit_operation *op, int64_t n, tcjit_device_ptr x,
+                               tcjit_device_ptr filter, tcjit_device_ptr y, tcjit_device_ptr bias,
+                               void *stream);
+
 /* The message of this thread's last failed call ("" when none); valid until its next call. */
 const char *tcjit_last_error_message(void);
 const char *tcjit_status_name(tcjit_status status);

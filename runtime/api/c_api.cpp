@@ -206,6 +206,16 @@ tcjit_status tcjit_launch_gemm_sized(const tcjit_operation *op, int64_t m, int64
   return guarded([&] { op->operation.launch(args, stream); });
 }
 
+tcjit_status tcjit_launch_conv(const tcjit_operation *op, int64_t n, tcjit_device_ptr x,
+                               tcjit_device_ptr filter, tcjit_device_ptr y, tcjit_device_ptr bias,
+                               void *stream) {
+  if (!op)
+    return null_argument("tcjit_launch_conv", "op");
+  tcjit::ConvArgs args{x, filter, y, bias};
+  args.n = n;
+  return guarded([&] { op->operation.launch_conv(args, stream); });
+}
+
 const char *tcjit_last_error_message(void) {
   return last_error_message.c_str();
 }

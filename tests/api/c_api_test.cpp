@@ -167,4 +167,57 @@ TEST_F(CApiTest, SizedLaunchOfASymbolicOperation) {
   tcjit_runtime_close(rt);
 }
 
+// A conv2d through the C API at two batch sizes, against a direct loop (f32 SIMT: exact for small
+// integers), and the refusal of a GEMM launch for it.
+TEST_F(CApiTest, ConvolutionLaunchAtTwoBatchSizes) {
+  tcjit_runtime *rt = nullptr;
+  ASSERT_EQ(tcjit_runtime_open(&options_, &rt), TCJIT_OK) << tcjit_last_error_message();
+  tcjit_operation *op = nullptr;
+  ASSERT_EQ(
+      tcjit_prepare(rt, "conv2d n=? h=5 w=4 c=2 k=3 r=3 s=3 pad=1 x=f32 acc=f32 math=f32", &op),
+      TCJIT_OK)
+      << tcjit_last_error_message();
+  constexpr int H = 5, W = 4, C = 2, K = 3, R = 3, S = 3, max_n = 3;
+  std::vector<float> x(max_n * H * W * C), w(K * R * S * C);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<float>(int(i % 7) - 3);
+  for (size_t i = 0; i < w.size(); ++i)
+    w[i] = static_cast<float>(int(i % 5) - 2);
+  tcjit_device_ptr dx = 0, dw = 0, dy = 0;
+  ASSERT_EQ(tcjit_malloc(rt, x.size() * 4, &dx), TCJIT_OK);
+  ASSERT_EQ(tcjit_malloc(rt, w.size() * 4, &dw), TCJIT_OK);
+  ASSERT_EQ(tcjit_malloc(rt, max_n * H * W * K * 4, &dy), TCJIT_OK);
+  ASSERT_EQ(tcjit_memcpy_h2d(rt, dx, x.data(), x.size() * 4), TCJIT_OK);
+  ASSERT_EQ(tcjit_memcpy_h2d(rt, dw, w.data(), w.size() * 4), TCJIT_OK);
+  for (int n : {1, max_n}) {
+    ASSERT_EQ(tcjit_launch_conv(op, n, dx, dw, dy, 0, nullptr), TCJIT_OK)
+        << tcjit_last_error_message();
+    std::vector<float> y(n * H * W * K);
+    ASSERT_EQ(tcjit_memcpy_d2h(rt, y.data(), dy, y.size() * 4), TCJIT_OK);
+    for (int b = 0; b < n; ++b)
+      for (int p = 0; p < H; ++p)
+        for (int q = 0; q < W; ++q)
+          for (int k = 0; k < K; ++k) {
+            double expected = 0;
+            for (int r = 0; r < R; ++r)
+              for (int s = 0; s < S; ++s)
+                for (int c = 0; c < C; ++c) {
+                  const int h = p - 1 + r, ww = q - 1 + s;
+                  if (h >= 0 && h < H && ww >= 0 && ww < W)
+                    expected += double(x[((b * H + h) * W + ww) * C + c]) *
+                                double(w[((k * R + r) * S + s) * C + c]);
+                }
+            ASSERT_EQ(y[((b * H + p) * W + q) * K + k], expected)
+                << "n=" << n << " at " << b << "," << p << "," << q << "," << k;
+          }
+  }
+  EXPECT_EQ(tcjit_launch_conv(op, 0, dx, dw, dy, 0, nullptr), TCJIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(tcjit_last_error_message()).find("pass ConvArgs::n"), std::string::npos)
+      << tcjit_last_error_message();
+  EXPECT_EQ(tcjit_launch_gemm(op, dx, dw, dy, dy, 0, nullptr), TCJIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(tcjit_launch_conv(nullptr, 1, dx, dw, dy, 0, nullptr), TCJIT_ERROR_INVALID_ARGUMENT);
+  tcjit_operation_release(op);
+  tcjit_runtime_close(rt);
+}
+
 } // namespace

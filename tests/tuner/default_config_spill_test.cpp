@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <iterator>
 #include <string>
 #include <tuple>
 
@@ -75,6 +76,54 @@ INSTANTIATE_TEST_SUITE_P(DtypesByArch, DefaultConfigSpill,
                            return std::string(kDtypes[std::get<0>(info.param)].name) + "_" +
                                   kArchs[std::get<1>(info.param)];
                          });
+
+// Convolutions: the default config of real layer shapes (ResNet-50 at batch 32, the C = 3 stem,
+// depthwise 3x3/5x5/7x7, strided dgrad, wgrad, conv3d, grouped), every pass and dtype.
+constexpr const char *kConvs[] = {
+    "conv2d n=32 h=224 w=224 c=3 k=64 r=7 s=7 pad=3 stride=2 x=f16 acc=f32 act=relu bias=col",
+    "conv2d n=32 h=56 w=56 c=64 k=64 r=3 s=3 pad=1 x=f16 acc=f32 act=relu bias=col beta=1",
+    "conv2d n=32 h=56 w=56 c=256 k=128 r=1 s=1 stride=2 x=bf16 acc=f32",
+    "conv2d n=32 h=28 w=28 c=128 k=128 r=3 s=3 pad=1 pass=dgrad x=f16 acc=f32",
+    "conv2d n=32 h=56 w=56 c=64 k=128 r=3 s=3 pad=1 stride=2 pass=dgrad x=f16 acc=f32",
+    "conv2d n=32 h=14 w=14 c=256 k=256 r=3 s=3 pad=1 pass=wgrad x=f16 acc=f32",
+    "conv2d n=32 h=7 w=7 c=512 k=512 r=3 s=3 pad=1 x=f32 acc=f32 math=tf32 act=gelu",
+    "conv2d n=32 h=28 w=28 c=128 k=128 r=3 s=3 pad=1 x=s8 acc=s32 alpha=0.02",
+    "conv2d n=8 h=28 w=28 c=64 k=64 r=3 s=3 pad=1 x=f64 acc=f64",
+    "conv2d n=32 h=56 w=56 c=128 k=128 r=3 s=3 pad=1 groups=32 x=f16 acc=f32 bias=col",
+    "conv2d n=32 h=112 w=112 c=32 k=32 r=3 s=3 pad=1 groups=32 x=f16 acc=f32 act=swish bias=col",
+    "conv2d n=32 h=28 w=28 c=240 k=240 r=5 s=5 pad=2 groups=240 x=bf16 acc=f32",
+    "conv2d n=32 h=14 w=14 c=384 k=384 r=7 s=7 pad=3 groups=384 pass=dgrad x=f16 acc=f32",
+    "conv2d n=32 h=56 w=56 c=32 k=32 r=3 s=3 pad=1 groups=32 pass=wgrad x=f16 acc=f32",
+    "conv2d n=32 h=56 w=56 c=7 k=256 r=3 s=3 pad=1 x=f16 acc=f32",
+    "conv3d n=4 d=16 h=56 w=56 c=64 k=64 t=3 r=3 s=3 pad=1 x=f16 acc=f32",
+    "conv3d n=4 d=16 h=28 w=28 c=64 k=64 t=3 r=3 s=3 pad=1 stride=2 pass=dgrad x=bf16 acc=f32",
+};
+
+class DefaultConvConfigSpill : public ::testing::TestWithParam<std::tuple<int, int>> {};
+
+TEST_P(DefaultConvConfigSpill, ShippedCubinHasNoSpillAndNoStack) {
+  const auto [c, arch_index] = GetParam();
+  const std::string text = kConvs[c];
+  const std::string arch = arch_index == 0 ? "sm_80" : "sm_90";
+  SCOPED_TRACE(text + " on " + arch);
+  const ParseResult parsed = parse_spec(text);
+  ASSERT_TRUE(parsed.ok() && parsed.entries.size() == 1);
+  const OpSpec &spec = parsed.entries.front().spec;
+  KernelRequest request;
+  request.arch = arch;
+  const KernelSource src =
+      find_or_compile_gemm(spec, make_problem_key(spec, arch, false), request, nullptr);
+  ASSERT_TRUE(src.ok()) << (src.errors.empty() ? "" : src.errors.front());
+  ASSERT_FALSE(src.cubin.empty()) << src.how;
+  EXPECT_LE(src.resources.registers, 255) << src.how;
+  EXPECT_EQ(src.resources.spill_bytes, 0) << src.how;
+  EXPECT_EQ(src.resources.stack_bytes, 0) << src.how;
+  EXPECT_TRUE(src.warnings.empty()) << src.warnings.front();
+}
+
+INSTANTIATE_TEST_SUITE_P(Layers, DefaultConvConfigSpill,
+                         ::testing::Combine(::testing::Range(0, int(std::size(kConvs))),
+                                            ::testing::Range(0, 2)));
 
 } // namespace
 } // namespace tcjit::tuner
