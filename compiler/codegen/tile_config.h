@@ -48,7 +48,8 @@ std::vector<ConfigError> validate_tile_config(const OpSpec &spec, const TileConf
 // The math instruction form of a supported spec: its mma form, or simt_f32_form() for math=f32.
 MmaForm math_form(const OpSpec &spec, bool tf32_off);
 
-// Limits of the code generator on the spec alone (GEMM only, supported dtypes...), with the arch.
+// Limits of the code generator on the spec alone (supported dtypes, channels-last convolutions...),
+// with the arch.
 std::vector<ConfigError> check_codegen_support(const OpSpec &spec, std::string_view arch,
                                                bool tf32_off);
 

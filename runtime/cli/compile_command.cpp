@@ -183,8 +183,9 @@ int run_compile(const CompileCommandOptions &opt) {
 void add_compile_command(CLI::App &app) {
   auto opt = std::make_shared<CompileCommandOptions>();
   CLI::App *cmd = app.add_subcommand(
-      "compile", "Compile a GEMM spec to PTX and a cubin: prints the tile config, the kernel "
-                 "plan, the cubin's resource use per kernel and the time of each stage");
+      "compile",
+      "Compile a GEMM or convolution spec to PTX and a cubin: prints the tile config, the kernel "
+      "plan, the cubin's resource use per kernel and the time of each stage");
   cmd->add_option("spec", opt->spec,
                   "DSL text (\"gemm m=... \"), a workload file with one op, or - for stdin")
       ->required();

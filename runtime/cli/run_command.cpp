@@ -349,7 +349,8 @@ int run_run(RunOptions opt) {
 void add_run_command(CLI::App &app) {
   auto opt = std::make_shared<RunOptions>();
   CLI::App *cmd = app.add_subcommand(
-      "run", "Compile (or fetch from the cache) each GEMM, run it on random inputs, verify it "
+      "run", "Compile (or fetch from the cache) each GEMM or convolution, run it on random inputs, "
+             "verify it "
              "against the CPU reference and record the result; exits 3 when any element is "
              "outside the tolerance");
   cmd->add_option("spec", opt->spec,

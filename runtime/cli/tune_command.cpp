@@ -479,7 +479,8 @@ int run_tune(TuneCommandOptions opt) {
 void add_tune_command(CLI::App &app) {
   auto opt = std::make_shared<TuneCommandOptions>();
   CLI::App *cmd = app.add_subcommand(
-      "tune", "Tune each GEMM of a workload: search tile configs under the arch's limits, measure "
+      "tune", "Tune each GEMM and convolution of a workload: search tile configs under the arch's "
+              "limits, measure "
               "them (a GPU; else predict them with the cost model, each verified on the "
               "emulator), store every result and the winner in the kernel database. Resumable; "
               "Ctrl-C keeps what is done (exit 130)");

@@ -232,3 +232,40 @@ TEST_F(TuneCommand, ReplayAnswersFromAnotherMachinesExport) {
 
 } // namespace
 } // namespace tcjit::testing
+
+namespace tcjit::testing {
+namespace {
+
+// The README's ResNet-50 workload end to end: every layer tuned (one candidate each, verified on
+// the emulator) and stored, then run from the database and verified; a convolution with a symbolic
+// batch is refused by tune with the reason.
+TEST_F(TuneCommand, ResNet50WorkloadTunesAndRuns) {
+  const std::string wl =
+      shell_quote(std::string(TCJIT_SOURCE_DIR) + "/examples/workloads/resnet50.tcjit");
+  const ToolResult tune =
+      run_tool("tune " + wl + " --device emu --budget 1 --jobs 2 --json --db " + db());
+  ASSERT_EQ(tune.exit_code, 0) << tune.out << tune.err;
+  const nlohmann::json j = nlohmann::json::parse(tune.out);
+  EXPECT_EQ(j.size(), 23u);
+  for (const auto &problem : j)
+    EXPECT_TRUE(problem["sizes"][0]["config"].is_string()) << problem;
+  const ToolResult run = run_tool("run " + wl + " --device emu --db " + db());
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  size_t ok = 0, tuned = 0;
+  for (size_t at = run.out.find("result:   ok"); at != std::string::npos;
+       at = run.out.find("result:   ok", at + 1))
+    ++ok;
+  for (size_t at = run.out.find("cache:    tuned (predicted), hit"); at != std::string::npos;
+       at = run.out.find("cache:    tuned (predicted), hit", at + 1))
+    ++tuned;
+  EXPECT_EQ(ok, 23u) << run.out;
+  EXPECT_EQ(tuned, 23u) << run.out;
+  const ToolResult symbolic =
+      run_tool("tune " + shell_quote("conv2d n=? h=8 w=8 c=8 k=8 r=3 s=3 x=f16") + " --db " + db());
+  EXPECT_EQ(symbolic.exit_code, 1);
+  EXPECT_NE(symbolic.err.find("is tuned at one batch size: give n"), std::string::npos)
+      << symbolic.err;
+}
+
+} // namespace
+} // namespace tcjit::testing
