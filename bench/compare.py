@@ -329,12 +329,12 @@ class Bench:
                 "device_ms": r["device_ms"], "ok": r["report"]["ok"],
                 "warp_instructions_per_s":
                     r["counters"]["warp_instructions"] / (r["device_ms"] / 1000.0)}
-        self.unmeasured.append("tuner candidates per second: there is no tuner yet (its issue is "
-                               "open); bench/run will report it once `tcjit tune` exists")
-        self.unmeasured.append("tcjit's NVRTC backend: not written yet (its issue is open); only "
-                               "the LLVM backend is measured")
-        self.unmeasured.append("convolution layers: tcjit does not generate convolutions yet (its "
-                               "issue is open)")
+        self.unmeasured.append("tuner candidates per second: not part of this run (`tcjit tune` "
+                               "prints its own time per problem; README, Tuning)")
+        self.unmeasured.append("tcjit's NVRTC backend: not written yet; only the LLVM backend is "
+                               "measured")
+        self.unmeasured.append("convolution layers: measured by bench/conv_compare.py against "
+                               "CUTLASS's implicit-GEMM convolutions (bench/results/*-conv.md)")
         return out
 
     def environment(self):

@@ -2,6 +2,8 @@
 
 #include "compiler/codegen/conv_lowering.h"
 #include "compiler/codegen/kernel_abi.h"
+#include "compiler/reference/gemm_geometry.h"
+#include "compiler/spec/shape.h"
 
 #include <string>
 
@@ -193,6 +195,34 @@ void enqueue_launches(device::Device &dev, const LoadedGemm &gemm, const OpSpec 
 }
 
 } // namespace
+
+OperandBuffers operand_buffers(const OpSpec &spec) {
+  OperandBuffers o;
+  if (spec.kind == OpKind::gemm) {
+    const GemmGeometry geo = gemm_geometry(spec);
+    o = {geo.a.dtype,
+         geo.b.dtype,
+         geo.c.dtype,
+         geo.batch * geo.a.batch_stride,
+         geo.batch * geo.b.batch_stride,
+         geo.batch * geo.c.batch_stride,
+         spec.epilogue.bias == BiasKind::row ? geo.m : geo.n};
+    return o;
+  }
+  const OperandSizes z = operand_sizes(spec);
+  const ConvSpec &c = spec.conv;
+  auto of = [&](codegen::ConvTensor t) {
+    return t == codegen::ConvTensor::x        ? std::pair{c.x.dtype, z.x}
+           : t == codegen::ConvTensor::filter ? std::pair{c.filter.dtype, z.filter}
+                                              : std::pair{c.y.dtype, z.y};
+  };
+  const codegen::ConvRoles roles = codegen::conv_roles(c.pass);
+  std::tie(o.a_type, o.a) = of(roles.a);
+  std::tie(o.b_type, o.b) = of(roles.b);
+  std::tie(o.c_type, o.c) = of(roles.c);
+  o.bias = c.pass == ConvPass::dgrad ? c.c : c.k;
+  return o;
+}
 
 uint64_t gemm_workspace_bytes(const LoadedGemm &gemm, const OpSpec &spec) {
   const WorkspaceLayout w = workspace_layout(*gemm.plan, spec);

@@ -35,6 +35,15 @@ struct GemmPointers {
   device::DevicePtr a = 0, b = 0, c = 0, d = 0, bias = 0;
 };
 
+// The buffers a launch of a concrete `spec` reads and writes, in the kernel's roles A, B, C/D and
+// bias: a GEMM's matrices (all batches), a convolution's tensors (fprop: x, filter, y; dgrad: dy,
+// filter, dx; wgrad: dy, x, dw).
+struct OperandBuffers {
+  DType a_type = DType::f16, b_type = DType::f16, c_type = DType::f16;
+  int64_t a = 0, b = 0, c = 0, bias = 0; // elements
+};
+OperandBuffers operand_buffers(const OpSpec &spec);
+
 // Runs D = act(alpha*A*B + beta*C + bias) for the concrete `spec` the kernel was compiled for,
 // including split-K's workspace and reduction pass. `after_main_launch`, when set, runs right
 // after the main kernel's launch (before split-K's reduction: e.g. to read its counters).

@@ -122,19 +122,14 @@ public:
 
 private:
   void time(const OpSpec &spec, const BuiltCandidate &built, Measurement &m) {
-    const GemmGeometry geo = gemm_geometry(spec);
+    const OperandBuffers buf = operand_buffers(spec); // a GEMM's matrices or a conv's tensors
     const bool has_bias = spec.epilogue.bias != BiasKind::none;
-    const int64_t bias_count = spec.epilogue.bias == BiasKind::row ? geo.m : geo.n;
-    const auto a = random_buffer(dev_, geo.a.dtype, geo.batch * geo.a.batch_stride, kTimingSeed);
-    const auto b =
-        random_buffer(dev_, geo.b.dtype, geo.batch * geo.b.batch_stride, kTimingSeed + 1);
-    const auto c =
-        random_buffer(dev_, geo.c.dtype, geo.batch * geo.c.batch_stride, kTimingSeed + 2);
-    const auto bias = random_buffer(dev_, geo.c.dtype, bias_count, kTimingSeed + 3);
+    const auto a = random_buffer(dev_, buf.a_type, buf.a, kTimingSeed);
+    const auto b = random_buffer(dev_, buf.b_type, buf.b, kTimingSeed + 1);
+    const auto c = random_buffer(dev_, buf.c_type, buf.c, kTimingSeed + 2);
+    const auto bias = random_buffer(dev_, buf.c_type, buf.bias, kTimingSeed + 3);
     // D apart from C: each repetition computes the same values from the same inputs.
-    const DeviceBuffer d(
-        dev_,
-        static_cast<uint64_t>((geo.batch * geo.c.batch_stride * dtype_bits(geo.c.dtype) + 7) / 8));
+    const DeviceBuffer d(dev_, static_cast<uint64_t>((buf.c * dtype_bits(buf.c_type) + 7) / 8));
     const GemmPointers ptrs{a->ptr(), b->ptr(), c->ptr(), d.ptr(), has_bias ? bias->ptr() : 0};
 
     const LoadedModule module(dev_, load_gemm(dev_, built.kernel, built.cubin.cubin));
@@ -162,8 +157,7 @@ private:
     const RepStats stats = rep_stats(times_us);
     m.status = kdb::ResultStatus::ok;
     m.timing = to_timing(stats);
-    const double flops = 2.0 * static_cast<double>(geo.m) * static_cast<double>(geo.n) *
-                         static_cast<double>(geo.k) * static_cast<double>(geo.batch);
+    const double flops = flop_count(spec).value_or(0); // a convolution's forward multiply-adds
     if (stats.median > 0)
       m.tflops = flops / (stats.median * 1e-6) / 1e12;
     m.message =

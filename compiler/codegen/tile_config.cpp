@@ -258,6 +258,16 @@ TileConfig default_tile_config(const OpSpec &spec_in, std::string_view arch, boo
   const int esize = dtype_bits(spec.gemm.a.dtype) / 8;
   if (form && esize == 2 && std::min(c.vec_a, c.vec_b) * esize < 16 && c.wm * c.wn > 32 * 64)
     c.wm = 32;
+  // A convolution's gathered copies in narrow pieces keep their coordinates live too (the C = 3
+  // stem: 128x64x32 w64x32 va1 spills 120 B; w32x32 takes 197 registers, no spill).
+  // With both operands narrow, a 32-byte K-tile halves the copies (a depthwise wgrad, 64x64x32
+  // w32x32 va1 vb1, spills 8 B on sm_90; with bk = 16 it takes 158 registers).
+  if (form && spec_in.kind != OpKind::gemm && std::min(c.vec_a, c.vec_b) * esize < 16) {
+    c.wm = std::min(c.wm, 32);
+    c.wn = std::min(c.wn, 32);
+    if (std::max(c.vec_a, c.vec_b) * esize < 16)
+      c.bk = std::max(form->k, std::min(c.bk, 32 / esize));
+  }
   // Small machines (99 KiB) fit the defaults; keep them under 48 KiB anyway.
   (void)arch;
   return c;

@@ -119,6 +119,14 @@ TEST_P(DefaultConvConfigSpill, ShippedCubinHasNoSpillAndNoStack) {
   EXPECT_EQ(src.resources.spill_bytes, 0) << src.how;
   EXPECT_EQ(src.resources.stack_bytes, 0) << src.how;
   EXPECT_TRUE(src.warnings.empty()) << src.warnings.front();
+  // The code generator's own default (what `tcjit compile` prints without --config) too.
+  KernelRequest as_default = request;
+  as_default.config = codegen::default_tile_config(spec, arch, false);
+  const KernelSource own =
+      find_or_compile_gemm(spec, make_problem_key(spec, arch, false), as_default, nullptr);
+  ASSERT_TRUE(own.ok()) << (own.errors.empty() ? "" : own.errors.front());
+  EXPECT_EQ(own.resources.spill_bytes, 0) << own.how;
+  EXPECT_EQ(own.resources.stack_bytes, 0) << own.how;
 }
 
 INSTANTIATE_TEST_SUITE_P(Layers, DefaultConvConfigSpill,

@@ -188,6 +188,30 @@ TEST(CudaMeasurer, SplitKIsTimedThroughTheCallersWorkspace) {
   EXPECT_TRUE(m.timing);
 }
 
+// A convolution is checked and timed with its own tensors (x, filter, y), including the
+// workspace of channel padding and split-K; its TFLOP/s are the forward convolution's.
+TEST(CudaMeasurer, ConvolutionsAreCheckedAndTimedWithTheirTensors) {
+  const std::string spec =
+      "conv2d n=2 h=6 w=6 c=3 k=16 r=3 s=3 pad=1 x=f16 acc=f32 bias=col act=relu";
+  const auto emu = device::make_emulator_device();
+  const TuneTask task = make_task(spec, "sm_80");
+  codegen::CompileOptions options;
+  options.arch = "sm_80";
+  codegen::TileConfig config = small_config(2);
+  config.pad_c = 8;
+  options.config = config;
+  BuiltCandidate built;
+  built.kernel = codegen::compile_gemm(task.spec, options);
+  ASSERT_TRUE(built.kernel.ok());
+  built.config = built.kernel.config;
+  const auto measurer = make_cuda_measurer(*emu, quick_options());
+  const Measurement m = measurer->measure(task, built.config, &built);
+  ASSERT_EQ(m.status, kdb::ResultStatus::ok) << m.message;
+  ASSERT_TRUE(m.timing && m.tflops);
+  EXPECT_DOUBLE_EQ(*m.tflops,
+                   2.0 * (2 * 6 * 6) * 16 * (3 * 9) / (m.timing->median_us * 1e-6) / 1e12);
+}
+
 TEST(CudaMeasurer, AWrongResultIsAFailedMeasurement) {
   const auto emu = device::make_emulator_device();
   const auto measurer = make_cuda_measurer(*emu, quick_options());
