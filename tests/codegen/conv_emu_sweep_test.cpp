@@ -19,12 +19,9 @@ namespace {
 struct SweepDtype {
   const char *words;
 };
-constexpr SweepDtype kDtypes[] = {{"x=f16 acc=f32"},
-                                  {"x=bf16 acc=f32"},
-                                  {"x=f32 acc=f32 math=tf32"},
-                                  {"x=s8 acc=s32 alpha=0.05"},
-                                  {"x=f64 acc=f64"},
-                                  {"x=f32 acc=f32 math=f32"}};
+constexpr SweepDtype kDtypes[] = {{"x=f16 acc=f32"},           {"x=bf16 acc=f32"},
+                                  {"x=f32 acc=f32 math=tf32"}, {"x=s8 acc=s32 alpha=0.05"},
+                                  {"x=f64 acc=f64"},           {"x=f32 acc=f32 math=f32"}};
 constexpr const char *kEpilogues[] = {"", "act=relu bias=col", "beta=0.5 act=gelu",
                                       "alpha=2 act=sigmoid", "bias=col act=swish"};
 
