@@ -70,7 +70,8 @@ tcjit_status tcjit_memcpy_h2d(tcjit_runtime *rt, tcjit_device_ptr dst, const voi
 tcjit_status tcjit_memcpy_d2h(tcjit_runtime *rt, void *dst, tcjit_device_ptr src, size_t bytes);
 
 /* D = act(alpha*A*B + beta*C + bias) on the runtime's device; synchronous. bias may be 0 without
- * a bias; stream: an opaque CUstream for the CUDA device (NULL = default stream). */
+ * a bias; stream: an opaque CUstream of the CUDA device's context that the launches go to, and
+ * that is waited for before returning (NULL: the device's own stream; the emulator ignores it). */
 tcjit_status tcjit_launch_gemm(const tcjit_operation *op, tcjit_device_ptr a, tcjit_device_ptr b,
                                tcjit_device_ptr c, tcjit_device_ptr d, tcjit_device_ptr bias,
                                void *stream);

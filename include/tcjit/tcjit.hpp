@@ -135,9 +135,11 @@ public:
   Origin origin() const { return origin_; }
   ResourceUsage resources() const;
 
-  // Runs the GEMM on the runtime's device and waits for it. `stream` is an opaque CUstream for
-  // the CUDA device (stored for it; today every launch is synchronous on the default stream);
-  // pass nullptr. Throws Error when the device fails.
+  // Runs the GEMM on the runtime's device and waits for it. `stream`: an opaque CUstream of the
+  // CUDA device's context; the launches (split-K's and channel padding's too) go to it, and the
+  // call returns once that stream has finished them. nullptr: the device's own stream. The
+  // emulator runs each launch before returning and ignores `stream`. Throws Error when the device
+  // fails.
   void launch(const GemmArgs &args, void *stream = nullptr) const;
   // Runs the convolution (an operation prepared from a conv2d/conv3d spec) likewise. (Named apart
   // from launch() so that brace-initialised GemmArgs stay unambiguous.)

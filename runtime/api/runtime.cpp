@@ -68,6 +68,26 @@ struct DeviceContext {
   std::mutex mutex;
 };
 
+// A launch on the caller's stream: the device's launches go to `stream` while this lives (the
+// device's mutex held), then back to its own stream.
+class StreamScope {
+public:
+  StreamScope(device::Device &dev, void *stream) : dev_(dev), set_(stream != nullptr) {
+    if (set_)
+      dev_.set_stream(stream);
+  }
+  StreamScope(const StreamScope &) = delete;
+  StreamScope &operator=(const StreamScope &) = delete;
+  ~StreamScope() {
+    if (set_)
+      dev_.set_stream(nullptr);
+  }
+
+private:
+  device::Device &dev_;
+  bool set_;
+};
+
 Error device_error(const device::DeviceError &e, const std::string &where) {
   // The device's messages already say how to fix them.
   ErrorCode code = ErrorCode::device;
@@ -260,7 +280,6 @@ std::string Operation::config_for(const GemmArgs &sizes) const {
 }
 
 void Operation::launch_conv(const ConvArgs &args, void *stream) const {
-  (void)stream; // every launch is synchronous on the default stream for now (see tcjit.hpp)
   const State &s = *state_;
   if (s.spec.kind == OpKind::gemm)
     throw Error(ErrorCode::invalid_argument,
@@ -302,6 +321,7 @@ void Operation::launch_conv(const ConvArgs &args, void *stream) const {
   const tuner::GemmPointers ptrs{ptr(roles.a), ptr(roles.b), ptr(roles.c), ptr(roles.c), args.bias};
   std::lock_guard lock(kernel->device->mutex);
   try {
+    const StreamScope on_stream(*kernel->device->device, stream);
     tuner::launch_gemm(*kernel->device->device, kernel->loaded, spec, ptrs);
   } catch (const device::DeviceError &e) {
     throw device_error(e, "launch");
@@ -311,7 +331,6 @@ void Operation::launch_conv(const ConvArgs &args, void *stream) const {
 }
 
 void Operation::launch(const GemmArgs &args, void *stream) const {
-  (void)stream; // every launch is synchronous on the default stream for now (see tcjit.hpp)
   const State &s = *state_;
   if (s.spec.kind != OpKind::gemm)
     throw Error(ErrorCode::invalid_argument,
@@ -344,6 +363,7 @@ void Operation::launch(const GemmArgs &args, void *stream) const {
   const tuner::GemmPointers ptrs{args.a, args.b, args.c == 0 ? args.d : args.c, args.d, args.bias};
   std::lock_guard lock(kernel->device->mutex);
   try {
+    const StreamScope on_stream(*kernel->device->device, stream);
     tuner::launch_gemm(*kernel->device->device, kernel->loaded, spec, ptrs);
   } catch (const device::DeviceError &e) {
     throw device_error(e, "launch");

@@ -71,7 +71,7 @@ public:
   const CudaDeviceProperties &properties() const;
   // Launches go to `cu_stream` (a CUstream of this device's primary context) from now on;
   // null: back to the device's own stream. Copies and memsets wait for the stream first.
-  void set_stream(void *cu_stream);
+  void set_stream(void *cu_stream) override;
   // How a module's code was produced (nvJitLink cubin or driver JIT), with the compile log.
   const jit::CompiledPtx &module_compilation(device::ModuleHandle module) const;
 

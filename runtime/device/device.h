@@ -137,6 +137,11 @@ public:
   virtual void launch(FunctionHandle function, const LaunchConfig &config,
                       std::span<const std::byte> params) = 0;
   virtual void synchronize() = 0;
+  // Launches (and synchronize) go to `stream` from now on: an opaque queue of the device (a
+  // CUstream of its context for the CUDA device); null: the device's own. The default, for a
+  // device that runs every launch before launch() returns (the emulator), ignores it: its work is
+  // always complete, in order, whatever the stream.
+  virtual void set_stream(void *stream) { (void)stream; }
 
   // Runs `enqueue`, which must only enqueue work on this device (launches; no copy, memset or
   // synchronize, which wait for the host), and returns the time the device spent from before

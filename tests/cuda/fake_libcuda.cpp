@@ -26,6 +26,7 @@ struct FakeModule {
 };
 struct LastLaunch {
   unsigned grid[3] = {}, block[3] = {}, shared = 0;
+  void *stream = nullptr;
   std::vector<char> params;
   int count = 0;
   bool last_module_from_ptx = false;
@@ -61,6 +62,9 @@ extern "C" {
 // Test control: the last launch, and allocations not yet freed.
 int fake_cuda_launch_count() {
   return last_launch.count;
+}
+void *fake_cuda_last_launch_stream() {
+  return last_launch.stream;
 }
 unsigned fake_cuda_last_launch_shared() {
   return last_launch.shared;
@@ -257,8 +261,8 @@ CUresult cuFuncSetAttribute(CUfunction function, CUfunction_attribute attribute,
   return CUDA_SUCCESS;
 }
 CUresult cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-                        unsigned by, unsigned bz, unsigned shared, CUstream, void **kernel_params,
-                        void **extra) {
+                        unsigned by, unsigned bz, unsigned shared, CUstream stream,
+                        void **kernel_params, void **extra) {
   const FakeFunction &fake = *reinterpret_cast<FakeFunction *>(function);
   if (static_cast<int>(shared) > fake.max_dynamic_shared) {
     return CUDA_ERROR_INVALID_VALUE; // what the real driver answers without the opt-in
@@ -270,8 +274,13 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy, unsigned 
     return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES; // lets tests see a driver-side launch failure
   }
   fake_clock_ms += launch_ms;
-  last_launch = LastLaunch{{gx, gy, gz}, {bx, by, bz},          shared,
-                           {},           last_launch.count + 1, last_launch.last_module_from_ptx};
+  last_launch = LastLaunch{{gx, gy, gz},
+                           {bx, by, bz},
+                           shared,
+                           stream,
+                           {},
+                           last_launch.count + 1,
+                           last_launch.last_module_from_ptx};
   if (extra) {
     const void *buffer = nullptr;
     size_t size = 0;

@@ -1,0 +1,43 @@
+# tcjit inside another project (add_subdirectory, as FetchContent does), configured only (building
+# it would take minutes): it must build no tests, benchmarks or examples of its own, leave the
+# host's build type and compile options alone, and offer tcjit::tcjit / tcjit::c whose usage
+# requirements are the public include/ directory only.
+# Arguments: -DSOURCE=<tcjit source dir> -DWORK=<scratch dir> -DGENERATOR=<cmake generator>
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK}/host)
+file(WRITE ${WORK}/host/CMakeLists.txt "
+cmake_minimum_required(VERSION 3.25)
+project(host LANGUAGES C CXX)
+add_subdirectory(\"${SOURCE}\" tcjit)
+foreach(t test_dsl test_api bench_dsl tcjit_example_embed_cpp)
+  if(TARGET \${t})
+    message(FATAL_ERROR \"tcjit as a subproject defined its target \${t}\")
+  endif()
+endforeach()
+if(CMAKE_BUILD_TYPE)
+  message(FATAL_ERROR \"tcjit set the host's CMAKE_BUILD_TYPE to \${CMAKE_BUILD_TYPE}\")
+endif()
+get_directory_property(options COMPILE_OPTIONS)
+if(options)
+  message(FATAL_ERROR \"tcjit added compile options to the host: \${options}\")
+endif()
+foreach(t tcjit::tcjit tcjit::c)
+  if(NOT TARGET \${t})
+    message(FATAL_ERROR \"no target \${t}\")
+  endif()
+endforeach()
+get_target_property(includes tcjit_shared INTERFACE_INCLUDE_DIRECTORIES)
+if(NOT includes STREQUAL \"$<BUILD_INTERFACE:${SOURCE}/include>;$<INSTALL_INTERFACE:include>\")
+  message(FATAL_ERROR \"tcjit::tcjit exposes more than include/: \${includes}\")
+endif()
+file(WRITE \${CMAKE_BINARY_DIR}/app.cpp \"#include <tcjit/tcjit.hpp>\\nint main() {}\\n\")
+add_executable(app \${CMAKE_BINARY_DIR}/app.cpp)
+target_link_libraries(app PRIVATE tcjit::tcjit)
+")
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${WORK}/host -B ${WORK}/build -G ${GENERATOR}
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "configuring a host project with add_subdirectory(tcjit) failed:\n${out}\n${err}")
+endif()
+message("add_subdirectory(tcjit): no tests, benchmarks or examples; no global options; ok")
+file(REMOVE_RECURSE ${WORK})
