@@ -1,4 +1,5 @@
 #include "tuner/candidate.h"
+#include "runtime/jit/cuda_toolkit.h"
 
 #include "runtime/device/device.h"
 #include "runtime/jit/ptx_compiler.h"
@@ -81,6 +82,7 @@ BuiltCandidate build_candidate(const OpSpec &spec, const codegen::TileConfig &co
   options.arch = std::string(arch);
   options.tf32_off = tf32_off;
   options.config = c.config;
+  options.libdevice = jit::current_cuda_toolkit().libdevice.path;
   c.kernel = codegen::compile_gemm(spec, options);
   auto elapsed = [&] {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)

@@ -1,4 +1,5 @@
 #include "tuner/kernel_source.h"
+#include "runtime/jit/cuda_toolkit.h"
 
 #include "compiler/spec/arch.h"
 #include "compiler/spec/shape.h"
@@ -204,6 +205,7 @@ KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
     copt.arch = request.arch;
     copt.tf32_off = request.tf32_off;
     copt.config = candidate;
+    copt.libdevice = jit::current_cuda_toolkit().libdevice.path;
     codegen::CompiledKernel kernel = codegen::compile_gemm(spec, copt);
     if (!kernel.ok()) {
       if (best) { // a fallback that cannot be compiled: keep the best one so far

@@ -115,13 +115,15 @@ std::unique_ptr<llvm::TargetMachine> make_nvptx_target(int sm, int ptx_version, 
       std::nullopt, std::nullopt, codegen_opt_level(tensor_core)));
 }
 
-std::string libdevice_path() {
+std::string libdevice_path(const std::string &given) {
+  if (!given.empty())
+    return given;
   if (const char *env = std::getenv("TCJIT_LIBDEVICE"); env && *env)
     return env;
   return TCJIT_LIBDEVICE;
 }
 
-bool link_libdevice(llvm::Module &m) {
+bool link_libdevice(llvm::Module &m, const std::string &given) {
   bool needed = false;
   for (const llvm::Function &f : m)
     if (f.isDeclaration() && f.getName().starts_with("__nv_"))
@@ -130,11 +132,13 @@ bool link_libdevice(llvm::Module &m) {
     return false;
   // Read and parsed per call, into this module's context: no libdevice module or buffer is shared
   // between compiles (a shared one would tie every compile to one LLVMContext).
-  const std::string path = libdevice_path();
+  const std::string path = libdevice_path(given);
   auto buffer = llvm::MemoryBuffer::getFile(path);
   if (!buffer)
     throw std::runtime_error("cannot read libdevice at " + path + ": " +
-                             buffer.getError().message() + " (set TCJIT_LIBDEVICE)");
+                             buffer.getError().message() +
+                             " (set TCJIT_CUDA_HOME to the CUDA toolkit's folder, or "
+                             "TCJIT_LIBDEVICE to its nvvm/libdevice/libdevice.10.bc)");
   auto lib = llvm::getOwningLazyBitcodeModule(std::move(*buffer), m.getContext());
   if (!lib) {
     std::string msg = llvm::toString(lib.takeError());

@@ -24,9 +24,11 @@ std::unique_ptr<llvm::TargetMachine> make_nvptx_target(int sm, int ptx_version,
 // libdevice.10.bc, only those needed, and makes every non-kernel function internal. Returns false
 // (and does nothing) when the module calls none. Throws std::runtime_error when libdevice cannot
 // be read.
-bool link_libdevice(llvm::Module &);
-// The libdevice path compiled in (TCJIT_LIBDEVICE), overridable with $TCJIT_LIBDEVICE.
-std::string libdevice_path();
+// `path`: libdevice.10.bc, or "" for libdevice_path("").
+bool link_libdevice(llvm::Module &, const std::string &path = "");
+// `given` when not empty (the caller found the toolkit at run time: runtime/jit/cuda_toolkit.h),
+// else $TCJIT_LIBDEVICE, else the path compiled in (TCJIT_LIBDEVICE).
+std::string libdevice_path(const std::string &given = "");
 
 // The LLVM pass pipeline: early-cse and LICM (kFastPipeline), or with libdevice linked
 // NVVMReflect + inlining + cleanup + LICM; $TCJIT_LLVM_PIPELINE overrides it (a new-PM pipeline

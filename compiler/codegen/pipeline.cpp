@@ -113,7 +113,7 @@ CompiledKernel compile_gemm(const OpSpec &spec, const CompileOptions &opt) {
     tm = make_nvptx_target(out.plan.sm, out.plan.ptx_version,
                            out.plan.mma.kind != MmaKind::simt_f32);
     module->setDataLayout(tm->createDataLayout());
-    link_libdevice(*module);
+    link_libdevice(*module, opt.libdevice);
   });
 
   // NVVMReflect (for libdevice) runs inside the target's pipeline: after link_libdevice.

@@ -44,6 +44,9 @@ struct CompileOptions {
   std::string arch = "sm_80";
   std::optional<TileConfig> config; // nullopt: default_tile_config()
   bool tf32_off = false;            // NVIDIA_TF32_OVERRIDE=0 (resolves math=auto)
+  // libdevice.10.bc as found at run time (runtime/jit/cuda_toolkit.h); "": $TCJIT_LIBDEVICE, else
+  // the path tcjit was built with. Read only by kernels whose epilogue calls libdevice.
+  std::string libdevice;
 };
 
 struct StageTime {

@@ -1,4 +1,5 @@
 #include "runtime/cli/compile_command.h"
+#include "runtime/jit/cuda_toolkit.h"
 
 #include "compiler/codegen/pipeline.h"
 #include "compiler/spec/arch.h"
@@ -90,6 +91,7 @@ int run_compile(const CompileCommandOptions &opt) {
   codegen::CompileOptions copt;
   copt.arch = opt.arch;
   copt.tf32_off = tf32_disabled_by_environment();
+  copt.libdevice = jit::current_cuda_toolkit().libdevice.path;
   if (!opt.config.empty()) {
     codegen::TileConfig c;
     std::string error;

@@ -2,6 +2,7 @@
 // itself here; `tcjit <cmd> --help` works for all of them.
 #include "runtime/cli/compile_command.h"
 #include "runtime/cli/db_command.h"
+#include "runtime/cli/doctor_command.h"
 #include "runtime/cli/emu_command.h"
 #include "runtime/cli/exit_codes.h"
 #include "runtime/cli/explain_command.h"
@@ -60,6 +61,7 @@ int main(int argc, char **argv) {
   tcjit::cli::add_emu_command(app);
   tcjit::cli::add_db_command(app,
                              {tcjit::tuner::toolkit_version(), tcjit::tuner::compiler_version()});
+  tcjit::cli::add_doctor_command(app);
   if (report_unknown_command(app, argc, argv))
     return tcjit::cli::kExitUsage;
   try {

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "runtime/jit/cuda_toolkit.h"
 #include "runtime/jit/shared_library.h"
 
 namespace tcjit::jit {
@@ -23,11 +24,12 @@ std::vector<std::string> nvjitlink_library_candidates() {
   if (const char *override_path = std::getenv("TCJIT_NVJITLINK_LIBRARY")) {
     return {override_path};
   }
-  std::vector<std::string> candidates = {"libnvJitLink.so.13", "libnvJitLink.so.12",
-                                         "libnvJitLink.so"};
-  add_in_folder(candidates, std::getenv("CUDA_HOME"));
-  add_in_folder(candidates, std::getenv("CUDAToolkit_ROOT"));
-  add_in_folder(candidates, "/usr/local/cuda");
+  // The toolkit roots in cuda_toolkit.h's order, then the dynamic loader's search.
+  std::vector<std::string> candidates;
+  for (const std::string &root : toolkit_roots(ToolkitEnvironment::from_process()))
+    add_in_folder(candidates, root.c_str());
+  for (const char *name : {"libnvJitLink.so.13", "libnvJitLink.so.12", "libnvJitLink.so"})
+    candidates.push_back(name);
   return candidates;
 }
 

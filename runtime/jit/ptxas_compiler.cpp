@@ -1,6 +1,7 @@
 #include "runtime/jit/ptxas_compiler.h"
 
 #include "runtime/device/device.h"
+#include "runtime/jit/cuda_toolkit.h"
 
 #include <chrono>
 #include <cstdio>
@@ -69,9 +70,8 @@ std::vector<std::string> ptxas_option_strings(const PtxCompileOptions &options) 
 } // namespace
 
 std::string ptxas_executable() {
-  if (const char *env = std::getenv("TCJIT_PTXAS"); env && *env)
-    return env;
-  return TCJIT_PTXAS;
+  const ToolkitPiece ptxas = current_cuda_toolkit().ptxas; // $TCJIT_PTXAS first
+  return ptxas.found() ? ptxas.path : TCJIT_PTXAS;
 }
 
 namespace {
@@ -119,9 +119,13 @@ CompiledPtx compile_ptx_with_ptxas(std::string_view ptx, std::string_view source
                                                       std::to_string(options.optimization_level) +
                                                       " is not 0..3");
   const std::string ptxas = ptxas_executable();
-  if (!ptxas_available())
-    throw DeviceError(ErrorKind::Unsupported, "cannot run ptxas at '" + ptxas +
-                                                  "' (set TCJIT_PTXAS to the toolkit's bin/ptxas)");
+  if (!ptxas_available()) {
+    const ToolkitPiece found = current_cuda_toolkit().ptxas;
+    throw DeviceError(ErrorKind::Unsupported,
+                      found.found() ? "cannot run ptxas at '" + ptxas +
+                                          "' (set TCJIT_PTXAS to the toolkit's bin/ptxas)"
+                                    : found.missing_message("ptxas"));
+  }
   const auto start = std::chrono::steady_clock::now();
   ScratchDir dir;
   const std::filesystem::path in = dir.path() / "kernel.ptx", out = dir.path() / "kernel.cubin";

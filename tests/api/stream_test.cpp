@@ -43,8 +43,7 @@ TEST_F(StreamOnFakeDriver, LaunchesGoToTheGivenStream) {
   EXPECT_NE(rt.device_name().find("Fake"), std::string::npos) << rt.device_name();
   void *const user_stream = reinterpret_cast<void *>(0x5eed);
 
-  const tcjit::Operation gemm =
-      rt.prepare("gemm m=64 n=64 k=64 a=f16 b=f16:col c=f16 acc=f32");
+  const tcjit::Operation gemm = rt.prepare("gemm m=64 n=64 k=64 a=f16 b=f16:col c=f16 acc=f32");
   const tcjit::DeviceAddress a = rt.allocate(64 * 64 * 2), b = rt.allocate(64 * 64 * 2),
                              d = rt.allocate(64 * 64 * 2);
   const int before = launches_();
@@ -56,8 +55,7 @@ TEST_F(StreamOnFakeDriver, LaunchesGoToTheGivenStream) {
   EXPECT_NE(last_stream_(), nullptr);
 
   // Split-K: both kernels on the stream.
-  const tcjit::Operation split =
-      rt.prepare("gemm m=16 n=16 k=8192 a=f16 b=f16:col c=f16 acc=f32");
+  const tcjit::Operation split = rt.prepare("gemm m=16 n=16 k=8192 a=f16 b=f16:col c=f16 acc=f32");
   const tcjit::DeviceAddress sa = rt.allocate(16 * 8192 * 2), sb = rt.allocate(16 * 8192 * 2);
   const int at = launches_();
   split.launch({sa, sb, d, d}, user_stream);

@@ -167,8 +167,12 @@ TEST(PtxCompiler, ALibraryWithoutTheSymbolsIsNamedByTheMissingSymbol) {
 }
 
 TEST(PtxCompiler, LibraryCandidates) {
+  // The toolkit roots in cuda_toolkit.h's order first, the loader's search (bare names) last.
+  setenv("TCJIT_CUDA_HOME", "/opt/fake-cuda", 1);
   std::vector<std::string> candidates = nvjitlink_library_candidates();
-  EXPECT_EQ(candidates.front(), "libnvJitLink.so.13");
+  unsetenv("TCJIT_CUDA_HOME");
+  EXPECT_EQ(candidates.front(), "/opt/fake-cuda/lib64/libnvJitLink.so.13");
+  EXPECT_EQ(candidates.back(), "libnvJitLink.so");
   EXPECT_NE(
       std::find(candidates.begin(), candidates.end(), "/usr/local/cuda/lib64/libnvJitLink.so"),
       candidates.end());
