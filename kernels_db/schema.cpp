@@ -307,8 +307,19 @@ void refuse_newer_schema(int found, const std::string &path) {
 }
 
 void prepare_schema(Connection &connection) {
-  const int found = checked_schema_version(connection); // before anything writes to the file
-  refuse_foreign(connection, found);
+  // Before anything writes to the file: its version and its tables, read in one read transaction
+  // (one snapshot). Two separate reads could straddle another process's first migration (version
+  // 0 read before it committed, its tables after) and take a new tcjit database for a foreign one.
+  int found = 0;
+  connection.exec("BEGIN");
+  try {
+    found = checked_schema_version(connection);
+    refuse_foreign(connection, found);
+  } catch (...) {
+    connection.exec("ROLLBACK");
+    throw;
+  }
+  connection.exec("COMMIT");
   if (connection.path() != ":memory:" && !is_wal(connection))
     set_wal(connection);
   if (found < kSchemaVersion)

@@ -169,6 +169,10 @@ KernelFeatures kernel_features(const OpSpec &spec, const codegen::TileConfig &co
   return k;
 }
 
+MathKind math_kind_of(const OpSpec &spec, bool tf32_off) {
+  return math_kind(codegen::math_form(spec, tf32_off).kind);
+}
+
 Problem model_problem(const OpSpec &spec) {
   const NominalSizes s = nominal_sizes(spec);
   Problem p;

@@ -54,6 +54,10 @@ double channel_padding_seconds(const GpuModel &gpu, const OpSpec &spec,
 
 // The prediction for `config` running `spec` on `gpu` (with channel padding: the padded problem
 // plus channel_padding_seconds; TFLOP/s of the problem as given).
+// The math unit a spec's kernel runs on (its mma form's, or the CUDA cores' FMA for math=f32
+// and depthwise convolutions): what its peak is.
+MathKind math_kind_of(const OpSpec &spec, bool tf32_off);
+
 Prediction predict_config(const GpuModel &gpu, const OpSpec &spec,
                           const codegen::TileConfig &config, bool tf32_off,
                           const CandidateFacts &facts = {});

@@ -47,13 +47,20 @@ Explanation explain_spec(const OpSpec &spec, std::string_view arch, bool tf32_ov
   if (e.flops && e.bytes && *e.bytes > 0)
     e.arithmetic_intensity = *e.flops / *e.bytes;
   e.integer_ops = is_integer_type(input_dtype(spec));
-  e.a100_peak_ops = a100_peak_ops(spec, tf32_override_off);
-  if (e.arithmetic_intensity)
-    e.a100_roofline_ops = std::min(e.a100_peak_ops, *e.arithmetic_intensity * kA100Bandwidth);
+  set_roofline(e, "A100", a100_peak_ops(spec, tf32_override_off), kA100Bandwidth);
   e.alignment = analyze_alignment(with_resolved_math(spec, tf32_override_off));
   e.mma = choose_mma(spec, tf32_override_off);
   e.findings = check_tensor_core_rules(spec, arch, tf32_override_off);
   return e;
+}
+
+void set_roofline(Explanation &e, std::string gpu, double peak_ops, double bandwidth) {
+  e.roofline_gpu = std::move(gpu);
+  e.peak_ops = peak_ops;
+  e.bandwidth = bandwidth;
+  e.roofline_ops.reset();
+  if (e.arithmetic_intensity)
+    e.roofline_ops = std::min(peak_ops, *e.arithmetic_intensity * bandwidth);
 }
 
 std::string render_explanation(const Explanation &e) {
@@ -78,11 +85,11 @@ std::string render_explanation(const Explanation &e) {
                   si(*e.flops, op).c_str(), si(*e.bytes, "B").c_str(),
                   e.arithmetic_intensity.value_or(0.0), op);
     line(buf);
-    if (e.a100_roofline_ops && e.a100_peak_ops > 0) {
-      const bool memory_bound = *e.a100_roofline_ops < e.a100_peak_ops;
+    if (e.roofline_ops && e.peak_ops > 0) {
+      const bool memory_bound = *e.roofline_ops < e.peak_ops;
       const char *rate = e.integer_ops ? "OP/s" : "FLOP/s";
-      line("roofline:    A100 bound " + si(*e.a100_roofline_ops, rate) + " of " +
-           si(e.a100_peak_ops, rate) + " peak (" +
+      line("roofline:    " + e.roofline_gpu + " bound " + si(*e.roofline_ops, rate) + " of " +
+           si(e.peak_ops, rate) + " peak, " + si(e.bandwidth, "B/s") + " (" +
            (memory_bound ? "memory-bound" : "compute-bound") + ")");
     }
   } else {

@@ -2,6 +2,7 @@
 #include "runtime/jit/cuda_toolkit.h"
 
 #include "compiler/codegen/pipeline.h"
+#include "compiler/dsl/printer.h"
 #include "compiler/spec/arch.h"
 #include "runtime/cli/exit_codes.h"
 #include "runtime/cli/spec_input.h"
@@ -12,6 +13,7 @@
 #include "runtime/jit/ptxas_compiler.h"
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cerrno>
 #include <chrono>
@@ -36,6 +38,7 @@ struct CompileCommandOptions {
   bool no_ptxas = false;
   bool cubin = false;
   bool nvjitlink = false;
+  bool json = false; // one JSON object on stdout (docs/cli.md) instead of the text report
 };
 
 // Writes `bytes` to `path`; on failure prints why and returns false.
@@ -120,9 +123,23 @@ int run_compile(const CompileCommandOptions &opt) {
     // a bad --config is a command-line problem; a spec the generator cannot compile a spec one
     return k.errors[0].field == "spec" || k.errors[0].field == "arch" ? kExitBadSpec : kExitUsage;
   }
-  std::cout << "config   " << codegen::to_string(k.config)
-            << (opt.config.empty() ? "  (default)" : "") << "\n";
-  std::cout << codegen::describe(k.plan);
+  // The text report, or (with --json) nothing but the JSON object at the end.
+  std::ostream null_stream(nullptr);
+  std::ostream &out = opt.json ? null_stream : std::cout;
+  nlohmann::json j = {{"spec", print_spec(parsed.entries[0].spec)},
+                      {"arch", opt.arch},
+                      {"config", codegen::to_string(k.config)},
+                      {"config_source", opt.config.empty() ? "default" : "--config"},
+                      {"kernel", k.plan.kernel_name},
+                      {"identity", codegen::kernel_identity(k.plan)},
+                      {"threads", k.plan.threads},
+                      {"dynamic_shared_bytes", k.plan.smem_bytes},
+                      {"ptx_bytes", k.ptx.size()},
+                      {"kernels", nlohmann::json::array()},
+                      {"times_ms", {{"parse", parse_ms}}}};
+  out << "config   " << codegen::to_string(k.config) << (opt.config.empty() ? "  (default)" : "")
+      << "\n";
+  out << codegen::describe(k.plan);
   // PTX -> cubin once, as the runtime does it (ptxas, whole program; or nvJitLink with
   // --nvjitlink): the whole module (the GEMM kernel, and for split-K its reduce kernel), for
   // exactly --arch. The resources printed are this cubin's, per kernel.
@@ -144,39 +161,55 @@ int run_compile(const CompileCommandOptions &opt) {
                 << "\n";
       return kExitFailure;
     }
-    for (const jit::KernelResources &r : compiled.resources)
-      std::cout << std::left << std::setw(9) << stage << std::right << r.kernel << ": "
-                << r.registers << " registers, " << r.spill_stores << " B spill stores, "
-                << r.spill_loads << " B spill loads, " << r.stack_frame << " B stack, "
-                << (r.kernel == k.plan.kernel_name ? k.plan.smem_bytes : 0) + r.static_shared_bytes
-                << " B shared memory\n";
+    for (const jit::KernelResources &r : compiled.resources) {
+      const int shared =
+          (r.kernel == k.plan.kernel_name ? k.plan.smem_bytes : 0) + r.static_shared_bytes;
+      out << std::left << std::setw(9) << stage << std::right << r.kernel << ": " << r.registers
+          << " registers, " << r.spill_stores << " B spill stores, " << r.spill_loads
+          << " B spill loads, " << r.stack_frame << " B stack, " << shared << " B shared memory\n";
+      j["kernels"].push_back({{"name", r.kernel},
+                              {"registers", r.registers},
+                              {"spill_stores", r.spill_stores},
+                              {"spill_loads", r.spill_loads},
+                              {"stack_bytes", r.stack_frame},
+                              {"shared_bytes", shared}});
+    }
+    j["cubin_by"] = stage;
   }
-  std::cout << "times    parse " << std::fixed << std::setprecision(2) << parse_ms << " ms";
-  for (const codegen::StageTime &t : k.times)
-    std::cout << ", " << t.name << " " << t.ms << " ms";
-  if (!opt.no_ptxas)
-    std::cout << ", " << stage << " " << compiled.compile_milliseconds << " ms";
-  std::cout << "\n";
+  out << "times    parse " << std::fixed << std::setprecision(2) << parse_ms << " ms";
+  for (const codegen::StageTime &t : k.times) {
+    out << ", " << t.name << " " << t.ms << " ms";
+    j["times_ms"][t.name] = t.ms;
+  }
+  if (!opt.no_ptxas) {
+    out << ", " << stage << " " << compiled.compile_milliseconds << " ms";
+    j["times_ms"][opt.nvjitlink ? "nvjitlink" : "ptxas"] = compiled.compile_milliseconds;
+  }
+  out << "\n";
   if (opt.cubin) {
     const std::vector<char> &cubin = compiled.cubin;
     if (!write_file(opt.output, std::string_view(cubin.data(), cubin.size())))
       return kExitFailure;
     // the kernels of the module, in order: one, or two for split-K
     const std::vector<device::KernelInfo> kernels = cuda::parse_ptx_entries(k.ptx, opt.output);
-    std::cout << "wrote    " << opt.output << " (cubin for " << opt.arch << " by "
-              << (nvjitlink ? "nvJitLink " + std::to_string(nvjitlink->major) + "." +
-                                  std::to_string(nvjitlink->minor)
-                            : compiled.options)
-              << ", " << cubin.size() << " bytes, " << (kernels.size() == 1 ? "kernel" : "kernels");
+    out << "wrote    " << opt.output << " (cubin for " << opt.arch << " by "
+        << (nvjitlink ? "nvJitLink " + std::to_string(nvjitlink->major) + "." +
+                            std::to_string(nvjitlink->minor)
+                      : compiled.options)
+        << ", " << cubin.size() << " bytes, " << (kernels.size() == 1 ? "kernel" : "kernels");
     for (size_t i = 0; i < kernels.size(); ++i)
-      std::cout << (i ? ", " : " ") << kernels[i].name;
-    std::cout << ")\n";
+      out << (i ? ", " : " ") << kernels[i].name;
+    out << ")\n";
+    j["output"] = {{"path", opt.output}, {"kind", "cubin"}, {"bytes", cubin.size()}};
   } else if (!opt.output.empty()) {
     if (!write_file(opt.output, k.ptx))
       return kExitFailure;
-    std::cout << "wrote    " << opt.output << " (" << k.ptx.size() << " bytes, kernel "
-              << k.plan.kernel_name << ")\n";
+    out << "wrote    " << opt.output << " (" << k.ptx.size() << " bytes, kernel "
+        << k.plan.kernel_name << ")\n";
+    j["output"] = {{"path", opt.output}, {"kind", "ptx"}, {"bytes", k.ptx.size()}};
   }
+  if (opt.json)
+    std::cout << j.dump(2) << "\n";
   return kExitOk;
 }
 
@@ -201,6 +234,9 @@ void add_compile_command(CLI::App &app) {
   cmd->add_flag("--cubin", opt->cubin,
                 "write the cubin of the PTX module (every kernel in it) for --arch to -o FILE: "
                 "the one the runtime ships, compiled once by ptxas as a whole program");
+  cmd->add_flag("--json", opt->json,
+                "print one JSON object (config, kernel, per-kernel resources, stage times, "
+                "output; docs/cli.md) instead of the text report");
   cmd->add_flag("--nvjitlink", opt->nvjitlink,
                 "compile with nvJitLink instead (relocatable code, the runtime's fallback when "
                 "ptxas cannot be run), to compare");

@@ -1,5 +1,6 @@
 #include "runtime/cli/db_command.h"
 
+#include "compiler/codegen/tile_config.h"
 #include "kernels_db/clock.h"
 #include "kernels_db/current_versions.h"
 #include "kernels_db/default_path.h"
@@ -8,6 +9,7 @@
 #include "kernels_db/key_hash.h"
 #include "kernels_db/record_json.h"
 #include "runtime/cli/exit_codes.h"
+#include "tuner/kernel_records.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -306,8 +308,25 @@ kdb::BinaryLookup lookup_binary(const DbOptions &options, kdb::KernelsDb &db, St
   query.arch = options.arch.empty() ? details.problem.arch : options.arch;
   query.toolkit_version = options.toolkit_version;
   query.compiler_version = options.compiler_version;
-  if (!options.config.empty())
-    query.config_json = options.config;
+  if (!options.config.empty()) {
+    // One meaning for --config in every command: a tile config as `tcjit compile`, `run` and
+    // `tune` print it ("64x64x32 w32x32 s3 k1 g1 va8 vb8"); its stored JSON is accepted too.
+    std::optional<codegen::TileConfig> config;
+    std::string error;
+    if (options.config.front() == '{') {
+      config = tuner::parse_config_json(options.config);
+    } else {
+      codegen::TileConfig c;
+      if (codegen::parse_tile_config(options.config, c, error))
+        config = c;
+    }
+    if (!config)
+      fail(kExitUsage, "--config '" + options.config +
+                           "': not a tile config; give it as `tcjit run` prints it (\"64x64x32 "
+                           "w32x32 s3 k1 g1 va8 vb8\") or as `tcjit db show` lists it (JSON)" +
+                           (error.empty() ? "" : ": " + error));
+    query.config_json = tuner::config_json(*config);
+  }
   kdb::BinaryLookup lookup = db.find_binary(query);
   for (const auto &warning : lookup.warnings)
     io.err << "tcjit db: warning: " << warning << '\n';
@@ -658,7 +677,9 @@ void add_db_command(CLI::App &app, const kdb::CurrentVersions &current, std::ost
   for (CLI::App *sub : {ptx, cubin}) {
     sub->add_option("key", options->key, "problem key, or its hash (16 hex digits)")->required();
     sub->add_option("--arch", options->arch, "architecture (default: the problem's)");
-    sub->add_option("--config", options->config, "config JSON (default: the fastest measured)");
+    sub->add_option("--config", options->config,
+                    "the binary's tile config, as `tcjit run` prints it (\"64x64x32 w32x32 s3 k1 "
+                    "g1 va8 vb8\") or its JSON (default: the fastest measured)");
     add_version_options(sub, *options);
   }
   cubin->add_option("-o,--output", options->output, "file to write")->required();

@@ -50,7 +50,8 @@ std::string nvrtc_version(const std::string &path) {
   if (!lib.handle)
     return "";
   using Version = int (*)(int *, int *);
-  const auto version = reinterpret_cast<Version>(jit::find_library_symbol(lib.handle, "nvrtcVersion"));
+  const auto version =
+      reinterpret_cast<Version>(jit::find_library_symbol(lib.handle, "nvrtcVersion"));
   int major = 0, minor = 0;
   if (!version || version(&major, &minor) != 0)
     return "";
@@ -119,8 +120,7 @@ int run_doctor(const DoctorOptions &opt) {
       ro.read_only = true;
       ro.create_if_missing = false;
       kernels_db::KernelsDb k = kernels_db::KernelsDb::open(path, ro);
-      const kernels_db::DbStats s =
-          k.stats({tuner::toolkit_version(), tuner::compiler_version()});
+      const kernels_db::DbStats s = k.stats({tuner::toolkit_version(), tuner::compiler_version()});
       db["exists"] = true;
       db["schema_version"] = s.schema_version;
       db["problems"] = s.problems;
@@ -144,9 +144,10 @@ int run_doctor(const DoctorOptions &opt) {
           {"libdevice", piece_json(tk.libdevice, "")},
           {"nvjitlink", piece_json(tk.nvjitlink, nvjitlink_version)},
           {"nvrtc", piece_json(tk.nvrtc, nvrtc)}}},
-        {"driver", driver_problem.empty()
-                       ? nlohmann::json{{"found", true}, {"version", driver_version}, {"gpus", gpus}}
-                       : nlohmann::json{{"found", false}, {"problem", driver_problem}}},
+        {"driver",
+         driver_problem.empty()
+             ? nlohmann::json{{"found", true}, {"version", driver_version}, {"gpus", gpus}}
+             : nlohmann::json{{"found", false}, {"problem", driver_problem}}},
         {"database", db}};
     std::cout << j.dump(2) << "\n";
     return kExitOk;
@@ -155,8 +156,8 @@ int run_doctor(const DoctorOptions &opt) {
                   const char *what) {
     std::cout << label;
     if (p.found())
-      std::cout << p.path << (version.empty() ? "" : " (" + version + ")") << "  [from "
-                << p.source << "]\n";
+      std::cout << p.path << (version.empty() ? "" : " (" + version + ")") << "  [from " << p.source
+                << "]\n";
     else
       std::cout << "NOT FOUND: " << p.missing_message(what) << "\n";
   };
@@ -171,11 +172,9 @@ int run_doctor(const DoctorOptions &opt) {
               << ", " << gpus.size() << " GPU(s)\n";
     for (const auto &g : gpus)
       std::cout << "  GPU " << g["ordinal"].get<int>() << ":     " << g["name"].get<std::string>()
-                << " (" << g["arch"].get<std::string>() << ", " << g["sms"].get<int>()
-                << " SMs)\n";
+                << " (" << g["arch"].get<std::string>() << ", " << g["sms"].get<int>() << " SMs)\n";
   } else {
-    std::cout << "driver:      none — " << driver_problem
-              << " (kernels run on the PTX emulator)\n";
+    std::cout << "driver:      none — " << driver_problem << " (kernels run on the PTX emulator)\n";
   }
   std::cout << "database:    " << db_text << "\n";
   return kExitOk;

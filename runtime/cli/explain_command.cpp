@@ -64,6 +64,11 @@ nlohmann::json to_json(const WorkloadEntry &entry, const Explanation &e) {
                                  {"bytes", a.bytes()},
                                  {"max_elements", a.max_elements},
                                  {"limited_by", a.limited_by}};
+  j["roofline"] = {
+      {"gpu", e.roofline_gpu},
+      {"peak_ops", e.peak_ops},
+      {"bandwidth_bytes_per_s", e.bandwidth},
+      {"bound_ops", e.roofline_ops ? nlohmann::json(*e.roofline_ops) : nlohmann::json(nullptr)}};
   j["tensor_cores"] = e.mma.tensor_cores;
   j["mma"] = e.mma.instruction;
   j["mma_note"] = e.mma.note;
@@ -118,8 +123,12 @@ int run_explain(const ExplainOptions &opt) {
   const bool tf32_off = tf32_disabled_by_environment();
   nlohmann::json all = nlohmann::json::array();
   bool first = true;
+  const tuner::GpuModel &gpu = tuner::gpu_model_for_arch(opt.arch);
   for (const WorkloadEntry &entry : parsed.entries) {
-    const Explanation e = explain_spec(entry.spec, opt.arch, tf32_off);
+    Explanation e = explain_spec(entry.spec, opt.arch, tf32_off);
+    // The roofline of the selected arch's GPU (the tuner's model: docs/perf_model.md).
+    set_roofline(e, gpu.name, gpu.peak_flops(tuner::math_kind_of(entry.spec, tf32_off)),
+                 gpu.dram_bytes_per_s);
     const std::optional<ChosenConfig> chosen = chosen_config(entry.spec, opt.arch, tf32_off);
     if (opt.json) {
       nlohmann::json j = to_json(entry, e);

@@ -19,10 +19,13 @@
 #include "tuner/verify_gemm.h"
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <iomanip>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -42,6 +45,15 @@ struct RunOptions {
   std::string db_path; // "" = default
   bool no_cache = false;
   bool allow_long = false; // run on the emulator even when the estimate exceeds kMaxEmuSeconds
+  bool json = false;       // one JSON array on stdout (docs/cli.md) instead of the text report
+};
+
+// What one workload entry's run found: the JSON of `--json`, and a row of the summary table.
+struct RunRecord {
+  nlohmann::json json = nlohmann::json::object();
+  std::string name, config, cache, result = "error";
+  int64_t elements = 0, mismatches = 0;
+  double worst = 0; // error / tolerance
 };
 
 std::string fmt(const char *format, double v) {
@@ -205,9 +217,11 @@ kernels_db::ResultRecord verified_result(const ProblemKey &key, const codegen::T
 }
 
 int run_one(const WorkloadEntry &entry, const RunOptions &opt, bool tf32_off,
-            kernels_db::KernelsDb *db, device::Device &dev) {
+            kernels_db::KernelsDb *db, device::Device &dev, std::ostream &out, RunRecord &rec) {
   const OpSpec &spec = entry.spec;
-  std::cout << "spec:     " << print_spec(spec) << "\n";
+  nlohmann::json &j = rec.json;
+  j["spec"] = print_spec(spec);
+  out << "spec:     " << print_spec(spec) << "\n";
   if (!is_concrete(spec)) {
     std::cerr << "tcjit run: error: the spec has symbolic sizes (? or lo..hi); tcjit run needs "
                  "numbers to make inputs: write e.g. "
@@ -240,18 +254,26 @@ int run_one(const WorkloadEntry &entry, const RunOptions &opt, bool tf32_off,
     }
   }
   const ProblemKey key = make_problem_key(spec, opt.arch, tf32_off);
-  std::cout << "key:      " << key.hash_hex() << "\n";
+  out << "key:      " << key.hash_hex() << "\n";
+  j["key"] = key.hash_hex();
   tuner::KernelSource source;
   if (!get_kernel(spec, key, opt, tf32_off, db, source))
     return kExitFailure;
-  std::cout << "config:   " << codegen::to_string(source.kernel.config) << "\n";
-  std::cout << "cache:    " << source.how << "\n";
-  std::cout << "device:   " << info.name << "\n";
+  rec.config = codegen::to_string(source.kernel.config);
+  rec.cache = source.how;
+  j["config"] = rec.config;
+  j["kernel"] = source.kernel.plan.kernel_name;
+  j["cache"] = source.how;
+  j["device"] = info.name;
+  out << "config:   " << rec.config << "\n";
+  out << "cache:    " << source.how << "\n";
+  out << "device:   " << info.name << "\n";
   if (info.is_emulator) {
     const EmuEstimate est = estimate_emulator(geo, source.kernel.plan, source.kernel.config);
-    std::cout << "estimate: ~" << fmt("%.3g", est.warp_instructions) << " warp-instructions, "
-              << duration_text(est.seconds) << " on the emulator\n"
-              << std::flush;
+    out << "estimate: ~" << fmt("%.3g", est.warp_instructions) << " warp-instructions, "
+        << duration_text(est.seconds) << " on the emulator\n"
+        << std::flush;
+    j["estimate"] = {{"warp_instructions", est.warp_instructions}, {"seconds", est.seconds}};
     if (est.seconds > kMaxEmuSeconds && !opt.allow_long) {
       std::cerr << "tcjit run: error: the emulator would take about " << duration_text(est.seconds)
                 << " (" << fmt("%.3g", est.warp_instructions)
@@ -263,26 +285,46 @@ int run_one(const WorkloadEntry &entry, const RunOptions &opt, bool tf32_off,
   const tuner::GemmCheck check =
       tuner::run_and_check_gemm(dev, source.kernel, spec, opt.seed, source.cubin);
   const CompareReport &r = check.report;
-  std::cout << "verify:   " << r.count << " elements, " << r.mismatches
-            << " outside tolerance, max |error| " << fmt("%.3g", r.max_abs_error)
-            << ", worst error/tolerance " << fmt("%.3g", r.max_error_over_tolerance) << " ("
-            << fmt("%.1f ms", check.device_ms) << " on the device, "
-            << fmt("%.1f ms", check.reference_ms) << " reference)\n";
+  out << "verify:   " << r.count << " elements, " << r.mismatches
+      << " outside tolerance, max |error| " << fmt("%.3g", r.max_abs_error)
+      << ", worst error/tolerance " << fmt("%.3g", r.max_error_over_tolerance) << " ("
+      << fmt("%.1f ms", check.device_ms) << " on the device, " << fmt("%.1f ms", check.reference_ms)
+      << " reference)\n";
+  rec.elements = r.count;
+  rec.mismatches = r.mismatches;
+  rec.worst = r.max_error_over_tolerance;
+  j["verify"] = {{"elements", r.count},
+                 {"mismatches", r.mismatches},
+                 {"max_abs_error", r.max_abs_error},
+                 {"worst_error_over_tolerance", std::isfinite(r.max_error_over_tolerance)
+                                                    ? nlohmann::json(r.max_error_over_tolerance)
+                                                    : nlohmann::json("inf")},
+                 {"device_ms", check.device_ms},
+                 {"reference_ms", check.reference_ms}};
   if (check.counters) {
     const emu::LaunchCounters &c = *check.counters;
-    std::cout << "counters: " << c.warp_instructions << " warp-instructions, " << c.mma_instructions
-              << " mma, " << c.shared_bank_conflicts
-              << " shared bank conflicts, global load efficiency "
-              << fmt("%.0f%%", 100.0 * c.global_load_efficiency()) << "\n";
+    out << "counters: " << c.warp_instructions << " warp-instructions, " << c.mma_instructions
+        << " mma, " << c.shared_bank_conflicts << " shared bank conflicts, global load efficiency "
+        << fmt("%.0f%%", 100.0 * c.global_load_efficiency()) << "\n";
+    j["counters"] = {{"warp_instructions", c.warp_instructions},
+                     {"mma", c.mma_instructions},
+                     {"shared_bank_conflicts", c.shared_bank_conflicts},
+                     {"global_load_efficiency", c.global_load_efficiency()}};
   }
   if (db)
     db->put_result(verified_result(key, source.kernel.config, opt.arch, info, check));
+  j["recorded"] = db != nullptr;
   if (!r.ok()) {
-    std::cout << "result:   FAILED: " << r.summary() << "\n";
+    out << "result:   FAILED: " << r.summary() << "\n";
+    rec.result = "failed";
+    j["result"] = "failed";
+    j["failure"] = r.summary();
     return kExitFailure;
   }
-  std::cout << "result:   ok" << (info.is_emulator ? ", verified on the emulator" : ", verified")
-            << (db ? " and recorded" : "") << "\n";
+  out << "result:   ok" << (info.is_emulator ? ", verified on the emulator" : ", verified")
+      << (db ? " and recorded" : "") << "\n";
+  rec.result = "ok";
+  j["result"] = "ok";
   return kExitOk;
 }
 
@@ -321,25 +363,54 @@ int run_run(RunOptions opt) {
     }
   }
   const bool tf32_off = tf32_disabled_by_environment();
+  std::ostream null_stream(nullptr);
+  std::ostream &out = opt.json ? null_stream : std::cout;
   int status = kExitOk;
   bool first = true;
+  std::vector<RunRecord> records;
   for (const WorkloadEntry &entry : parsed.entries) {
     if (!first)
-      std::cout << "\n";
+      out << "\n";
     first = false;
+    RunRecord &rec = records.emplace_back();
+    rec.name = entry.name.empty() ? "line " + std::to_string(entry.line) : entry.name;
+    rec.json["name"] = rec.name;
     if (parsed.entries.size() > 1 || !entry.name.empty())
-      std::cout << "== " << (entry.name.empty() ? "line " + std::to_string(entry.line) : entry.name)
-                << "\n";
+      out << "== " << rec.name << "\n";
     int one = kExitFailure;
     try {
-      one = run_one(entry, opt, tf32_off, db ? &*db : nullptr, *dev);
+      one = run_one(entry, opt, tf32_off, db ? &*db : nullptr, *dev, out, rec);
     } catch (const device::DeviceError &e) {
       std::cerr << "tcjit run: error: the device failed: " << e.what() << "\n";
+      rec.json["error"] = std::string("the device failed: ") + e.what();
     } catch (const kernels_db::DbError &e) {
       std::cerr << "tcjit run: error: " << e.what() << "\n";
+      rec.json["error"] = e.what();
     }
+    if (!rec.json.contains("result"))
+      rec.json["result"] = rec.result;
+    rec.json["exit_status"] = one;
     if (one != kExitOk && status == kExitOk)
       status = one;
+  }
+  if (opt.json) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const RunRecord &r : records)
+      all.push_back(r.json);
+    std::cout << all.dump(2) << "\n";
+  } else if (records.size() > 1) {
+    // The workload's summary: one row per operation.
+    size_t width = 7;
+    for (const RunRecord &r : records)
+      width = std::max(width, r.name.size());
+    std::cout << "\n"
+              << std::left << std::setw(int(width)) << "problem"
+              << "  result  elements  worst err/tol  config\n";
+    for (const RunRecord &r : records)
+      std::cout << std::left << std::setw(int(width)) << r.name << "  " << std::setw(6) << r.result
+                << "  " << std::right << std::setw(8) << r.elements << "  " << std::setw(13)
+                << (r.elements ? fmt("%.3g", r.worst) : std::string("-")) << "  " << std::left
+                << r.config << "\n";
   }
   return status;
 }
@@ -377,6 +448,9 @@ void add_run_command(CLI::App &app) {
   cmd->add_flag("--no-cache", opt->no_cache, "neither read nor write the kernel database");
   cmd->add_flag("--allow-long", opt->allow_long,
                 "run on the emulator even when its time estimate exceeds 10 minutes");
+  cmd->add_flag("--json", opt->json,
+                "print one JSON array, an object per operation (spec, key, config, cache, "
+                "device, verify, counters, result; docs/cli.md), instead of the text report");
   cmd->callback([opt]() { throw CLI::RuntimeError(run_run(*opt)); });
 }
 

@@ -118,16 +118,15 @@ CudaToolkit find_cuda_toolkit(const ToolkitEnvironment &e) {
   CudaToolkit t;
   t.ptxas = e.tcjit_ptxas ? overridden(e.tcjit_ptxas, "TCJIT_PTXAS")
                           : search(roots, {"bin/ptxas"}, is_executable);
-  t.libdevice = e.tcjit_libdevice
-                    ? overridden(e.tcjit_libdevice, "TCJIT_LIBDEVICE")
-                    : search(roots, {"nvvm/libdevice/libdevice.10.bc"}, is_file);
-  const std::vector<std::string> nvjitlink = {"lib64/libnvJitLink.so.13", "lib64/libnvJitLink.so.12",
-                                              "lib64/libnvJitLink.so"};
+  t.libdevice = e.tcjit_libdevice ? overridden(e.tcjit_libdevice, "TCJIT_LIBDEVICE")
+                                  : search(roots, {"nvvm/libdevice/libdevice.10.bc"}, is_file);
+  const std::vector<std::string> nvjitlink = {"lib64/libnvJitLink.so.13",
+                                              "lib64/libnvJitLink.so.12", "lib64/libnvJitLink.so"};
   t.nvjitlink = e.tcjit_nvjitlink_library
                     ? overridden(e.tcjit_nvjitlink_library, "TCJIT_NVJITLINK_LIBRARY")
                     : search(roots, nvjitlink, is_file);
-  t.nvrtc = search(roots, {"lib64/libnvrtc.so.13", "lib64/libnvrtc.so.12", "lib64/libnvrtc.so"},
-                   is_file);
+  t.nvrtc =
+      search(roots, {"lib64/libnvrtc.so.13", "lib64/libnvrtc.so.12", "lib64/libnvrtc.so"}, is_file);
   return t;
 }
 

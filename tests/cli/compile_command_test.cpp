@@ -4,6 +4,7 @@
 #include "run_tool.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <cstring>
@@ -198,6 +199,28 @@ TEST(CliCompile, NvJitLinkWithoutTheLibraryFailsClearly) {
       << r.err;
   EXPECT_NE(r.err.find("/nonexistent/libnvJitLink.so"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(cubin));
+}
+
+// --json: one object with the keys of docs/cli.md, nothing else on stdout.
+TEST(CompileCommand, Json) {
+  const fs::path out =
+      fs::temp_directory_path() / ("tcjit_compile_json_" + std::to_string(::getpid()) + ".cubin");
+  const ToolResult r = run_tool("compile --json --cubin -o " + shell_quote(out.string()) + " " +
+                                shell_quote("gemm m=64 n=64 k=8192 a=f16 b=f16:col c=f16 acc=f32") +
+                                " --config " + shell_quote("64x64x32 w32x32 s3 k4"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  for (const char *key :
+       {"spec", "arch", "config", "config_source", "kernel", "identity", "threads",
+        "dynamic_shared_bytes", "ptx_bytes", "kernels", "cubin_by", "times_ms", "output"})
+    EXPECT_TRUE(j.contains(key)) << key << " in " << j;
+  EXPECT_EQ(j["config_source"], "--config");
+  EXPECT_EQ(j["kernels"].size(), 2u) << "split-K: the GEMM and its reduction";
+  EXPECT_EQ(j["kernels"][0]["spill_stores"], 0);
+  EXPECT_GT(j["times_ms"]["ptxas"].get<double>(), 0);
+  EXPECT_EQ(j["output"]["kind"], "cubin");
+  EXPECT_EQ(j["output"]["bytes"].get<uint64_t>(), fs::file_size(out));
+  fs::remove(out);
 }
 
 } // namespace

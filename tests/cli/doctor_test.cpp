@@ -36,7 +36,8 @@ TEST(Doctor, ReportsTheToolkitTheDriverAndTheDatabase) {
 }
 
 TEST(Doctor, TheToolkitIsFoundAtRunTime) {
-  const fs::path dir = fs::temp_directory_path() / ("tcjit_fake_cuda_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("tcjit_fake_cuda_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir / "bin");
   const fs::path marker = dir / "ptxas-ran";

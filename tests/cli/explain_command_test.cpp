@@ -167,6 +167,22 @@ TEST(Cli, UnknownArch) {
       << r.err;
 }
 
+// The roofline is the selected arch's GPU's (the tuner's model), in the text and the JSON.
+TEST(Cli, ExplainUsesTheSelectedArchsRoofline) {
+  const std::string spec = shell_quote("gemm m=4096 n=4096 k=4096 a=f16 b=f16:col c=f16 acc=f32");
+  const ToolResult a100 = run_tool("explain " + spec);
+  EXPECT_NE(a100.out.find("roofline:    A100-SXM4-80GB bound 312 TFLOP/s of 312 TFLOP/s peak"),
+            std::string::npos)
+      << a100.out;
+  const ToolResult h100 = run_tool("explain --arch sm_90 " + spec);
+  EXPECT_NE(h100.out.find("roofline:    H100-SXM5-80GB bound"), std::string::npos) << h100.out;
+  EXPECT_EQ(h100.out.find("A100"), std::string::npos) << h100.out;
+  const ToolResult j = run_tool("explain --json --arch sm_86 " + spec);
+  const auto roofline = nlohmann::json::parse(j.out)[0]["roofline"];
+  EXPECT_NE(roofline["gpu"].get<std::string>().find("A6000"), std::string::npos) << roofline;
+  EXPECT_EQ(roofline["bandwidth_bytes_per_s"].get<double>(), 768e9);
+}
+
 TEST(Cli, ExplainJson) {
   const ToolResult r =
       run_tool("explain --json " +

@@ -3,8 +3,10 @@
 #include "run_tool.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <regex>
 
 namespace tcjit::testing {
@@ -23,6 +25,65 @@ protected:
   std::string db() const { return shell_quote((dir_ / "kernels.db").string()); }
   std::filesystem::path dir_;
 };
+
+// --json: one array, an object per operation with the keys of docs/cli.md, nothing else on
+// stdout; a failing operation is "error" with its exit status. A workload's text report ends
+// with a summary table.
+TEST_F(RunCommand, JsonAndTheWorkloadSummary) {
+  const std::string wl = (dir_ / "w.tcjit").string();
+  std::ofstream(wl) << "g: gemm m=32 n=32 k=32 a=f16 b=f16:col c=f16 acc=f32\n"
+                       "c: conv2d n=1 h=6 w=6 c=8 k=8 r=3 s=3 pad=1 x=f16\n";
+  const ToolResult j = run_tool("run --device emu --json --db " + db() + " " + shell_quote(wl));
+  ASSERT_EQ(j.exit_code, 0) << j.out << j.err;
+  const nlohmann::json all = nlohmann::json::parse(j.out);
+  ASSERT_EQ(all.size(), 2u);
+  for (const auto &op : all) {
+    for (const char *key : {"name", "spec", "key", "config", "kernel", "cache", "device",
+                            "estimate", "verify", "counters", "recorded", "result", "exit_status"})
+      EXPECT_TRUE(op.contains(key)) << key << " in " << op;
+    EXPECT_EQ(op["result"], "ok");
+    EXPECT_EQ(op["verify"]["mismatches"], 0);
+    EXPECT_GT(op["verify"]["elements"].get<int64_t>(), 0);
+  }
+  EXPECT_EQ(all[0]["name"], "g");
+  EXPECT_EQ(all[1]["verify"]["elements"], 6 * 6 * 8);
+  const ToolResult text = run_tool("run --device emu --db " + db() + " " + shell_quote(wl));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("problem  result  elements  worst err/tol  config\ng        ok"),
+            std::string::npos)
+      << text.out;
+  const ToolResult bad = run_tool("run --device emu --json --no-cache " +
+                                  shell_quote("gemm m=? n=8 k=8 a=f16 b=f16 c=f16 acc=f32"));
+  EXPECT_EQ(bad.exit_code, 1);
+  const nlohmann::json one = nlohmann::json::parse(bad.out);
+  EXPECT_EQ(one[0]["result"], "error");
+  EXPECT_EQ(one[0]["exit_status"], 1);
+}
+
+// One meaning for --config: `db ptx`/`db cubin` take the config as `tcjit run` prints it (or its
+// stored JSON), like compile, run and tune.
+TEST_F(RunCommand, DbPtxTakesTheConfigAsRunPrintsIt) {
+  const std::string spec = shell_quote("gemm m=32 n=32 k=32 a=f16 b=f16:col c=f16 acc=f32");
+  const ToolResult run = run_tool("run --device emu --json --db " + db() + " --config " +
+                                  shell_quote("32x32x32 w16x16 s2") + " " + spec);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json r = nlohmann::json::parse(run.out)[0];
+  const std::string key = r["key"], config = r["config"];
+  const ToolResult text =
+      run_tool("db ptx " + key + " --db " + db() + " --config " + shell_quote(config));
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find(".entry " + r["kernel"].get<std::string>()), std::string::npos);
+  const ToolResult json =
+      run_tool("db ptx " + key + " --db " + db() + " --config " +
+               shell_quote(R"({"bk":32,"bm":32,"bn":32,"raster_group":1,"split_k":1,"stages":2,)"
+                           R"("vec_a":8,"vec_b":8,"wm":16,"wn":16})"));
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  const ToolResult bad =
+      run_tool("db ptx " + key + " --db " + db() + " --config " + shell_quote("tile_m=64"));
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("not a tile config; give it as `tcjit run` prints it"), std::string::npos)
+      << bad.err;
+}
 
 TEST_F(RunCommand, CompilesOnceThenHitsTheCache) {
   const std::string spec =
