@@ -240,6 +240,8 @@ void add_compile_command(CLI::App &app) {
   cmd->add_flag("--nvjitlink", opt->nvjitlink,
                 "compile with nvJitLink instead (relocatable code, the runtime's fallback when "
                 "ptxas cannot be run), to compare");
+  cmd->footer("Example: tcjit compile \"gemm m=4096 n=4096 k=4096 a=f16 b=f16:col c=f16 acc=f32\" "
+              "--config \"128x128x32 w64x64 s3\" --cubin -o gemm.cubin");
   cmd->callback([opt]() { throw CLI::RuntimeError(run_compile(*opt)); });
 }
 

@@ -724,7 +724,24 @@ void add_db_command(CLI::App &app, const kdb::CurrentVersions &current, std::ost
                             run_check);
   check->add_flag("--full", options->full, "run the slower PRAGMA integrity_check");
 
-  add_sub(*db, options, io, "vacuum", "Compact the database file", run_vacuum);
+  CLI::App *vacuum = add_sub(*db, options, io, "vacuum", "Compact the database file", run_vacuum);
+  // An example in every --help (docs/cli.md lists the same commands).
+  db->footer("Example: tcjit db ls --op conv2d --json");
+  const std::pair<CLI::App *, const char *> examples[] = {
+      {ls, "tcjit db ls --op gemm --dtype f16 --limit 20"},
+      {show, "tcjit db show 84bf72828b52081f --json"},
+      {ptx, "tcjit db ptx 84bf72828b52081f --config \"64x64x32 w32x32 s3 k1 g1 va8 vb8\""},
+      {cubin, "tcjit db cubin 84bf72828b52081f --arch sm_90 -o kernel.cubin"},
+      {stats, "tcjit db stats --json"},
+      {prune, "tcjit db prune --stale"},
+      {export_sub, "tcjit db export -o kernels.jsonl"},
+      {import_sub, "tcjit db import kernels.jsonl --db other.db"},
+      {merge, "tcjit db merge tuned-3.db --db kernels.db"},
+      {check, "tcjit db check --full"},
+      {vacuum, "tcjit db vacuum --db kernels.db"},
+  };
+  for (const auto &[sub, example] : examples)
+    sub->footer(std::string("Example: ") + example);
 }
 
 void add_db_command(CLI::App &app, const kdb::CurrentVersions &current) {

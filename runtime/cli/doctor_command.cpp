@@ -188,8 +188,8 @@ void add_doctor_command(CLI::App &app) {
       "doctor", "Report what tcjit finds where it runs: the CUDA toolkit's pieces (ptxas, "
                 "libdevice, nvJitLink, NVRTC: path, version, and where each was found, or every "
                 "path tried), the CUDA driver and its GPUs (or none), and the kernel database with "
-                "its schema version. Read-only.\n"
-                "Example: tcjit doctor --json");
+                "its schema version. Read-only.");
+  cmd->footer("Example: tcjit doctor --json");
   cmd->add_option("--db", opt->db_path, "kernel database (default: $TCJIT_DB or the cache)");
   cmd->add_flag("--json", opt->json, "one JSON object instead of text");
   cmd->callback([opt]() {

@@ -281,6 +281,10 @@ void add_emu_command(CLI::App &app) {
       "run", "Run one kernel: tcjit emu run FILE.ptx --kernel NAME --grid X,Y,Z --block X,Y,Z "
              "-- ARG... (ARG: PATH.npy buffer, written back after the launch, or u32:V s32:V "
              "u64:V s64:V f32:V f64:V)");
+  emu->footer("Example: tcjit emu run saxpy.ptx --kernel saxpy --grid 4 --block 256 -- x.npy "
+              "y.npy f32:2.0 u32:1024");
+  run->footer("Example: tcjit emu run saxpy.ptx --kernel saxpy --grid 4 --block 256 --stats -- "
+              "x.npy y.npy f32:2.0 u32:1024");
   run->add_option("ptx", opt->ptx_file, "PTX file")->required();
   run->add_option("--kernel,-k", opt->kernel, "kernel (.entry) name")->required();
   run->add_option("--grid", opt->grid, "grid dimensions X[,Y[,Z]]")->required();

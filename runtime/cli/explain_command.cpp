@@ -192,6 +192,8 @@ void add_explain_command(CLI::App &app) {
   cmd->add_option("--arch", opt->arch, "target architecture: sm_80, sm_86, sm_89, sm_90")
       ->capture_default_str();
   cmd->add_flag("--json", opt->json, "print JSON for scripts");
+  cmd->footer("Example: tcjit explain \"conv2d n=32 h=56 w=56 c=64 k=64 r=3 s=3 pad=1 x=f16\" "
+              "--arch sm_90");
   cmd->callback([opt]() { throw CLI::RuntimeError(run_explain(*opt)); });
 }
 

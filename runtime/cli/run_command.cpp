@@ -451,6 +451,7 @@ void add_run_command(CLI::App &app) {
   cmd->add_flag("--json", opt->json,
                 "print one JSON array, an object per operation (spec, key, config, cache, "
                 "device, verify, counters, result; docs/cli.md), instead of the text report");
+  cmd->footer("Example: tcjit run examples/workloads/resnet50.tcjit --device emu");
   cmd->callback([opt]() { throw CLI::RuntimeError(run_run(*opt)); });
 }
 

@@ -523,6 +523,7 @@ void add_tune_command(CLI::App &app) {
   cmd->add_flag("--retune", opt->retune,
                 "go on past problems already tuned (e.g. with a larger --budget); the results "
                 "stored are reused, not measured again");
+  cmd->footer("Example: tcjit tune examples/workloads/resnet50.tcjit --budget 8 --db kernels.db");
   cmd->callback([opt]() { throw CLI::RuntimeError(run_tune(*opt)); });
 }
 
