@@ -30,6 +30,18 @@ OpSpec one_cta_spec(const OpSpec &spec, const codegen::TileConfig &c, int64_t k)
 
 namespace {
 
+// Why a probe run cannot be used ("" when it can): a result outside the tolerance at `where`, or
+// no emulator counters.
+std::string check_problem(const GemmCheck &check, const std::string &where) {
+  if (!check.report.ok())
+    return "wrong result at " + where + ": " + std::to_string(check.report.mismatches) + " of " +
+           std::to_string(check.report.count) + " elements out of tolerance; worst " +
+           check.report.summary();
+  if (!check.counters)
+    return "the device is not the emulator: no counters";
+  return "";
+}
+
 // A convolution's probe: the whole layer at batch n = 1, checked against reference_conv. Its
 // counters per mma are whole-kernel averages (prologue and epilogue included): a convolution's K
 // (taps x channels) is fixed, so there is no second K length to take a difference with.
@@ -41,16 +53,9 @@ CtaProbe probe_conv(device::Device &emulator, const OpSpec &spec, const BuiltCan
   try {
     const GemmCheck check =
         run_and_check_gemm(emulator, candidate.kernel, one, seed, candidate.cubin.cubin);
-    if (!check.report.ok()) {
-      probe.error = "wrong result at n=1: " + std::to_string(check.report.mismatches) + " of " +
-                    std::to_string(check.report.count) + " elements out of tolerance; worst " +
-                    check.report.summary();
+    probe.error = check_problem(check, "n=1");
+    if (!probe.error.empty())
       return probe;
-    }
-    if (!check.counters) {
-      probe.error = "the device is not the emulator: no counters";
-      return probe;
-    }
     const emu::LaunchCounters &k = *check.counters;
     probe.verified = true;
     const double mma = double(k.mma_instructions);
@@ -91,18 +96,11 @@ CtaProbe probe_one_cta(device::Device &emulator, const OpSpec &spec,
     try {
       const GemmCheck check =
           run_and_check_gemm(emulator, candidate.kernel, one, seed + i, candidate.cubin.cubin);
-      if (!check.report.ok()) {
-        probe.error = "wrong result at m=" + std::to_string(one.gemm.m.value) +
-                      " n=" + std::to_string(one.gemm.n.value) + " k=" + std::to_string(ks[i]) +
-                      ": " + std::to_string(check.report.mismatches) + " of " +
-                      std::to_string(check.report.count) + " elements out of tolerance; worst " +
-                      check.report.summary();
+      probe.error = check_problem(check, "m=" + std::to_string(one.gemm.m.value) +
+                                             " n=" + std::to_string(one.gemm.n.value) +
+                                             " k=" + std::to_string(ks[i]));
+      if (!probe.error.empty())
         return probe;
-      }
-      if (!check.counters) {
-        probe.error = "the device is not the emulator: no counters";
-        return probe;
-      }
       counters[i] = *check.counters;
     } catch (const std::exception &e) {
       probe.error = std::string("the emulator failed: ") + e.what();

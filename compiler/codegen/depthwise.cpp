@@ -40,40 +40,8 @@ std::unique_ptr<llvm::Module> build_depthwise_module(llvm::LLVMContext &ctx, con
   llvm::IRBuilder<> b(ctx);
   EmitContext e{ctx, *module, b, p};
 
-  llvm::Type *gptr = llvm::PointerType::get(ctx, 1);
-  llvm::Type *epi_t = p.epi == DType::f64 ? b.getDoubleTy() : b.getFloatTy();
-  std::vector<llvm::Type *> params(kGemmParamCount);
-  for (GemmParam x : {GemmParam::a, GemmParam::b, GemmParam::c, GemmParam::d, GemmParam::bias})
-    params[static_cast<int>(x)] = gptr;
-  for (GemmParam x : {GemmParam::m, GemmParam::n, GemmParam::k})
-    params[static_cast<int>(x)] = b.getInt32Ty();
-  for (GemmParam x : {GemmParam::lda, GemmParam::ldb, GemmParam::ldc, GemmParam::batch_stride_a,
-                      GemmParam::batch_stride_b, GemmParam::batch_stride_c})
-    params[static_cast<int>(x)] = b.getInt64Ty();
-  params[static_cast<int>(GemmParam::alpha)] = epi_t;
-  params[static_cast<int>(GemmParam::beta)] = epi_t;
-  auto *f = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), params, false),
-                                   llvm::Function::ExternalLinkage, p.kernel_name, *module);
-  static const char *const names[kGemmParamCount] = {"A",
-                                                     "B",
-                                                     "C",
-                                                     "D",
-                                                     "bias",
-                                                     "M",
-                                                     "N",
-                                                     "K",
-                                                     "lda",
-                                                     "ldb",
-                                                     "ldc",
-                                                     "batch_stride_a",
-                                                     "batch_stride_b",
-                                                     "batch_stride_c",
-                                                     "alpha",
-                                                     "beta"};
-  for (int i = 0; i < kGemmParamCount; ++i)
-    f->getArg(i)->setName(names[i]);
+  llvm::Function *f = create_gemm_abi_kernel(e); // the GEMM's ABI (kernel_abi.h)
   auto arg = [&](GemmParam x) -> Value * { return f->getArg(static_cast<int>(x)); };
-  annotate_kernel(*module, f, p.threads);
 
   auto *entry = llvm::BasicBlock::Create(ctx, "entry", f);
   b.SetInsertPoint(entry);

@@ -48,6 +48,11 @@ struct EmitContext {
 // Marks `f` a kernel (nvvm.annotations) with at most `threads` threads per CTA.
 void annotate_kernel(llvm::Module &, llvm::Function *f, int threads);
 
+// The kernel function of kernel_abi.h's parameters (alpha and beta in the plan's epilogue type),
+// named plan.kernel_name, its arguments named, annotated with plan.threads: the signature of the
+// tiled GEMM (and convolution) kernel and of the depthwise kernel.
+llvm::Function *create_gemm_abi_kernel(EmitContext &);
+
 // The LLVM type of a dtype's element in memory (half, bfloat, float, double, i8, i32).
 llvm::Type *element_type(EmitContext &, DType);
 

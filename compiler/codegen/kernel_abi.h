@@ -50,6 +50,23 @@ enum class GemmParam : int {
   beta,
 };
 inline constexpr int kGemmParamCount = 16;
+// The parameters' names in the PTX, in GemmParam order.
+inline constexpr const char *kGemmParamNames[kGemmParamCount] = {"A",
+                                                                 "B",
+                                                                 "C",
+                                                                 "D",
+                                                                 "bias",
+                                                                 "M",
+                                                                 "N",
+                                                                 "K",
+                                                                 "lda",
+                                                                 "ldb",
+                                                                 "ldc",
+                                                                 "batch_stride_a",
+                                                                 "batch_stride_b",
+                                                                 "batch_stride_c",
+                                                                 "alpha",
+                                                                 "beta"};
 
 // Split-K (TileConfig::split_k = S > 1), deterministic, in two kernels of the same module:
 //   1. <kernel_name>: grid (ceil(M/bm), ceil(N/bn), batch * S); the D parameter is the

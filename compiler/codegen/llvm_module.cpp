@@ -172,16 +172,10 @@ void annotate_kernel(llvm::Module &m, llvm::Function *f, int threads) {
                             llvm::ValueAsMetadata::get(llvm::ConstantInt::get(i32, threads))}));
 }
 
-std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const KernelPlan &p) {
-  if (p.depthwise)
-    return build_depthwise_module(ctx, p);
-  auto module = std::make_unique<llvm::Module>(p.kernel_name, ctx);
-  module->setTargetTriple("nvptx64-nvidia-cuda");
-  llvm::IRBuilder<> b(ctx);
-  EmitContext e{ctx, *module, b, p};
-
-  // --- signature (kernel_abi.h) ---
-  llvm::Type *gptr = llvm::PointerType::get(ctx, 1);
+llvm::Function *create_gemm_abi_kernel(EmitContext &e) {
+  const KernelPlan &p = e.plan;
+  auto &b = e.b;
+  llvm::Type *gptr = llvm::PointerType::get(e.ctx, 1);
   llvm::Type *epi_t = p.epi == DType::f64 ? b.getDoubleTy() : b.getFloatTy();
   std::vector<llvm::Type *> params(kGemmParamCount);
   for (GemmParam x : {GemmParam::a, GemmParam::b, GemmParam::c, GemmParam::d, GemmParam::bias})
@@ -193,28 +187,27 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
     params[static_cast<int>(x)] = b.getInt64Ty();
   params[static_cast<int>(GemmParam::alpha)] = epi_t;
   params[static_cast<int>(GemmParam::beta)] = epi_t;
-  auto *fty = llvm::FunctionType::get(b.getVoidTy(), params, false);
-  auto *f = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, p.kernel_name, *module);
-  static const char *const names[kGemmParamCount] = {"A",
-                                                     "B",
-                                                     "C",
-                                                     "D",
-                                                     "bias",
-                                                     "M",
-                                                     "N",
-                                                     "K",
-                                                     "lda",
-                                                     "ldb",
-                                                     "ldc",
-                                                     "batch_stride_a",
-                                                     "batch_stride_b",
-                                                     "batch_stride_c",
-                                                     "alpha",
-                                                     "beta"};
+  auto *f = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), params, false),
+                                   llvm::Function::ExternalLinkage, p.kernel_name, e.module);
   for (int i = 0; i < kGemmParamCount; ++i)
-    f->getArg(i)->setName(names[i]);
+    f->getArg(i)->setName(kGemmParamNames[i]);
+  annotate_kernel(e.module, f, p.threads);
+  return f;
+}
+
+std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const KernelPlan &p) {
+  if (p.depthwise)
+    return build_depthwise_module(ctx, p);
+  auto module = std::make_unique<llvm::Module>(p.kernel_name, ctx);
+  module->setTargetTriple("nvptx64-nvidia-cuda");
+  llvm::IRBuilder<> b(ctx);
+  EmitContext e{ctx, *module, b, p};
+
+  // --- signature (kernel_abi.h) ---
+  llvm::Type *epi_t = p.epi == DType::f64 ? b.getDoubleTy() : b.getFloatTy();
+  llvm::Function *f = create_gemm_abi_kernel(e);
+  llvm::FunctionType *fty = f->getFunctionType();
   auto arg = [&](GemmParam x) -> Value * { return f->getArg(static_cast<int>(x)); };
-  annotate_kernel(*module, f, p.threads);
 
   auto *smem = new llvm::GlobalVariable(*module, llvm::ArrayType::get(b.getInt8Ty(), 0), false,
                                         llvm::GlobalValue::ExternalLinkage, nullptr, "tcjit_smem",
@@ -435,7 +428,7 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   }
   b.CreateRetVoid();
   if (SK > 1)
-    build_splitk_reduce(e, fty, names);
+    build_splitk_reduce(e, fty, kGemmParamNames);
   if (p.pad_from != 0)
     build_pad_channels(e);
 

@@ -270,6 +270,21 @@ std::shared_ptr<const LoadedKernel> kernel_for(const Operation::State &s, const 
   return s.kernel.load();
 }
 
+// Runs `kernel` for the bound `spec` on its device, on `stream` (under the device's mutex);
+// device failures and sizes the kernel cannot take become Error (`how_to_fix` for the latter).
+void launch_on_device(const LoadedKernel &kernel, const OpSpec &spec,
+                      const tuner::GemmPointers &ptrs, void *stream, const char *how_to_fix) {
+  std::lock_guard lock(kernel.device->mutex);
+  try {
+    const StreamScope on_stream(*kernel.device->device, stream);
+    tuner::launch_gemm(*kernel.device->device, kernel.loaded, spec, ptrs);
+  } catch (const device::DeviceError &e) {
+    throw device_error(e, "launch");
+  } catch (const std::invalid_argument &e) {
+    throw Error(ErrorCode::invalid_argument, e.what(), "launch", how_to_fix);
+  }
+}
+
 } // namespace
 
 std::string Operation::config_for(const GemmArgs &sizes) const {
@@ -319,15 +334,7 @@ void Operation::launch_conv(const ConvArgs &args, void *stream) const {
   const OpSpec &spec = as_prepared ? s.spec : bound;
   std::shared_ptr<const LoadedKernel> kernel = s.kernel.load();
   const tuner::GemmPointers ptrs{ptr(roles.a), ptr(roles.b), ptr(roles.c), ptr(roles.c), args.bias};
-  std::lock_guard lock(kernel->device->mutex);
-  try {
-    const StreamScope on_stream(*kernel->device->device, stream);
-    tuner::launch_gemm(*kernel->device->device, kernel->loaded, spec, ptrs);
-  } catch (const device::DeviceError &e) {
-    throw device_error(e, "launch");
-  } catch (const std::invalid_argument &e) {
-    throw Error(ErrorCode::invalid_argument, e.what(), "launch", "pass a batch size n that fits");
-  }
+  launch_on_device(*kernel, spec, ptrs, stream, "pass a batch size n that fits");
 }
 
 void Operation::launch(const GemmArgs &args, void *stream) const {
@@ -361,15 +368,7 @@ void Operation::launch(const GemmArgs &args, void *stream) const {
   }
   const OpSpec &spec = as_prepared ? s.spec : bound;
   const tuner::GemmPointers ptrs{args.a, args.b, args.c == 0 ? args.d : args.c, args.d, args.bias};
-  std::lock_guard lock(kernel->device->mutex);
-  try {
-    const StreamScope on_stream(*kernel->device->device, stream);
-    tuner::launch_gemm(*kernel->device->device, kernel->loaded, spec, ptrs);
-  } catch (const device::DeviceError &e) {
-    throw device_error(e, "launch");
-  } catch (const std::invalid_argument &e) {
-    throw Error(ErrorCode::invalid_argument, e.what(), "launch", "pass sizes the spec allows");
-  }
+  launch_on_device(*kernel, spec, ptrs, stream, "pass sizes the spec allows");
 }
 
 struct Runtime::Impl {
