@@ -209,11 +209,12 @@ double channel_padding_seconds(const GpuModel &gpu, const OpSpec &spec,
     return 0;
   const ConvSpec &c = spec.conv;
   const bool three_d = spec.kind == OpKind::conv3d;
-  // the batch as nominal_sizes() takes it: M (or wgrad's K) over the output pixels per image
-  const double n =
-      c.n.is_fixed()
-          ? double(c.n.value)
-          : std::max(1.0, double(nominal_sizes(spec).m) / double(std::max<int64_t>(1, c.h * c.w)));
+  // the batch as nominal_sizes() takes it: fprop's M over the output pixels per image
+  const ConvOutputDims out = conv_output_dims(c);
+  const double pixels = double(three_d ? out.o : 1) * double(out.p) * double(out.q);
+  const double n = c.n.is_fixed()
+                       ? double(c.n.value)
+                       : std::max(1.0, double(nominal_sizes(spec).m) / std::max(1.0, pixels));
   const double rows = n * double(three_d ? c.d : 1) * double(c.h * c.w) +
                       double(c.k) * double(three_d ? c.t : 1) * double(c.r * c.s);
   const double bytes = rows * double(c.c + config.pad_c) * bytes_of(c.x.dtype);

@@ -4,6 +4,7 @@
 #include "compiler/codegen/kernel_abi.h"
 #include "compiler/reference/gemm_geometry.h"
 #include "compiler/spec/shape.h"
+#include "tuner/device_buffer.h"
 
 #include <string>
 
@@ -54,22 +55,6 @@ device::ParamBuffer gemm_params(const device::KernelInfo &info, const codegen::K
   }
   return p;
 }
-
-// Frees a device allocation when it goes out of scope.
-struct ScopedAllocation {
-  device::Device &dev;
-  device::DevicePtr ptr;
-  ScopedAllocation(device::Device &d, device::DevicePtr p) : dev(d), ptr(p) {}
-  ScopedAllocation(const ScopedAllocation &) = delete;
-  ScopedAllocation &operator=(const ScopedAllocation &) = delete;
-  ~ScopedAllocation() {
-    try {
-      dev.free(ptr);
-    } catch (const device::DeviceError &) {
-      // Freeing after a failed launch may fail too; the launch's error is the one to report.
-    }
-  }
-};
 
 } // namespace
 
@@ -242,9 +227,9 @@ void launch_gemm(device::Device &dev, const LoadedGemm &gemm, const OpSpec &spec
     dev.synchronize();
     return;
   }
-  ScopedAllocation ws(dev, dev.allocate(ws_bytes));
-  dev.memset(ws.ptr, 0xff, ws_bytes); // NaN/-1 poison: every slot must be written by its slice
-  enqueue_launches(dev, gemm, spec, ptrs, ws.ptr, after_main_launch);
+  const DeviceBuffer ws(dev, ws_bytes);
+  dev.memset(ws.ptr(), 0xff, ws_bytes); // NaN/-1 poison: every slot must be written by its slice
+  enqueue_launches(dev, gemm, spec, ptrs, ws.ptr(), after_main_launch);
   dev.synchronize();
 }
 

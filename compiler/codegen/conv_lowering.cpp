@@ -102,7 +102,30 @@ std::string channels_first_problem(const OpSpec &spec) {
   return "";
 }
 
+namespace {
+
+ConvLowering lower_conv_uncached(const OpSpec &spec);
+
+} // namespace
+
 ConvLowering lower_conv(const OpSpec &spec) {
+  // The tuner asks for the same spec's lowering a dozen times per config of a space of ~10^5
+  // (validation, vector limits, the cost model), alternating between the spec and its
+  // channel-padded copy: the last two of each thread are kept.
+  thread_local std::array<std::optional<std::pair<OpSpec, ConvLowering>>, 2> recent;
+  thread_local size_t next = 0;
+  for (const auto &entry : recent)
+    if (entry && entry->first == spec)
+      return entry->second;
+  ConvLowering l = lower_conv_uncached(spec);
+  recent[next].emplace(spec, l);
+  next = (next + 1) % recent.size();
+  return l;
+}
+
+namespace {
+
+ConvLowering lower_conv_uncached(const OpSpec &spec) {
   if (spec.kind == OpKind::gemm)
     throw std::invalid_argument("lower_conv: the spec is a gemm, not a convolution");
   const ConvSpec &c = spec.conv;
@@ -203,6 +226,33 @@ ConvLowering lower_conv(const OpSpec &spec) {
   l.max_vec_b = alignment_of(spec, tensor_name(roles.b));
   l.max_vec_c = alignment_of(spec, tensor_name(roles.c));
   return l;
+}
+
+} // namespace
+
+std::string coordinate_range_problem(const OpSpec &spec) {
+  const ConvSpec &c = spec.conv;
+  const ConvOutputDims out = conv_output_dims(c);
+  const bool three_d = spec.kind == OpKind::conv3d;
+  struct Dimension {
+    const char *name;
+    int64_t in, filter, out;
+    int index;
+  };
+  const Dimension dims[] = {
+      {"d", c.d, c.t, out.o, 0}, {"h", c.h, c.r, out.p, 1}, {"w", c.w, c.s, out.q, 2}};
+  for (const Dimension &d : dims) {
+    if (d.index == 0 && !three_d)
+      continue;
+    const int64_t bound =
+        d.in + c.pad[d.index] + d.out * c.stride[d.index] + d.filter * c.dilation[d.index];
+    if (bound > std::numeric_limits<int32_t>::max())
+      return std::string("the coordinates along ") + d.name + " (input + pad + output * stride + " +
+             "filter * dilation = " + std::to_string(bound) +
+             ") exceed the kernels' 32-bit range (2147483647): make the size, pad, stride or "
+             "dilation smaller";
+  }
+  return "";
 }
 
 std::optional<int64_t> channel_padding_target(const OpSpec &spec) {

@@ -83,6 +83,10 @@ struct ConvLowering {
 // layout, with the conversion to make ("" when every tensor is channels-last).
 std::string channels_first_problem(const OpSpec &conv);
 
+// Why the kernels' 32-bit coordinate arithmetic cannot hold a convolution ("" when it can): per
+// spatial dimension, input + pad + output * stride + filter * dilation must stay below 2^31.
+std::string coordinate_range_problem(const OpSpec &conv);
+
 // The implicit GEMM of a convolution spec (valid, channels-last; n may be symbolic). Throws
 // std::invalid_argument for a GEMM spec or a channels-first layout (channels_first_problem).
 ConvLowering lower_conv(const OpSpec &conv);

@@ -76,10 +76,11 @@ std::vector<ConfigError> check_codegen_support(const OpSpec &spec, std::string_v
     e.push_back({"arch", "unknown arch '" + std::string(arch) + "' (tcjit targets " +
                              std::string(known_arch_list()) + ")"});
   if (spec.kind != OpKind::gemm) {
-    if (std::string problem = channels_first_problem(spec); !problem.empty()) {
-      e.push_back({"spec", std::move(problem)});
-      return e;
-    }
+    for (std::string problem : {channels_first_problem(spec), coordinate_range_problem(spec)})
+      if (!problem.empty()) {
+        e.push_back({"spec", std::move(problem)});
+        return e;
+      }
   }
   const OpSpec view = gemm_view(spec);
   const GemmSpec &g = view.gemm;

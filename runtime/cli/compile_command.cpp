@@ -1,4 +1,5 @@
 #include "runtime/cli/compile_command.h"
+#include "kernels_db/record_json.h"
 #include "runtime/jit/cuda_toolkit.h"
 
 #include "compiler/codegen/pipeline.h"
@@ -209,7 +210,7 @@ int run_compile(const CompileCommandOptions &opt) {
     j["output"] = {{"path", opt.output}, {"kind", "ptx"}, {"bytes", k.ptx.size()}};
   }
   if (opt.json)
-    std::cout << j.dump(2) << "\n";
+    std::cout << kernels_db::dump_json(j, 2) << "\n"; // any bytes: invalid UTF-8 replaced
   return kExitOk;
 }
 

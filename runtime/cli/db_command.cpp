@@ -8,6 +8,7 @@
 #include "kernels_db/kernels_db.h"
 #include "kernels_db/key_hash.h"
 #include "kernels_db/record_json.h"
+#include "runtime/cli/db_path_option.h"
 #include "runtime/cli/exit_codes.h"
 #include "tuner/kernel_records.h"
 
@@ -611,16 +612,6 @@ int run_guarded(const char *name, const std::function<int(const DbOptions &, Str
 }
 
 // `--db ""` is an error, not the default database.
-CLI::Validator non_empty_db_path() {
-  return CLI::Validator(
-      [](std::string &path) {
-        return path.empty() ? std::string("an empty path is not a database file; pass a file "
-                                          "path, or leave --db out for the default database")
-                            : std::string();
-      },
-      "PATH");
-}
-
 CLI::App *add_sub(CLI::App &db, const std::shared_ptr<DbOptions> &options, Streams io,
                   const char *name, const char *description,
                   int (*run)(const DbOptions &, Streams)) {

@@ -1,9 +1,11 @@
 // `tcjit doctor`: a read-only report of the environment tcjit runs in (writes nothing: the
 // database is opened read-only and only when it exists).
 #include "runtime/cli/doctor_command.h"
+#include "kernels_db/record_json.h"
 
 #include "kernels_db/default_path.h"
 #include "kernels_db/kernels_db.h"
+#include "runtime/cli/db_path_option.h"
 #include "runtime/cli/exit_codes.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/jit/cuda_toolkit.h"
@@ -32,7 +34,12 @@ struct DoctorOptions {
 
 // "13.0" from `ptxas --version` ("Cuda compilation tools, release 13.0, V13.0.48"); "" if it fails.
 std::string ptxas_release(const std::string &ptxas) {
-  const std::string command = "'" + ptxas + "' --version 2>/dev/null";
+  // Single-quoted for the shell, with any ' in the path (it may come from the environment) closed,
+  // escaped and reopened.
+  std::string quoted = "'";
+  for (char c : ptxas)
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  const std::string command = quoted + "' --version 2>/dev/null";
   std::unique_ptr<FILE, int (*)(FILE *)> pipe(::popen(command.c_str(), "r"), ::pclose);
   if (!pipe)
     return "";
@@ -149,7 +156,7 @@ int run_doctor(const DoctorOptions &opt) {
              ? nlohmann::json{{"found", true}, {"version", driver_version}, {"gpus", gpus}}
              : nlohmann::json{{"found", false}, {"problem", driver_problem}}},
         {"database", db}};
-    std::cout << j.dump(2) << "\n";
+    std::cout << kernels_db::dump_json(j, 2) << "\n"; // any bytes: invalid UTF-8 replaced
     return kExitOk;
   }
   auto piece = [](const char *label, const jit::ToolkitPiece &p, const std::string &version,
@@ -190,7 +197,8 @@ void add_doctor_command(CLI::App &app) {
                 "path tried), the CUDA driver and its GPUs (or none), and the kernel database with "
                 "its schema version. Read-only.");
   cmd->footer("Example: tcjit doctor --json");
-  cmd->add_option("--db", opt->db_path, "kernel database (default: $TCJIT_DB or the cache)");
+  cmd->add_option("--db", opt->db_path, "kernel database (default: $TCJIT_DB or the cache)")
+      ->check(non_empty_db_path());
   cmd->add_flag("--json", opt->json, "one JSON object instead of text");
   cmd->callback([opt]() {
     const int status = run_doctor(*opt);

@@ -1,4 +1,5 @@
 #include "runtime/cli/explain_command.h"
+#include "kernels_db/record_json.h"
 
 #include "compiler/codegen/kernel_path.h"
 #include "compiler/codegen/tile_config.h"
@@ -175,7 +176,7 @@ int run_explain(const ExplainOptions &opt) {
     }
   }
   if (opt.json)
-    std::cout << all.dump(2) << "\n";
+    std::cout << kernels_db::dump_json(all, 2) << "\n"; // any bytes: invalid UTF-8 replaced
   return kExitOk;
 }
 

@@ -2,6 +2,7 @@
 // store it), run it on a device with random inputs, verify against the CPU reference, and record
 // the verified result.
 #include "runtime/cli/run_command.h"
+#include "kernels_db/record_json.h"
 
 #include "compiler/codegen/conv_lowering.h"
 #include "compiler/codegen/pipeline.h"
@@ -11,6 +12,7 @@
 #include "compiler/spec/problem_key.h"
 #include "compiler/spec/shape.h"
 #include "kernels_db/kernels_db.h"
+#include "runtime/cli/db_path_option.h"
 #include "runtime/cli/exit_codes.h"
 #include "runtime/cli/spec_input.h"
 #include "runtime/device/device_factory.h"
@@ -397,7 +399,7 @@ int run_run(RunOptions opt) {
     nlohmann::json all = nlohmann::json::array();
     for (const RunRecord &r : records)
       all.push_back(r.json);
-    std::cout << all.dump(2) << "\n";
+    std::cout << kernels_db::dump_json(all, 2) << "\n"; // any bytes: invalid UTF-8 replaced
   } else if (records.size() > 1) {
     // The workload's summary: one row per operation.
     size_t width = 7;
@@ -438,13 +440,7 @@ void add_run_command(CLI::App &app) {
   cmd->add_option("--seed", opt->seed, "seed of the random inputs")->capture_default_str();
   cmd->add_option("--db", opt->db_path,
                   "kernel database (default: $TCJIT_DB, else $XDG_CACHE_HOME/tcjit/kernels.db)")
-      ->check(CLI::Validator(
-          [](std::string &path) {
-            return path.empty() ? std::string("an empty path is not a database file; leave --db "
-                                              "out for the default database")
-                                : std::string();
-          },
-          "PATH"));
+      ->check(non_empty_db_path());
   cmd->add_flag("--no-cache", opt->no_cache, "neither read nor write the kernel database");
   cmd->add_flag("--allow-long", opt->allow_long,
                 "run on the emulator even when its time estimate exceeds 10 minutes");

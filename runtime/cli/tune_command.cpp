@@ -1,12 +1,14 @@
 // `tcjit tune`: offline tuning of a workload into the kernel database (tuner/tune.h), with a
 // progress display, resumption, sharding across machines and a summary table.
 #include "runtime/cli/tune_command.h"
+#include "kernels_db/record_json.h"
 
 #include "compiler/dsl/printer.h"
 #include "compiler/spec/arch.h"
 #include "compiler/spec/problem_key.h"
 #include "compiler/spec/shape.h"
 #include "kernels_db/kernels_db.h"
+#include "runtime/cli/db_path_option.h"
 #include "runtime/cli/exit_codes.h"
 #include "runtime/cli/spec_input.h"
 #include "runtime/device/device_factory.h"
@@ -462,7 +464,7 @@ int run_tune(TuneCommandOptions opt) {
         j["dispatch_entries"] = o.dispatch_entries;
       all.push_back(j);
     }
-    std::cout << all.dump(2) << "\n";
+    std::cout << kernels_db::dump_json(all, 2) << "\n"; // any bytes: invalid UTF-8 replaced
   } else {
     print_table(outcomes, measurer_text);
   }
@@ -490,13 +492,7 @@ void add_tune_command(CLI::App &app) {
       ->required();
   cmd->add_option("--db", opt->db_path,
                   "kernel database (default: $TCJIT_DB, else $XDG_CACHE_HOME/tcjit/kernels.db)")
-      ->check(CLI::Validator(
-          [](std::string &path) {
-            return path.empty() ? std::string("an empty path is not a database file; leave --db "
-                                              "out for the default database")
-                                : std::string();
-          },
-          "PATH"));
+      ->check(non_empty_db_path());
   cmd->add_option("--arch", opt->arch,
                   "sm_80, sm_86, sm_89, sm_90, or auto (the device's; the emulator is sm_80)")
       ->capture_default_str();

@@ -223,5 +223,17 @@ TEST(CompileCommand, Json) {
   fs::remove(out);
 }
 
+// --json with a path that is not UTF-8: the JSON replaces the bytes, nothing crashes.
+TEST(CompileCommand, JsonWithANonUtf8Path) {
+  const std::string path =
+      (fs::temp_directory_path() / ("tcjit_\xff_" + std::to_string(::getpid()) + ".ptx")).string();
+  const ToolResult r = run_tool("compile --json --no-ptxas -o " + shell_quote(path) + " " +
+                                shell_quote("gemm m=8 n=8 k=8 a=f16 b=f16 c=f16 acc=f32"));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("internal error"), std::string::npos) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["output"]["kind"], "ptx");
+  fs::remove(path);
+}
+
 } // namespace
 } // namespace tcjit::testing

@@ -265,8 +265,8 @@ TEST_F(RunCommand, AnEmptyDbPathIsAnErrorNotTheDefaultDatabase) {
   const std::string fallback = (dir_ / "default.db").string();
   const std::string env = "TCJIT_DB=" + shell_quote(fallback);
   const std::string spec = shell_quote("gemm m=16 n=16 k=16 a=f16:row b=f16:col c=f16:row acc=f32");
-  for (const std::string &args :
-       {"run --device emu --db '' " + spec, "tune --db '' " + spec, std::string("db ls --db ''")}) {
+  for (const std::string &args : {"run --device emu --db '' " + spec, "tune --db '' " + spec,
+                                  std::string("db ls --db ''"), std::string("doctor --db ''")}) {
     const ToolResult r = run_tool(args, env);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
     EXPECT_NE(r.err.find("empty path"), std::string::npos) << args << "\n" << r.err;

@@ -187,6 +187,17 @@ TEST(TileConfig, SpecLimits) {
   EXPECT_NE(nchw[0].message.find("x is nchw"), std::string::npos) << nchw[0].message;
   EXPECT_NE(nchw[0].message.find("channels_last"), std::string::npos) << nchw[0].message;
   EXPECT_NE(nchw[0].message.find("x=f16:nhwc"), std::string::npos) << nchw[0].message;
+  // Coordinates the kernels' 32-bit arithmetic cannot hold are refused, not wrapped.
+  const auto huge = check_codegen_support(
+      spec_of("conv2d n=1 h=1500000000 w=1 c=8 k=8 r=1 s=1 stride=2 x=f16"), "sm_80", false);
+  ASSERT_FALSE(huge.empty());
+  EXPECT_NE(huge[0].message.find("the coordinates along h (input + pad + output * stride + "
+                                 "filter * dilation = 3000000001) exceed the kernels' 32-bit"),
+            std::string::npos)
+      << huge[0].message;
+  EXPECT_TRUE(check_codegen_support(spec_of("conv2d n=1 h=1000000000 w=1 c=8 k=8 r=1 s=1 x=f16"),
+                                    "sm_80", false)
+                  .empty());
   EXPECT_EQ(check_codegen_support(kF16, "sm_75", false).at(0).field, "arch");
 }
 
