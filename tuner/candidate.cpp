@@ -20,7 +20,7 @@ std::string fmt(const char *format, double v) {
 
 } // namespace
 
-CubinBuild build_cubin(const codegen::CompiledKernel &k) {
+CubinBuild build_cubin(const codegen::CompiledKernel &k, CubinRoute route) {
   CubinBuild b;
   jit::PtxCompileOptions options;
   options.sm_arch = k.plan.sm;
@@ -28,7 +28,9 @@ CubinBuild build_cubin(const codegen::CompiledKernel &k) {
   const std::string name = k.plan.kernel_name + ".ptx";
   jit::CompiledPtx compiled;
   std::string ptxas_problem; // why ptxas could not be used (the environment, not the PTX)
-  if (jit::ptxas_available()) {
+  if (route == CubinRoute::nvjitlink) {
+    ptxas_problem = "not asked for";
+  } else if (jit::ptxas_available()) {
     try {
       compiled = jit::compile_ptx_with_ptxas(k.ptx, name, options);
       b.stage = "ptxas";
@@ -42,9 +44,17 @@ CubinBuild build_cubin(const codegen::CompiledKernel &k) {
   } else {
     ptxas_problem = "cannot run ptxas at " + jit::ptxas_executable() + ", set TCJIT_PTXAS";
   }
+  if (b.stage.empty() && route == CubinRoute::ptxas) {
+    b.note = "no cubin: " + ptxas_problem;
+    return b;
+  }
   if (b.stage.empty()) {
     const jit::NvJitLinkLibrary &library = jit::nvjitlink_library();
     if (!library.loaded) {
+      if (route == CubinRoute::nvjitlink) {
+        b.note = "no cubin: nvJitLink cannot be loaded: " + library.error;
+        return b;
+      }
       b.note = "no cubin: neither ptxas (" + ptxas_problem + ") nor nvJitLink (" + library.error +
                ") is available; a GPU's driver compiles the PTX when it loads it";
       return b;
@@ -60,8 +70,8 @@ CubinBuild build_cubin(const codegen::CompiledKernel &k) {
   b.cubin.assign(compiled.cubin.begin(), compiled.cubin.end());
   b.resources = std::move(compiled.resources);
   b.ms = compiled.compile_milliseconds;
-  b.note = "cubin " + std::to_string(b.cubin.size()) + " B by " +
-           (b.stage == "ptxas" ? compiled.options : "nvJitLink " + compiled.options) + " in " +
+  b.options = b.stage == "ptxas" ? compiled.options : "nvJitLink " + compiled.options;
+  b.note = "cubin " + std::to_string(b.cubin.size()) + " B by " + b.options + " in " +
            fmt("%.1f ms", b.ms);
   return b;
 }

@@ -21,12 +21,17 @@ namespace tcjit::tuner {
 struct CubinBuild {
   std::vector<uint8_t> cubin;
   std::vector<jit::KernelResources> resources;
-  std::string note;  // "cubin 27168 B by ptxas -arch=sm_80 -O3 in 71.3 ms"
-  std::string stage; // "ptxas" or "nvJitLink"; "" when no compiler could run
+  std::string note;    // "cubin 27168 B by ptxas -arch=sm_80 -O3 in 71.3 ms"
+  std::string stage;   // "ptxas" or "nvJitLink"; "" when no compiler could run (note says why)
+  std::string options; // "ptxas -arch=sm_80 -O3" or "nvJitLink 13.0 -arch=sm_80 ..."
   double ms = 0;
   std::string error; // the compiler rejected the PTX: an internal error
 };
-CubinBuild build_cubin(const codegen::CompiledKernel &kernel);
+// Which compiler makes the cubin: automatic is ptxas, else nvJitLink (what the runtime ships);
+// the others that one only (tcjit compile --nvjitlink compares them).
+enum class CubinRoute { automatic, ptxas, nvjitlink };
+CubinBuild build_cubin(const codegen::CompiledKernel &kernel,
+                       CubinRoute route = CubinRoute::automatic);
 
 // Spill and stack bytes of every kernel of `build` (the main kernel and split-K's reduction). A
 // relocatable (nvJitLink) build has stack frames of its own (calls to the sm_70 warp-sync helper):

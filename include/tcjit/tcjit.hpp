@@ -113,6 +113,8 @@ struct ResourceUsage {
 };
 
 class Runtime;
+struct VerifyRequest; // tools.hpp
+struct VerifyReport;
 
 // A prepared operation: a cheap, shared, immutable handle (copies share the kernel).
 class Operation {
@@ -173,6 +175,14 @@ public:
   // Blocks until every background tune (MissPolicy::background) has finished and its winner is
   // in use by its operation. Throws Error when one failed (its operation kept its kernel).
   void wait_for_tuning();
+
+  // Runs the kernel this runtime would use for a concrete spec (memory, the database or the code
+  // generator; VerifyRequest::config overrides the choice) on random inputs, checks every output
+  // element against the CPU reference under the tolerance model (docs/numerics.md), and records
+  // the verified result in the database: what `tcjit run` does (include/tcjit/tools.hpp). A result
+  // outside the tolerance is reported (VerifyReport::ok), not thrown. Throws Error for a symbolic
+  // spec, a run too large for this machine, a kernel that cannot be built, a device failure.
+  VerifyReport verify(const OpSpec &spec, const VerifyRequest &request);
 
   std::string device_name() const;
   bool device_is_emulator() const;

@@ -1,10 +1,12 @@
 #include "runtime/cli/spec_input.h"
+#include "runtime/cli/exit_codes.h"
 
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <sstream>
+#include <string>
 
 namespace tcjit::cli {
 
@@ -54,22 +56,44 @@ SpecInput read_spec_input(const std::string &arg) {
   return in;
 }
 
-bool load_workload(const std::string &arg, ParseResult &out) {
+bool load_workload(const std::string &arg, std::vector<WorkloadEntry> &out) {
   const SpecInput in = read_spec_input(arg);
   if (!in.error.empty()) {
     std::cerr << "tcjit: error: " << in.error << "\n";
     return false;
   }
-  out = parse_workload(in.text, in.source_name);
-  for (const Diagnostic &d : out.errors)
-    std::cerr << d.render();
-  if (!out.ok())
-    return false;
-  if (out.entries.empty()) {
-    std::cerr << "tcjit: error: " << in.source_name << " holds no operation\n";
+  try {
+    out = parse_ops(in.text, in.source_name);
+  } catch (const Error &e) {
+    // the rendered diagnostics as they are, or the one sentence
+    if (e.problem().find('\n') != std::string::npos)
+      std::cerr << e.problem();
+    else
+      std::cerr << "tcjit: error: " << e.problem() << "\n";
     return false;
   }
   return true;
+}
+
+void print_error(const char *command, const Error &error, bool with_fix) {
+  std::istringstream lines(error.problem());
+  for (std::string line; std::getline(lines, line);)
+    std::cerr << command << ": error: " << line << "\n";
+  if (with_fix && !error.how_to_fix().empty())
+    std::cerr << command << ": how to fix: " << error.how_to_fix() << "\n";
+}
+
+int exit_status_of(const Error &error) {
+  switch (error.code()) {
+  case ErrorCode::bad_spec: return kExitBadSpec;
+  case ErrorCode::invalid_argument: return kExitUsage;
+  case ErrorCode::not_found:
+  case ErrorCode::unsupported:
+  case ErrorCode::device:
+  case ErrorCode::database:
+  case ErrorCode::internal: return kExitFailure;
+  }
+  return kExitFailure;
 }
 
 } // namespace tcjit::cli

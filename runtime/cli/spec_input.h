@@ -2,7 +2,7 @@
 // standard input.
 #pragma once
 
-#include "compiler/dsl/parser.h"
+#include "tcjit/tools.hpp"
 
 #include <string>
 
@@ -19,8 +19,16 @@ struct SpecInput {
 // interpretations.
 SpecInput read_spec_input(const std::string &arg);
 
-// Reads and parses; prints diagnostics (rendered with source line and caret) to stderr.
-// Returns false when reading or parsing failed.
-bool load_workload(const std::string &arg, ParseResult &out);
+// Reads and parses (tcjit::parse_ops); prints diagnostics (rendered with source line and caret)
+// to stderr. Returns false when reading or parsing failed.
+bool load_workload(const std::string &arg, std::vector<WorkloadEntry> &out);
+
+// Prints a tcjit::Error of `command` ("tcjit run") to stderr: each line of its problem as
+// "COMMAND: error: LINE", then its fix when it has one (and `with_fix`).
+void print_error(const char *command, const Error &error, bool with_fix = true);
+
+// The exit status (exit_codes.h) of a failure of this kind: a spec's, the command line's, or the
+// operation's.
+int exit_status_of(const Error &error);
 
 } // namespace tcjit::cli

@@ -142,6 +142,13 @@ public:
   // device that runs every launch before launch() returns (the emulator), ignores it: its work is
   // always complete, in order, whatever the stream.
   virtual void set_stream(void *stream) { (void)stream; }
+  // Reports the progress of each launch from now on: `callback(done, total)` with the blocks
+  // finished of the grid's, a few times a second and once at the end (one call at a time, from
+  // the launch's threads); empty: no reports. The default, for a device whose launches take
+  // microseconds (a GPU), never reports; the emulator does (a launch can take minutes).
+  virtual void set_progress(std::function<void(uint64_t done, uint64_t total)> callback) {
+    (void)callback;
+  }
 
   // Runs `enqueue`, which must only enqueue work on this device (launches; no copy, memset or
   // synchronize, which wait for the host), and returns the time the device spent from before

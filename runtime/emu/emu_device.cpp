@@ -151,6 +151,7 @@ void EmuDevice::launch(device::FunctionHandle function, const device::LaunchConf
   req.sm_count = options_.sm_count;
   req.max_shared_bytes = options_.max_shared_bytes_per_block;
   req.max_warp_instructions_per_cta = options_.max_warp_instructions_per_cta;
+  req.on_progress = progress_;
   req.timeout_seconds = options_.timeout_seconds;
   last_counters_ = execute_launch(req);
 }

@@ -2,6 +2,7 @@
 // counts what each launch did (last_counters()).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -40,6 +41,9 @@ public:
   void launch(device::FunctionHandle function, const device::LaunchConfig &config,
               std::span<const std::byte> params) override;
   void synchronize() override {}
+  void set_progress(std::function<void(uint64_t done, uint64_t total)> callback) override {
+    progress_ = std::move(callback);
+  }
 
   // Counters of the most recent successful launch.
   const LaunchCounters &last_counters() const { return last_counters_; }
@@ -60,6 +64,7 @@ private:
   std::vector<std::unique_ptr<ModuleEntry>> modules_;
   std::vector<FunctionEntry> functions_;
   LaunchCounters last_counters_;
+  std::function<void(uint64_t, uint64_t)> progress_;
 };
 
 } // namespace tcjit::emu

@@ -1,9 +1,11 @@
 #include "runtime/emu/executor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <chrono>
 #include <cstdio>
+#include <mutex>
 #include <thread>
 
 #include "runtime/emu/cp_async_state.h"
@@ -625,6 +627,50 @@ uint64_t read_dynamic_special(const ExecContext &ctx, DynamicSpecial s) {
   return 0;
 }
 
+namespace {
+
+// Calls a launch's progress callback every ~0.2 s of wall-clock time (whichever worker finishes a
+// block then; one call at a time) and once at the end.
+class ProgressReporter {
+public:
+  ProgressReporter(const std::function<void(uint64_t, uint64_t)> &callback, uint64_t total)
+      : callback_(callback), total_(total), start_(std::chrono::steady_clock::now()) {}
+
+  void block_done() {
+    const uint64_t done = done_.fetch_add(1, std::memory_order_relaxed) + 1;
+    if (!callback_)
+      return;
+    const int64_t now = elapsed_ms();
+    int64_t due = next_ms_.load(std::memory_order_relaxed);
+    if (now < due || !next_ms_.compare_exchange_strong(due, now + kPeriodMs))
+      return;
+    std::lock_guard lock(mutex_);
+    callback_(done, total_);
+  }
+  void finish() {
+    if (!callback_)
+      return;
+    std::lock_guard lock(mutex_);
+    callback_(done_.load(), total_);
+  }
+
+private:
+  static constexpr int64_t kPeriodMs = 200;
+  int64_t elapsed_ms() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
+                                                                 start_)
+        .count();
+  }
+  const std::function<void(uint64_t, uint64_t)> &callback_;
+  const uint64_t total_;
+  const std::chrono::steady_clock::time_point start_;
+  std::atomic<uint64_t> done_{0};
+  std::atomic<int64_t> next_ms_{kPeriodMs};
+  std::mutex mutex_;
+};
+
+} // namespace
+
 LaunchCounters execute_launch(const LaunchRequest &req) {
   validate(req);
   const Program &prog = *req.program;
@@ -649,6 +695,7 @@ LaunchCounters execute_launch(const LaunchRequest &req) {
   workers = static_cast<unsigned>(std::min<uint64_t>(workers, total));
   std::atomic<uint64_t> next_cta{0};
   std::vector<LaunchCounters> per_worker(workers);
+  ProgressReporter progress(req.on_progress, total);
   auto work = [&](unsigned wi) {
     Cta cta;
     ExecContext ctx;
@@ -668,6 +715,7 @@ LaunchCounters execute_launch(const LaunchRequest &req) {
         ctx.counters.threads += cta.threads;
         run_cta(ctx, req.max_warp_instructions_per_cta ? req.max_warp_instructions_per_cta
                                                        : (1ull << 34));
+        progress.block_done();
       }
     } catch (const EmuFault &f) {
       std::lock_guard<std::mutex> lock(state.error_mutex);
@@ -691,6 +739,7 @@ LaunchCounters execute_launch(const LaunchRequest &req) {
   }
   if (state.failed)
     throw device::DeviceError(device::ErrorKind::LaunchFailed, state.error);
+  progress.finish();
   LaunchCounters total_counters;
   for (const auto &c : per_worker)
     total_counters.add(c);

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 
 #include "runtime/device/device.h"
@@ -28,6 +29,9 @@ struct LaunchRequest {
   // A launch still running after this many seconds of wall-clock time fails (checked between
   // scheduling rounds of a block). 0: no limit.
   double timeout_seconds = 0;
+  // Called with (blocks finished, blocks in the grid) every ~0.2 s of a launch and once at its
+  // end, one call at a time from the workers; may be empty.
+  std::function<void(uint64_t done, uint64_t total)> on_progress;
 };
 
 // Throws DeviceError(LaunchFailed) with the sanitizer's message when the kernel faults, and

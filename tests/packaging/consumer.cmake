@@ -20,7 +20,8 @@ file(REMOVE_RECURSE ${WORK})
 set(prefix ${WORK}/prefix)
 run(${CMAKE_COMMAND} --install ${BUILD} --prefix ${prefix})
 
-foreach(path bin/tcjit include/tcjit/tcjit.hpp include/tcjit/tcjit.h include/tcjit/op_spec.h
+foreach(path bin/tcjit include/tcjit/tcjit.hpp include/tcjit/tools.hpp include/tcjit/tcjit.h
+        include/tcjit/op_spec.h
         lib/cmake/tcjit/tcjitConfig.cmake lib/cmake/tcjit/tcjitConfigVersion.cmake
         lib/cmake/tcjit/tcjitTargets.cmake lib/pkgconfig/tcjit.pc)
   if(NOT EXISTS ${prefix}/${path})
@@ -33,7 +34,7 @@ if(NOT libs)
 endif()
 file(GLOB_RECURSE headers RELATIVE ${prefix}/include ${prefix}/include/*)
 list(SORT headers)
-if(NOT headers STREQUAL "tcjit/op_spec.h;tcjit/tcjit.h;tcjit/tcjit.hpp")
+if(NOT headers STREQUAL "tcjit/op_spec.h;tcjit/tcjit.h;tcjit/tcjit.hpp;tcjit/tools.hpp")
   message(FATAL_ERROR "the install's headers are not the public API only: ${headers}")
 endif()
 run(${prefix}/bin/tcjit --version)
