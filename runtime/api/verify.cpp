@@ -17,7 +17,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <unistd.h>
@@ -184,14 +186,24 @@ public:
   ProgressScope(device::Device &dev, const VerifyRequest &request) : dev_(dev) {
     if (!request.on_progress)
       return;
-    const auto start = std::chrono::steady_clock::now();
-    dev_.set_progress([callback = request.on_progress, start](uint64_t done, uint64_t total) {
+    // The time of each launch from its start: a launch reports first ~0.2 s after it began
+    // (kFirstReport), so a report with fewer blocks done than the last one's starts a new launch.
+    struct LaunchClock {
+      std::chrono::steady_clock::time_point start;
+      uint64_t last_done = UINT64_MAX;
+    };
+    dev_.set_progress([callback = request.on_progress,
+                       clock = std::make_shared<LaunchClock>()](uint64_t done, uint64_t total) {
+      constexpr std::chrono::milliseconds kFirstReport{200};
+      const auto now = std::chrono::steady_clock::now();
+      if (clock->last_done == UINT64_MAX || done < clock->last_done)
+        clock->start = now - (done < total ? kFirstReport : std::chrono::milliseconds{0});
+      clock->last_done = done == total ? UINT64_MAX : done;
       Progress p;
       p.what = "blocks";
       p.done = done;
       p.total = total;
-      p.elapsed_seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      p.elapsed_seconds = std::chrono::duration<double>(now - clock->start).count();
       callback(p);
     });
     set_ = true;

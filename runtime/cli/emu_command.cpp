@@ -3,6 +3,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -10,6 +12,7 @@
 #include <sstream>
 
 #include "runtime/cli/exit_codes.h"
+#include "runtime/cli/progress_line.h"
 #include "runtime/device/npy_file.h"
 #include "runtime/emu/counters.h"
 #include "runtime/emu/emu_device.h"
@@ -246,7 +249,23 @@ int run_emu(const EmuRunOptions &opt) {
         params.set_bytes(i, b.scalar.data(), b.scalar.size());
       }
     }
-    dev.launch(f, config, params.bytes());
+    {
+      // the blocks done, on a terminal, while the launch runs (erased at its end)
+      ProgressLine progress(opt.json);
+      const auto start = std::chrono::steady_clock::now();
+      dev.set_progress([&](uint64_t done, uint64_t total) {
+        if (done == total) {
+          progress.clear();
+          return;
+        }
+        const double elapsed =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        progress.show("tcjit emu run: " + opt.kernel + ": " + std::to_string(done) + "/" +
+                      std::to_string(total) + " blocks, " + short_duration(elapsed));
+      });
+      dev.launch(f, config, params.bytes());
+      dev.set_progress({});
+    }
     for (ArgBinding &b : bindings) {
       if (!b.is_buffer)
         continue;

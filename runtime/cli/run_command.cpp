@@ -71,7 +71,13 @@ int run_one(Runtime &runtime, const WorkloadEntry &entry, const RunOptions &opt,
   request.allow_long = opt.allow_long;
   request.log = &out;
   if (!progress.quiet())
-    request.on_progress = [&](const Progress &p) { progress.show(progress_text(prefix, p)); };
+    request.on_progress = [&](const Progress &p) {
+      // the launch's last report: the line goes before the report's next line is printed
+      if (p.done == p.total)
+        progress.clear();
+      else
+        progress.show(progress_text(prefix, p));
+    };
   VerifyReport report;
   try {
     report = runtime.verify(entry.spec, request);
@@ -130,7 +136,7 @@ int run_run(const RunOptions &opt) {
     const std::string prefix =
         entries.size() > 1
             ? "[" + std::to_string(i + 1) + "/" + std::to_string(entries.size()) + "] " + rec.name
-            : rec.name;
+            : (entry.name.empty() ? std::string("tcjit run") : entry.name);
     const int one = run_one(*runtime, entry, opt, prefix, progress, out, rec);
     if (!rec.json.contains("result"))
       rec.json["result"] = rec.result;

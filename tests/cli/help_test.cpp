@@ -4,11 +4,14 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace tcjit::testing {
 namespace {
@@ -51,6 +54,62 @@ TEST(CliHelp, EveryCommandHasAnExampleAndIsDocumented) {
         EXPECT_NE(cli_md.find(sub), std::string::npos) << "db " << sub << " not in docs/cli.md";
       }
     }
+  }
+}
+
+std::string read_doc(const std::string &relative) {
+  std::ifstream f(std::string(TCJIT_SOURCE_DIR) + "/" + relative);
+  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+// The README's command table names every flag each command's --help lists, so that neither can
+// drift from the other.
+TEST(CliHelp, TheReadmeCommandTableNamesEveryFlag) {
+  const std::string readme = read_doc("README.md");
+  ASSERT_FALSE(readme.empty());
+  const std::regex flag(R"((--[a-z][a-z0-9-]*))");
+  for (const std::string cmd : {"explain", "compile", "run", "tune", "doctor", "emu run"}) {
+    const size_t at = readme.find("| `tcjit " + cmd + " ");
+    ASSERT_NE(at, std::string::npos) << "the README's command table has no row for " << cmd;
+    const std::string row = readme.substr(at, readme.find('\n', at) - at);
+    const std::string help = run_tool(cmd + " --help").out;
+    int flags = 0;
+    for (auto it = std::sregex_iterator(help.begin(), help.end(), flag);
+         it != std::sregex_iterator(); ++it) {
+      const std::string f = (*it)[1];
+      if (f == "--help" || help.find("Example: tcjit") < size_t(it->position()))
+        continue;
+      ++flags;
+      EXPECT_NE(row.find(f), std::string::npos)
+          << "tcjit " << cmd << " --help lists " << f << ", the README's table does not";
+    }
+    EXPECT_GT(flags, 0) << cmd;
+  }
+}
+
+// No message, --help text or document refers to an issue number (the tracker is not the
+// user's): every --help, the README and docs/.
+TEST(CliHelp, NoTextRefersToAnIssueNumber) {
+  const std::regex issue(R"(\b[Ii]ssue\s*#?[0-9]+)");
+  std::vector<std::pair<std::string, std::string>> texts;
+  texts.push_back({"README.md", read_doc("README.md")});
+  for (const auto &entry :
+       std::filesystem::recursive_directory_iterator(std::string(TCJIT_SOURCE_DIR) + "/docs"))
+    if (entry.path().extension() == ".md")
+      texts.push_back(
+          {entry.path().string(), read_doc("docs/" + entry.path().filename().string())});
+  const std::set<std::string> top = subcommands(run_tool("--help").out);
+  for (const std::string &cmd : top) {
+    const std::string help = run_tool(cmd + " --help").out;
+    texts.push_back({"tcjit " + cmd + " --help", help});
+    for (const std::string &sub : subcommands(help))
+      texts.push_back(
+          {"tcjit " + cmd + " " + sub + " --help", run_tool(cmd + " " + sub + " --help").out});
+  }
+  EXPECT_GT(texts.size(), 20u);
+  for (const auto &[name, text] : texts) {
+    std::smatch m;
+    EXPECT_FALSE(std::regex_search(text, m, issue)) << name << " says \"" << m.str() << "\"";
   }
 }
 

@@ -274,5 +274,31 @@ TEST_F(RunCommand, AnEmptyDbPathIsAnErrorNotTheDefaultDatabase) {
   EXPECT_FALSE(std::filesystem::exists(fallback));
 }
 
+// A long emulator launch shows its blocks on a terminal (one line redrawn with "\r\033[K" and
+// erased before the report goes on); elsewhere (a file, as here without a terminal) it writes
+// nothing under a plain line's 10 s.
+TEST_F(RunCommand, EmulatorProgressOnATerminalOnly) {
+  const std::string spec = "gemm m=1024 n=1024 k=512 a=f16 b=f16:col";
+  const std::filesystem::path out = dir_ / "tty.txt";
+  // script(1) gives the command a pseudo-terminal for stdout and stderr
+  const std::string cmd =
+      "script -qec " +
+      shell_quote(shell_quote(TCJIT_TOOL) + " run --device emu --no-cache " + shell_quote(spec)) +
+      " /dev/null >" + shell_quote(out.string()) + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(out);
+  const std::string tty = read_file(out);
+  EXPECT_TRUE(
+      std::regex_search(tty, std::regex("\r\x1b\\[Ktcjit run: [0-9]+/[0-9]+ blocks \\([0-9]+%\\)")))
+      << tty;
+  // the live line is erased before the report's next line: "verify:" starts a line of its own
+  EXPECT_NE(tty.find("\r\x1b[Kverify:   "), std::string::npos) << tty;
+  EXPECT_NE(tty.find("result:   ok"), std::string::npos) << tty;
+
+  const ToolResult plain = run_tool("run --device emu --no-cache " + shell_quote(spec));
+  EXPECT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_EQ(plain.err.find("blocks"), std::string::npos) << plain.err;
+  EXPECT_EQ(plain.err.find('\r'), std::string::npos) << plain.err;
+}
+
 } // namespace
 } // namespace tcjit::testing

@@ -1,4 +1,4 @@
-// Hostile files and records (issue 14): an out-of-range user_version, another program's database,
+// Hostile files and records: an out-of-range user_version, another program's database,
 // read-only opens that must not write, import records of the wrong type, too deep or with a bad
 // cubin hash, merge of values of the wrong storage class, malformed stored JSON.
 #include "db_test_util.h"

@@ -1,4 +1,4 @@
-// The default chooser and the cost model on cases with a clear answer (issue 12's "done when"):
+// The default chooser and the cost model on cases with a clear answer:
 // split-K for small M*N with long K, smaller tiles where one wave would be mostly empty, no
 // split-K for large M*N, the memory-bound skinny GEMM, and the model's sanity targets on A100.
 #include "compiler/dsl/parser.h"
