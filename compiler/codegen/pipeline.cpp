@@ -1,5 +1,6 @@
 #include "compiler/codegen/pipeline.h"
 
+#include "compiler/codegen/cuda_source.h"
 #include "compiler/codegen/llvm_module.h"
 #include "compiler/codegen/nvptx_emit.h"
 
@@ -99,6 +100,14 @@ CompiledKernel compile_gemm(const OpSpec &spec, const CompileOptions &opt) {
            [&] { out.plan = plan_kernel(spec, out.config, opt.arch, opt.tf32_off); });
   if (pass.level() >= 2)
     std::cerr << describe(out.plan);
+  if (opt.backend == Backend::cuda_source) {
+    if (const std::string why = cuda_source_unsupported(out.plan); !why.empty()) {
+      out.errors.push_back({"backend", why});
+      return out;
+    }
+    pass.run("emit_cuda_source", [&] { out.cuda_source = emit_cuda_source(out.plan); });
+    return out;
+  }
 
   // One context, module and target machine per compilation: nothing LLVM below is shared with
   // another thread's compile (see "Thread safety" in pipeline.h).

@@ -40,8 +40,14 @@
 
 namespace tcjit::codegen {
 
+// Which backend writes the kernel: LLVM's NVPTX backend (PTX), or CUDA C++ source for NVRTC
+// (cuda_source.h; the pass emit_cuda_source replaces build_llvm_ir .. emit_ptx, and the
+// runtime's JIT compiles the source to PTX).
+enum class Backend { llvm, cuda_source };
+
 struct CompileOptions {
   std::string arch = "sm_80";
+  Backend backend = Backend::llvm;
   std::optional<TileConfig> config; // nullopt: default_tile_config()
   bool tf32_off = false;            // NVIDIA_TF32_OVERRIDE=0 (resolves math=auto)
   // libdevice.10.bc as found at run time (runtime/jit/cuda_toolkit.h); "": $TCJIT_LIBDEVICE, else
@@ -58,7 +64,8 @@ struct CompiledKernel {
   std::vector<ConfigError> errors; // user errors; when not empty nothing below is set
   TileConfig config;               // resolved
   KernelPlan plan;
-  std::string ptx;
+  std::string ptx;              // Backend::llvm
+  std::string cuda_source;      // Backend::cuda_source (ptx stays empty)
   std::vector<StageTime> times; // in pass order
   bool ok() const { return errors.empty(); }
   double total_ms() const;

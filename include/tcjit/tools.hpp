@@ -54,6 +54,9 @@ struct CompileRequest {
   std::string arch = "sm_80";
   std::string config; // tile config words over the defaults ("128x128x32 w64x64 s3"); "" = default
   CubinCompiler cubin = CubinCompiler::ptxas;
+  // "llvm" (LLVM's NVPTX backend) or "nvrtc" (CUDA C++ source compiled by NVRTC: GEMMs; not yet
+  // convolutions). Both follow the same kernel plan and ABI.
+  std::string backend = "llvm";
 };
 
 // What the cubin's compile reported for one kernel of the module.
@@ -79,6 +82,8 @@ struct CompiledModule {
   std::string plan_text;      // the kernel plan, described
   int threads = 0;            // per CTA
   int dynamic_shared_bytes = 0;
+  std::string backend;     // "llvm" or "nvrtc"
+  std::string cuda_source; // the nvrtc backend's CUDA C++ ("" for llvm)
   std::string ptx;
   std::vector<std::string> kernels; // the module's entries, in order (split-K adds a reduction)
   std::vector<uint8_t> cubin;       // empty with CubinCompiler::none

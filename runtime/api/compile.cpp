@@ -11,8 +11,10 @@
 #include "runtime/cuda/ptx_entry_params.h"
 #include "runtime/jit/cuda_toolkit.h"
 #include "runtime/jit/nvjitlink_library.h"
+#include "runtime/jit/nvrtc_compiler.h"
 #include "runtime/jit/ptxas_compiler.h"
 #include "tuner/candidate.h"
+#include "tuner/kernel_compile.h"
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +22,7 @@
 #include <iomanip>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 
 namespace tcjit {
 
@@ -49,6 +52,10 @@ CompiledModule compile_module(const OpSpec &spec, const CompileRequest &request,
                 "unknown arch '" + request.arch + "' (tcjit targets " +
                     std::string(known_arch_list()) + ")",
                 "compile", "");
+  const std::optional<tuner::Backend> backend = tuner::parse_backend(request.backend);
+  if (!backend)
+    throw Error(ErrorCode::invalid_argument,
+                "--backend '" + request.backend + "' is not one of llvm, nvrtc", "compile", "");
   check_cubin_compiler(request.cubin);
   codegen::CompileOptions copt;
   copt.arch = request.arch;
@@ -61,13 +68,21 @@ CompiledModule compile_module(const OpSpec &spec, const CompileRequest &request,
       throw Error(ErrorCode::invalid_argument, "--config: " + error, "compile", "");
     copt.config = c;
   }
-  const codegen::CompiledKernel k = codegen::compile_gemm(spec, copt);
+  codegen::CompiledKernel k;
+  try {
+    k = tuner::compile_kernel(spec, copt, *backend);
+  } catch (const std::logic_error &e) { // the generated source does not compile: a tcjit bug
+    throw Error(ErrorCode::internal, e.what(), "compile", "");
+  } catch (const std::runtime_error &e) { // NVRTC cannot be loaded
+    throw Error(ErrorCode::unsupported, e.what(), "compile", "");
+  }
   if (!k.ok()) {
     std::string text;
     for (const codegen::ConfigError &e : k.errors)
       text += (text.empty() ? "" : "\n") + (e.field.empty() ? "" : e.field + ": ") + e.message;
     // a spec the generator cannot compile is the spec's problem; a bad config the caller's
-    const bool spec_problem = k.errors[0].field == "spec" || k.errors[0].field == "arch";
+    const bool spec_problem = k.errors[0].field == "spec" || k.errors[0].field == "arch" ||
+                              k.errors[0].field == "backend";
     throw Error(spec_problem ? ErrorCode::bad_spec : ErrorCode::invalid_argument, text, "compile",
                 "");
   }
@@ -81,6 +96,8 @@ CompiledModule compile_module(const OpSpec &spec, const CompileRequest &request,
   m.plan_text = codegen::describe(k.plan);
   m.threads = k.plan.threads;
   m.dynamic_shared_bytes = k.plan.smem_bytes;
+  m.backend = tuner::to_string(*backend);
+  m.cuda_source = k.cuda_source;
   m.ptx = k.ptx;
   for (const device::KernelInfo &info : cuda::parse_ptx_entries(k.ptx, k.plan.kernel_name + ".ptx"))
     m.kernels.push_back(info.name);
@@ -92,8 +109,12 @@ CompiledModule compile_module(const OpSpec &spec, const CompileRequest &request,
   std::ostringstream out;
   out << "config   " << m.config << (m.default_config ? "  (default)" : "") << "\n";
   out << m.plan_text;
+  if (*backend == tuner::Backend::nvrtc)
+    out << "backend  nvrtc (CUDA C++ " << m.cuda_source.size() << " bytes, NVRTC "
+        << jit::nvrtc_library().major << "." << jit::nvrtc_library().minor << ")\n";
   nlohmann::json j = {{"spec", m.spec_text},
                       {"arch", m.arch},
+                      {"backend", m.backend},
                       {"config", m.config},
                       {"config_source", m.default_config ? "default" : "--config"},
                       {"kernel", m.kernel_name},

@@ -29,7 +29,9 @@ struct CompileCommandOptions {
   bool no_ptxas = false;
   bool cubin = false;
   bool nvjitlink = false;
-  bool json = false; // one JSON object on stdout (docs/cli.md) instead of the text report
+  bool json = false;   // one JSON object on stdout (docs/cli.md) instead of the text report
+  std::string backend; // "" = llvm, unless --emit cuda
+  std::string emit = "ptx";
 };
 
 // Writes `bytes` to `path`; on failure prints why and returns false.
@@ -67,6 +69,18 @@ int run_compile(const CompileCommandOptions &opt) {
               << (opt.cubin ? "--cubin" : "--nvjitlink") << "\n";
     return kExitUsage;
   }
+  if (opt.emit == "cuda" && opt.backend == "llvm") {
+    std::cerr << cmd
+              << ": error: --emit cuda writes the nvrtc backend's source; it cannot go "
+                 "with --backend llvm\n";
+    return kExitUsage;
+  }
+  if (opt.emit == "cuda" && opt.cubin) {
+    std::cerr << cmd
+              << ": error: --emit cuda writes the CUDA C++ source to -o; it cannot go with "
+                 "--cubin\n";
+    return kExitUsage;
+  }
   const SpecInput in = read_spec_input(opt.spec);
   if (!in.error.empty()) {
     std::cerr << "tcjit: error: " << in.error << "\n";
@@ -75,6 +89,7 @@ int run_compile(const CompileCommandOptions &opt) {
   CompileRequest request;
   request.arch = opt.arch;
   request.config = opt.config;
+  request.backend = !opt.backend.empty() ? opt.backend : opt.emit == "cuda" ? "nvrtc" : "llvm";
   request.cubin = opt.no_ptxas    ? CubinCompiler::none
                   : opt.nvjitlink ? CubinCompiler::nvjitlink
                                   : CubinCompiler::ptxas;
@@ -103,6 +118,16 @@ int run_compile(const CompileCommandOptions &opt) {
       text += (i ? ", " : " ") + m.kernels[i];
     text += ")\n";
     j["output"] = {{"path", opt.output}, {"kind", "cubin"}, {"bytes", m.cubin.size()}};
+  } else if (opt.emit == "cuda") {
+    if (opt.output.empty()) { // the source itself is the output
+      std::cout << m.cuda_source;
+      return kExitOk;
+    }
+    if (!write_file(opt.output, m.cuda_source))
+      return kExitFailure;
+    text += "wrote    " + opt.output + " (" + std::to_string(m.cuda_source.size()) +
+            " bytes of CUDA C++, kernel " + m.kernel_name + ")\n";
+    j["output"] = {{"path", opt.output}, {"kind", "cuda"}, {"bytes", m.cuda_source.size()}};
   } else if (!opt.output.empty()) {
     if (!write_file(opt.output, m.ptx))
       return kExitFailure;
@@ -141,6 +166,15 @@ void add_compile_command(CLI::App &app) {
   cmd->add_flag("--json", opt->json,
                 "print one JSON object (config, kernel, per-kernel resources, stage times, "
                 "output; docs/cli.md) instead of the text report");
+  cmd->add_option("--backend", opt->backend,
+                  "llvm (LLVM's NVPTX backend) or nvrtc (CUDA C++ source compiled by NVRTC; "
+                  "GEMMs); default llvm, nvrtc with --emit cuda")
+      ->check(CLI::IsMember({"llvm", "nvrtc"}));
+  cmd->add_option("--emit", opt->emit,
+                  "what -o receives: ptx, or cuda (the nvrtc backend's CUDA C++ source; printed "
+                  "when there is no -o)")
+      ->check(CLI::IsMember({"ptx", "cuda"}))
+      ->capture_default_str();
   cmd->add_flag("--nvjitlink", opt->nvjitlink,
                 "compile with nvJitLink instead (relocatable code, the runtime's fallback when "
                 "ptxas cannot be run), to compare");

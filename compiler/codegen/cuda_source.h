@@ -1,0 +1,30 @@
+// The second backend: the kernel plan as readable CUDA C++ (one kernel per config, inline PTX for
+// cp.async, ldmatrix and mma.sync; no template library, no header), for NVRTC to compile to PTX
+// (runtime/jit/nvrtc_compiler.h). It follows the same plan as the LLVM backend (llvm_module.h):
+// the same tiles, warps, stages, swizzled shared-memory layout, fragment loads, mma forms,
+// rasterization, split-K workspace and reduction kernel, and the same kernel ABI (kernel_abi.h),
+// so the runtime launches either kernel alike and the emulator can compare them.
+//
+// What it covers today: every GEMM plan (every mma form and the SIMT f32 path, every fragment-load
+// kind, split-K, rasterization, bias, activations, alpha/beta). The epilogue stores straight from
+// the fragments (the LLVM backend's shared-memory-staged epilogue is a store-efficiency
+// optimization, not a different result); it uses no more shared memory than the plan reserves.
+// Not yet: convolutions (their gathers, channel padding) and the depthwise kernel, refused with
+// a message.
+#pragma once
+
+#include "compiler/codegen/kernel_plan.h"
+
+#include <string>
+
+namespace tcjit::codegen {
+
+// Empty when the source backend covers `plan`; else why not (a sentence).
+std::string cuda_source_unsupported(const KernelPlan &plan);
+
+// The CUDA C++ source of the plan's module: the GEMM kernel `plan.kernel_name` and, for split-K,
+// `<kernel_name>_splitk_reduce`, both extern "C". Throws std::invalid_argument when
+// cuda_source_unsupported(plan) is not empty.
+std::string emit_cuda_source(const KernelPlan &plan);
+
+} // namespace tcjit::codegen

@@ -1,0 +1,154 @@
+// The two backends side by side (differential testing): for each GEMM of the matrix, the LLVM
+// backend's kernel and the CUDA C++ backend's (NVRTC) are built from one plan, run on the emulator
+// on the same inputs and checked against the CPU reference under the tolerance model; both must
+// pass. Their ptxas resources and emulator counters are compared and printed (a table at the end).
+#include "compiler/dsl/parser.h"
+#include "runtime/emu/emu_device.h"
+#include "tuner/candidate.h"
+#include "tuner/kernel_compile.h"
+#include "tuner/verify_gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace tcjit {
+namespace {
+
+struct Case {
+  const char *spec;
+  const char *config; // "" = default
+};
+
+// The GEMM matrix of tests/codegen/gemm_emu_test.cpp, in small: every mma form and SIMT, every
+// layout kind (ldmatrix, ldmatrix.trans, element-wise fragments), tails, batch and leading
+// dimensions, alpha/beta/bias, activations, rasterization, split-K.
+const Case kCases[] = {
+    {"gemm m=64 n=64 k=64 a=f16:row b=f16:col c=f32:row acc=f32", "32x32x32 w16x16 s2"},
+    {"gemm m=64 n=64 k=64 a=f16:col b=f16:row c=f16:row acc=f32", "64x64x32 w32x32 s3"},
+    {"gemm m=32 n=48 k=96 a=f16:row b=f16:row c=f16:col acc=f32", "32x32x32 w16x16 s2"},
+    {"gemm m=128 n=128 k=64 a=f16:row b=f16:col c=f16:row acc=f32", ""},
+    {"gemm m=65 n=63 k=40 a=f16:row b=f16:col c=f32:row acc=f32", "32x32x32 w16x16 s2"},
+    {"gemm m=33 n=31 k=66 a=f16:col b=f16:col c=f32:row acc=f32", "32x32x32 w16x16 s2"},
+    {"gemm m=48 n=40 k=32 a=f16:row b=f16:col c=f32:row acc=f32 alpha=2 beta=-1.5 bias=col "
+     "act=relu",
+     ""},
+    {"gemm m=48 n=40 k=32 a=f16:col b=f16:row c=f16:col acc=f32 alpha=0.5 beta=1 bias=row "
+     "act=tanh",
+     ""},
+    {"gemm m=40 n=24 k=48 batch=3 a=f16:row b=f16:col c=f32:row acc=f32", "32x32x32 w16x16 s2"},
+    {"gemm m=64 n=40 k=64 a=bf16:row b=bf16:col c=bf16:row acc=f32 act=gelu", ""},
+    {"gemm m=33 n=17 k=24 a=bf16:col b=bf16:row c=f32:row acc=f32 act=sigmoid", ""},
+    {"gemm m=64 n=48 k=32 a=f32:row b=f32:col c=f32:row acc=f32 math=tf32 act=swish", ""},
+    {"gemm m=19 n=21 k=13 a=f32:col b=f32:row c=f32:row acc=f32 math=tf32 act=softplus", ""},
+    {"gemm m=64 n=48 k=128 a=s8:row b=s8:col c=s32:row acc=s32", ""},
+    {"gemm m=20 n=36 k=48 a=s8:col b=s8:row c=s8:row acc=s32 alpha=0.05 act=elu", ""},
+    {"gemm m=40 n=24 k=20 a=f64:row b=f64:col c=f64:row acc=f64 act=gelu_tanh", ""},
+    {"gemm m=9 n=7 k=5 a=f64:col b=f64:row c=f64:col acc=f64 beta=1 act=softplus", ""},
+    {"gemm m=64 n=64 k=24 a=f32:row b=f32:col c=f32:row acc=f32 math=f32", ""},
+    {"gemm m=23 n=45 k=11 a=f32:col b=f32:row c=f32:col acc=f32 math=f32 bias=row", ""},
+    {"gemm m=80 n=112 k=32 a=f16:row b=f16:col c=f16:row acc=f32", "16x16x32 w16x16 s2 g3"},
+    {"gemm m=64 n=48 k=256 a=f16:row b=f16:col c=f16:row acc=f32", "32x32x32 w16x16 s3 k4"},
+    {"gemm m=33 n=17 k=100 batch=2 a=f16:col b=f16:row c=f32:col acc=f32 act=gelu beta=1 "
+     "bias=col",
+     "32x32x32 w16x16 s2 k3"},
+    {"gemm m=40 n=24 k=192 a=s8 b=s8:col c=s8 acc=s32 alpha=0.1", "32x32x64 w16x16 s3 k2"},
+    {"gemm m=40 n=24 k=64 a=f64 b=f64 c=f64 acc=f64 beta=1", "32x32x16 w16x16 s3 k2"},
+};
+
+struct Side {
+  int registers = -1, spill = -1;
+  double instr_per_mma = 0;
+  uint64_t bank_conflicts = 0;
+  double load_efficiency = 0;
+  double compile_ms = 0;
+  bool staged_epilogue = false; // the plan stages the epilogue in shared memory (LLVM only)
+};
+
+std::vector<std::string> &table() {
+  static std::vector<std::string> rows;
+  return rows;
+}
+
+Side run_side(const OpSpec &spec, const codegen::CompileOptions &options, tuner::Backend backend,
+              const std::string &what) {
+  SCOPED_TRACE(what + " [" + tuner::to_string(backend) + "]");
+  Side side;
+  const codegen::CompiledKernel k = tuner::compile_kernel(spec, options, backend);
+  if (!k.ok()) {
+    ADD_FAILURE() << k.errors[0].field << ": " << k.errors[0].message;
+    return side;
+  }
+  side.compile_ms = k.total_ms();
+  side.staged_epilogue = k.plan.stage_epilogue;
+  const tuner::CubinBuild cubin = tuner::build_cubin(k, tuner::CubinRoute::ptxas);
+  EXPECT_EQ(cubin.error, "") << "ptxas rejects the PTX";
+  if (const jit::KernelResources *r =
+          jit::find_kernel_resources(cubin.resources, k.plan.kernel_name)) {
+    side.registers = r->registers;
+    side.spill = r->spill_bytes();
+  }
+  emu::EmuDevice dev;
+  const tuner::GemmCheck check = tuner::run_and_check_gemm(dev, k, spec, /*seed=*/7);
+  EXPECT_GT(check.report.count, 0);
+  EXPECT_TRUE(check.report.ok()) << check.report.summary();
+  if (check.counters) {
+    const emu::LaunchCounters &c = *check.counters;
+    side.instr_per_mma = c.mma_instructions ? double(c.warp_instructions) / c.mma_instructions : 0;
+    side.bank_conflicts = c.shared_bank_conflicts;
+    side.load_efficiency = c.global_load_efficiency();
+  }
+  return side;
+}
+
+class BackendDiff : public ::testing::TestWithParam<Case> {};
+
+TEST_P(BackendDiff, BothBackendsMatchTheReference) {
+  const Case &c = GetParam();
+  const OpSpec spec = parse_spec(c.spec).entries.at(0).spec;
+  codegen::CompileOptions options;
+  if (*c.config) {
+    codegen::TileConfig config;
+    std::string error;
+    ASSERT_TRUE(codegen::parse_tile_config(c.config, config, error)) << error;
+    options.config = config;
+  }
+  const std::string what =
+      std::string(c.spec) + (*c.config ? std::string(" [") + c.config + "]" : "");
+  const Side llvm = run_side(spec, options, tuner::Backend::llvm, what);
+  const Side nvrtc = run_side(spec, options, tuner::Backend::nvrtc, what);
+  // Both kernels follow one plan: the same swizzled shared-memory layout, so the same bank
+  // behaviour (the LLVM backend's staged epilogue adds shared-memory traffic of its own).
+  if (!llvm.staged_epilogue) {
+    EXPECT_EQ(nvrtc.bank_conflicts, llvm.bank_conflicts) << what;
+  }
+  EXPECT_EQ(nvrtc.bank_conflicts, 0u) << what;
+  EXPECT_EQ(nvrtc.spill, 0) << what << ": the NVRTC kernel spills";
+  char row[512];
+  std::snprintf(row, sizeof row, "%-96.96s | %4d %4d | %5.2f %5.2f | %3.0f%% %3.0f%% | %6.1f %6.1f",
+                what.c_str(), llvm.registers, nvrtc.registers, llvm.instr_per_mma,
+                nvrtc.instr_per_mma, 100 * llvm.load_efficiency, 100 * nvrtc.load_efficiency,
+                llvm.compile_ms, nvrtc.compile_ms);
+  table().push_back(row);
+}
+
+INSTANTIATE_TEST_SUITE_P(Matrix, BackendDiff, ::testing::ValuesIn(kCases));
+
+// The comparison, printed after the matrix: registers, warp-instructions per mma (emulator),
+// global load efficiency, spec -> PTX milliseconds; LLVM first, NVRTC second.
+class PrintTable : public ::testing::Environment {
+public:
+  void TearDown() override {
+    if (table().empty())
+      return;
+    std::printf("\n%-96s | regs llvm/nvrtc | instr/mma | load eff | spec->PTX ms\n", "case");
+    for (const std::string &r : table())
+      std::printf("%s\n", r.c_str());
+  }
+};
+const auto *const kPrintTable = ::testing::AddGlobalTestEnvironment(new PrintTable);
+
+} // namespace
+} // namespace tcjit
