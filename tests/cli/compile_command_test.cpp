@@ -235,5 +235,47 @@ TEST(CompileCommand, JsonWithANonUtf8Path) {
   fs::remove(path);
 }
 
+// The nvrtc backend: the same report, a cubin from NVRTC's PTX, the CUDA C++ written by --emit
+// cuda (readable: the kernel's name and its mma), and clear refusals.
+TEST(CompileCommand, NvrtcBackendAndEmitCuda) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("tcjit_compile_nvrtc_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const ToolResult r = run_tool("compile --backend nvrtc --json " + shell_quote(kSpec));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["backend"], "nvrtc");
+  EXPECT_GT(j["times_ms"]["nvrtc"].get<double>(), 0);
+  EXPECT_GT(j["kernels"][0]["registers"].get<int>(), 0);
+  EXPECT_EQ(j["kernels"][0]["spill_stores"], 0);
+
+  const std::string cu = (dir / "k.cu").string();
+  const ToolResult e =
+      run_tool("compile --emit cuda -o " + shell_quote(cu) + " " + shell_quote(kSpec));
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  const std::string source = read_file(cu);
+  EXPECT_NE(source.find("extern \"C\" __global__ void tcjit_gemm_f16_f32_rcr_f16_"),
+            std::string::npos);
+  EXPECT_NE(source.find("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"), std::string::npos);
+  EXPECT_EQ(source.find("#include"), std::string::npos) << "the source needs no header";
+  EXPECT_NE(e.out.find("wrote    " + cu + " ("), std::string::npos) << e.out;
+  // without -o the source is the output
+  const ToolResult printed = run_tool("compile --emit cuda " + shell_quote(kSpec));
+  EXPECT_EQ(printed.out, source);
+
+  const ToolResult conflict = run_tool("compile --emit cuda --backend llvm " + shell_quote(kSpec));
+  EXPECT_EQ(conflict.exit_code, 2);
+  EXPECT_NE(conflict.err.find("--emit cuda writes the nvrtc backend's source"), std::string::npos)
+      << conflict.err;
+  const ToolResult conv =
+      run_tool("compile --backend nvrtc \"conv2d n=1 h=8 w=8 c=16 k=16 r=3 s=3 pad=1 x=f16\"");
+  EXPECT_EQ(conv.exit_code, 1);
+  EXPECT_NE(conv.err.find("tcjit compile: error: backend: the CUDA C++ backend does not compile "
+                          "convolutions yet"),
+            std::string::npos)
+      << conv.err;
+  std::filesystem::remove_all(dir);
+}
+
 } // namespace
 } // namespace tcjit::testing

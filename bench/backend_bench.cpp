@@ -1,0 +1,72 @@
+// The two backends' compile times side by side, measured in one run: spec -> PTX (LLVM's NVPTX
+// backend, or CUDA C++ source + NVRTC) and spec -> PTX -> cubin (+ the runtime's ptxas compile),
+// for one config per mma form. Report the median:
+//   build/bench/bench_backends --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+#include "compiler/dsl/parser.h"
+#include "tuner/candidate.h"
+#include "tuner/kernel_compile.h"
+
+#include <benchmark/benchmark.h>
+
+namespace {
+
+using tcjit::tuner::Backend;
+
+struct Workload {
+  const char *name;
+  const char *spec;
+};
+
+constexpr Workload kWorkloads[] = {
+    {"f16", "gemm m=4096 n=4096 k=4096 a=f16:row b=f16:col c=f16:row acc=f32"},
+    {"f16_gelu_bias", "gemm m=4096 n=4096 k=4096 a=f16:row b=f16:col c=f16:row acc=f32 act=gelu "
+                      "bias=col beta=1"},
+    {"tf32", "gemm m=4096 n=4096 k=4096 a=f32:row b=f32:col c=f32:row acc=f32 math=tf32"},
+    {"s8", "gemm m=4096 n=4096 k=4096 a=s8:row b=s8:col c=s32:row acc=s32"},
+    {"f64", "gemm m=4096 n=4096 k=4096 a=f64:row b=f64:col c=f64:row acc=f64"},
+};
+
+void compile(benchmark::State &state, const Workload &w, Backend backend, bool cubin) {
+  const tcjit::OpSpec spec = tcjit::parse_spec(w.spec).entries.front().spec;
+  tcjit::codegen::CompileOptions options;
+  options.arch = "sm_80"; // the code generator's default config for the spec
+  for (auto _ : state) {
+    try {
+      const tcjit::codegen::CompiledKernel k = tcjit::tuner::compile_kernel(spec, options, backend);
+      if (!k.ok()) {
+        state.SkipWithError(k.errors[0].message.c_str());
+        break;
+      }
+      if (cubin) {
+        const tcjit::tuner::CubinBuild b =
+            tcjit::tuner::build_cubin(k, tcjit::tuner::CubinRoute::ptxas);
+        if (!b.error.empty() || b.stage.empty()) {
+          state.SkipWithError("ptxas failed");
+          break;
+        }
+        benchmark::DoNotOptimize(b.cubin.data());
+      }
+      benchmark::DoNotOptimize(k.ptx.data());
+    } catch (const std::exception &e) {
+      state.SkipWithError(e.what());
+      break;
+    }
+  }
+}
+
+const int kRegistered = [] {
+  for (const Workload &w : kWorkloads)
+    for (const Backend b : {Backend::llvm, Backend::nvrtc})
+      for (const bool cubin : {false, true})
+        benchmark::RegisterBenchmark(
+            (std::string(cubin ? "SpecToCubin/" : "SpecToPtx/") + w.name + "/" +
+             tcjit::tuner::to_string(b))
+                .c_str(),
+            [w, b, cubin](benchmark::State &s) { compile(s, w, b, cubin); })
+            ->Unit(benchmark::kMillisecond);
+  return 0;
+}();
+
+} // namespace
+
+BENCHMARK_MAIN();
