@@ -13,4 +13,10 @@ CurrentVersions build_versions() {
   return {TCJIT_DB_TOOLKIT_VERSION, TCJIT_DB_COMPILER_VERSION};
 }
 
+bool is_current_compiler_version(const std::string &stored, const std::string &current) {
+  return stored == current ||
+         (stored.size() > current.size() && stored.compare(0, current.size(), current) == 0 &&
+          stored[current.size()] == '/');
+}
+
 } // namespace tcjit::kernels_db

@@ -11,8 +11,8 @@ PruneReport prune(Connection &connection, const PruneOptions &options) {
     return report;
   WriteTransaction transaction(connection);
   if (options.stale_versions) {
-    Statement statement = connection.prepare(
-        "DELETE FROM binaries WHERE toolkit_version <> ?1 OR compiler_version <> ?2");
+    Statement statement =
+        connection.prepare(std::string("DELETE FROM binaries WHERE ") + kStaleBinarySql);
     statement.bind(1, options.stale_versions->toolkit_version);
     statement.bind(2, options.stale_versions->compiler_version);
     statement.run();

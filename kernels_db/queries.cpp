@@ -114,8 +114,8 @@ DbStats compute_stats(Connection &connection, const CurrentVersions &current) {
       query_int64(connection, "SELECT COALESCE(SUM(length(cubin)), 0) FROM binaries");
   stats.ptx_bytes = query_int64(connection, "SELECT COALESCE(SUM(length(ptx)), 0) FROM binaries");
   {
-    Statement statement = connection.prepare(
-        "SELECT COUNT(*) FROM binaries WHERE toolkit_version <> ?1 OR compiler_version <> ?2");
+    Statement statement =
+        connection.prepare(std::string("SELECT COUNT(*) FROM binaries WHERE ") + kStaleBinarySql);
     statement.bind(1, current.toolkit_version);
     statement.bind(2, current.compiler_version);
     statement.step();

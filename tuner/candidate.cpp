@@ -84,7 +84,7 @@ int spill_and_stack_bytes(const CubinBuild &build) {
 }
 
 BuiltCandidate build_candidate(const OpSpec &spec, const codegen::TileConfig &config,
-                               std::string_view arch, bool tf32_off) {
+                               std::string_view arch, bool tf32_off, Backend backend) {
   const auto start = std::chrono::steady_clock::now();
   BuiltCandidate c;
   c.config = codegen::resolve_vectors(spec, config);
@@ -93,7 +93,12 @@ BuiltCandidate build_candidate(const OpSpec &spec, const codegen::TileConfig &co
   options.tf32_off = tf32_off;
   options.config = c.config;
   options.libdevice = jit::current_cuda_toolkit().libdevice.path;
-  c.kernel = codegen::compile_gemm(spec, options);
+  try {
+    c.kernel = compile_kernel(spec, options, backend);
+  } catch (const std::exception &e) { // NVRTC missing, or its compile failed (a tcjit bug)
+    c.kernel = codegen::CompiledKernel{};
+    c.kernel.errors.push_back({"backend", e.what()});
+  }
   auto elapsed = [&] {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
         .count();

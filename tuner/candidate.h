@@ -7,6 +7,7 @@
 #include "runtime/jit/kernel_resources.h"
 #include "tcjit/op_spec.h"
 #include "tuner/cost_model.h"
+#include "tuner/kernel_compile.h"
 
 #include <cstdint>
 #include <string>
@@ -52,6 +53,7 @@ struct BuiltCandidate {
 };
 
 BuiltCandidate build_candidate(const OpSpec &spec, const codegen::TileConfig &config,
-                               std::string_view arch, bool tf32_off);
+                               std::string_view arch, bool tf32_off,
+                               Backend backend = Backend::llvm);
 
 } // namespace tcjit::tuner

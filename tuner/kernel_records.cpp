@@ -11,6 +11,9 @@ namespace tcjit::tuner {
 std::string compiler_version() {
   return TCJIT_COMPILER_VERSION;
 }
+std::string compiler_version(Backend backend) {
+  return backend == Backend::llvm ? compiler_version() : compiler_version() + "/nvrtc";
+}
 std::string toolkit_version() {
   return TCJIT_TOOLKIT_VERSION;
 }
@@ -76,7 +79,7 @@ kernels_db::BinaryRecord binary_record(const ProblemKey &key, const codegen::Com
                                        const std::vector<jit::KernelResources> &resources) {
   kernels_db::BinaryRecord b;
   b.key = {key.text, config_json(k.config), std::string(arch), toolkit_version(),
-           compiler_version()};
+           compiler_version(k.cuda_source.empty() ? Backend::llvm : Backend::nvrtc)};
   b.ptx = k.ptx;
   // The main kernel's figures at the top level (what `tcjit db show` lists), every kernel's under
   // "kernels". "shared_bytes" is the CTA's total: dynamic (the plan's) + static.
@@ -100,7 +103,8 @@ kernels_db::BinaryRecord binary_record(const ProblemKey &key, const codegen::Com
   if (!kernels.empty())
     res["kernels"] = std::move(kernels);
   b.resources_json = res.dump();
-  b.compile_options = "tcjit codegen --arch " + std::string(arch);
+  b.compile_options = "tcjit codegen --arch " + std::string(arch) +
+                      (k.cuda_source.empty() ? "" : " --backend nvrtc");
   b.compile_ms = k.total_ms();
   return b;
 }

@@ -7,6 +7,7 @@
 #include "kernels_db/records.h"
 #include "runtime/jit/kernel_resources.h"
 #include "tcjit/op_spec.h"
+#include "tuner/kernel_compile.h"
 
 #include <optional>
 #include <string>
@@ -19,6 +20,10 @@ namespace tcjit::tuner {
 // fingerprint of compiler/codegen's sources, so a changed code generator never reuses a binary
 // the old one built.
 std::string compiler_version();
+// The compiler version a binary of `backend` is stored under: compiler_version() for llvm,
+// "<compiler_version()>/nvrtc" for the CUDA C++ backend, so a lookup for one backend never
+// returns the other's kernel (kernels_db::is_current_compiler_version: both are current).
+std::string compiler_version(Backend backend);
 // The CUDA toolkit version tcjit was built with.
 std::string toolkit_version();
 
@@ -31,7 +36,8 @@ std::optional<codegen::TileConfig> parse_config_json(std::string_view text);
 
 kernels_db::ProblemRecord problem_record(const OpSpec &, const ProblemKey &, std::string_view arch);
 // The binary record of `kernel`: its PTX, and the resources of each of its kernels as the compile
-// that produced the shipped cubin reported them (`resources`; empty when no compile ran).
+// that produced the shipped cubin reported them (`resources`; empty when no compile ran). Stored
+// under the compiler version of the backend that wrote it (cuda_source set: nvrtc).
 kernels_db::BinaryRecord binary_record(const ProblemKey &, const codegen::CompiledKernel &,
                                        std::string_view arch,
                                        const std::vector<jit::KernelResources> &resources);

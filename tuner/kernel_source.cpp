@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 namespace tcjit::tuner {
@@ -119,8 +120,8 @@ std::vector<codegen::TileConfig> chosen_configs(const OpSpec &spec, const Proble
   }
   if (db && out.empty()) {
     // Else the kernel built last for the problem (by the runtime or `tcjit run`), to reuse it.
-    const auto found = db->find_binary(
-        {key.text, std::nullopt, request.arch, toolkit_version(), compiler_version()});
+    const auto found = db->find_binary({key.text, std::nullopt, request.arch, toolkit_version(),
+                                        compiler_version(request.backend)});
     if (found.status == kernels_db::LookupStatus::hit)
       if (const auto c = parse_config_json(found.binary->key.config_json))
         add(*c);
@@ -167,8 +168,8 @@ KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
   }
   if (db) {
     for (const codegen::TileConfig &candidate : candidates) {
-      const auto found = db->find_binary(
-          {key.text, config_json(candidate), request.arch, toolkit_version(), compiler_version()});
+      const auto found = db->find_binary({key.text, config_json(candidate), request.arch,
+                                          toolkit_version(), compiler_version(request.backend)});
       out.warnings.insert(out.warnings.end(), found.warnings.begin(), found.warnings.end());
       if (found.status != kernels_db::LookupStatus::hit)
         continue;
@@ -206,7 +207,17 @@ KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
     copt.tf32_off = request.tf32_off;
     copt.config = candidate;
     copt.libdevice = jit::current_cuda_toolkit().libdevice.path;
-    codegen::CompiledKernel kernel = codegen::compile_gemm(spec, copt);
+    codegen::CompiledKernel kernel;
+    try {
+      kernel = compile_kernel(spec, copt, request.backend);
+    } catch (const std::logic_error &e) { // the generated CUDA C++ does not compile: a bug
+      out.internal_error = true;
+      out.errors.push_back(std::string("internal error: ") + e.what());
+      return out;
+    } catch (const std::runtime_error &e) { // NVRTC cannot be loaded
+      out.errors.push_back(e.what());
+      return out;
+    }
     if (!kernel.ok()) {
       if (best) { // a fallback that cannot be compiled: keep the best one so far
         out.warnings.push_back("fallback config " + codegen::to_string(candidate) +

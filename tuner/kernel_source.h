@@ -8,6 +8,7 @@
 #include "kernels_db/kernels_db.h"
 #include "runtime/device/device.h"
 #include "tcjit/op_spec.h"
+#include "tuner/kernel_compile.h"
 
 #include <cstdint>
 #include <optional>
@@ -22,6 +23,7 @@ struct KernelRequest {
   bool tf32_off = false;                     // tf32_disabled_by_environment()
   std::optional<codegen::TileConfig> config; // nullopt: chosen_configs()
   bool compile_on_miss = true;               // false: a cache miss is an error
+  Backend backend = Backend::llvm; // which backend writes the kernel (part of the binary's key)
   // chosen_configs() already computed by the caller (with its note), so that it is not done twice.
   std::vector<codegen::TileConfig> chosen;
   std::string chosen_note;

@@ -216,7 +216,7 @@ int store_dispatch_table(const TuneTask &ranged, const std::vector<TuneTask> &si
       continue;
     built.push_back(b.config);
     const BuiltCandidate candidate =
-        build_candidate(ranged.spec, b.config, ranged.arch, ranged.tf32_off);
+        build_candidate(ranged.spec, b.config, ranged.arch, ranged.tf32_off, ranged.backend);
     if (!candidate.usable())
       throw std::invalid_argument("the dispatch table's config " + codegen::to_string(b.config) +
                                   " does not build for " + ranged.key.hash_hex() + ": " +

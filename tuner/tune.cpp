@@ -264,7 +264,7 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
         p.reused = it->second;
       } else if (measurer.needs_build()) {
         p.build = std::async(std::launch::async, [&task, config] {
-          return build_candidate(task.spec, config, task.arch, task.tf32_off);
+          return build_candidate(task.spec, config, task.arch, task.tf32_off, task.backend);
         });
       }
       pending.push_back(std::move(p));
@@ -339,7 +339,8 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
   if (db && result.best && !result.interrupted) {
     if (measurer.needs_build()) {
       if (!best_built)
-        best_built = build_candidate(task.spec, *result.best, task.arch, task.tf32_off);
+        best_built =
+            build_candidate(task.spec, *result.best, task.arch, task.tf32_off, task.backend);
       if (best_built->usable())
         store_binary(*db, task, *best_built);
     }

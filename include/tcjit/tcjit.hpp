@@ -55,6 +55,10 @@ struct RuntimeOptions {
   MissPolicy on_miss = MissPolicy::heuristic;
   std::string arch;     // "" = the device's own (the emulator is sm_80)
   int tune_budget = 24; // candidates one tune measures (MissPolicy::tune, ::background), 1..100000
+  // Which backend writes kernels compiled now: "llvm" (LLVM's NVPTX backend) or "nvrtc" (CUDA C++
+  // source compiled by NVRTC; GEMMs only so far). Part of a stored binary's key: kernels of one
+  // backend are never served for the other.
+  std::string backend = "llvm";
 };
 
 // What kind of failure an Error is (the C API maps it to tcjit_status).

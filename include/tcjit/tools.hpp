@@ -179,11 +179,12 @@ struct TuneRequest {
   std::string device = "auto";         // cuda (measure), emu (model + emulator), auto
   std::string strategy = "model-topk"; // exhaustive, random, anneal, model-topk
   std::string budget = "100";          // per problem: a count of configs, or a time (90s, 10m)
-  std::string replay;  // answer measurements from a JSON Lines export instead of a device
-  int jobs = 0;        // threads building candidates; 0 = all cores
-  std::string shard;   // "I/N": only the I-th of N slices of the problems ("" = all)
-  uint64_t seed = 1;   // of the random and anneal strategies
-  bool retune = false; // go on past problems already tuned
+  std::string replay;           // answer measurements from a JSON Lines export instead of a device
+  int jobs = 0;                 // threads building candidates; 0 = all cores
+  std::string shard;            // "I/N": only the I-th of N slices of the problems ("" = all)
+  uint64_t seed = 1;            // of the random and anneal strategies
+  bool retune = false;          // go on past problems already tuned
+  std::string backend = "llvm"; // which backend builds the candidates: llvm or nvrtc
   // Set (e.g. by a signal handler) to stop after the candidate being measured; may be null.
   const std::atomic<bool> *stop = nullptr;
   std::function<void(const TuneEvent &)> on_event; // may be empty

@@ -377,6 +377,7 @@ struct Runtime::Impl {
   std::shared_ptr<DeviceContext> device = std::make_shared<DeviceContext>();
   std::string arch;
   bool tf32_off = false;
+  tuner::Backend backend = tuner::Backend::llvm;
   std::optional<kernels_db::KernelsDb> db;
 
   std::mutex map_mutex; // guards operations and kernels
@@ -526,6 +527,7 @@ struct Runtime::Impl {
     tuner::KernelRequest request;
     request.arch = arch;
     request.tf32_off = tf32_off;
+    request.backend = backend;
     request.config = *r.best;
     tuner::KernelSource source = [&] {
       std::lock_guard prepare_lock(prepare_mutex);
@@ -565,6 +567,7 @@ struct Runtime::Impl {
       tuner::KernelRequest request;
       request.arch = arch;
       request.tf32_off = tf32_off;
+      request.backend = backend;
       request.config = tuner::parse_config_json(entry.config_json);
       request.compile_on_miss = options.on_miss != MissPolicy::fail;
       tuner::KernelSource source;
@@ -607,6 +610,11 @@ Runtime::Runtime(const RuntimeOptions &options) : impl_(std::make_unique<Impl>()
                 "RuntimeOptions::tune_budget = " + std::to_string(options.tune_budget) +
                     " is not in 1..100000",
                 "Runtime", "give the number of candidates a miss may tune (default 24)");
+  if (const auto backend = tuner::parse_backend(options.backend))
+    impl_->backend = *backend;
+  else
+    throw Error(ErrorCode::invalid_argument, "unknown backend '" + options.backend + "'", "Runtime",
+                "use \"llvm\" or \"nvrtc\"");
   if (options.device != "auto" && options.device != "emu" && options.device != "cuda")
     throw Error(ErrorCode::invalid_argument, "unknown device '" + options.device + "'", "Runtime",
                 "use \"auto\", \"emu\" or \"cuda\"");
@@ -663,7 +671,7 @@ VerifyReport Runtime::verify(const OpSpec &spec, const VerifyRequest &request) {
   std::lock_guard prepare_lock(rt.prepare_mutex); // the database's use, as prepare()
   std::lock_guard lock(rt.device->mutex);
   return api::verify_on_device(*rt.device->device, rt.db ? &*rt.db : nullptr, rt.arch, rt.tf32_off,
-                               spec, request);
+                               rt.backend, spec, request);
 }
 
 Runtime::Runtime(Runtime &&) noexcept = default;
@@ -705,6 +713,7 @@ Operation Runtime::prepare(const OpSpec &spec) {
   tuner::KernelRequest request;
   request.arch = rt.arch;
   request.tf32_off = rt.tf32_off;
+  request.backend = rt.backend;
   request.compile_on_miss = rt.options.on_miss != MissPolicy::fail;
   std::string default_id;
   std::vector<codegen::TileConfig> chosen;

@@ -213,6 +213,9 @@ TuneReport tune_ops(const std::vector<WorkloadEntry> &ops, const TuneRequest &re
   if (request.arch != "auto" && !find_arch(request.arch))
     throw bad_request("unknown arch '" + request.arch + "' (tcjit targets " +
                       std::string(known_arch_list()) + ", or auto)");
+  const std::optional<tuner::Backend> backend = tuner::parse_backend(request.backend);
+  if (!backend)
+    throw bad_request("--backend '" + request.backend + "' is not one of llvm, nvrtc");
   if (request.device != "auto" && request.device != "emu" && request.device != "cuda")
     throw bad_request("unknown device '" + request.device + "' (emu, cuda or auto)");
 
@@ -274,6 +277,7 @@ TuneReport tune_ops(const std::vector<WorkloadEntry> &ops, const TuneRequest &re
     p.task.spec = e.spec;
     p.task.arch = arch;
     p.task.tf32_off = tf32_off;
+    p.task.backend = *backend;
     p.task.key = make_problem_key(e.spec, arch, tf32_off);
     if (!is_concrete(e.spec)) {
       std::string why;

@@ -223,8 +223,8 @@ private:
 } // namespace
 
 VerifyReport verify_on_device(device::Device &dev, kernels_db::KernelsDb *db,
-                              const std::string &arch, bool tf32_off, const OpSpec &spec,
-                              const VerifyRequest &request) {
+                              const std::string &arch, bool tf32_off, tuner::Backend backend,
+                              const OpSpec &spec, const VerifyRequest &request) {
   VerifyReport report;
   ReportText out(request.log);
   nlohmann::json j;
@@ -268,6 +268,7 @@ VerifyReport verify_on_device(device::Device &dev, kernels_db::KernelsDb *db,
   tuner::KernelRequest kernel_request;
   kernel_request.arch = arch;
   kernel_request.tf32_off = tf32_off;
+  kernel_request.backend = backend;
   if (!request.config.empty()) {
     codegen::TileConfig c;
     std::string err;

@@ -6,6 +6,7 @@
 #include "kernels_db/kernels_db.h"
 #include "runtime/device/device.h"
 #include "tcjit/tools.hpp"
+#include "tuner/kernel_compile.h"
 
 #include <string>
 
@@ -13,7 +14,7 @@ namespace tcjit::api {
 
 // `device` must be held by the caller alone (its lock); `db` may be null (no cache). Throws Error.
 VerifyReport verify_on_device(device::Device &device, kernels_db::KernelsDb *db,
-                              const std::string &arch, bool tf32_off, const OpSpec &spec,
-                              const VerifyRequest &request);
+                              const std::string &arch, bool tf32_off, tuner::Backend backend,
+                              const OpSpec &spec, const VerifyRequest &request);
 
 } // namespace tcjit::api

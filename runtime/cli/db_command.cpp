@@ -193,7 +193,7 @@ std::string resource_field(const std::string &resources_json, const char *name) 
 
 bool is_stale(const kdb::BinaryKey &key, const DbOptions &options) {
   return key.toolkit_version != options.toolkit_version ||
-         key.compiler_version != options.compiler_version;
+         !kdb::is_current_compiler_version(key.compiler_version, options.compiler_version);
 }
 
 void print_details(const kdb::ProblemDetails &details, const DbOptions &options,

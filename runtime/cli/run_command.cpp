@@ -34,6 +34,7 @@ struct RunOptions {
   bool no_cache = false;
   bool allow_long = false; // run on the emulator even when the estimate exceeds 10 minutes
   bool json = false;       // one JSON array on stdout (docs/cli.md) instead of the text report
+  std::string backend = "llvm";
 };
 
 // What one workload entry's run found: the JSON of `--json`, and a row of the summary table.
@@ -112,6 +113,7 @@ int run_run(const RunOptions &opt) {
   options.arch = opt.arch;
   options.db_path = opt.db_path;
   options.use_database = !opt.no_cache;
+  options.backend = opt.backend;
   std::optional<Runtime> runtime;
   try {
     runtime.emplace(options);
@@ -190,6 +192,11 @@ void add_run_command(CLI::App &app) {
   cmd->add_option("--db", opt->db_path,
                   "kernel database (default: $TCJIT_DB, else $XDG_CACHE_HOME/tcjit/kernels.db)")
       ->check(non_empty_db_path());
+  cmd->add_option("--backend", opt->backend,
+                  "llvm or nvrtc: the backend that writes a kernel compiled now (a stored kernel "
+                  "of the other backend is not used)")
+      ->check(CLI::IsMember({"llvm", "nvrtc"}))
+      ->capture_default_str();
   cmd->add_flag("--no-cache", opt->no_cache, "neither read nor write the kernel database");
   cmd->add_flag("--allow-long", opt->allow_long,
                 "run on the emulator even when its time estimate exceeds 10 minutes");

@@ -152,6 +152,10 @@ void add_tune_command(CLI::App &app) {
   cmd->add_option("--replay", opt->request.replay,
                   "answer measurements from a JSON Lines file (`tcjit db export`) instead of a "
                   "device: a simulated tuning run");
+  cmd->add_option("--backend", opt->request.backend,
+                  "llvm or nvrtc: the backend that builds the candidates (and the kernels stored)")
+      ->check(CLI::IsMember({"llvm", "nvrtc"}))
+      ->capture_default_str();
   cmd->add_option("--seed", opt->request.seed, "seed of the random and anneal strategies")
       ->capture_default_str();
   cmd->add_flag("--json", opt->json, "print the results as JSON on standard output");

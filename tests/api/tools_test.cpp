@@ -215,4 +215,52 @@ TEST_F(ToolsApi, TuneOpsStoresAWinnerThatPrepareThenTakes) {
   EXPECT_EQ(skipped.problems, 0u);
 }
 
+// RuntimeOptions::backend = "nvrtc": kernels compiled now are the CUDA C++ backend's, verified
+// like any other, stored apart (an llvm runtime does not take them); convolutions are refused with
+// the reason. tune_ops builds its candidates with the backend asked for.
+TEST_F(ToolsApi, TheNvrtcBackendThroughTheRuntimeAndTheTuner) {
+  tcjit::RuntimeOptions options;
+  options.device = "emu";
+  options.db_path = db_.string();
+  options.backend = "nvrtc";
+  {
+    tcjit::Runtime rt(options);
+    const tcjit::VerifyReport r =
+        rt.verify(spec_of("gemm m=100 n=72 k=64 a=bf16 b=bf16:col c=bf16 act=gelu bias=col"), {});
+    EXPECT_TRUE(r.ok) << r.text;
+    EXPECT_NE(r.cache.find("miss, compiled"), std::string::npos) << r.cache;
+    const tcjit::VerifyReport again =
+        rt.verify(spec_of("gemm m=100 n=72 k=64 a=bf16 b=bf16:col c=bf16 act=gelu bias=col"), {});
+    EXPECT_EQ(again.cache.rfind("hit", 0), 0u) << again.cache;
+    expect_error([&] { rt.verify(spec_of(kConv), {}); }, tcjit::ErrorCode::unsupported,
+                 "the CUDA C++ backend does not compile convolutions yet");
+    // a prepared operation launches the NVRTC kernel
+    tcjit::Operation op = rt.prepare("gemm m=32 n=32 k=32 a=f16 b=f16:col c=f32");
+    EXPECT_EQ(op.origin(), tcjit::Origin::compiled_now);
+  }
+  {
+    tcjit::RuntimeOptions llvm = options;
+    llvm.backend = "llvm";
+    tcjit::Runtime rt(llvm);
+    const tcjit::VerifyReport r =
+        rt.verify(spec_of("gemm m=100 n=72 k=64 a=bf16 b=bf16:col c=bf16 act=gelu bias=col"), {});
+    EXPECT_NE(r.cache.find("miss, compiled"), std::string::npos)
+        << "an llvm runtime took the nvrtc kernel: " << r.cache;
+  }
+  tcjit::RuntimeOptions bad = options;
+  bad.backend = "gcc";
+  expect_error([&] { tcjit::Runtime rt(bad); }, tcjit::ErrorCode::invalid_argument,
+               "unknown backend 'gcc'");
+
+  tcjit::TuneRequest tune;
+  tune.db_path = db_.string();
+  tune.device = "emu";
+  tune.budget = "2";
+  tune.backend = "nvrtc";
+  const tcjit::TuneReport report =
+      tcjit::tune_ops(tcjit::parse_ops("gemm m=64 n=64 k=64 a=f16 b=f16:col"), tune);
+  EXPECT_EQ(report.failed, 0u) << report.text;
+  EXPECT_EQ(nlohmann::json::parse(report.json)[0]["sizes"][0]["failed"], 0) << report.json;
+}
+
 } // namespace

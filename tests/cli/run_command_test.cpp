@@ -278,7 +278,8 @@ TEST_F(RunCommand, AnEmptyDbPathIsAnErrorNotTheDefaultDatabase) {
 // erased before the report goes on); elsewhere (a file, as here without a terminal) it writes
 // nothing under a plain line's 10 s.
 TEST_F(RunCommand, EmulatorProgressOnATerminalOnly) {
-  const std::string spec = "gemm m=1024 n=1024 k=512 a=f16 b=f16:col";
+  // ~0.5 s of emulation on an idle 2-core machine (2.5x the first report, at 0.2 s)
+  const std::string spec = "gemm m=2048 n=1024 k=1024 a=f16 b=f16:col";
   const std::filesystem::path out = dir_ / "tty.txt";
   // script(1) gives the command a pseudo-terminal for stdout and stderr
   const std::string cmd =

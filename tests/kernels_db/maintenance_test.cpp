@@ -80,6 +80,34 @@ TEST(KernelsDbMaintenance, PruneRemovesStaleBinariesAndOldRows) {
   EXPECT_EQ(db.stats().problems, 0);
 }
 
+// A compiler version with a "/VARIANT" (the backend that wrote the kernel) is current when its
+// version is; a lookup still tells the variants apart.
+TEST(KernelsDbMaintenance, BackendVariantsOfTheCurrentCompilerAreNotStale) {
+  EXPECT_TRUE(is_current_compiler_version("0.1.0", "0.1.0"));
+  EXPECT_TRUE(is_current_compiler_version("0.1.0/nvrtc", "0.1.0"));
+  EXPECT_FALSE(is_current_compiler_version("0.1.0x/nvrtc", "0.1.0"));
+  EXPECT_FALSE(is_current_compiler_version("0.1.01", "0.1.0"));
+  EXPECT_FALSE(is_current_compiler_version("0.0.9/nvrtc", "0.1.0"));
+  EXPECT_FALSE(is_current_compiler_version("0.1", "0.1.0"));
+  TempDir dir;
+  KernelsDb db = KernelsDb::open(dir.file("kernels.db"));
+  const ProblemRecord problem = sample_problem(1);
+  db.put_problem(problem);
+  db.put_binary(sample_binary(problem, 128));                                 // current, llvm
+  db.put_binary(sample_binary(problem, 128, "sm_80", "12.4", "0.1.0/nvrtc")); // current, nvrtc
+  db.put_binary(sample_binary(problem, 128, "sm_80", "12.4", "0.0.9/nvrtc")); // stale
+  db.put_binary(sample_binary(problem, 128, "sm_80", "12.4", "0.1.0+x"));     // stale
+  EXPECT_EQ(db.stats({"12.4", "0.1.0"}).stale_binaries, 2);
+  const auto nvrtc = db.find_binary(
+      {problem.key_text, testing::sample_config(128), "sm_80", "12.4", "0.1.0/nvrtc"});
+  ASSERT_EQ(nvrtc.status, LookupStatus::hit);
+  EXPECT_EQ(nvrtc.binary->key.compiler_version, "0.1.0/nvrtc");
+  PruneOptions stale;
+  stale.stale_versions = CurrentVersions{"12.4", "0.1.0"};
+  EXPECT_EQ(db.prune(stale).binaries_removed, 2);
+  EXPECT_EQ(db.stats().binaries, 2);
+}
+
 TEST(KernelsDbMaintenance, ExportImportRoundTrip) {
   TempDir dir;
   KernelsDb source = KernelsDb::open(dir.file("a.db"));
