@@ -1,0 +1,20 @@
+// Shared by the fuzz targets (tests/fuzz/*_fuzzer.cpp): an invariant that fails stops the process
+// with a message, which libFuzzer reports as a crash and the replay test (fuzz_replay_test.cpp)
+// as a failed test.
+#pragma once
+
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+namespace tcjit::fuzz {
+
+inline void require(bool ok, std::string_view what, std::string_view detail = {}) {
+  if (ok)
+    return;
+  std::fprintf(stderr, "fuzz invariant broken: %.*s\n%.*s\n", static_cast<int>(what.size()),
+               what.data(), static_cast<int>(detail.size()), detail.data());
+  std::abort();
+}
+
+} // namespace tcjit::fuzz
