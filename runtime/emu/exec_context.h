@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -114,6 +115,17 @@ struct LaunchState {
   std::atomic<bool> failed{false};
   std::mutex error_mutex;
   std::string error;
+  // Spin detection (executor.cpp, "spin without progress"): per worker thread, the
+  // memory-writing instructions it started and finished, and how many times in a row the block it
+  // runs was found spinning (kWorkerIdle: it has no block left to run).
+  struct alignas(64) WorkerProgress {
+    std::atomic<uint64_t> writes_started{0};
+    std::atomic<uint64_t> writes_finished{0};
+    std::atomic<uint64_t> spin_checks{0};
+  };
+  static constexpr uint64_t kWorkerIdle = ~uint64_t{0};
+  std::unique_ptr<WorkerProgress[]> progress;
+  unsigned workers = 1;
 };
 
 // Thrown by instruction implementations on a sanitizer error; caught by the executor.
