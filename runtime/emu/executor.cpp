@@ -541,9 +541,9 @@ std::string deadlock_message(const Program &prog, const Cta &cta) {
 // seen twice within one window is a cycle: execution is deterministic and nothing the warps read
 // has changed. Only another block still running could change it later by writing (inter-block
 // polling), so the launch fails only when every other worker is idle or has found its own
-// block spinning since this window opened. Spin-waits on a warp of the same block that is not
-// at a barrier are never judged (no round has both running and waiting warps... or the producer
-// writes), nor are loops that read %clock or %globaltimer (their registers change).
+// block spinning since this window opened. A spin-wait on a warp of the same block that is not
+// at a barrier is never judged (that warp's registers change, or it writes), nor is a loop that
+// reads %clock or %globaltimer (its registers change). docs/emulator.md, "Sanitizer".
 constexpr size_t kMaxSpinStates = 4096; // a longer cycle without writes reopens the window
 
 struct SpinWatch {
