@@ -3,8 +3,8 @@
 // as a failed test.
 #pragma once
 
-#include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <string_view>
 
 namespace tcjit::fuzz {
@@ -12,8 +12,7 @@ namespace tcjit::fuzz {
 inline void require(bool ok, std::string_view what, std::string_view detail = {}) {
   if (ok)
     return;
-  std::fprintf(stderr, "fuzz invariant broken: %.*s\n%.*s\n", static_cast<int>(what.size()),
-               what.data(), static_cast<int>(detail.size()), detail.data());
+  std::cerr << "fuzz invariant broken: " << what << '\n' << detail << std::endl;
   std::abort();
 }
 
