@@ -98,6 +98,7 @@ struct Cta {
   uint32_t async_pending_words = 0;
   std::vector<ShadowWord> race_shadow; // per 4-byte shared word (empty: racecheck off)
   uint32_t race_epoch = 1;             // barrier intervals so far (+1 at each bar.sync release)
+  uint64_t barrier_releases = 0;       // spin detection: a release is progress
 };
 
 struct LaunchState {

@@ -28,6 +28,7 @@ constexpr std::array<bool, static_cast<size_t>(Op::CpAsyncWaitAll) + 1> kWritesM
 
 void release_barrier(Cta &cta, uint32_t id) {
   ++cta.race_epoch; // racecheck: a new barrier interval
+  ++cta.barrier_releases;
   for (Warp &w : cta.warps) {
     if (w.state == WarpState::AtBarrier && w.barrier_id == id)
       w.state = WarpState::Running;
@@ -531,24 +532,27 @@ std::string deadlock_message(const Program &prog, const Cta &cta) {
 
 // --- spin without progress ----------------------------------------------------------------------
 // Running warps that loop without writing memory while the block's other warps wait at a barrier
-// would run until the instruction or time limit. After each scheduling round in which some warps
-// of the block wait at a barrier and others run (for two rounds in a row, so a warp that is just
-// late to the barrier costs nothing), the block's state is hashed: the running warps' registers,
-// PCs, divergence, call stacks and pending copies, the waiting warps and the barriers. Hashes
-// are collected in a window that opens when no write is in flight anywhere in the launch (every
-// worker's writes_finished == writes_started) and closes when any worker starts one (a write
-// by any block: global, shared, local, atomic, cp.async, call parameters, bar.arrive). A state
-// seen twice within one window is a cycle: execution is deterministic and nothing the warps read
-// has changed. Only another block still running could change it later by writing (inter-block
-// polling), so the launch fails only when every other worker is idle or has found its own
-// block spinning since this window opened. A spin-wait on a warp of the same block that is not
-// at a barrier is never judged (that warp's registers change, or it writes), nor is a loop that
-// reads %clock or %globaltimer (its registers change). docs/emulator.md, "Sanitizer".
+// would run until the instruction or time limit. The block is watched after each scheduling
+// round in which some of its warps wait at a barrier, others run and no barrier was released,
+// from the second such round in a row (a warp just late to the barrier costs nothing; in kernels
+// with frequent barriers most rounds release one). A window opens when no write is in flight
+// anywhere in the launch (every worker's writes_finished == writes_started) and closes when any
+// worker starts one (a write by any block: global, shared, local, atomic, cp.async, call
+// parameters, bar.arrive). In each watched round of an open window the block's state is hashed:
+// the running warps' registers, PCs, divergence, call stacks and pending copies, the waiting
+// warps and the barriers. A state seen twice within one window is a cycle: execution is
+// deterministic and nothing the warps read has changed. Only another block still running could
+// change it later by writing (inter-block polling), so the launch fails only when every other
+// worker is idle or has found its own block spinning since this window opened. A spin-wait on a
+// warp of the same block that is not at a barrier is never judged (that warp's registers change,
+// or it writes), nor is a loop that reads %clock or %globaltimer (its registers change).
+// docs/emulator.md, "Sanitizer".
 constexpr size_t kMaxSpinStates = 4096; // a longer cycle without writes reopens the window
 
 struct SpinWatch {
   bool open = false;
   uint32_t gated_rounds = 0;
+  uint64_t barrier_releases = 0; // the block's count at the last round
   uint64_t my_checks = 0;
   std::vector<uint64_t> finished;      // each worker's writes_finished when the window opened
   std::vector<uint64_t> others_checks; // each worker's spin_checks when the window opened
@@ -634,7 +638,11 @@ void watch_for_spin(ExecContext &ctx, SpinWatch &watch) {
     waiting |= w.state == WarpState::AtBarrier;
     running |= w.state == WarpState::Running;
   }
-  if (!waiting || !running) {
+  // Rounds that released a barrier made progress (in a kernel with frequent barriers the last
+  // warp to arrive runs on to the next barrier, so most rounds end with one warp waiting).
+  const bool released = cta.barrier_releases != watch.barrier_releases;
+  watch.barrier_releases = cta.barrier_releases;
+  if (!waiting || !running || released) {
     if (watch.gated_rounds != 0) {
       watch.gated_rounds = 0;
       watch.open = false;
@@ -649,9 +657,9 @@ void watch_for_spin(ExecContext &ctx, SpinWatch &watch) {
   bool quiet = watch.open;
   for (unsigned i = 0; quiet && i < n; ++i)
     quiet = launch.progress[i].writes_started.load(std::memory_order_acquire) == watch.finished[i];
-  const uint64_t state = block_state_hash(*ctx.program, cta);
   if (!quiet || watch.states.size() >= kMaxSpinStates) {
-    // (Re)open the window: from here on, a write by any block closes it.
+    // (Re)open the window: from here on, a write by any block closes it. States are hashed from
+    // the next round on (a round with writes costs no hash).
     watch.open = true;
     watch.finished.resize(n);
     watch.others_checks.resize(n);
@@ -659,11 +667,12 @@ void watch_for_spin(ExecContext &ctx, SpinWatch &watch) {
       watch.finished[i] = launch.progress[i].writes_finished.load(std::memory_order_acquire);
       watch.others_checks[i] = launch.progress[i].spin_checks.load(std::memory_order_acquire);
     }
-    watch.states.assign(1, state);
+    watch.states.clear();
     if (watch.my_checks != 0)
       mine.spin_checks.store(watch.my_checks = 0, std::memory_order_release);
     return;
   }
+  const uint64_t state = block_state_hash(*ctx.program, cta);
   if (std::find(watch.states.begin(), watch.states.end(), state) == watch.states.end()) {
     watch.states.push_back(state);
     return;
