@@ -132,7 +132,10 @@ TransferCounts merge_database(Connection &connection, const std::filesystem::pat
         ++counts.binaries_rejected;
     }
   }
-  for (const auto &[rowid, result] : all_results(other)) {
+  for (const auto &row : all_results(other)) {
+    // Not a structured binding: clang 14 (the fuzz build) cannot capture one in a lambda.
+    const int64_t rowid = row.first;
+    const ResultRecord &result = row.second;
     if (skip("results", rowid))
       continue;
     bool added = false;

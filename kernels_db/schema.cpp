@@ -7,7 +7,10 @@
 #include <array>
 #include <chrono>
 #include <string>
+#include <string_view>
 #include <thread>
+#include <utility>
+#include <vector>
 
 namespace tcjit::kernels_db {
 namespace {
@@ -230,6 +233,54 @@ std::vector<std::string> schema_objects(Connection &connection) {
   return names;
 }
 
+namespace {
+
+// The column names of `table` in the file, in order.
+std::vector<std::string> table_columns(Connection &connection, const std::string &table) {
+  Statement statement = connection.prepare("SELECT name FROM pragma_table_info('" + table + "')");
+  std::vector<std::string> names;
+  while (statement.step())
+    names.push_back(statement.column_text(0));
+  return names;
+}
+
+// The columns of every table of each schema version, read from new in-memory databases migrated
+// to it: the migrations are the one source of truth. Built once per process.
+using TableColumns = std::vector<std::pair<std::string, std::vector<std::string>>>;
+const TableColumns &expected_columns(int version) {
+  static const std::array<TableColumns, kSchemaVersion + 1> all = [] {
+    std::array<TableColumns, kSchemaVersion + 1> columns;
+    for (int v = 1; v <= kSchemaVersion; ++v) {
+      Connection memory = Connection::open(":memory:");
+      apply_migrations(memory, v);
+      for (const SchemaObject &object : kSchemaObjects)
+        if (std::string_view(object.kind) == "table" && object.version <= v)
+          columns[v].emplace_back(object.name, table_columns(memory, object.name));
+    }
+    return columns;
+  }();
+  return all[static_cast<size_t>(version)];
+}
+
+// A column name for a message: bytes outside printable ASCII as \xNN (a damaged file's names
+// can hold anything).
+std::string printable(const std::string &name) {
+  std::string text;
+  for (const unsigned char c : name) {
+    if (c >= 0x20 && c < 0x7f) {
+      text += static_cast<char>(c);
+      continue;
+    }
+    static constexpr char kHex[] = "0123456789abcdef";
+    text += "\\x";
+    text += kHex[c >> 4];
+    text += kHex[c & 15];
+  }
+  return text;
+}
+
+} // namespace
+
 std::vector<std::string> diagnose_schema(Connection &connection) {
   std::vector<std::string> problems;
   const int64_t version = query_int64(connection, "PRAGMA user_version");
@@ -265,6 +316,21 @@ std::vector<std::string> diagnose_schema(Connection &connection) {
       problems.push_back("wrong user_version " + std::to_string(version) + ": the file has " +
                          object.kind + " '" + object.name + "' of schema " +
                          std::to_string(object.version));
+  }
+  // Every query names its columns: a table of the right name with other columns (a damaged or
+  // edited CREATE TABLE) would fail them halfway with "no such column".
+  for (const auto &[table, expected] : expected_columns(static_cast<int>(version))) {
+    if (!has(table))
+      continue;
+    const std::vector<std::string> found = table_columns(connection, table);
+    for (const std::string &column : expected)
+      if (std::find(found.begin(), found.end(), column) == found.end())
+        problems.push_back("table '" + table + "' has no column '" + column + "' (schema " +
+                           std::to_string(version) + ")");
+    for (const std::string &column : found)
+      if (std::find(expected.begin(), expected.end(), column) == expected.end())
+        problems.push_back("table '" + table + "' has a column '" + printable(column) +
+                           "' that schema " + std::to_string(version) + " does not have");
   }
   return problems;
 }

@@ -26,7 +26,9 @@ std::vector<std::string> schema_objects(Connection &connection);
 // What is wrong with the file's schema objects for its user_version, one sentence each: not a
 // tcjit database (no tables, or only other tables), a table or index of its schema version
 // missing, objects of a later schema version present (a wrong user_version), user_version out of
-// range. Empty when the schema matches. Reads only.
+// range, a table without a column of its schema version or with one it does not have (the
+// expected columns are read from the migrations, applied once per process to in-memory
+// databases). Empty when the schema matches. Reads only.
 std::vector<std::string> diagnose_schema(Connection &connection);
 
 // A stored value that does not have the storage class or JSON form its column needs (e.g. text in

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -97,6 +98,7 @@ struct Cta {
   uint32_t async_pending_words = 0;
   std::vector<ShadowWord> race_shadow; // per 4-byte shared word (empty: racecheck off)
   uint32_t race_epoch = 1;             // barrier intervals so far (+1 at each bar.sync release)
+  uint64_t barrier_releases = 0;       // spin detection: a release is progress
 };
 
 struct LaunchState {
@@ -114,6 +116,17 @@ struct LaunchState {
   std::atomic<bool> failed{false};
   std::mutex error_mutex;
   std::string error;
+  // Spin detection (executor.cpp, "spin without progress"): per worker thread, the
+  // memory-writing instructions it started and finished, and how many times in a row the block it
+  // runs was found spinning (kWorkerIdle: it has no block left to run).
+  struct alignas(64) WorkerProgress {
+    std::atomic<uint64_t> writes_started{0};
+    std::atomic<uint64_t> writes_finished{0};
+    std::atomic<uint64_t> spin_checks{0};
+  };
+  static constexpr uint64_t kWorkerIdle = ~uint64_t{0};
+  std::unique_ptr<WorkerProgress[]> progress;
+  unsigned workers = 1;
 };
 
 // Thrown by instruction implementations on a sanitizer error; caught by the executor.

@@ -15,6 +15,7 @@
 #include <cstring>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 #include <limits>
@@ -28,6 +29,16 @@ namespace tcjit::emu {
 namespace {
 
 constexpr uint32_t kKinds = 11;
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// AVX2 and F16C. F16C is read from cpuid: clang 14's __builtin_cpu_supports does not know "f16c".
+bool cpu_has_avx2_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || (ecx & bit_F16C) == 0)
+    return false;
+  return __builtin_cpu_supports("avx2");
+}
+#endif
 
 // Fragment layout of one mma shape: for each lane and fragment element, the index of the
 // element in the dense A (row * K + col), B (k * N + n) and C/D (row * N + col) matrices.
@@ -383,7 +394,7 @@ void mma_float(Warp &w, const Instr &in, const Regs &regs, Decode decode) {
   float A[M * K], B[K * N], acc[M * N];
   uint32_t nan = 0;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  static const bool has_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  static const bool has_avx2 = cpu_has_avx2_f16c();
   if constexpr (kBits == 16) {
     if (has_avx2) {
       constexpr uint32_t nregs = L.a_elems / 2;

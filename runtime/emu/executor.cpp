@@ -1,6 +1,7 @@
 #include "runtime/emu/executor.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <chrono>
@@ -17,8 +18,19 @@ namespace {
 
 constexpr uint32_t kSliceInstructions = 2048; // warp instructions before switching warps
 
+// Instructions that write memory (any state space, the block's own param scratch of calls and
+// returns included) or a barrier's arrival count: the spin detector's "progress".
+constexpr std::array<bool, static_cast<size_t>(Op::CpAsyncWaitAll) + 1> kWritesMemory = [] {
+  std::array<bool, static_cast<size_t>(Op::CpAsyncWaitAll) + 1> writes{};
+  for (Op op : {Op::St, Op::Atom, Op::Red, Op::Call, Op::Ret, Op::BarArrive, Op::CpAsync,
+                Op::CpAsyncWait, Op::CpAsyncWaitAll})
+    writes[static_cast<size_t>(op)] = true;
+  return writes;
+}();
+
 void release_barrier(Cta &cta, uint32_t id) {
   ++cta.race_epoch; // racecheck: a new barrier interval
+  ++cta.barrier_releases;
   for (Warp &w : cta.warps) {
     if (w.state == WarpState::AtBarrier && w.barrier_id == id)
       w.state = WarpState::Running;
@@ -391,14 +403,25 @@ void run_warp(ExecContext &ctx, Warp &w, uint32_t budget) {
     ++c.warp_instructions_by_class[static_cast<size_t>(in.cls)];
     c.thread_instructions += static_cast<uint64_t>(std::popcount(exec));
     ++ctx.clock;
+    // Writes are announced before they happen and counted again after (the spin detector of
+    // another worker must never miss a write it could have read half of).
+    LaunchState::WorkerProgress *writing = nullptr;
+    if (exec && kWritesMemory[static_cast<size_t>(in.op)]) {
+      writing = &ctx.launch->progress[ctx.worker];
+      writing->writes_started.fetch_add(1, std::memory_order_seq_cst);
+    }
     if (in.is_control) {
       materialize_group(w);
       exec_control(ctx, w, in, pc, active, exec);
       w.group_valid = false;
+      if (writing)
+        writing->writes_finished.fetch_add(1, std::memory_order_release);
       continue;
     }
     if (exec)
       in.exec(ctx, w, in, exec);
+    if (writing)
+      writing->writes_finished.fetch_add(1, std::memory_order_release);
     if (!w.diverged) {
       w.pc = pc + 1;
     } else {
@@ -509,9 +532,182 @@ std::string deadlock_message(const Program &prog, const Cta &cta) {
   return s;
 }
 
+// --- spin without progress ----------------------------------------------------------------------
+// Running warps that loop without writing memory while the block's other warps wait at a barrier
+// would run until the instruction or time limit. The block is watched after each scheduling
+// round in which some of its warps wait at a barrier, others run and no barrier was released,
+// from the second such round in a row (a warp just late to the barrier costs nothing; in kernels
+// with frequent barriers most rounds release one). A window opens when no write is in flight
+// anywhere in the launch (every worker's writes_finished == writes_started) and closes when any
+// worker starts one (a write by any block: global, shared, local, atomic, cp.async, call
+// parameters, bar.arrive). In each watched round of an open window the block's state is hashed:
+// the running warps' registers, PCs, divergence, call stacks and pending copies, the waiting
+// warps and the barriers. A state seen twice within one window is a cycle: execution is
+// deterministic and nothing the warps read has changed. Only another block still running could
+// change it later by writing (inter-block polling), so the launch fails only when every other
+// worker is idle or has found its own block spinning since this window opened. A spin-wait on a
+// warp of the same block that is not at a barrier is never judged (that warp's registers change,
+// or it writes), nor is a loop that reads %clock or %globaltimer (its registers change).
+// docs/emulator.md, "Sanitizer".
+constexpr size_t kMaxSpinStates = 4096; // a longer cycle without writes reopens the window
+
+struct SpinWatch {
+  bool open = false;
+  uint32_t gated_rounds = 0;
+  uint64_t barrier_releases = 0; // the block's count at the last round
+  uint64_t my_checks = 0;
+  std::vector<uint64_t> finished;      // each worker's writes_finished when the window opened
+  std::vector<uint64_t> others_checks; // each worker's spin_checks when the window opened
+  std::vector<uint64_t> states;        // the block states seen in the window
+};
+
+struct StateHash {
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  void add(uint64_t v) {
+    h = (h ^ v) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+  }
+};
+
+uint64_t block_state_hash(const Program &prog, const Cta &cta) {
+  StateHash s;
+  s.add(cta.live_threads);
+  for (const Barrier &b : cta.barriers) {
+    s.add(b.arrived);
+    s.add(uint64_t{b.expected} << 32 | b.waiting_warps);
+  }
+  const size_t reg_words = size_t{prog.num_regs} * 32;
+  for (const Warp &w : cta.warps) {
+    s.add(static_cast<uint64_t>(w.state) | uint64_t{w.index} << 8);
+    if (w.state != WarpState::Running) {
+      s.add(uint64_t{w.barrier_id} << 32 | w.barrier_pc);
+      continue;
+    }
+    s.add(uint64_t{w.live} << 32 | w.pc);
+    s.add(uint64_t{w.parked} << 32 | uint64_t{w.released} << 1 | uint64_t{w.diverged});
+    s.add(uint64_t{w.group_valid} << 32 | w.group_pc);
+    s.add(uint64_t{w.group_mask} << 32 | w.next_group_pc);
+    s.add(w.carry);
+    if (w.diverged)
+      for (uint32_t pc : w.lane_pc)
+        s.add(pc);
+    for (uint32_t l = 0; l < 32; ++l) {
+      s.add(w.call_stack[l].size());
+      for (uint32_t pc : w.call_stack[l])
+        s.add(pc);
+      s.add(w.async_copies[l].copies.size() - w.async_copies[l].head);
+      s.add(w.async_committed[l]);
+    }
+    for (size_t i = 0; i < reg_words; ++i)
+      s.add(w.regs[i]);
+  }
+  return s.h;
+}
+
+std::string spin_message(const Program &prog, const Cta &cta) {
+  std::string spinning, waiting;
+  for (const Warp &w : cta.warps) {
+    if (w.state == WarpState::Running) {
+      const uint32_t pc =
+          std::min<size_t>(w.diverged && w.group_valid ? w.group_pc : w.pc, prog.code.size() - 1);
+      spinning += std::string(spinning.empty() ? "" : ", ") + "warp " + std::to_string(w.index) +
+                  " at line " + std::to_string(prog.code[pc].line) +
+                  (pc < prog.opcode_text.size() ? " (" + prog.opcode_text[pc] + ")" : "");
+    } else if (w.state == WarpState::AtBarrier) {
+      const Barrier &b = cta.barriers[w.barrier_id];
+      waiting += std::string(waiting.empty() ? "" : ", ") + "warp " + std::to_string(w.index) +
+                 " waits at barrier " + std::to_string(w.barrier_id) + " (line " +
+                 std::to_string(prog.code[w.barrier_pc].line) + ", " + std::to_string(b.arrived) +
+                 " of " + std::to_string(b.expected ? b.expected : cta.live_threads) +
+                 " threads arrived)";
+    }
+  }
+  return "spin without progress: " + spinning +
+         " loop(s) through the same state again and again without writing memory, while " +
+         waiting +
+         "; no block of the launch writes memory any more, so nothing they read can change and "
+         "they would spin until the instruction or time limit (a flag that nobody sets, or a "
+         "barrier that the spinning warps skip)";
+}
+
+// After a scheduling round: fails the launch when the block spins (see above).
+void watch_for_spin(ExecContext &ctx, SpinWatch &watch) {
+  const Cta &cta = *ctx.cta;
+  LaunchState &launch = *ctx.launch;
+  LaunchState::WorkerProgress &mine = launch.progress[ctx.worker];
+  bool waiting = false, running = false;
+  for (const Warp &w : cta.warps) {
+    waiting |= w.state == WarpState::AtBarrier;
+    running |= w.state == WarpState::Running;
+  }
+  // Rounds that released a barrier made progress (in a kernel with frequent barriers the last
+  // warp to arrive runs on to the next barrier, so most rounds end with one warp waiting).
+  const bool released = cta.barrier_releases != watch.barrier_releases;
+  watch.barrier_releases = cta.barrier_releases;
+  if (!waiting || !running || released) {
+    if (watch.gated_rounds != 0) {
+      watch.gated_rounds = 0;
+      watch.open = false;
+      if (watch.my_checks != 0)
+        mine.spin_checks.store(watch.my_checks = 0, std::memory_order_release);
+    }
+    return;
+  }
+  if (++watch.gated_rounds < 2)
+    return;
+  const unsigned n = launch.workers;
+  bool quiet = watch.open;
+  for (unsigned i = 0; quiet && i < n; ++i)
+    quiet = launch.progress[i].writes_started.load(std::memory_order_acquire) == watch.finished[i];
+  if (!quiet || watch.states.size() >= kMaxSpinStates) {
+    // (Re)open the window: from here on, a write by any block closes it. States are hashed from
+    // the next round on (a round with writes costs no hash).
+    watch.open = true;
+    watch.finished.resize(n);
+    watch.others_checks.resize(n);
+    for (unsigned i = 0; i < n; ++i) {
+      watch.finished[i] = launch.progress[i].writes_finished.load(std::memory_order_acquire);
+      watch.others_checks[i] = launch.progress[i].spin_checks.load(std::memory_order_acquire);
+    }
+    watch.states.clear();
+    if (watch.my_checks != 0)
+      mine.spin_checks.store(watch.my_checks = 0, std::memory_order_release);
+    return;
+  }
+  const uint64_t state = block_state_hash(*ctx.program, cta);
+  if (std::find(watch.states.begin(), watch.states.end(), state) == watch.states.end()) {
+    watch.states.push_back(state);
+    return;
+  }
+  // A cycle without writes: this block spins. The launch cannot finish if no other block can
+  // write any more either: every other worker is idle or found its block spinning since then.
+  mine.spin_checks.store(++watch.my_checks, std::memory_order_release);
+  for (unsigned i = 0; i < n; ++i) {
+    if (i == ctx.worker)
+      continue;
+    const uint64_t checks = launch.progress[i].spin_checks.load(std::memory_order_acquire);
+    if (checks != LaunchState::kWorkerIdle && checks <= watch.others_checks[i])
+      return;
+  }
+  const Warp *spinner = nullptr;
+  for (const Warp &w : cta.warps) {
+    if (w.state == WarpState::Running) {
+      spinner = &w;
+      break;
+    }
+  }
+  const Program &prog = *ctx.program;
+  const uint32_t pc =
+      std::min<size_t>(spinner->diverged && spinner->group_valid ? spinner->group_pc : spinner->pc,
+                       prog.code.size() - 1);
+  fault(ctx, *spinner, prog.code[pc], -1, spin_message(prog, cta));
+}
+
 void run_cta(ExecContext &ctx, uint64_t instruction_limit) {
   Cta &cta = *ctx.cta;
   const uint64_t start_clock = ctx.clock;
+  SpinWatch spin_watch;
+  ctx.launch->progress[ctx.worker].spin_checks.store(0, std::memory_order_release);
   for (;;) {
     if (ctx.clock - start_clock > instruction_limit) {
       for (const Warp &w : cta.warps) {
@@ -556,6 +752,8 @@ void run_cta(ExecContext &ctx, uint64_t instruction_limit) {
       all_exited &= w.state == WarpState::Exited;
     if (all_exited)
       return;
+    if (any_running)
+      watch_for_spin(ctx, spin_watch);
     if (!any_running) {
       check_barriers(cta);
       bool released = false;
@@ -693,6 +891,8 @@ LaunchCounters execute_launch(const LaunchRequest &req) {
   unsigned workers =
       req.worker_threads ? req.worker_threads : std::max(1u, std::thread::hardware_concurrency());
   workers = static_cast<unsigned>(std::min<uint64_t>(workers, total));
+  state.workers = workers;
+  state.progress = std::make_unique<LaunchState::WorkerProgress[]>(workers);
   std::atomic<uint64_t> next_cta{0};
   std::vector<LaunchCounters> per_worker(workers);
   ProgressReporter progress(req.on_progress, total);
@@ -717,6 +917,7 @@ LaunchCounters execute_launch(const LaunchRequest &req) {
                                                        : (1ull << 34));
         progress.block_done();
       }
+      state.progress[wi].spin_checks.store(LaunchState::kWorkerIdle, std::memory_order_release);
     } catch (const EmuFault &f) {
       std::lock_guard<std::mutex> lock(state.error_mutex);
       if (!state.failed.exchange(true))

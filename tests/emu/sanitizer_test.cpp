@@ -2,6 +2,8 @@
 // the process and the device stay usable afterwards.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "tests/emu/emu_test_util.h"
 
 namespace tcjit::emu::test {
@@ -191,6 +193,210 @@ LOOP:
   std::string e = launch_error(dev, k, "spin", {64, 1, 1}, {}, "spin.ptx");
   expect_has(e, "infinite loop");
   expect_has(e, "spin.ptx:8");
+}
+
+// Warp 0 polls a flag that nobody sets while warp 1 waits at the barrier: the launch fails at
+// once (the library's default instruction limit, 2^34, would take hours), naming the spinning
+// warp, its line and the barrier the other warp waits at.
+const char *kSpinOnFlag = R"(
+.visible .entry spin_on_flag(.param .u64 flag)
+{
+  .reg .b32 %r<4>;
+  .reg .b64 %rd<2>;
+  .reg .pred %p<3>;
+  ld.param.u64 %rd1, [flag];
+  mov.u32 %r1, %tid.x;
+  setp.ge.u32 %p1, %r1, 32;
+  @%p1 bra WAIT;
+SPIN:
+  ld.volatile.global.u32 %r2, [%rd1];
+  setp.eq.u32 %p2, %r2, 0;
+  @%p2 bra SPIN;
+WAIT:
+  bar.sync 0;
+  ret;
+}
+)";
+
+TEST(EmuSanitizer, SpinWithoutProgressWhileOthersWaitAtABarrierFailsAtOnce) {
+  for (const uint32_t blocks : {1u, 4u}) {
+    SCOPED_TRACE("blocks " + std::to_string(blocks));
+    EmuDevice dev;
+    auto flag = dev.allocate(4);
+    dev.memset(flag, 0, 4);
+    const auto start = std::chrono::steady_clock::now();
+    std::string e;
+    try {
+      launch(dev, ptx_module(kSpinOnFlag), "spin_on_flag", {blocks, 1, 1}, {64, 1, 1},
+             {Arg::of(flag)}, 0, "flag.ptx");
+      ADD_FAILURE() << "the launch did not fail";
+    } catch (const device::DeviceError &error) {
+      EXPECT_EQ(error.kind(), device::ErrorKind::LaunchFailed);
+      e = error.what();
+    }
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_LT(seconds, 1.0) << e;
+    expect_has(e, "kernel 'spin_on_flag'");
+    expect_has(e, "warp 0 (threads 0..31)");
+    expect_has(e, "spin without progress: warp 0 at line 1");
+    expect_has(e, "loop(s) through the same state again and again without writing memory");
+    expect_has(e, "warp 1 waits at barrier 0 (line 19, 32 of 64 threads arrived)");
+    expect_has(e, "a flag that nobody sets");
+    EXPECT_EQ(e.find("instruction limit"), std::string::npos) << e;
+    // the line is one of the loop's: 15 ld, 16 setp, 17 bra
+    const size_t at = e.find("warp 0 at line ");
+    ASSERT_NE(at, std::string::npos);
+    const int line = std::stoi(e.substr(at + 15));
+    EXPECT_TRUE(line >= 15 && line <= 17) << e;
+  }
+}
+
+// Block 1 polls a global flag (warp 0; warp 1 waits at the barrier) that block 0 sets after a
+// long computation without any write: block 0 still runs, so block 1 is not judged spinning.
+TEST(EmuSanitizer, PollingAFlagAnotherBlockSetsLaterIsNotASpin) {
+  const char *k = R"(
+.visible .entry poll(.param .u64 flag, .param .u64 out, .param .u32 work)
+{
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<3>;
+  .reg .pred %p<4>;
+  ld.param.u64 %rd1, [flag];
+  ld.param.u64 %rd2, [out];
+  ld.param.u32 %r5, [work];
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r3, %ctaid.x;
+  setp.ne.u32 %p3, %r3, 0;
+  @%p3 bra CONSUMER;
+  mov.u32 %r4, 0;
+COUNT:
+  add.u32 %r4, %r4, 1;
+  setp.lt.u32 %p1, %r4, %r5;
+  @%p1 bra COUNT;
+  setp.ne.u32 %p2, %r1, 0;
+  @%p2 bra DONE;
+  st.volatile.global.u32 [%rd1], %r4;
+  bra.uni DONE;
+CONSUMER:
+  setp.ge.u32 %p1, %r1, 32;
+  @%p1 bra DONE;
+SPIN:
+  ld.volatile.global.u32 %r2, [%rd1];
+  setp.eq.u32 %p2, %r2, 0;
+  @%p2 bra SPIN;
+  st.global.u32 [%rd2], %r2;
+DONE:
+  bar.sync 0;
+  ret;
+}
+)";
+  EmuDeviceOptions opt;
+  opt.worker_threads = 2; // both blocks at once
+  EmuDevice dev(opt);
+  auto flag = dev.allocate(4);
+  auto out = dev.allocate(4);
+  dev.memset(flag, 0, 4);
+  dev.memset(out, 0, 4);
+  launch(dev, ptx_module(k), "poll", {2, 1, 1}, {64, 1, 1},
+         {Arg::of(flag), Arg::of(out), Arg::of(300000u)});
+  EXPECT_EQ(download<uint32_t>(dev, out, 1)[0], 300000u);
+}
+
+// Warp 0 polls a shared flag that warp 1 sets after a long computation, while warp 2 waits at
+// the barrier: warp 1 makes progress, so warp 0 is not judged spinning.
+TEST(EmuSanitizer, WaitingForAWarpOfTheBlockThatRunsIsNotASpin) {
+  const char *k = R"(
+.visible .entry intra(.param .u64 out, .param .u32 work)
+{
+  .shared .align 4 .u32 flag;
+  .reg .b32 %r<8>;
+  .reg .b64 %rd<2>;
+  .reg .pred %p<3>;
+  ld.param.u32 %r5, [work];
+  mov.u32 %r1, %tid.x;
+  shr.u32 %r3, %r1, 5;
+  setp.eq.u32 %p1, %r3, 2;
+  @%p1 bra DONE;
+  setp.eq.u32 %p1, %r3, 1;
+  @%p1 bra PRODUCER;
+SPIN:
+  ld.volatile.shared.u32 %r2, [flag];
+  setp.eq.u32 %p2, %r2, 0;
+  @%p2 bra SPIN;
+  setp.ne.u32 %p2, %r1, 0;
+  @%p2 bra DONE;
+  ld.param.u64 %rd1, [out];
+  st.global.u32 [%rd1], %r2;
+  bra.uni DONE;
+PRODUCER:
+  mov.u32 %r4, 0;
+COUNT:
+  add.u32 %r4, %r4, 1;
+  setp.lt.u32 %p2, %r4, %r5;
+  @%p2 bra COUNT;
+  setp.ne.u32 %p2, %r1, 32;
+  @%p2 bra DONE;
+  atom.shared.exch.b32 %r6, [flag], %r4;
+DONE:
+  bar.sync 0;
+  ret;
+}
+)";
+  EmuDevice dev;
+  auto out = dev.allocate(4);
+  dev.memset(out, 0, 4);
+  launch(dev, ptx_module(k), "intra", {1, 1, 1}, {96, 1, 1}, {Arg::of(out), Arg::of(200000u)});
+  EXPECT_EQ(download<uint32_t>(dev, out, 1)[0], 200000u);
+}
+
+// As above, but the producer's registers repeat (it keeps only a predicate of the counter it
+// increments in shared memory): its progress is in memory only, which the writes show.
+TEST(EmuSanitizer, ProgressSeenOnlyInMemoryIsNotASpin) {
+  const char *k = R"(
+.visible .entry counter(.param .u64 out, .param .u32 work)
+{
+  .shared .align 4 .u32 flag;
+  .shared .align 4 .u32 count;
+  .reg .b32 %r<10>;
+  .reg .b64 %rd<2>;
+  .reg .pred %p<3>;
+  ld.param.u32 %r5, [work];
+  mov.u32 %r1, %tid.x;
+  shr.u32 %r3, %r1, 5;
+  setp.eq.u32 %p1, %r3, 2;
+  @%p1 bra DONE;
+  setp.eq.u32 %p1, %r3, 1;
+  @%p1 bra PRODUCER;
+SPIN:
+  ld.volatile.shared.u32 %r2, [flag];
+  setp.eq.u32 %p2, %r2, 0;
+  @%p2 bra SPIN;
+  setp.ne.u32 %p2, %r1, 0;
+  @%p2 bra DONE;
+  ld.param.u64 %rd1, [out];
+  st.global.u32 [%rd1], %r2;
+  bra.uni DONE;
+PRODUCER:
+  setp.ne.u32 %p2, %r1, 32;
+  @%p2 bra DONE;
+COUNT:
+  atom.shared.add.u32 %r9, [count], 1;
+  setp.lt.u32 %p2, %r9, %r5;
+  mov.u32 %r9, 0;
+  @%p2 bra COUNT;
+  atom.shared.exch.b32 %r6, [flag], 7;
+DONE:
+  bar.sync 0;
+  ret;
+}
+)";
+  EmuDeviceOptions opt;
+  opt.worker_threads = 1;
+  EmuDevice dev(opt);
+  auto out = dev.allocate(4);
+  dev.memset(out, 0, 4);
+  launch(dev, ptx_module(k), "counter", {1, 1, 1}, {96, 1, 1}, {Arg::of(out), Arg::of(100000u)});
+  EXPECT_EQ(download<uint32_t>(dev, out, 1)[0], 7u);
 }
 
 } // namespace

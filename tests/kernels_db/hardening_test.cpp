@@ -127,6 +127,42 @@ TEST(KernelsDbHardening, DroppedTableIsRefusedAtOpen) {
   }
 }
 
+// Found by fuzzing `db check` (tests/fuzz/regressions/db_check/renamed_column_passed_check.db:
+// two bytes of results.tuner_version changed): a table with the right name but other columns
+// passed the full check, and every query on it failed with "no such column ... this is
+// unexpected; please report it". Now check reports it and opens refuse it, naming the columns.
+TEST(KernelsDbHardening, RenamedColumnFailsTheCheckAndIsRefusedAtOpen) {
+  TempDir dir;
+  const auto path = dir.file("kernels.db");
+  {
+    KernelsDb db = KernelsDb::open(path);
+    const ProblemRecord problem = sample_problem(1);
+    db.put_problem(problem);
+    db.put_result(sample_result(problem, 64, 5.0));
+  }
+  {
+    Connection raw = Connection::open(path);
+    raw.exec("ALTER TABLE results RENAME COLUMN tuner_version TO \"tuner_v\xa3on\"");
+  }
+  const CheckReport report = KernelsDb::check(path, true);
+  EXPECT_FALSE(report.ok);
+  const std::vector<std::string> expected = {
+      "table 'results' has no column 'tuner_version' (schema 3)",
+      "table 'results' has a column 'tuner_v\\xa3on' that schema 3 does not have"};
+  EXPECT_EQ(report.problems, expected);
+  for (const bool read_only_open : {false, true}) {
+    try {
+      KernelsDb::open(path, read_only_open ? read_only() : OpenOptions{});
+      ADD_FAILURE() << "opened";
+    } catch (const DbError &error) {
+      EXPECT_EQ(error.kind(), DbErrorKind::corrupt);
+      EXPECT_TRUE(contains(error.what(), "database schema is damaged: table 'results' has no "
+                                         "column 'tuner_version' (schema 3)"))
+          << error.what();
+    }
+  }
+}
+
 TEST(KernelsDbHardening, DeepJsonIsRefusedWithoutRecursion) {
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   EXPECT_EQ(json_nesting_depth(deep), 100000);
