@@ -8,7 +8,9 @@
 
 #include "runtime/emu/exec_families.h"
 #include "runtime/emu/memory_layout.h"
+#include "runtime/emu/ptx_checker.h"
 #include "runtime/emu/ptx_error.h"
+#include "runtime/emu/ptx_instruction_table.h"
 #include "runtime/emu/ptx_parser.h"
 
 namespace tcjit::emu {
@@ -16,21 +18,7 @@ namespace tcjit::emu {
 namespace {
 
 std::optional<DType> parse_dtype(std::string_view m) {
-  static const std::pair<const char *, DType> kTypes[] = {
-      {"b8", DType::B8},     {"b16", DType::B16},       {"b32", DType::B32},
-      {"b64", DType::B64},   {"b128", DType::B128},     {"u8", DType::U8},
-      {"u16", DType::U16},   {"u32", DType::U32},       {"u64", DType::U64},
-      {"s8", DType::S8},     {"s16", DType::S16},       {"s32", DType::S32},
-      {"s64", DType::S64},   {"f16", DType::F16},       {"f16x2", DType::F16x2},
-      {"bf16", DType::BF16}, {"bf16x2", DType::BF16x2}, {"tf32", DType::TF32},
-      {"f32", DType::F32},   {"f64", DType::F64},       {"pred", DType::Pred},
-      {"s4", DType::S4},     {"u4", DType::U4},         {"e4m3", DType::E4M3},
-      {"e5m2", DType::E5M2}};
-  for (const auto &[name, t] : kTypes) {
-    if (m == name)
-      return t;
-  }
-  return std::nullopt;
+  return dtype_from_name(m);
 }
 
 DType parse_decl_type(const std::string &t) {
@@ -757,6 +745,30 @@ private:
 
   bool current_is_func() const { return !prog_->functions[current_function_].is_entry; }
 
+  // A name as the checker sees it.
+  CheckedName checked_name(const std::string &name) const {
+    CheckedName c;
+    for (const SpecialName &sp : kSpecialNames) {
+      if (name == sp.name) {
+        c.kind = CheckedName::Kind::Special;
+        const bool wide = name == "%clock64" || name == "%globaltimer" || name == "%gridid";
+        c.type = wide ? DType::U64 : DType::U32;
+        return c;
+      }
+    }
+    const NameEntry *e = lookup(name);
+    if (!e)
+      return c;
+    if (e->is_reg) {
+      c.kind = CheckedName::Kind::Register;
+      c.type = e->reg_type;
+      return c;
+    }
+    c.kind = CheckedName::Kind::Variable;
+    c.space = e->symbol.space == Space::ParamThread ? Space::ParamKernel : e->symbol.space;
+    return c;
+  }
+
   DType reg_type(const Operand &o) const {
     return o.kind == OperandKind::Reg ? reg_types_[o.reg] : DType::None;
   }
@@ -891,6 +903,11 @@ void Decoder::decode_instruction(const AstInstruction &ai,
       unsupported();
     throw device::DeviceError(device::ErrorKind::ModuleLoad, ai.operand_error);
   }
+  CheckContext check;
+  check.source_name = ast_.source_name;
+  check.sm_version = sm_version_of(ast_.target);
+  check.lookup = [this](const std::string &name) { return checked_name(name); };
+  const InstructionForm *form = check_instruction(ai, check);
   if (!ai.guard.empty()) {
     const NameEntry *g = lookup(ai.guard);
     if (!g || !g->is_reg)
@@ -934,24 +951,10 @@ void Decoder::decode_instruction(const AstInstruction &ai,
     return exec_integer;
   };
 
-  static const std::pair<const char *, Op> kSimpleArith[] = {
-      {"add", Op::Add},           {"sub", Op::Sub},     {"mul", Op::Mul},     {"mad", Op::Mad},
-      {"mul24", Op::Mul24},       {"mad24", Op::Mad24}, {"div", Op::Div},     {"rem", Op::Rem},
-      {"min", Op::Min},           {"max", Op::Max},     {"abs", Op::Abs},     {"neg", Op::Neg},
-      {"shl", Op::Shl},           {"shr", Op::Shr},     {"bfe", Op::Bfe},     {"bfi", Op::Bfi},
-      {"popc", Op::Popc},         {"clz", Op::Clz},     {"brev", Op::Brev},   {"bfind", Op::Bfind},
-      {"lop3", Op::Lop3},         {"and", Op::And},     {"or", Op::Or},       {"xor", Op::Xor},
-      {"not", Op::Not},           {"cnot", Op::Cnot},   {"sad", Op::Sad},     {"fma", Op::Fma},
-      {"rcp", Op::Rcp},           {"sqrt", Op::Sqrt},   {"rsqrt", Op::Rsqrt}, {"ex2", Op::Ex2},
-      {"lg2", Op::Lg2},           {"sin", Op::Sin},     {"cos", Op::Cos},     {"tanh", Op::Tanh},
-      {"copysign", Op::Copysign}, {"addc", Op::Add},    {"subc", Op::Sub},    {"madc", Op::Mad},
-      {"prmt", Op::Prmt},         {"shf", Op::Shf},     {"testp", Op::Testp}};
-
+  // the arithmetic and logic family: Op::Add .. Op::Testp in the table
   std::optional<Op> arith;
-  for (const auto &[n, o] : kSimpleArith) {
-    if (base == n)
-      arith = o;
-  }
+  if (form && form->op >= Op::Add && form->op <= Op::Testp)
+    arith = form->op;
 
   if (base == "mov") {
     need(2, 2);
@@ -1075,23 +1078,8 @@ void Decoder::decode_instruction(const AstInstruction &ai,
       in.exec = exec_float;
       in.cls = InstrClass::Float;
     }
-    if (in.exec == exec_integer &&
-        (in.op == Op::Fma || in.op == Op::Rcp || in.op == Op::Sqrt || in.op == Op::Rsqrt ||
-         in.op == Op::Ex2 || in.op == Op::Lg2 || in.op == Op::Sin || in.op == Op::Cos ||
-         in.op == Op::Tanh || in.op == Op::Copysign))
-      fail(line, "'" + ai.opcode + "' needs a floating-point type");
-    if (in.exec == exec_float && (in.op == Op::Shl || in.op == Op::Shr || in.op == Op::Bfe ||
-                                  in.op == Op::Popc || in.op == Op::Lop3 || in.op == Op::Rem))
-      fail(line, "'" + ai.opcode + "' does not take a floating-point type");
-    if (in.exec == exec_half &&
-        !(in.op == Op::Add || in.op == Op::Sub || in.op == Op::Mul || in.op == Op::Fma ||
-          in.op == Op::Min || in.op == Op::Max || in.op == Op::Abs || in.op == Op::Neg ||
-          in.op == Op::Ex2 || in.op == Op::Tanh))
-      unsupported();
-    if (ops.empty())
-      fail(line, "'" + ai.opcode + "' needs operands");
+    // the table's type sets keep float-only operations off integer types and the reverse
     if (in.op == Op::Testp) {
-      need(2, 2);
       in.type2 = in.type;
       in.dst = dest_operand(ops[0], DType::Pred, line);
       in.src[0] = src(1, in.type);
@@ -1103,22 +1091,7 @@ void Decoder::decode_instruction(const AstInstruction &ai,
           fail(line, "too many operands");
         in.src[i - 1] = src(i, src_type);
       }
-      size_t nsrc = ops.size() - 1;
-      size_t expect = 2;
-      const Op o = in.op;
-      if (o == Op::Abs || o == Op::Neg || o == Op::Not || o == Op::Cnot || o == Op::Popc ||
-          o == Op::Clz || o == Op::Brev || o == Op::Bfind || o == Op::Rcp || o == Op::Sqrt ||
-          o == Op::Rsqrt || o == Op::Ex2 || o == Op::Lg2 || o == Op::Sin || o == Op::Cos ||
-          o == Op::Tanh)
-        expect = 1;
-      else if (o == Op::Mad || o == Op::Mad24 || o == Op::Fma || o == Op::Bfe || o == Op::Prmt ||
-               o == Op::Sad || o == Op::Shf)
-        expect = 3;
-      else if (o == Op::Bfi || o == Op::Lop3)
-        expect = 4;
-      if (nsrc != expect)
-        fail(line, "'" + ai.opcode + "' expects " + std::to_string(expect + 1) + " operands, got " +
-                       std::to_string(ops.size()));
+      // the checker held the operand count to the table's form
     }
   } else if (base == "cvt") {
     in.op = Op::Cvt;
