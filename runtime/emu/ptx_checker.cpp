@@ -71,9 +71,9 @@ bool strict_fits(DType inst, DType reg) {
 }
 
 // "Operand Size Exceeding Instruction-Type Size" (ld, st, cvt): integer and bit-size instruction
-// types accept wider integer/bit registers (a .bN instruction type any wider register); f32/f64
-// need their own size. For cvt, .f16 and .f16x2 accept wider .bN registers; .bf16, .bf16x2 and
-// .tf32 only the .bN register of their size (ptxas -arch=sm_80).
+// types accept wider integer/bit registers (a .bN instruction type any wider register); float
+// types (.f32 .f64 .f16 .f16x2) their own type or a .bN register of their size or wider; .bf16,
+// .bf16x2 and .tf32 only the .bN register of their size (ptxas -arch=sm_80).
 bool relaxed_fits(DType inst, DType reg) {
   if (reg == DType::Pred || inst == DType::Pred)
     return false;
@@ -82,9 +82,7 @@ bool relaxed_fits(DType inst, DType reg) {
     return rb >= ib;
   if (is_int(inst))
     return (is_int(reg) || is_bits(reg)) && rb >= ib;
-  if (is_real(inst))
-    return strict_fits(inst, reg);
-  if (inst == DType::F16 || inst == DType::F16x2)
+  if (is_real(inst) || inst == DType::F16 || inst == DType::F16x2)
     return reg == inst || (is_bits(reg) && rb >= ib);
   return is_bits(reg) && rb == ib; // bf16, bf16x2, tf32
 }
@@ -106,9 +104,7 @@ std::string relaxed_need(DType inst) {
     return "a register of " + std::to_string(n) + " bits or more";
   if (is_int(inst))
     return "a .b, .u or .s register of " + std::to_string(n) + " bits or more";
-  if (is_real(inst))
-    return strict_need(inst);
-  if (inst == DType::F16 || inst == DType::F16x2)
+  if (is_real(inst) || inst == DType::F16 || inst == DType::F16x2)
     return "a " + dot(inst) + " register or a .b register of " + std::to_string(n) +
            " bits or more";
   return "a " + dot(bits_type(n)) + " register";
@@ -156,6 +152,7 @@ public:
     if (form_->type_count >= 1 && form_->sm90_types.has(type()) && ctx_.sm_version < 90)
       fail_plain("Feature '" + std::string(base_) + dot(type()) +
                  "' requires .target sm_90 or higher");
+    check_modifiers();
     check_instruction_rules();
     const size_t n = ai_.operands.size();
     if (n < form_->min_operands || n > form_->max_operands)
@@ -247,6 +244,134 @@ private:
         return true;
     }
     return false;
+  }
+
+  // Each modifier against the form's allowed classes and the class's type rule.
+  void check_modifiers() const {
+    using namespace mods;
+    const std::string name(base_);
+    const uint16_t allowed = form_->mods;
+    const DType t = type();
+    const bool is_cvt = name == "cvt";
+    auto illegal = [&](std::string_view m) {
+      fail_plain("Illegal modifier '." + std::string(m) + "' for instruction '" + name + "' ('" +
+                 ai_.opcode + "')");
+    };
+    for (std::string_view m : mods_) {
+      if (dtype_from_name(m) || m == form_->when)
+        continue;
+      if (m == "rn" || m == "rz" || m == "rm" || m == "rp" || m == "rna") {
+        const bool ok =
+            (allowed & kRound) && (is_cvt || dtype_is_float(t)) && (m != "rna" || is_cvt);
+        if (!ok)
+          fail_plain("Illegal rounding modifier for instruction '" + name + "': '" + ai_.opcode +
+                     "' takes no ." + std::string(m) + " (rounding applies to float types)");
+      } else if (m == "rni" || m == "rzi" || m == "rmi" || m == "rpi") {
+        if (!(allowed & kIntRound))
+          fail_plain("Illegal rounding modifier for instruction '" + name + "': '" + ai_.opcode +
+                     "' takes no ." + std::string(m) + " (integer rounding is cvt's)");
+      } else if (m == "ftz") {
+        const bool half = t == DType::F16 || t == DType::F16x2;
+        const bool ok =
+            (allowed & kFtz) &&
+            (is_cvt ? (t == DType::F32 || type2() == DType::F32)
+                    : t == DType::F32 || (half && (allowed & kFtzHalf)) ||
+                          (t == DType::F64 && has("approx") && (name == "rcp" || name == "rsqrt")));
+        if (!ok)
+          illegal(m);
+      } else if (m == "sat") {
+        if (!(allowed & kSat))
+          illegal(m);
+        if (is_cvt && is_int(t) && is_int(type2()) && int_range_contains(t, type2()))
+          illegal(m); // the source always fits: nothing to saturate
+        const bool ok = is_cvt || t == DType::F32 || t == DType::F16 || t == DType::F16x2 ||
+                        (t == DType::S32 && (allowed & kSatS32));
+        if (!ok)
+          fail_plain("Modifier '.sat' does not apply to '" + dot(t) + "' type ('" + ai_.opcode +
+                     "')");
+      } else if (m == "cc") {
+        if (!(allowed & kCc))
+          illegal(m);
+        if (!is_int(t) || bits_of(t) < 32)
+          fail_plain("Modifier '.cc' applies only to add integer types: '" + ai_.opcode + "' has " +
+                     dot(t));
+      } else if (m == "approx") {
+        const bool ok =
+            (allowed & kApprox) &&
+            (t == DType::F32 || (types::kHalf.has(t) && (name == "ex2" || name == "tanh")) ||
+             (t == DType::F64 && (name == "rcp" || name == "rsqrt")));
+        if (!ok)
+          illegal(m);
+        if (t == DType::F64 && name == "rcp" && !has("ftz"))
+          fail_plain("'.ftz' modifier required for instruction 'rcp.approx.f64' ('" + ai_.opcode +
+                     "')");
+      } else if (m == "full") {
+        if (!(allowed & kFull) || t != DType::F32)
+          illegal(m);
+      } else if (m == "NaN") {
+        if (!(allowed & kNaN) || !(t == DType::F32 || types::kHalf.has(t)))
+          illegal(m);
+      } else if (m == "relu") {
+        const bool ok = (allowed & kRelu) && types::kHalf.has(t);
+        if (!ok)
+          illegal(m);
+      } else if (m == "lo" || m == "hi") {
+        if ((allowed & kLoHi) && is_int(t))
+          continue;
+        if (name != "setp")
+          fail_plain("Comparison qualifier is not allowed for instruction '" + name + "': '" +
+                     ai_.opcode + "' takes no ." + std::string(m));
+      } else if (m == "wide") {
+        fail_plain("Unknown modifier '.wide' in '" + ai_.opcode +
+                   "' (only mul and mad of "
+                   "16/32-bit integers are .wide)");
+      } else if (is_comparison(m)) {
+        if (name != "setp")
+          fail_plain("Comparison qualifier is not allowed for instruction '" + name + "': '" +
+                     ai_.opcode + "' takes no ." + std::string(m));
+      } else if (m == "nc") {
+        if (space_ != Space::Global)
+          fail_plain("Modifier '.nc' requires .global space ('" + ai_.opcode + "')");
+      } else if (auto sp = space_of(m)) {
+        if (!(allowed & kSpace) || !(form_->spaces & space_bit(*sp)))
+          fail_plain("State space incorrect for instruction '" + name + "': '" + ai_.opcode +
+                     "' cannot use ." + std::string(m));
+      }
+    }
+    if ((allowed & kSpace) && !(form_->spaces & space_bit(space_)))
+      fail_plain("State space incorrect for instruction '" + name + "': '" + ai_.opcode +
+                 "' needs a state space");
+  }
+
+  // Every value of integer type `src` is a value of `dst`.
+  static bool int_range_contains(DType dst, DType src) {
+    const bool ds = dtype_is_signed(dst), ss = dtype_is_signed(src);
+    if (ds == ss)
+      return bits_of(dst) >= bits_of(src);
+    return ds && bits_of(dst) > bits_of(src);
+  }
+
+  static bool is_comparison(std::string_view m) {
+    for (const char *c : {"eq", "ne", "lt", "le", "gt", "ge", "ls", "hs", "equ", "neu", "ltu",
+                          "leu", "gtu", "geu", "num", "nan"}) {
+      if (m == c)
+        return true;
+    }
+    return false;
+  }
+
+  static std::optional<Space> space_of(std::string_view m) {
+    if (m == "global")
+      return Space::Global;
+    if (m == "shared" || m == "shared::cta")
+      return Space::Shared;
+    if (m == "local")
+      return Space::Local;
+    if (m == "const")
+      return Space::Const;
+    if (m == "param" || m == "param::entry" || m == "param::func")
+      return Space::ParamKernel;
+    return std::nullopt;
   }
 
   // Modifiers the instruction cannot go without, and the comparison of setp.
@@ -420,22 +545,27 @@ private:
     const DType need = rule_type(spec.rule);
     if (need == DType::None)
       return;
-    const bool hex_float = op.kind == Kind::Float && (op.float_is_f32_bits || op.float_is_f64_bits);
+    // a floating-point constant has a type: 0fXXXXXXXX is .f32, 0d... and decimals are .f64;
+    // float instructions take either, a .bN instruction one of its size (ptxas -arch=sm_80)
+    const DType literal = op.kind == Kind::Integer ? DType::None
+                          : op.float_is_f32_bits   ? DType::F32
+                                                   : DType::F64;
     bool ok = false;
     std::string what;
     if (op.kind == Kind::Integer) {
       ok = is_int(need) || is_bits(need) || need == DType::Pred;
       what = "an integer constant";
     } else {
-      ok = is_real(need) || (hex_float && is_bits(need) && bits_of(need) >= 32);
-      what = hex_float ? "a hexadecimal floating-point constant" : "a floating-point constant";
+      ok = is_real(need) || (is_bits(need) && bits_of(need) == bits_of(literal));
+      what = "a floating-point constant (" + dot(literal) + ")";
     }
     if (!ok)
       mismatch(i, spec,
                "is " + what + "; " + dot(need) + " takes " +
                    (is_real(need)   ? std::string("floating-point constants only")
                     : is_int(need)  ? std::string("integer constants only")
-                    : is_bits(need) ? std::string("integer or 0f/0d constants")
+                    : is_bits(need) ? "integer constants or floating-point ones of " +
+                                          std::to_string(bits_of(need)) + " bits"
                                     : std::string("no constants: use a register")));
   }
 
@@ -558,6 +688,7 @@ private:
         check_immediate(i, spec, e);
         continue;
       }
+      // ptxas takes a .pred element of a vector as a 32-bit value (it mixes with .b32)
       const DType t = element_type(e);
       if (t == DType::None) {
         check_value(i, spec, e, false, false);
@@ -568,7 +699,7 @@ private:
         first_name = e.name;
         continue;
       }
-      if (bits_of(t) != bits_of(common))
+      if (vector_bits(t) != vector_bits(common))
         fail_plain("Incompatible elements of vector expression in '" + ai_.opcode + "': '" +
                    first_name + "' is " + dot(common) + ", '" + e.name + "' is " + dot(t) +
                    " (the elements of a vector need one size)");
@@ -578,7 +709,7 @@ private:
           fail_plain("Vector with elements of different types are not allowed in " +
                      std::string(base_) + " instruction '" + ai_.opcode + "': '" + first_name +
                      "' is " + dot(common) + ", '" + e.name + "' is " + dot(t));
-        common = bits_type(bits_of(t));
+        common = bits_type(vector_bits(t));
       }
     }
     if (common != DType::None && !fits(spec.rule, rule_type(spec.rule), common))
@@ -586,6 +717,8 @@ private:
                "is a vector of " + dot(common) + " registers" +
                    want(spec.rule, rule_type(spec.rule)));
   }
+
+  static uint32_t vector_bits(DType t) { return t == DType::Pred ? 32 : bits_of(t); }
 
   // mov's vector forms: {a, b} packs registers into (or splits a value across) a .bN value.
   void check_mov_vector(size_t i, const OperandSpec &spec, const AstOperand &op) {

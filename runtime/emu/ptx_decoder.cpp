@@ -639,7 +639,8 @@ private:
       return imm_operand(a.int_value);
     }
     case AstOperand::Kind::Float: {
-      if (type == DType::F64) {
+      // 0d and decimal literals are f64 values: a .b64/.u64 operand takes their bits
+      if (type == DType::F64 || (dtype_bytes(type) == 8 && !a.float_is_f32_bits)) {
         return imm_operand(init_bits(a, DType::F64));
       }
       if (type == DType::F32 || dtype_bytes(type) == 4)

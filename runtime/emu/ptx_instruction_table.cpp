@@ -74,63 +74,76 @@ constexpr InstructionForm no_type(InstructionForm f) {
   return f;
 }
 
+constexpr InstructionForm allow(uint16_t m, InstructionForm f) {
+  f.mods = m;
+  return f;
+}
+
+constexpr InstructionForm in_spaces(std::initializer_list<Space> spaces, InstructionForm f) {
+  f.mods |= mods::kSpace;
+  for (Space s : spaces)
+    f.spaces |= space_bit(s);
+  return f;
+}
+
+using namespace mods;
+constexpr uint16_t kArith = kRound | kFtz | kFtzHalf | kSat;
+constexpr TypeSet kSetpTypes = kCompareTypes | TypeSet{F16, F16x2, BF16, BF16x2};
+constexpr OperandSpec pair_d{ArgKind::DestPair, TypeRule::Pred, "destination"};
+constexpr OperandSpec address{ArgKind::Address, TypeRule::None, "address"};
+constexpr std::initializer_list<Space> kAllSpaces = {
+    Space::Generic, Space::Global, Space::Shared, Space::Local, Space::Const, Space::ParamKernel};
+
 // clang-format off
 const InstructionForm kForms[] = {
     // data movement and selection
     form("mov", Op::Mov, kMovTypes,
          {{ArgKind::MovDest, TypeRule::Type, "destination"},
           {ArgKind::MovSrc, TypeRule::Type, "source"}}),
-    when("and", form("setp", Op::Setp, kCompareTypes | TypeSet{F16, F16x2, BF16, BF16x2},
-         {{ArgKind::DestPair, TypeRule::Pred, "destination"}, a, b, src("c", TypeRule::Pred)})),
-    when("or", form("setp", Op::Setp, kCompareTypes | TypeSet{F16, F16x2, BF16, BF16x2},
-         {{ArgKind::DestPair, TypeRule::Pred, "destination"}, a, b, src("c", TypeRule::Pred)})),
-    when("xor", form("setp", Op::Setp, kCompareTypes | TypeSet{F16, F16x2, BF16, BF16x2},
-         {{ArgKind::DestPair, TypeRule::Pred, "destination"}, a, b, src("c", TypeRule::Pred)})),
-    form("setp", Op::Setp, kCompareTypes | TypeSet{F16, F16x2, BF16, BF16x2},
-         {{ArgKind::DestPair, TypeRule::Pred, "destination"}, a, b}),
+    when("and", allow(kFtz | kFtzHalf, form("setp", Op::Setp, kSetpTypes, {pair_d, a, b, src("c", TypeRule::Pred)}))),
+    when("or", allow(kFtz | kFtzHalf, form("setp", Op::Setp, kSetpTypes, {pair_d, a, b, src("c", TypeRule::Pred)}))),
+    when("xor", allow(kFtz | kFtzHalf, form("setp", Op::Setp, kSetpTypes, {pair_d, a, b, src("c", TypeRule::Pred)}))),
+    allow(kFtz | kFtzHalf, form("setp", Op::Setp, kSetpTypes, {pair_d, a, b})),
     form("selp", Op::Selp, kCompareTypes, {d, a, b, src("c", TypeRule::Pred)}),
-    two_types({S32, F32}, form("slct", Op::Slct, kCompareTypes, {d, a, b, src("c", TypeRule::Type2)})),
+    allow(kFtz, two_types({S32, F32}, form("slct", Op::Slct, kCompareTypes, {d, a, b, src("c", TypeRule::Type2)}))),
 
     // integer and floating-point arithmetic
-    form("add", Op::Add, kInt | kFloat | kHalf, {d, a, b}, Requires::Nothing, kBf16),
-    form("sub", Op::Sub, kInt | kFloat | kHalf, {d, a, b}, Requires::Nothing, kBf16),
-    form("addc", Op::Add, kInt32_64, {d, a, b}),
-    form("subc", Op::Sub, kInt32_64, {d, a, b}),
-    when("wide", form("mul", Op::Mul, {U16, U32, S16, S32},
-         {{ArgKind::Dest, TypeRule::Wide, "destination"}, a, b})),
-    form("mul", Op::Mul, kInt | kFloat | kHalf, {d, a, b}, Requires::IntMulMode, kBf16),
-    when("wide", form("mad", Op::Mad, {U16, U32, S16, S32},
-         {{ArgKind::Dest, TypeRule::Wide, "destination"}, a, b, src("c", TypeRule::Wide)})),
-    form("mad", Op::Mad, kInt | kFloat, {d, a, b, c}, Requires::IntMulMode),
-    form("madc", Op::Mad, kInt32_64, {d, a, b, c}, Requires::IntMulMode),
-    form("mul24", Op::Mul24, {U32, S32}, {d, a, b}, Requires::IntHalfMode),
-    form("mad24", Op::Mad24, {U32, S32}, {d, a, b, c}, Requires::IntHalfMode),
-    form("div", Op::Div, kInt | kFloat, {d, a, b}, Requires::RoundOrApprox),
+    allow(kArith | kSatS32 | kCc, form("add", Op::Add, kInt | kFloat | kHalf, {d, a, b}, Requires::Nothing, kBf16)),
+    allow(kArith | kSatS32 | kCc, form("sub", Op::Sub, kInt | kFloat | kHalf, {d, a, b}, Requires::Nothing, kBf16)),
+    allow(kCc, form("addc", Op::Add, kInt32_64, {d, a, b})),
+    allow(kCc, form("subc", Op::Sub, kInt32_64, {d, a, b})),
+    when("wide", form("mul", Op::Mul, {U16, U32, S16, S32}, {{ArgKind::Dest, TypeRule::Wide, "destination"}, a, b})),
+    allow(kArith | kLoHi, form("mul", Op::Mul, kInt | kFloat | kHalf, {d, a, b}, Requires::IntMulMode, kBf16)),
+    when("wide", allow(kCc, form("mad", Op::Mad, {U16, U32, S16, S32}, {{ArgKind::Dest, TypeRule::Wide, "destination"}, a, b, src("c", TypeRule::Wide)}))),
+    allow(kRound | kFtz | kSat | kSatS32 | kLoHi | kCc, form("mad", Op::Mad, kInt | kFloat, {d, a, b, c}, Requires::IntMulMode)),
+    allow(kLoHi | kCc, form("madc", Op::Mad, kInt32_64, {d, a, b, c}, Requires::IntMulMode)),
+    allow(kLoHi, form("mul24", Op::Mul24, {U32, S32}, {d, a, b}, Requires::IntHalfMode)),
+    allow(kLoHi | kSat, form("mad24", Op::Mad24, {U32, S32}, {d, a, b, c}, Requires::IntHalfMode)),
+    allow(kRound | kFtz | kApprox | kFull, form("div", Op::Div, kInt | kFloat, {d, a, b}, Requires::RoundOrApprox)),
     form("rem", Op::Rem, kInt, {d, a, b}),
-    form("min", Op::Min, kInt | kFloat | kHalf, {d, a, b}),
-    form("max", Op::Max, kInt | kFloat | kHalf, {d, a, b}),
-    form("abs", Op::Abs, kSigned | kFloat | kHalf, {d, a}),
-    form("neg", Op::Neg, kSigned | kFloat | kHalf, {d, a}),
+    allow(kFtz | kFtzHalf | kNaN | kRelu, form("min", Op::Min, kInt | kFloat | kHalf, {d, a, b})),
+    allow(kFtz | kFtzHalf | kNaN | kRelu, form("max", Op::Max, kInt | kFloat | kHalf, {d, a, b})),
+    allow(kFtz | kFtzHalf, form("abs", Op::Abs, kSigned | kFloat | kHalf, {d, a})),
+    allow(kFtz | kFtzHalf, form("neg", Op::Neg, kSigned | kFloat | kHalf, {d, a})),
     form("sad", Op::Sad, kInt, {d, a, b, c}),
-    form("fma", Op::Fma, kFloat | kHalf, {d, a, b, c}, Requires::FloatRounding),
-    form("rcp", Op::Rcp, kFloat, {d, a}, Requires::RoundOrApprox),
-    form("sqrt", Op::Sqrt, kFloat, {d, a}, Requires::RoundOrApprox),
-    form("rsqrt", Op::Rsqrt, kFloat, {d, a}, Requires::Approx),
-    form("ex2", Op::Ex2, TypeSet{F32} | kHalf, {d, a}, Requires::Approx, kBf16),
-    form("lg2", Op::Lg2, {F32}, {d, a}, Requires::Approx),
-    form("sin", Op::Sin, {F32}, {d, a}, Requires::Approx),
-    form("cos", Op::Cos, {F32}, {d, a}, Requires::Approx),
-    form("tanh", Op::Tanh, TypeSet{F32} | kHalf, {d, a}, Requires::Approx, kBf16),
+    allow(kArith, form("fma", Op::Fma, kFloat | kHalf, {d, a, b, c}, Requires::FloatRounding)),
+    allow(kRound | kFtz | kApprox, form("rcp", Op::Rcp, kFloat, {d, a}, Requires::RoundOrApprox)),
+    allow(kRound | kFtz | kApprox, form("sqrt", Op::Sqrt, kFloat, {d, a}, Requires::RoundOrApprox)),
+    allow(kFtz | kApprox, form("rsqrt", Op::Rsqrt, kFloat, {d, a}, Requires::Approx)),
+    allow(kFtz | kApprox, form("ex2", Op::Ex2, TypeSet{F32} | kHalf, {d, a}, Requires::Approx, kBf16)),
+    allow(kFtz | kApprox, form("lg2", Op::Lg2, {F32}, {d, a}, Requires::Approx)),
+    allow(kFtz | kApprox, form("sin", Op::Sin, {F32}, {d, a}, Requires::Approx)),
+    allow(kFtz | kApprox, form("cos", Op::Cos, {F32}, {d, a}, Requires::Approx)),
+    allow(kApprox, form("tanh", Op::Tanh, TypeSet{F32} | kHalf, {d, a}, Requires::Approx, kBf16)),
     form("copysign", Op::Copysign, kFloat, {d, a, b}),
-    form("testp", Op::Testp, kFloat, {pred_d, a}),
+    allow(kFtz, form("testp", Op::Testp, kFloat, {pred_d, a})),
 
     // bit manipulation and logic
     form("shl", Op::Shl, kBits, {d, a, src("b", TypeRule::U32)}),
     form("shr", Op::Shr, kBits | kInt, {d, a, src("b", TypeRule::U32)}),
     form("shf", Op::Shf, {B32}, {d, a, b, src("c", TypeRule::U32)}),
     form("bfe", Op::Bfe, kInt32_64, {d, a, src("b", TypeRule::U32), src("c", TypeRule::U32)}),
-    form("bfi", Op::Bfi, {B32, B64},
-         {d, a, b, src("c", TypeRule::U32), src("d", TypeRule::U32)}),
+    form("bfi", Op::Bfi, {B32, B64}, {d, a, b, src("c", TypeRule::U32), src("d", TypeRule::U32)}),
     form("prmt", Op::Prmt, {B32}, {d, a, b, src("c", TypeRule::U32)}),
     form("popc", Op::Popc, {B32, B64}, {u32_d, a}),
     form("clz", Op::Clz, {B32, B64}, {u32_d, a}),
@@ -144,54 +157,42 @@ const InstructionForm kForms[] = {
     form("cnot", Op::Cnot, kBits, {d, a}),
 
     // conversions
-    when("f16x2", two_types({F32}, form("cvt", Op::Cvtpack, {F16x2},
-         {{ArgKind::Dest, TypeRule::Relaxed, "destination"}, src("a", TypeRule::Type2),
-          src("b", TypeRule::Type2)}))),
-    when("bf16x2", two_types({F32}, form("cvt", Op::Cvtpack, {BF16x2},
-         {{ArgKind::Dest, TypeRule::Relaxed, "destination"}, src("a", TypeRule::Type2),
-          src("b", TypeRule::Type2)}))),
-    two_types(kCvtTypes, form("cvt", Op::Cvt, kCvtTypes | TypeSet{TF32},
-         {{ArgKind::Dest, TypeRule::Relaxed, "destination"}, src("a", TypeRule::Relaxed2)},
-         Requires::CvtRounding)),
-    form("cvta", Op::Cvta, {U32, U64},
-         {{ArgKind::Dest, TypeRule::AddressOf, "destination"},
-          {ArgKind::CvtaSrc, TypeRule::AddressOf, "source"}}),
+    when("f16x2", allow(kRound | kRelu, two_types({F32}, form("cvt", Op::Cvtpack, {F16x2},
+         {{ArgKind::Dest, TypeRule::Relaxed, "destination"}, src("a", TypeRule::Type2), src("b", TypeRule::Type2)})))),
+    when("bf16x2", allow(kRound | kRelu, two_types({F32}, form("cvt", Op::Cvtpack, {BF16x2},
+         {{ArgKind::Dest, TypeRule::Relaxed, "destination"}, src("a", TypeRule::Type2), src("b", TypeRule::Type2)})))),
+    allow(kRound | kIntRound | kFtz | kSat | kSatS32 | kRelu, two_types(kCvtTypes, form("cvt", Op::Cvt, kCvtTypes | TypeSet{TF32},
+         {{ArgKind::Dest, TypeRule::Relaxed, "destination"}, src("a", TypeRule::Relaxed2)}, Requires::CvtRounding))),
+    in_spaces({Space::Global, Space::Shared, Space::Local, Space::Const, Space::ParamKernel},
+         form("cvta", Op::Cvta, {U32, U64}, {{ArgKind::Dest, TypeRule::AddressOf, "destination"},
+                                             {ArgKind::CvtaSrc, TypeRule::AddressOf, "source"}})),
 
     // memory
-    form("ld", Op::Ld, kMemTypes,
-         {{ArgKind::Data, TypeRule::Relaxed, "destination"},
-          {ArgKind::Address, TypeRule::None, "address"}}),
-    form("ldu", Op::Ld, kMemTypes,
-         {{ArgKind::Data, TypeRule::Relaxed, "destination"},
-          {ArgKind::Address, TypeRule::None, "address"}}),
-    form("st", Op::St, kMemTypes,
-         {{ArgKind::Address, TypeRule::None, "address"},
-          {ArgKind::Data, TypeRule::Relaxed, "source"}}),
-    when("cas", form("atom", Op::Atom, {B32, B64, U32, U64, S32, S64, F32, F64},
-         {d, {ArgKind::Address, TypeRule::None, "address"}, b, c})),
-    form("atom", Op::Atom, {B32, B64, U32, U64, S32, S64, F32, F64},
-         {d, {ArgKind::Address, TypeRule::None, "address"}, b}),
-    form("red", Op::Red, {B32, B64, U32, U64, S32, S64, F32, F64},
-         {{ArgKind::Address, TypeRule::None, "address"}, b}),
-    no_type(form("isspacep", Op::Isspacep, {}, {pred_d, src("a", TypeRule::U64)})),
+    in_spaces(kAllSpaces, form("ld", Op::Ld, kMemTypes, {{ArgKind::Data, TypeRule::Relaxed, "destination"}, address})),
+    in_spaces({Space::Generic, Space::Global}, form("ldu", Op::Ld, kMemTypes, {{ArgKind::Data, TypeRule::Relaxed, "destination"}, address})),
+    in_spaces({Space::Generic, Space::Global, Space::Shared, Space::Local, Space::ParamKernel},
+         form("st", Op::St, kMemTypes, {address, {ArgKind::Data, TypeRule::Relaxed, "source"}})),
+    when("cas", in_spaces({Space::Generic, Space::Global, Space::Shared},
+         form("atom", Op::Atom, {B32, B64, U32, U64, S32, S64, F32, F64}, {d, address, b, c}))),
+    in_spaces({Space::Generic, Space::Global, Space::Shared},
+         form("atom", Op::Atom, {B32, B64, U32, U64, S32, S64, F32, F64}, {d, address, b})),
+    in_spaces({Space::Generic, Space::Global, Space::Shared},
+         form("red", Op::Red, {B32, B64, U32, U64, S32, S64, F32, F64}, {address, b})),
+    in_spaces({Space::Global, Space::Shared, Space::Local, Space::Const, Space::ParamKernel},
+         no_type(form("isspacep", Op::Isspacep, {}, {pred_d, src("a", TypeRule::U64)}))),
 
     // control and synchronization
     no_type(form("bra", Op::Bra, {}, {{ArgKind::Label, TypeRule::None, "target"}})),
     when("warp", no_type(form("bar", Op::BarWarpSync, {}, {mask}))),
-    optional_from(1, no_type(form("bar", Op::BarSync, {},
-         {src("barrier", TypeRule::U32), src("thread count", TypeRule::U32)}))),
-    optional_from(1, no_type(form("barrier", Op::BarSync, {},
-         {src("barrier", TypeRule::U32), src("thread count", TypeRule::U32)}))),
+    optional_from(1, no_type(form("bar", Op::BarSync, {}, {src("barrier", TypeRule::U32), src("thread count", TypeRule::U32)}))),
+    optional_from(1, no_type(form("barrier", Op::BarSync, {}, {src("barrier", TypeRule::U32), src("thread count", TypeRule::U32)}))),
 
     // warp collectives
-    form("shfl", Op::Shfl, {B32},
-         {{ArgKind::DestPair, TypeRule::Type, "destination"}, a, src("b", TypeRule::U32),
-          src("c", TypeRule::U32), mask}),
+    form("shfl", Op::Shfl, {B32}, {{ArgKind::DestPair, TypeRule::Type, "destination"}, a, src("b", TypeRule::U32), src("c", TypeRule::U32), mask}),
     form("vote", Op::Vote, {Pred, B32}, {d, src("a", TypeRule::Pred), mask}),
     form("activemask", Op::Activemask, {B32}, {d}),
     form("redux", Op::Redux, {B32, U32, S32}, {d, a, mask}),
-    form("match", Op::MatchAny, {B32, B64},
-         {{ArgKind::DestPair, TypeRule::B32, "destination"}, a, mask}),
+    form("match", Op::MatchAny, {B32, B64}, {{ArgKind::DestPair, TypeRule::B32, "destination"}, a, mask}),
 };
 // clang-format on
 

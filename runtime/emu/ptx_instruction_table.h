@@ -83,6 +83,29 @@ enum class Requires : uint8_t {
   CvtRounding,   // cvt: float<->int and narrowing float conversions need a rounding mode
 };
 
+// Modifier classes a form allows (InstructionForm::mods); the checker also applies each class's
+// type rule (e.g. .ftz only with .f32, rounding only with float types).
+namespace mods {
+inline constexpr uint16_t kRound = 1 << 0;    // .rn .rz .rm .rp (float types)
+inline constexpr uint16_t kIntRound = 1 << 1; // .rni .rzi .rmi .rpi (cvt)
+inline constexpr uint16_t kFtz = 1 << 2;      // .ftz (.f32; halves where kFtzHalf)
+inline constexpr uint16_t kFtzHalf = 1 << 3;  // .ftz also with .f16/.f16x2
+inline constexpr uint16_t kSat = 1 << 4;      // .sat (.f32, halves; .s32 where kSatS32)
+inline constexpr uint16_t kSatS32 = 1 << 5;   // .sat also with .s32
+inline constexpr uint16_t kCc = 1 << 6;       // .cc (32/64-bit integers)
+inline constexpr uint16_t kApprox = 1 << 7;   // .approx
+inline constexpr uint16_t kFull = 1 << 8;     // .full (div.f32)
+inline constexpr uint16_t kNaN = 1 << 9;      // .NaN (min/max of floats)
+inline constexpr uint16_t kRelu = 1 << 10;    // .relu (min/max of halves, cvt to halves)
+inline constexpr uint16_t kLoHi = 1 << 11;    // .lo .hi (integer types)
+inline constexpr uint16_t kSpace = 1 << 12;   // a state space (see InstructionForm::spaces)
+} // namespace mods
+
+// State spaces as bits (InstructionForm::spaces), indexed by Space.
+constexpr uint8_t space_bit(Space s) {
+  return static_cast<uint8_t>(1u << static_cast<unsigned>(s));
+}
+
 struct OperandSpec {
   ArgKind kind = ArgKind::Src;
   TypeRule rule = TypeRule::Type;
@@ -98,6 +121,8 @@ struct InstructionForm {
   TypeSet types2;          // the second (cvt source, slct selector, mma A...)
   TypeSet sm90_types;      // of `types`, those that need .target sm_90 or later
   Requires requires_mod = Requires::Nothing;
+  uint16_t mods = 0;        // modifier classes allowed (mods::k...)
+  uint8_t spaces = 0;       // state spaces allowed (space_bit), with mods::kSpace
   uint8_t min_operands = 0; // trailing operands past min_operands are optional
   uint8_t max_operands = 0;
   OperandSpec operands[6] = {};

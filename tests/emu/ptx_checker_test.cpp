@@ -96,9 +96,11 @@ TEST(PtxChecker, LoadsStoresAndCvtMayUseWiderRegisters) {
   expect_loads("  ld.global.b16 %f0, [%rd1];");
   expect_loads("  st.global.u32 [%rd1], %rd0;");
   expect_loads("  cvt.u32.u16 %rd0, %h1;");
-  // floats need their own size
-  expect_error("  ld.global.f32 %rd0, [%rd1];",
-               "'%rd0' is a .b64 register; 'ld.global.f32' needs a .f32 or .b32 register");
+  // float types: their own type or a .bN register of their size or wider
+  expect_loads("  ld.global.f32 %rd0, [%rd1];");
+  expect_error("  ld.global.f32 %u0, [%rd1];",
+               "'%u0' is a .u32 register; 'ld.global.f32' needs a .f32 register or a .b register "
+               "of 32 bits or more there (.f32, wider registers allowed)");
   expect_error("  st.global.u32 [%rd1], %h0;", "needs a .b, .u or .s register of 32 bits");
 }
 
@@ -129,7 +131,8 @@ TEST(PtxChecker, ImmediatesMustSuitTheType) {
   expect_error("  add.f32 %f0, %f1, 1;",
                "operand 3 (b) of 'add.f32' is an integer constant; .f32 takes floating-point "
                "constants only");
-  expect_error("  add.u32 %r0, %r1, 1.5;", "is a floating-point constant; .u32 takes integer");
+  expect_error("  add.u32 %r0, %r1, 1.5;",
+               "is a floating-point constant (.f64); .u32 takes integer");
   expect_loads("  mov.b32 %r0, 0f3F800000;");
   expect_error("  add.u64 %rd0, %rd1, smem;",
                "Argument 2 of instruction 'add': must be register; operand 3 (b) 'smem' is a "
