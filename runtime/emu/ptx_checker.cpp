@@ -206,8 +206,9 @@ private:
       return;
     CheckedName g = ctx_.lookup(ai_.guard);
     if (g.kind == CheckedName::Kind::Register && g.type != DType::Pred)
-      fail_plain("Arguments mismatch for instruction '" + std::string(base_) + "': the guard '@" +
-                 ai_.guard + "' is a " + dot(g.type) + " register; a guard must be .pred");
+      fail_plain("Predicate expression expected for instruction '" + std::string(base_) +
+                 "': the guard '@" + ai_.guard + "' is a " + dot(g.type) +
+                 " register; a guard must be .pred");
   }
 
   void collect_types() {
@@ -462,7 +463,6 @@ private:
   }
 
   void check_comparison() const {
-    static const char *const kSigned[] = {"eq", "ne", "lt", "le", "gt", "ge"};
     static const char *const kUnsigned[] = {"lo", "ls", "hi", "hs"};
     static const char *const kFloat[] = {"equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"};
     const DType t = type();
@@ -479,7 +479,6 @@ private:
       ok = !any_of(kFloat);
     else
       ok = !any_of(kUnsigned);
-    (void)kSigned;
     if (!ok)
       fail_plain("Mismatch between instruction type and comparison qualifier in '" + ai_.opcode +
                  "'");
@@ -493,8 +492,6 @@ private:
     case TypeRule::Relaxed: return type();
     case TypeRule::Type2:
     case TypeRule::Relaxed2: return type2();
-    case TypeRule::Type3: return types_.size() > 3 ? types_[3] : DType::None;
-    case TypeRule::Type4: return types_.size() > 2 ? types_[2] : DType::None;
     case TypeRule::Wide: {
       const uint32_t n = bits_of(type()) * 2;
       return is_int(type()) && dtype_is_signed(type()) ? (n == 32 ? DType::S32 : DType::S64)
@@ -822,7 +819,6 @@ private:
       return;
     case ArgKind::DestPair: check_pair(i, spec, op); return;
     case ArgKind::Src: check_value(i, spec, op, true, false); return;
-    case ArgKind::SrcReg: check_value(i, spec, op, false, false); return;
     case ArgKind::Imm:
       if (op.kind != Kind::Integer)
         mismatch(i, spec, "must be an integer constant");
@@ -850,7 +846,6 @@ private:
       check_value(i, spec, op, true, false);
       return;
     case ArgKind::CvtaSrc: check_cvta_source(i, spec, op); return;
-    case ArgKind::Vector: return; // mma fragments: counted by the decoder
     case ArgKind::Data: check_data(i, spec, op, base_ == "st"); return;
     }
   }

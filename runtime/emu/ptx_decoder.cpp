@@ -2,6 +2,7 @@
 // resolves names to registers, symbols to addresses and labels to instruction indices, and turns
 // opcode strings into enums and flags. Everything unsupported fails here, at load time.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <set>
@@ -367,6 +368,13 @@ private:
     }
   }
 
+  bool version_at_least(int major, int minor) const {
+    int ma = 0, mi = 0;
+    if (std::sscanf(ast_.version.c_str(), "%d.%d", &ma, &mi) != 2)
+      return true; // no .version: be lenient
+    return ma > major || (ma == major && mi >= minor);
+  }
+
   std::string target_text() const {
     return ast_.target.empty() ? std::string("the emulator (no .target)") : ast_.target;
   }
@@ -415,6 +423,17 @@ private:
       DType t = parse_decl_type(v.type);
       if (t == DType::None)
         fail(v.line, "unsupported register type '" + v.type + "'");
+      // ptxas: registers are .b/.u/.s 8-64, .f16 .f16x2 .f32 .f64 or .pred (bf16 data lives in
+      // .b16/.b32 registers); .b128 needs PTX ISA 8.3
+      if (t == DType::BF16 || t == DType::BF16x2 || t == DType::TF32 || t == DType::S4 ||
+          t == DType::U4 || t == DType::E4M3 || t == DType::E5M2)
+        fail(v.line, "'" + v.type + "' is not a register type (ptxas: syntax error); declare " +
+                         (dtype_bytes(t) == 4 ? std::string(".b32") : std::string(".b16")) +
+                         " registers for it");
+      if (t == DType::B128 && !version_at_least(8, 3))
+        fail(v.line, "Feature 'Type .b128' requires PTX ISA .version 8.3 or later (this module "
+                     "is .version " +
+                         ast_.version + ")");
       if (v.vector != 1)
         fail(v.line, "vector registers are not supported");
       const uint64_t count = v.has_range ? v.range : 1;
@@ -958,7 +977,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
     arith = form->op;
 
   if (base == "mov") {
-    need(2, 2);
     in.op = Op::Mov;
     in.type = one_type();
     in.exec = exec_move;
@@ -984,7 +1002,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
     if (dtype_is_float(in.type2))
       in.cls = InstrClass::Float;
     finish();
-    need(in.bop == BoolOp::None ? 3 : 4, in.bop == BoolOp::None ? 3 : 4);
     in.exec = exec_compare;
     if (ops[0].kind == AstOperand::Kind::Pair) {
       in.dst = dest_operand(ops[0].elements[0], DType::Pred, line);
@@ -997,7 +1014,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
     if (in.bop != BoolOp::None)
       in.src[2] = src(3, DType::Pred);
   } else if (base == "selp") {
-    need(4, 4);
     in.op = Op::Selp;
     in.type = one_type();
     finish();
@@ -1007,7 +1023,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
     in.src[1] = src(2, in.type);
     in.src[2] = src(3, DType::Pred);
   } else if (base == "slct") {
-    need(4, 4);
     in.op = Op::Slct;
     in.ftz = m.take("ftz");
     auto ts = m.take_types();
@@ -1110,7 +1125,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
     in.type = ts[0];
     in.type2 = ts[1];
     if (in.type == DType::F16x2 || in.type == DType::BF16x2) {
-      need(3, 3);
       if (in.type2 != DType::F32)
         unsupported();
       in.op = Op::Cvtpack;
@@ -1118,7 +1132,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
       in.src[0] = src(1, DType::F32);
       in.src[1] = src(2, DType::F32);
     } else {
-      need(2, 2);
       auto ok = [](DType t) {
         return t != DType::None && t != DType::B128 && t != DType::Pred && t != DType::S4 &&
                t != DType::U4 && t != DType::E4M3 && t != DType::E5M2 && t != DType::F16x2 &&
@@ -1130,7 +1143,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
       in.src[0] = src(1, in.type2);
     }
   } else if (base == "cvta") {
-    need(2, 2);
     in.op = Op::Cvta;
     in.cls = InstrClass::Convert;
     in.exec = exec_convert;
@@ -1145,7 +1157,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
     in.src[0] = value_operand(ops[1], in.type, line, in.space);
   } else if (base == "ld" || base == "ldu" || base == "st") {
     bool is_store = base == "st";
-    need(2, 2);
     in.op = is_store ? Op::St : Op::Ld;
     in.cls = InstrClass::Memory;
     in.exec = exec_memory;
@@ -1189,7 +1200,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
       in.src[0] = imm_operand(0);
     }
   } else if (base == "isspacep") {
-    need(2, 2);
     in.op = Op::Isspacep;
     in.cls = InstrClass::Memory;
     in.exec = exec_memory;
@@ -1229,7 +1239,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
       first = 1;
     }
     AtomOp aop = static_cast<AtomOp>(in.mode);
-    need(first + (aop == AtomOp::Cas ? 3 : 2), first + (aop == AtomOp::Cas ? 3 : 2));
     in.src[0] = address_operand(ops[first], in.space, line);
     in.src[1] = src(first + 1, in.type);
     if (aop == AtomOp::Cas)
@@ -1237,7 +1246,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
   } else if (base == "bra" || base == "brx") {
     if (base == "brx")
       unsupported();
-    need(1, 1);
     in.op = Op::Bra;
     in.cls = InstrClass::Control;
     in.is_control = true;
@@ -1305,7 +1313,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
     in.cls = InstrClass::Sync;
     in.is_control = true;
     if (m.take("warp")) {
-      need(1, 1);
       m.take("sync");
       finish();
       in.op = Op::BarWarpSync;
@@ -1329,7 +1336,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
   } else if (base == "shfl") {
     if (!m.take("sync"))
       fail(line, "only shfl.sync is supported (the non-.sync shfl was removed in sm_70)");
-    need(5, 5);
     in.op = Op::Shfl;
     in.cls = InstrClass::Warp;
     in.exec = exec_warp;
@@ -1356,7 +1362,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
   } else if (base == "vote") {
     if (!m.take("sync"))
       fail(line, "only vote.sync is supported");
-    need(3, 3);
     in.op = Op::Vote;
     in.cls = InstrClass::Warp;
     in.exec = exec_warp;
@@ -1376,7 +1381,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
     in.src[0] = src(1, DType::Pred);
     in.src[1] = src(2, DType::U32);
   } else if (base == "activemask") {
-    need(1, 1);
     in.op = Op::Activemask;
     in.cls = InstrClass::Warp;
     in.exec = exec_warp;
@@ -1386,7 +1390,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
   } else if (base == "redux") {
     if (!m.take("sync"))
       unsupported();
-    need(3, 3);
     in.op = Op::Redux;
     in.cls = InstrClass::Warp;
     in.exec = exec_warp;
@@ -1422,7 +1425,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
       unsupported();
     in.type = one_type();
     finish();
-    need(3, 3);
     if (ops[0].kind == AstOperand::Kind::Pair) {
       in.dst = dest_operand(ops[0].elements[0], DType::B32, line);
       in.dst2 = dest_operand(ops[0].elements[1], DType::Pred, line);

@@ -44,23 +44,19 @@ enum class ArgKind : uint8_t {
   MovDest,  // mov's destination: a register, or {..} of registers splitting a .bN value
   DestPair, // a register or `p|q` (setp, shfl: the second is a predicate)
   Src,      // a register or an immediate
-  SrcReg,   // a register only
   Imm,      // an integer constant only
   Address,  // [reg+off], [symbol+off], [imm]
   Label,    // a branch target
   MovSrc,   // mov's source: register, immediate, a variable's name (its address), or {..}
             // of registers packed into a .bN value
   CvtaSrc,  // cvta's source: a register, or (not .to) a variable of the state space
-  Vector,   // {..} of registers with the arity given by the rule (mma fragments)
   Data,     // ld/st data: a register, or {..} with the form's vector arity (st: immediates too)
 };
 
 // Which type an operand must agree with.
 enum class TypeRule : uint8_t {
   Type,      // the instruction type, strict (PTX ISA "type checking rules")
-  Type2,     // the second instruction type, strict (setp/slct/cvt/mma operands)
-  Type4,     // the third instruction type of mma (B), strict
-  Type3,     // the fourth instruction type of mma (C), strict
+  Type2,     // the second instruction type, strict (slct selector, cvt packing sources)
   Wide,      // twice the size of the instruction type (mul.wide d, mad.wide c)
   Relaxed,   // ld/st/cvt destination/data: the register may be wider than the instruction type
   Relaxed2,  // cvt's source: as Relaxed, for the source type
@@ -116,9 +112,9 @@ struct InstructionForm {
   std::string_view opcode; // the first part of the opcode: "add", "ld"
   std::string_view when;   // the modifier that selects this form ("wide", "cas"), "" default
   Op op = Op::Mov;         // what the decoder emits
-  uint8_t type_count = 1;  // instruction types in the opcode (cvt 2, mma 4, bra 0)
+  uint8_t type_count = 1;  // instruction types in the opcode (cvt and slct 2, bra 0)
   TypeSet types;           // the first instruction type
-  TypeSet types2;          // the second (cvt source, slct selector, mma A...)
+  TypeSet types2;          // the second (cvt source, slct selector)
   TypeSet sm90_types;      // of `types`, those that need .target sm_90 or later
   Requires requires_mod = Requires::Nothing;
   uint16_t mods = 0;        // modifier classes allowed (mods::k...)

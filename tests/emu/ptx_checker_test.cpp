@@ -143,7 +143,8 @@ TEST(PtxChecker, PredicatesAndGuards) {
   expect_error("  selp.b32 %r0, %r1, %r2, %r1;", "operand 4 (c) of 'selp.b32' '%r1' is a .b32 "
                                                  "register; 'selp.b32' needs a .pred register");
   expect_error("  @%r1 add.s32 %r0, %r1, 1;",
-               "the guard '@%r1' is a .b32 register; a guard must be .pred");
+               "kernel.ptx:13: Predicate expression expected for instruction 'add': the guard "
+               "'@%r1' is a .b32 register; a guard must be .pred");
 }
 
 TEST(PtxChecker, RequiredModifiersAndTypes) {
@@ -157,6 +158,16 @@ TEST(PtxChecker, RequiredModifiersAndTypes) {
                "integer to a float");
   expect_error("  add.u32 %r0, %r1, %tid.x;",
                "Special register argument not allowed for instruction 'add'");
+}
+
+TEST(PtxChecker, RegisterDeclarationTypes) {
+  // ptxas has no .bf16 registers (a syntax error): bf16 values live in .b16 registers
+  const std::string e = load_error(ptx_module(".visible .entry k() {\n.reg .bf16 %x;\nret;\n}"));
+  EXPECT_NE(e.find("kernel.ptx:5: '.bf16' is not a register type (ptxas: syntax error); "
+                   "declare .b16 registers for it"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(load_error(ptx_module(".visible .entry k() {\n.reg .f16x2 %x;\nret;\n}")), "");
 }
 
 } // namespace

@@ -17,14 +17,16 @@ const std::set<std::string> kMutableOpcodes = {
     "cvta", "ld",   "st",   "fma",  "rcp",  "sqrt", "ex2",  "bfe",  "prmt", "popc",
     "clz",  "brev", "lop3", "shfl", "vote", "bar",  "atom", "red",  "bfi",  "shf"};
 
-const std::vector<std::string> kRegTypes = {"b16", "b32", "b64", "u16", "u32", "u64",  "s16",
-                                            "s32", "s64", "f16", "f32", "f64", "pred", "b8"};
+const std::vector<std::string> kRegTypes = {"b16",  "b32", "b64",  "u16",  "u32", "u64",
+                                            "s16",  "s32", "s64",  "f16",  "f32", "f64",
+                                            "pred", "b8",  "bf16", "f16x2"};
 const std::vector<std::string> kInstrTypes = {"b8",  "b16", "b32", "b64",  "u8",   "u16",
                                               "u32", "u64", "s8",  "s16",  "s32",  "s64",
                                               "f16", "f32", "f64", "pred", "f16x2"};
 const std::vector<std::string> kSpaces = {"global", "shared", "local", "const", "param", ""};
+// replacements of a source register: constants of each kind, and a special register
 const std::vector<std::string> kImmediates = {
-    "1", "-7", "0f3F800000", "1.5", "0d3FF0000000000000", "0x10"};
+    "1", "-7", "0f3F800000", "1.5", "0d3FF0000000000000", "0x10", "%tid.x"};
 const std::vector<std::string> kModifiers = {"rn",  "rz",  "lo",  "hi",  "wide", "approx",
                                              "ftz", "sat", "rni", "rzi", "uni",  "cc"};
 
