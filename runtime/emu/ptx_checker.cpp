@@ -67,7 +67,9 @@ bool strict_fits(DType inst, DType reg) {
     return inst == reg;
   if (bits_of(inst) != bits_of(reg))
     return false;
-  return inst == reg || is_bits(inst) || is_bits(reg) || (is_int(inst) && is_int(reg));
+  // ptxas also takes a .f16x2 register where a 32-bit integer is expected (not the reverse)
+  return inst == reg || is_bits(inst) || is_bits(reg) || (is_int(inst) && is_int(reg)) ||
+         (is_int(inst) && reg == DType::F16x2);
 }
 
 // "Operand Size Exceeding Instruction-Type Size" (ld, st, cvt): integer and bit-size instruction
@@ -81,7 +83,7 @@ bool relaxed_fits(DType inst, DType reg) {
   if (is_bits(inst))
     return rb >= ib;
   if (is_int(inst))
-    return (is_int(reg) || is_bits(reg)) && rb >= ib;
+    return (is_int(reg) || is_bits(reg) || reg == DType::F16x2) && rb >= ib;
   if (is_real(inst) || inst == DType::F16 || inst == DType::F16x2)
     return reg == inst || (is_bits(reg) && rb >= ib);
   return is_bits(reg) && rb == ib; // bf16, bf16x2, tf32
@@ -262,8 +264,8 @@ private:
       if (dtype_from_name(m) || m == form_->when)
         continue;
       if (m == "rn" || m == "rz" || m == "rm" || m == "rp" || m == "rna") {
-        const bool ok =
-            (allowed & kRound) && (is_cvt || dtype_is_float(t)) && (m != "rna" || is_cvt);
+        const bool ok = (allowed & kRound) && (is_cvt || dtype_is_float(t)) &&
+                        (m != "rna" || (is_cvt && t == DType::TF32));
         if (!ok)
           fail_plain("Illegal rounding modifier for instruction '" + name + "': '" + ai_.opcode +
                      "' takes no ." + std::string(m) + " (rounding applies to float types)");
@@ -275,7 +277,8 @@ private:
         const bool half = t == DType::F16 || t == DType::F16x2;
         const bool ok =
             (allowed & kFtz) &&
-            (is_cvt ? (t == DType::F32 || type2() == DType::F32)
+            (is_cvt ? (t == DType::F32 || type2() == DType::F32) && t != DType::TF32 &&
+                          (ctx_.sm_version >= 90 || (t != DType::BF16 && type2() != DType::BF16))
                     : t == DType::F32 || (half && (allowed & kFtzHalf)) ||
                           (t == DType::F64 && has("approx") && (name == "rcp" || name == "rsqrt")));
         if (!ok)
@@ -285,6 +288,8 @@ private:
           illegal(m);
         if (is_cvt && is_int(t) && is_int(type2()) && int_range_contains(t, type2()))
           illegal(m); // the source always fits: nothing to saturate
+        if (is_cvt && t == DType::TF32)
+          illegal(m);
         const bool ok = is_cvt || t == DType::F32 || t == DType::F16 || t == DType::F16x2 ||
                         (t == DType::S32 && (allowed & kSatS32));
         if (!ok)
@@ -344,6 +349,24 @@ private:
                  "' needs a state space");
   }
 
+  // atom/red: each operation takes its own types (.and/.or/.xor/.exch/.cas bit types, .inc/.dec
+  // .u32, .min/.max integers, .add integers and floats; ptxas -arch=sm_80).
+  void check_atomic_operation() const {
+    for (std::string_view m : mods_) {
+      const TypeSet *allowed = atomic_operation_types(m);
+      if (!allowed || allowed->has(type()))
+        continue;
+      std::string list;
+      for (DType t : {DType::B32, DType::B64, DType::U32, DType::S32, DType::U64, DType::S64,
+                      DType::F32, DType::F64}) {
+        if (allowed->has(t))
+          list += (list.empty() ? "" : " or ") + dot(t);
+      }
+      fail_plain("Operation ." + std::string(m) + " requires " + list + " type for instruction '" +
+                 std::string(base_) + "' ('" + ai_.opcode + "' has " + dot(type()) + ")");
+    }
+  }
+
   // Every value of integer type `src` is a value of `dst`.
   static bool int_range_contains(DType dst, DType src) {
     const bool ds = dtype_is_signed(dst), ss = dtype_is_signed(src);
@@ -397,6 +420,9 @@ private:
                    "' needs .rn, .rz, .rm or .rp");
       break;
     case Requires::RoundOrApprox:
+      if (is_real(t) && has_rounding() && (has("approx") || has("full")))
+        fail_plain("Rounding modifier or '.approx' modifier required for instruction '" + name +
+                   "': '" + ai_.opcode + "' names both; use one");
       if (is_real(t) && !has_rounding() && !has("approx") && !(name == "div" && has("full")))
         fail_plain("Rounding modifier or '.approx' modifier required for instruction '" + name +
                    "': '" + ai_.opcode + "' needs .rn, .rz, .rm, .rp or .approx");
@@ -412,6 +438,8 @@ private:
       fail_plain("Instruction 'abs' applies only to signed numeric types");
     if (name == "setp")
       check_comparison();
+    if (name == "atom" || name == "red")
+      check_atomic_operation();
     if (name == "cvta" && t == DType::U32)
       fail_plain("Arguments mismatch for instruction 'cvta': '" + ai_.opcode +
                  "' converts 32-bit addresses, which need .address_size 32 (32-bit compilation, "
@@ -428,6 +456,18 @@ private:
     const std::string illegal = "Illegal rounding modifier for instruction 'cvt': '" + ai_.opcode;
     const bool fp_round = has_rounding() || has("rna");
     const bool int_round = has_int_rounding();
+    // sm_80 converts .bf16 only from and to .f32, and to .tf32 only by .rna from .f32
+    const bool bf16 = dst == DType::BF16 || src == DType::BF16;
+    if (bf16 && (dst == DType::BF16 ? src : dst) != DType::F32 && ctx_.sm_version < 90)
+      fail_plain("Feature 'cvt with " + dot(dst) + dot(src) +
+                 "' requires .target sm_90 or higher ('" + ai_.opcode + "')");
+    if (dst == DType::TF32 && src != DType::F32)
+      fail_plain("Unexpected instruction types specified for 'cvt': '" + ai_.opcode +
+                 "' converts to .tf32 from .f32 only");
+    if (dst == DType::TF32 && !has("rna") && ctx_.sm_version < 90)
+      fail_plain("Feature 'cvt with .tf32.f32" +
+                 std::string(has_rounding() ? "" : " without .rna") +
+                 "' requires .target sm_90 or higher ('" + ai_.opcode + "': use .rna)");
     if (dst_float && !src_float) {
       if (int_round)
         fail_plain(illegal + "' converts an integer to a float: use .rn, .rz, .rm or .rp");
@@ -455,7 +495,8 @@ private:
         fail_plain(required + "' narrows a float and needs .rn, .rz, .rm or .rp");
       return;
     }
-    if (bits_of(dst) > bits_of(src) && (fp_round || int_round))
+    // widening is exact: no rounding (ptxas lets .bf16 -> .f32 name a float rounding)
+    if (bits_of(dst) > bits_of(src) && (int_round || (fp_round && src != DType::BF16)))
       fail_plain(illegal + "' widens a float, which is exact and takes no rounding");
     if (bits_of(dst) == bits_of(src) && fp_round)
       fail_plain(illegal + "' converts between floats of one size: only .rni, .rzi, .rmi or "
@@ -508,15 +549,20 @@ private:
   }
   static bool relaxed(TypeRule r) { return r == TypeRule::Relaxed || r == TypeRule::Relaxed2; }
 
+  // Relaxed rules, except for the source of a cvt to .tf32 or .bf16 (ptxas refuses a wider .b64)
+  bool relaxed_here(TypeRule r) const {
+    return relaxed(r) &&
+           !(r == TypeRule::Relaxed2 && (type() == DType::TF32 || type() == DType::BF16));
+  }
   bool fits(TypeRule r, DType need, DType reg) const {
-    return relaxed(r) ? relaxed_fits(need, reg) : strict_fits(need, reg);
+    return relaxed_here(r) ? relaxed_fits(need, reg) : strict_fits(need, reg);
   }
   std::string need_text(TypeRule r, DType need) const {
-    return relaxed(r) ? relaxed_need(need) : strict_need(need);
+    return relaxed_here(r) ? relaxed_need(need) : strict_need(need);
   }
   std::string want(TypeRule r, DType need) const {
     return "; '" + ai_.opcode + "' needs " + need_text(r, need) + " there (" + dot(need) +
-           (relaxed(r) ? ", wider registers allowed" : "") + ")";
+           (relaxed_here(r) ? ", wider registers allowed" : "") + ")";
   }
 
   void check_register(size_t i, const OperandSpec &spec, const std::string &name, DType reg) const {
@@ -556,6 +602,8 @@ private:
       ok = is_real(need) || (is_bits(need) && bits_of(need) == bits_of(literal));
       what = "a floating-point constant (" + dot(literal) + ")";
     }
+    if (ok && base_ == "cvt" && type() == DType::TF32 && literal == DType::F64)
+      mismatch(i, spec, "is " + what + "; '" + ai_.opcode + "' takes .f32 constants (0f...) only");
     if (!ok)
       mismatch(i, spec,
                "is " + what + "; " + dot(need) + " takes " +
@@ -573,7 +621,8 @@ private:
     case CheckedName::Kind::Unknown: return; // the decoder reports unknown names
     case CheckedName::Kind::Register: check_register(i, spec, op.name, n.type); return;
     case CheckedName::Kind::Special:
-      if (base_ != "mov")
+      // ptxas reads special registers in mov and in integer-to-integer cvt only
+      if (base_ != "mov" && !(base_ == "cvt" && is_int(type()) && is_int(type2())))
         fail_plain("Special register argument not allowed for instruction '" + std::string(base_) +
                    "': operand " + std::to_string(i + 1) + " (" + spec.role + ") is '" + op.name +
                    "'; read it with mov first");
@@ -728,14 +777,14 @@ private:
       DType et = element_type(e);
       if (e.kind == Kind::Sink && spec.kind == ArgKind::MovDest)
         continue;
-      if (e.kind != Kind::Name || et == DType::None || et == DType::Pred) {
+      if (e.kind != Kind::Name || et == DType::None) {
         if (e.kind == Kind::Name && ctx_.lookup(e.name).kind == CheckedName::Kind::Unknown)
           return; // the decoder reports unknown names
         mismatch(i, spec, "has an element that is not a data register");
       }
-      if (size && bits_of(et) != size)
+      if (size && vector_bits(et) != size)
         fail_plain("Incompatible elements of vector expression in '" + ai_.opcode + "'");
-      size = bits_of(et);
+      size = vector_bits(et);
     }
     total = size * static_cast<uint32_t>(op.elements.size());
     if ((op.elements.size() != 2 && op.elements.size() != 4) || total != bits_of(t))

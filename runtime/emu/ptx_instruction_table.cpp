@@ -114,7 +114,7 @@ const InstructionForm kForms[] = {
     allow(kCc, form("subc", Op::Sub, kInt32_64, {d, a, b})),
     when("wide", form("mul", Op::Mul, {U16, U32, S16, S32}, {{ArgKind::Dest, TypeRule::Wide, "destination"}, a, b})),
     allow(kArith | kLoHi, form("mul", Op::Mul, kInt | kFloat | kHalf, {d, a, b}, Requires::IntMulMode, kBf16)),
-    when("wide", allow(kCc, form("mad", Op::Mad, {U16, U32, S16, S32}, {{ArgKind::Dest, TypeRule::Wide, "destination"}, a, b, src("c", TypeRule::Wide)}))),
+    when("wide", form("mad", Op::Mad, {U16, U32, S16, S32}, {{ArgKind::Dest, TypeRule::Wide, "destination"}, a, b, src("c", TypeRule::Wide)})),
     allow(kRound | kFtz | kSat | kSatS32 | kLoHi | kCc, form("mad", Op::Mad, kInt | kFloat, {d, a, b, c}, Requires::IntMulMode)),
     allow(kLoHi | kCc, form("madc", Op::Mad, kInt32_64, {d, a, b, c}, Requires::IntMulMode)),
     allow(kLoHi, form("mul24", Op::Mul24, {U32, S32}, {d, a, b}, Requires::IntHalfMode)),
@@ -158,9 +158,9 @@ const InstructionForm kForms[] = {
 
     // conversions
     when("f16x2", allow(kRound | kRelu, two_types({F32}, form("cvt", Op::Cvtpack, {F16x2},
-         {{ArgKind::Dest, TypeRule::Relaxed, "destination"}, src("a", TypeRule::Type2), src("b", TypeRule::Type2)})))),
+         {{ArgKind::Dest, TypeRule::Relaxed, "destination"}, src("a", TypeRule::Type2), src("b", TypeRule::Type2)}, Requires::FloatRounding)))),
     when("bf16x2", allow(kRound | kRelu, two_types({F32}, form("cvt", Op::Cvtpack, {BF16x2},
-         {{ArgKind::Dest, TypeRule::Relaxed, "destination"}, src("a", TypeRule::Type2), src("b", TypeRule::Type2)})))),
+         {{ArgKind::Dest, TypeRule::Relaxed, "destination"}, src("a", TypeRule::Type2), src("b", TypeRule::Type2)}, Requires::FloatRounding)))),
     allow(kRound | kIntRound | kFtz | kSat | kSatS32 | kRelu, two_types(kCvtTypes, form("cvt", Op::Cvt, kCvtTypes | TypeSet{TF32},
          {{ArgKind::Dest, TypeRule::Relaxed, "destination"}, src("a", TypeRule::Relaxed2)}, Requires::CvtRounding))),
     in_spaces({Space::Global, Space::Shared, Space::Local, Space::Const, Space::ParamKernel},
@@ -218,6 +218,25 @@ const InstructionForm *select_form(std::string_view opcode,
       return &f;
   }
   return fallback;
+}
+
+const TypeSet *atomic_operation_types(std::string_view operation) {
+  static constexpr std::pair<std::string_view, TypeSet> kOps[] = {
+      {"add", {U32, S32, U64, F32, F64}},
+      {"min", {U32, S32, U64, S64}},
+      {"max", {U32, S32, U64, S64}},
+      {"inc", {U32}},
+      {"dec", {U32}},
+      {"and", {B32, B64}},
+      {"or", {B32, B64}},
+      {"xor", {B32, B64}},
+      {"exch", {B32, B64}},
+      {"cas", {B32, B64}}};
+  for (const auto &[name, types] : kOps) {
+    if (name == operation)
+      return &types;
+  }
+  return nullptr;
 }
 
 std::optional<DType> dtype_from_name(std::string_view m) {

@@ -132,6 +132,9 @@ std::span<const InstructionForm> instruction_forms(std::string_view opcode);
 const InstructionForm *select_form(std::string_view opcode,
                                    std::span<const std::string_view> modifiers);
 
+// The types an atom/red operation (.add, .cas, ...) takes; null for an unknown operation.
+const TypeSet *atomic_operation_types(std::string_view operation);
+
 // "b32", "f16x2", ... without the dot.
 std::optional<DType> dtype_from_name(std::string_view name);
 

@@ -160,6 +160,29 @@ TEST(PtxChecker, RequiredModifiersAndTypes) {
                "Special register argument not allowed for instruction 'add'");
 }
 
+TEST(PtxChecker, AtomicOperationsTakeTheirOwnTypes) {
+  expect_error("  atom.global.exch.u32 %r0, [%rd1], %r2;",
+               "kernel.ptx:13: Operation .exch requires .b32 or .b64 type for instruction 'atom' "
+               "('atom.global.exch.u32' has .u32)");
+  expect_error("  red.global.add.b32 [%rd1], %r2;", "Operation .add requires .u32 or .s32 or .u64 "
+                                                    "or .f32 or .f64 type for instruction 'red'");
+  expect_loads("  atom.global.exch.b32 %r0, [%rd1], %r2;");
+  expect_error("  st.const.u32 [%rd1], %r0;",
+               "State space incorrect for instruction 'st': 'st.const.u32' cannot use .const");
+}
+
+TEST(PtxChecker, CvtRoundingAndSpecialRegisters) {
+  expect_error("  cvt.rn.f32.f32 %f0, %f1;",
+               "Illegal rounding modifier for instruction 'cvt': 'cvt.rn.f32.f32' converts "
+               "between floats of one size");
+  expect_loads("  cvt.rni.f32.f32 %f0, %f1;");
+  expect_error("  cvt.rzi.u32.f32 %h0, %f1;", "'%h0' is a .b16 register");
+  // special registers: mov and integer cvt only
+  expect_loads("  cvt.u64.u32 %rd0, %tid.x;");
+  expect_error("  cvt.rn.f32.u32 %f0, %tid.x;",
+               "Special register argument not allowed for instruction 'cvt'");
+}
+
 TEST(PtxChecker, RegisterDeclarationTypes) {
   // ptxas has no .bf16 registers (a syntax error): bf16 values live in .b16 registers
   const std::string e = load_error(ptx_module(".visible .entry k() {\n.reg .bf16 %x;\nret;\n}"));
