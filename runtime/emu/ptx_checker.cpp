@@ -62,28 +62,29 @@ std::string dot(DType t) {
 // The PTX ISA's type-checking rule ("Type Checking Rules"): an operand of the same size as the
 // instruction type; a .bN register fits any type of size N, a .bN instruction any register of
 // size N, signed and unsigned integers of one size fit each other, floats only their own type.
-bool strict_fits(DType inst, DType reg) {
+bool strict_fits(DType inst, DType reg, bool f16x2_as_int = false) {
   if (inst == DType::Pred || reg == DType::Pred)
     return inst == reg;
   if (bits_of(inst) != bits_of(reg))
     return false;
-  // ptxas also takes a .f16x2 register where a 32-bit integer is expected (not the reverse)
+  // where the instruction type is a 32-bit integer, ptxas also takes a .f16x2 register (not
+  // the reverse, nor where an operand's type is fixed, e.g. a shift amount)
   return inst == reg || is_bits(inst) || is_bits(reg) || (is_int(inst) && is_int(reg)) ||
-         (is_int(inst) && reg == DType::F16x2);
+         (f16x2_as_int && is_int(inst) && reg == DType::F16x2);
 }
 
 // "Operand Size Exceeding Instruction-Type Size" (ld, st, cvt): integer and bit-size instruction
 // types accept wider integer/bit registers (a .bN instruction type any wider register); float
 // types (.f32 .f64 .f16 .f16x2) their own type or a .bN register of their size or wider; .bf16,
 // .bf16x2 and .tf32 only the .bN register of their size (ptxas -arch=sm_80).
-bool relaxed_fits(DType inst, DType reg) {
+bool relaxed_fits(DType inst, DType reg, bool f16x2_as_int) {
   if (reg == DType::Pred || inst == DType::Pred)
     return false;
   const uint32_t ib = bits_of(inst), rb = bits_of(reg);
   if (is_bits(inst))
     return rb >= ib;
   if (is_int(inst))
-    return (is_int(reg) || is_bits(reg) || reg == DType::F16x2) && rb >= ib;
+    return (is_int(reg) || is_bits(reg) || (f16x2_as_int && reg == DType::F16x2)) && rb >= ib;
   if (is_real(inst) || inst == DType::F16 || inst == DType::F16x2)
     return reg == inst || (is_bits(reg) && rb >= ib);
   return is_bits(reg) && rb == ib; // bf16, bf16x2, tf32
@@ -155,6 +156,7 @@ public:
       fail_plain("Feature '" + std::string(base_) + dot(type()) +
                  "' requires .target sm_90 or higher");
     check_modifiers();
+    check_modifier_order();
     check_instruction_rules();
     const size_t n = ai_.operands.size();
     if (n < form_->min_operands || n > form_->max_operands)
@@ -277,10 +279,11 @@ private:
         const bool half = t == DType::F16 || t == DType::F16x2;
         const bool ok =
             (allowed & kFtz) &&
-            (is_cvt ? (t == DType::F32 || type2() == DType::F32) && t != DType::TF32 &&
-                          (ctx_.sm_version >= 90 || (t != DType::BF16 && type2() != DType::BF16))
-                    : t == DType::F32 || (half && (allowed & kFtzHalf)) ||
-                          (t == DType::F64 && has("approx") && (name == "rcp" || name == "rsqrt")));
+            (is_cvt
+                 ? (t == DType::F32 || type2() == DType::F32) && t != DType::TF32 &&
+                       (ctx_.sm_version >= 90 || (t != DType::BF16 && type2() != DType::BF16))
+                 : t == DType::F32 || (half && (allowed & kFtzHalf)) ||
+                       (t == DType::F64 && (name == "rcp" || (name == "rsqrt" && has("approx")))));
         if (!ok)
           illegal(m);
       } else if (m == "sat") {
@@ -398,6 +401,21 @@ private:
     return std::nullopt;
   }
 
+  // Modifiers that are part of the instruction's name come right after the opcode (mul.lo.cc,
+  // not mul.cc.lo; cvta.to.shared, not cvta.shared.to), as ptxas's grammar has them.
+  void check_modifier_order() const {
+    const std::string name(base_);
+    for (const char *m : {"lo", "hi", "wide", "to"}) {
+      const bool names_it = m == std::string_view("to")     ? name == "cvta"
+                            : m == std::string_view("wide") ? (name == "mul" || name == "mad")
+                                                            : (form_->mods & mods::kLoHi) != 0;
+      if (!names_it || !has(m) || mods_.front() == m)
+        continue;
+      fail_plain("Unexpected instruction types specified for '" + name + "': ." + m +
+                 " must follow '" + name + "' directly ('" + ai_.opcode + "')");
+    }
+  }
+
   // Modifiers the instruction cannot go without, and the comparison of setp.
   void check_instruction_rules() const {
     const std::string name(base_);
@@ -420,7 +438,8 @@ private:
                    "' needs .rn, .rz, .rm or .rp");
       break;
     case Requires::RoundOrApprox:
-      if (is_real(t) && has_rounding() && (has("approx") || has("full")))
+      if (is_real(t) &&
+          ((has_rounding() && (has("approx") || has("full"))) || (has("approx") && has("full"))))
         fail_plain("Rounding modifier or '.approx' modifier required for instruction '" + name +
                    "': '" + ai_.opcode + "' names both; use one");
       if (is_real(t) && !has_rounding() && !has("approx") && !(name == "div" && has("full")))
@@ -549,13 +568,18 @@ private:
   }
   static bool relaxed(TypeRule r) { return r == TypeRule::Relaxed || r == TypeRule::Relaxed2; }
 
-  // Relaxed rules, except for the source of a cvt to .tf32 or .bf16 (ptxas refuses a wider .b64)
+  // Relaxed rules, except for cvt to or from .bf16 and to .tf32: ptxas takes those operands
+  // strictly (no wider .b64)
   bool relaxed_here(TypeRule r) const {
-    return relaxed(r) &&
-           !(r == TypeRule::Relaxed2 && (type() == DType::TF32 || type() == DType::BF16));
+    const bool strict_cvt = base_ == "cvt" && (type() == DType::TF32 || type() == DType::BF16 ||
+                                               type2() == DType::BF16);
+    return relaxed(r) && !strict_cvt;
   }
   bool fits(TypeRule r, DType need, DType reg) const {
-    return relaxed_here(r) ? relaxed_fits(need, reg) : strict_fits(need, reg);
+    const bool from_instruction_type = r == TypeRule::Type || r == TypeRule::Type2 ||
+                                       r == TypeRule::Relaxed || r == TypeRule::Relaxed2;
+    return relaxed_here(r) ? relaxed_fits(need, reg, from_instruction_type)
+                           : strict_fits(need, reg, from_instruction_type);
   }
   std::string need_text(TypeRule r, DType need) const {
     return relaxed_here(r) ? relaxed_need(need) : strict_need(need);

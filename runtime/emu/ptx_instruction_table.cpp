@@ -188,7 +188,7 @@ const InstructionForm kForms[] = {
     optional_from(1, no_type(form("barrier", Op::BarSync, {}, {src("barrier", TypeRule::U32), src("thread count", TypeRule::U32)}))),
 
     // warp collectives
-    form("shfl", Op::Shfl, {B32}, {{ArgKind::DestPair, TypeRule::Type, "destination"}, a, src("b", TypeRule::U32), src("c", TypeRule::U32), mask}),
+    form("shfl", Op::Shfl, {B32}, {{ArgKind::DestPair, TypeRule::Type, "destination"}, a, src("b", TypeRule::B32), src("c", TypeRule::B32), mask}),
     form("vote", Op::Vote, {Pred, B32}, {d, src("a", TypeRule::Pred), mask}),
     form("activemask", Op::Activemask, {B32}, {d}),
     form("redux", Op::Redux, {B32, U32, S32}, {d, a, mask}),

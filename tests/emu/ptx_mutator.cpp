@@ -100,9 +100,9 @@ std::vector<std::string> split_operands(const std::string &s) {
 }
 
 const std::vector<std::string> &PtxMutator::operator_names() {
-  static const std::vector<std::string> kNames = {"reg_type",      "swap_reg",    "type_suffix",
-                                                  "vector_arity",  "state_space", "imm_reg",
-                                                  "operand_count", "modifier"};
+  static const std::vector<std::string> kNames = {
+      "reg_type", "swap_reg",      "type_suffix", "vector_arity", "state_space",
+      "imm_reg",  "operand_count", "modifier",    "guard",        "address"};
   return kNames;
 }
 
@@ -134,6 +134,10 @@ PtxMutator::PtxMutator(std::string seed_name, const std::string &text)
       decls_.push_back(d);
       continue;
     }
+    static const std::regex kVariable(
+        R"(^\s*(\.extern\s+)?\.(param|shared|global|const|local)\s.*\s([A-Za-z_$][A-Za-z0-9_$]*)\s*(\[\d*\])?\s*(=.*)?[;,]?\s*$)");
+    if (line.find(".entry") == std::string::npos && std::regex_match(line, m, kVariable))
+      variables_.push_back(m[3]);
     if (trim(line).empty() || trim(line)[0] == '.' || trim(line)[0] == '/' ||
         trim(line)[0] == '$' || trim(line)[0] == '{' || trim(line)[0] == '}' ||
         trim(line)[0] == '(' || trim(line)[0] == ')')
@@ -170,6 +174,8 @@ PtxMutator::PtxMutator(std::string seed_name, const std::string &text)
     }
     if (mutable_op)
       instrs_.push_back(in);
+    if (!in.guard.empty())
+      guarded_.push_back(in);
   }
 }
 
@@ -417,8 +423,51 @@ std::optional<Mutant> PtxMutator::modifier(std::mt19937_64 &rng) const {
   return make("modifier", in.line, render(in));
 }
 
+std::optional<Mutant> PtxMutator::guard(std::mt19937_64 &rng) const {
+  if (guarded_.empty())
+    return std::nullopt;
+  Instr in = pick(rng, guarded_);
+  auto r = random_register(rng, in.function, "");
+  if (!r)
+    return std::nullopt;
+  in.guard = (std::uniform_int_distribution<int>(0, 1)(rng) ? "@!" : "@") + *r + " ";
+  return make("guard", in.line, render(in));
+}
+
+std::optional<Mutant> PtxMutator::address(std::mt19937_64 &rng) const {
+  std::vector<std::pair<const Instr *, size_t>> c;
+  for (const Instr &in : instrs_) {
+    for (size_t i = 0; i < in.operands.size(); ++i) {
+      if (!in.operands[i].empty() && in.operands[i][0] == '[')
+        c.push_back({&in, i});
+    }
+  }
+  if (c.empty())
+    return std::nullopt;
+  auto [ip, i] = pick(rng, c);
+  Instr in = *ip;
+  std::string &o = in.operands[i];
+  switch (std::uniform_int_distribution<int>(0, 3)(rng)) {
+  case 0: o = "[8]"; break;
+  case 1: {
+    auto r = random_register(rng, in.function, "");
+    if (!r)
+      return std::nullopt;
+    o = "[" + *r + "]";
+    break;
+  }
+  case 2:
+    if (variables_.empty())
+      return std::nullopt;
+    o = "[" + pick(rng, variables_) + "]";
+    break;
+  default: o = o.substr(0, o.size() - 1) + "+4]"; break;
+  }
+  return make("address", in.line, render(in));
+}
+
 std::optional<Mutant> PtxMutator::mutate(std::mt19937_64 &rng) const {
-  switch (std::uniform_int_distribution<int>(0, 7)(rng)) {
+  switch (std::uniform_int_distribution<int>(0, 9)(rng)) {
   case 0: return reg_type(rng);
   case 1: return swap_reg(rng);
   case 2: return type_suffix(rng);
@@ -426,7 +475,9 @@ std::optional<Mutant> PtxMutator::mutate(std::mt19937_64 &rng) const {
   case 4: return state_space(rng);
   case 5: return imm_reg(rng);
   case 6: return operand_count(rng);
-  default: return modifier(rng);
+  case 7: return modifier(rng);
+  case 8: return guard(rng);
+  default: return address(rng);
   }
 }
 

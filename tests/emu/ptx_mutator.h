@@ -50,7 +50,9 @@ private:
   std::string seed_;
   std::vector<std::string> lines_;
   std::vector<Decl> decls_;
-  std::vector<Instr> instrs_; // only instructions with a mutable opcode
+  std::vector<Instr> instrs_;          // only instructions with a mutable opcode
+  std::vector<Instr> guarded_;         // every instruction with a guard
+  std::vector<std::string> variables_; // .shared/.global/.const/.local/.param names
 
   std::string render(const Instr &in) const;
   Mutant make(const std::string &op, size_t line, const std::string &new_line) const;
@@ -66,6 +68,8 @@ private:
   std::optional<Mutant> imm_reg(std::mt19937_64 &rng) const;
   std::optional<Mutant> operand_count(std::mt19937_64 &rng) const;
   std::optional<Mutant> modifier(std::mt19937_64 &rng) const;
+  std::optional<Mutant> guard(std::mt19937_64 &rng) const;
+  std::optional<Mutant> address(std::mt19937_64 &rng) const;
 };
 
 // Splits "a, [b+4], {c, d}" at top-level commas.
