@@ -219,16 +219,8 @@ private:
     for (std::string_view m : mods_) {
       if (auto t = dtype_from_name(m))
         types_.push_back(*t);
-      else if (m == "global")
-        space_ = Space::Global;
-      else if (m == "shared" || m == "shared::cta")
-        space_ = Space::Shared;
-      else if (m == "local")
-        space_ = Space::Local;
-      else if (m == "const")
-        space_ = Space::Const;
-      else if (m == "param" || m == "param::entry" || m == "param::func")
-        space_ = Space::ParamKernel;
+      else if (auto sp = space_of(m))
+        space_ = *sp;
       else if (m == "v2" || m == "v4" || m == "v8") {
         vec_ = static_cast<uint32_t>(m[1] - '0');
         vec_given_ = true;
