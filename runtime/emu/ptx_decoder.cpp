@@ -905,19 +905,12 @@ void Decoder::decode_instruction(const AstInstruction &ai,
   }
   auto unsupported = [&]() { fail(line, "unsupported instruction '" + ai.opcode + "'"); };
   if (!ai.operand_error.empty()) {
-    static const char *const kKnown[] = {
-        "mov",      "setp",     "selp",       "slct",  "add",      "sub",    "mul",      "mad",
-        "mul24",    "mad24",    "div",        "rem",   "min",      "max",    "abs",      "neg",
-        "shl",      "shr",      "shf",        "bfe",   "bfi",      "prmt",   "popc",     "clz",
-        "brev",     "bfind",    "lop3",       "and",   "or",       "xor",    "not",      "cnot",
-        "sad",      "fma",      "rcp",        "sqrt",  "rsqrt",    "ex2",    "lg2",      "sin",
-        "cos",      "tanh",     "copysign",   "testp", "addc",     "subc",   "madc",     "cvt",
-        "cvta",     "ld",       "ldu",        "st",    "prefetch", "membar", "fence",    "atom",
-        "red",      "bra",      "call",       "ret",   "exit",     "trap",   "bar",      "barrier",
-        "shfl",     "vote",     "activemask", "redux", "match",    "mma",    "ldmatrix", "cp",
-        "isspacep", "nanosleep"};
-    bool known = false;
-    for (const char *k : kKnown)
+    // instructions the emulator knows: the table's, and those decoded without a form
+    static const char *const kFormless[] = {"prefetch", "membar", "fence",    "call",
+                                            "ret",      "exit",   "trap",     "mma",
+                                            "ldmatrix", "cp",     "nanosleep"};
+    bool known = !instruction_forms(base).empty();
+    for (const char *k : kFormless)
       known |= base == k;
     if (!known)
       unsupported();
@@ -1147,9 +1140,7 @@ void Decoder::decode_instruction(const AstInstruction &ai,
     in.cls = InstrClass::Convert;
     in.exec = exec_convert;
     in.to_space = m.take("to");
-    in.space = take_space(m);
-    if (in.space == Space::Generic)
-      fail(line, "cvta needs a state space");
+    in.space = take_space(m); // the checker required one
     in.type = one_type();
     finish();
     in.dst = dest_operand(ops[0], in.type, line);
@@ -1175,12 +1166,7 @@ void Decoder::decode_instruction(const AstInstruction &ai,
       unsupported();
     const AstOperand &data = is_store ? ops[1] : ops[0];
     const AstOperand &addr = is_store ? ops[0] : ops[1];
-    in.src[0] = address_operand(addr, in.space, line);
-    if (in.vec > 1 && data.kind != AstOperand::Kind::Vector)
-      fail(line, "a vector access needs a {..} operand");
-    if (data.kind == AstOperand::Kind::Vector && data.elements.size() != in.vec)
-      fail(line, "vector operand has " + std::to_string(data.elements.size()) +
-                     " elements, the access has " + std::to_string(in.vec));
+    in.src[0] = address_operand(addr, in.space, line); // arity: checked against the table
     if (is_store)
       in.src[1] = value_operand(data, in.type, line, Space::Generic);
     else
