@@ -258,8 +258,10 @@ private:
       if (dtype_from_name(m) || m == form_->when)
         continue;
       if (m == "rn" || m == "rz" || m == "rm" || m == "rp" || m == "rna") {
-        const bool ok = (allowed & kRound) && (is_cvt || dtype_is_float(t)) &&
-                        (m != "rna" || (is_cvt && t == DType::TF32));
+        const bool ok =
+            (allowed & kRound) && (is_cvt || dtype_is_float(t)) &&
+            (m != "rna" || (is_cvt && t == DType::TF32)) &&
+            (is_cvt || !(t == DType::F16 || t == DType::F16x2) || m == "rn"); // f16: .rn only
         if (!ok)
           fail_plain("Illegal rounding modifier for instruction '" + name + "': '" + ai_.opcode +
                      "' takes no ." + std::string(m) + " (rounding applies to float types)");
