@@ -285,8 +285,8 @@ private:
           illegal(m);
         if (is_cvt && is_int(t) && is_int(type2()) && int_range_contains(t, type2()))
           illegal(m); // the source always fits: nothing to saturate
-        if (is_cvt && t == DType::TF32)
-          illegal(m);
+        if (is_cvt && (t == DType::TF32 || t == DType::BF16 || type2() == DType::BF16))
+          illegal(m); // no saturation in conversions to .tf32 or from/to .bf16 (sm_80)
         const bool ok = is_cvt || t == DType::F32 || t == DType::F16 || t == DType::F16x2 ||
                         (t == DType::S32 && (allowed & kSatS32));
         if (!ok)
