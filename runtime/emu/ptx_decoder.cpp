@@ -2,13 +2,16 @@
 // resolves names to registers, symbols to addresses and labels to instruction indices, and turns
 // opcode strings into enums and flags. Everything unsupported fails here, at load time.
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <optional>
 #include <set>
 
 #include "runtime/emu/exec_families.h"
 #include "runtime/emu/memory_layout.h"
+#include "runtime/emu/ptx_checker.h"
 #include "runtime/emu/ptx_error.h"
+#include "runtime/emu/ptx_instruction_table.h"
 #include "runtime/emu/ptx_parser.h"
 
 namespace tcjit::emu {
@@ -16,21 +19,7 @@ namespace tcjit::emu {
 namespace {
 
 std::optional<DType> parse_dtype(std::string_view m) {
-  static const std::pair<const char *, DType> kTypes[] = {
-      {"b8", DType::B8},     {"b16", DType::B16},       {"b32", DType::B32},
-      {"b64", DType::B64},   {"b128", DType::B128},     {"u8", DType::U8},
-      {"u16", DType::U16},   {"u32", DType::U32},       {"u64", DType::U64},
-      {"s8", DType::S8},     {"s16", DType::S16},       {"s32", DType::S32},
-      {"s64", DType::S64},   {"f16", DType::F16},       {"f16x2", DType::F16x2},
-      {"bf16", DType::BF16}, {"bf16x2", DType::BF16x2}, {"tf32", DType::TF32},
-      {"f32", DType::F32},   {"f64", DType::F64},       {"pred", DType::Pred},
-      {"s4", DType::S4},     {"u4", DType::U4},         {"e4m3", DType::E4M3},
-      {"e5m2", DType::E5M2}};
-  for (const auto &[name, t] : kTypes) {
-    if (m == name)
-      return t;
-  }
-  return std::nullopt;
+  return dtype_from_name(m);
 }
 
 DType parse_decl_type(const std::string &t) {
@@ -379,6 +368,13 @@ private:
     }
   }
 
+  bool version_at_least(int major, int minor) const {
+    int ma = 0, mi = 0;
+    if (std::sscanf(ast_.version.c_str(), "%d.%d", &ma, &mi) != 2)
+      return true; // no .version: be lenient
+    return ma > major || (ma == major && mi >= minor);
+  }
+
   std::string target_text() const {
     return ast_.target.empty() ? std::string("the emulator (no .target)") : ast_.target;
   }
@@ -427,6 +423,17 @@ private:
       DType t = parse_decl_type(v.type);
       if (t == DType::None)
         fail(v.line, "unsupported register type '" + v.type + "'");
+      // ptxas: registers are .b/.u/.s 8-64, .f16 .f16x2 .f32 .f64 or .pred (bf16 data lives in
+      // .b16/.b32 registers); .b128 needs PTX ISA 8.3
+      if (t == DType::BF16 || t == DType::BF16x2 || t == DType::TF32 || t == DType::S4 ||
+          t == DType::U4 || t == DType::E4M3 || t == DType::E5M2)
+        fail(v.line, "'" + v.type + "' is not a register type (ptxas: syntax error); declare " +
+                         (dtype_bytes(t) == 4 ? std::string(".b32") : std::string(".b16")) +
+                         " registers for it");
+      if (t == DType::B128 && !version_at_least(8, 3))
+        fail(v.line, "Feature 'Type .b128' requires PTX ISA .version 8.3 or later (this module "
+                     "is .version " +
+                         ast_.version + ")");
       if (v.vector != 1)
         fail(v.line, "vector registers are not supported");
       const uint64_t count = v.has_range ? v.range : 1;
@@ -651,7 +658,8 @@ private:
       return imm_operand(a.int_value);
     }
     case AstOperand::Kind::Float: {
-      if (type == DType::F64) {
+      // 0d and decimal literals are f64 values: a .b64/.u64 operand takes their bits
+      if (type == DType::F64 || (dtype_bytes(type) == 8 && !a.float_is_f32_bits)) {
         return imm_operand(init_bits(a, DType::F64));
       }
       if (type == DType::F32 || dtype_bytes(type) == 4)
@@ -756,6 +764,30 @@ private:
   }
 
   bool current_is_func() const { return !prog_->functions[current_function_].is_entry; }
+
+  // A name as the checker sees it.
+  CheckedName checked_name(const std::string &name) const {
+    CheckedName c;
+    for (const SpecialName &sp : kSpecialNames) {
+      if (name == sp.name) {
+        c.kind = CheckedName::Kind::Special;
+        const bool wide = name == "%clock64" || name == "%globaltimer" || name == "%gridid";
+        c.type = wide ? DType::U64 : DType::U32;
+        return c;
+      }
+    }
+    const NameEntry *e = lookup(name);
+    if (!e)
+      return c;
+    if (e->is_reg) {
+      c.kind = CheckedName::Kind::Register;
+      c.type = e->reg_type;
+      return c;
+    }
+    c.kind = CheckedName::Kind::Variable;
+    c.space = e->symbol.space == Space::ParamThread ? Space::ParamKernel : e->symbol.space;
+    return c;
+  }
 
   DType reg_type(const Operand &o) const {
     return o.kind == OperandKind::Reg ? reg_types_[o.reg] : DType::None;
@@ -873,24 +905,22 @@ void Decoder::decode_instruction(const AstInstruction &ai,
   }
   auto unsupported = [&]() { fail(line, "unsupported instruction '" + ai.opcode + "'"); };
   if (!ai.operand_error.empty()) {
-    static const char *const kKnown[] = {
-        "mov",      "setp",     "selp",       "slct",  "add",      "sub",    "mul",      "mad",
-        "mul24",    "mad24",    "div",        "rem",   "min",      "max",    "abs",      "neg",
-        "shl",      "shr",      "shf",        "bfe",   "bfi",      "prmt",   "popc",     "clz",
-        "brev",     "bfind",    "lop3",       "and",   "or",       "xor",    "not",      "cnot",
-        "sad",      "fma",      "rcp",        "sqrt",  "rsqrt",    "ex2",    "lg2",      "sin",
-        "cos",      "tanh",     "copysign",   "testp", "addc",     "subc",   "madc",     "cvt",
-        "cvta",     "ld",       "ldu",        "st",    "prefetch", "membar", "fence",    "atom",
-        "red",      "bra",      "call",       "ret",   "exit",     "trap",   "bar",      "barrier",
-        "shfl",     "vote",     "activemask", "redux", "match",    "mma",    "ldmatrix", "cp",
-        "isspacep", "nanosleep"};
-    bool known = false;
-    for (const char *k : kKnown)
+    // instructions the emulator knows: the table's, and those decoded without a form
+    static const char *const kFormless[] = {"prefetch", "membar", "fence",    "call",
+                                            "ret",      "exit",   "trap",     "mma",
+                                            "ldmatrix", "cp",     "nanosleep"};
+    bool known = !instruction_forms(base).empty();
+    for (const char *k : kFormless)
       known |= base == k;
     if (!known)
       unsupported();
     throw device::DeviceError(device::ErrorKind::ModuleLoad, ai.operand_error);
   }
+  CheckContext check;
+  check.source_name = ast_.source_name;
+  check.sm_version = sm_version_of(ast_.target);
+  check.lookup = [this](const std::string &name) { return checked_name(name); };
+  const InstructionForm *form = check_instruction(ai, check);
   if (!ai.guard.empty()) {
     const NameEntry *g = lookup(ai.guard);
     if (!g || !g->is_reg)
@@ -934,27 +964,12 @@ void Decoder::decode_instruction(const AstInstruction &ai,
     return exec_integer;
   };
 
-  static const std::pair<const char *, Op> kSimpleArith[] = {
-      {"add", Op::Add},           {"sub", Op::Sub},     {"mul", Op::Mul},     {"mad", Op::Mad},
-      {"mul24", Op::Mul24},       {"mad24", Op::Mad24}, {"div", Op::Div},     {"rem", Op::Rem},
-      {"min", Op::Min},           {"max", Op::Max},     {"abs", Op::Abs},     {"neg", Op::Neg},
-      {"shl", Op::Shl},           {"shr", Op::Shr},     {"bfe", Op::Bfe},     {"bfi", Op::Bfi},
-      {"popc", Op::Popc},         {"clz", Op::Clz},     {"brev", Op::Brev},   {"bfind", Op::Bfind},
-      {"lop3", Op::Lop3},         {"and", Op::And},     {"or", Op::Or},       {"xor", Op::Xor},
-      {"not", Op::Not},           {"cnot", Op::Cnot},   {"sad", Op::Sad},     {"fma", Op::Fma},
-      {"rcp", Op::Rcp},           {"sqrt", Op::Sqrt},   {"rsqrt", Op::Rsqrt}, {"ex2", Op::Ex2},
-      {"lg2", Op::Lg2},           {"sin", Op::Sin},     {"cos", Op::Cos},     {"tanh", Op::Tanh},
-      {"copysign", Op::Copysign}, {"addc", Op::Add},    {"subc", Op::Sub},    {"madc", Op::Mad},
-      {"prmt", Op::Prmt},         {"shf", Op::Shf},     {"testp", Op::Testp}};
-
+  // the arithmetic and logic family: Op::Add .. Op::Testp in the table
   std::optional<Op> arith;
-  for (const auto &[n, o] : kSimpleArith) {
-    if (base == n)
-      arith = o;
-  }
+  if (form && form->op >= Op::Add && form->op <= Op::Testp)
+    arith = form->op;
 
   if (base == "mov") {
-    need(2, 2);
     in.op = Op::Mov;
     in.type = one_type();
     in.exec = exec_move;
@@ -980,7 +995,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
     if (dtype_is_float(in.type2))
       in.cls = InstrClass::Float;
     finish();
-    need(in.bop == BoolOp::None ? 3 : 4, in.bop == BoolOp::None ? 3 : 4);
     in.exec = exec_compare;
     if (ops[0].kind == AstOperand::Kind::Pair) {
       in.dst = dest_operand(ops[0].elements[0], DType::Pred, line);
@@ -993,7 +1007,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
     if (in.bop != BoolOp::None)
       in.src[2] = src(3, DType::Pred);
   } else if (base == "selp") {
-    need(4, 4);
     in.op = Op::Selp;
     in.type = one_type();
     finish();
@@ -1003,7 +1016,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
     in.src[1] = src(2, in.type);
     in.src[2] = src(3, DType::Pred);
   } else if (base == "slct") {
-    need(4, 4);
     in.op = Op::Slct;
     in.ftz = m.take("ftz");
     auto ts = m.take_types();
@@ -1075,23 +1087,8 @@ void Decoder::decode_instruction(const AstInstruction &ai,
       in.exec = exec_float;
       in.cls = InstrClass::Float;
     }
-    if (in.exec == exec_integer &&
-        (in.op == Op::Fma || in.op == Op::Rcp || in.op == Op::Sqrt || in.op == Op::Rsqrt ||
-         in.op == Op::Ex2 || in.op == Op::Lg2 || in.op == Op::Sin || in.op == Op::Cos ||
-         in.op == Op::Tanh || in.op == Op::Copysign))
-      fail(line, "'" + ai.opcode + "' needs a floating-point type");
-    if (in.exec == exec_float && (in.op == Op::Shl || in.op == Op::Shr || in.op == Op::Bfe ||
-                                  in.op == Op::Popc || in.op == Op::Lop3 || in.op == Op::Rem))
-      fail(line, "'" + ai.opcode + "' does not take a floating-point type");
-    if (in.exec == exec_half &&
-        !(in.op == Op::Add || in.op == Op::Sub || in.op == Op::Mul || in.op == Op::Fma ||
-          in.op == Op::Min || in.op == Op::Max || in.op == Op::Abs || in.op == Op::Neg ||
-          in.op == Op::Ex2 || in.op == Op::Tanh))
-      unsupported();
-    if (ops.empty())
-      fail(line, "'" + ai.opcode + "' needs operands");
+    // the table's type sets keep float-only operations off integer types and the reverse
     if (in.op == Op::Testp) {
-      need(2, 2);
       in.type2 = in.type;
       in.dst = dest_operand(ops[0], DType::Pred, line);
       in.src[0] = src(1, in.type);
@@ -1103,22 +1100,7 @@ void Decoder::decode_instruction(const AstInstruction &ai,
           fail(line, "too many operands");
         in.src[i - 1] = src(i, src_type);
       }
-      size_t nsrc = ops.size() - 1;
-      size_t expect = 2;
-      const Op o = in.op;
-      if (o == Op::Abs || o == Op::Neg || o == Op::Not || o == Op::Cnot || o == Op::Popc ||
-          o == Op::Clz || o == Op::Brev || o == Op::Bfind || o == Op::Rcp || o == Op::Sqrt ||
-          o == Op::Rsqrt || o == Op::Ex2 || o == Op::Lg2 || o == Op::Sin || o == Op::Cos ||
-          o == Op::Tanh)
-        expect = 1;
-      else if (o == Op::Mad || o == Op::Mad24 || o == Op::Fma || o == Op::Bfe || o == Op::Prmt ||
-               o == Op::Sad || o == Op::Shf)
-        expect = 3;
-      else if (o == Op::Bfi || o == Op::Lop3)
-        expect = 4;
-      if (nsrc != expect)
-        fail(line, "'" + ai.opcode + "' expects " + std::to_string(expect + 1) + " operands, got " +
-                       std::to_string(ops.size()));
+      // the checker held the operand count to the table's form
     }
   } else if (base == "cvt") {
     in.op = Op::Cvt;
@@ -1136,7 +1118,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
     in.type = ts[0];
     in.type2 = ts[1];
     if (in.type == DType::F16x2 || in.type == DType::BF16x2) {
-      need(3, 3);
       if (in.type2 != DType::F32)
         unsupported();
       in.op = Op::Cvtpack;
@@ -1144,7 +1125,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
       in.src[0] = src(1, DType::F32);
       in.src[1] = src(2, DType::F32);
     } else {
-      need(2, 2);
       auto ok = [](DType t) {
         return t != DType::None && t != DType::B128 && t != DType::Pred && t != DType::S4 &&
                t != DType::U4 && t != DType::E4M3 && t != DType::E5M2 && t != DType::F16x2 &&
@@ -1156,14 +1136,11 @@ void Decoder::decode_instruction(const AstInstruction &ai,
       in.src[0] = src(1, in.type2);
     }
   } else if (base == "cvta") {
-    need(2, 2);
     in.op = Op::Cvta;
     in.cls = InstrClass::Convert;
     in.exec = exec_convert;
     in.to_space = m.take("to");
-    in.space = take_space(m);
-    if (in.space == Space::Generic)
-      fail(line, "cvta needs a state space");
+    in.space = take_space(m); // the checker required one
     in.type = one_type();
     finish();
     in.dst = dest_operand(ops[0], in.type, line);
@@ -1171,7 +1148,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
     in.src[0] = value_operand(ops[1], in.type, line, in.space);
   } else if (base == "ld" || base == "ldu" || base == "st") {
     bool is_store = base == "st";
-    need(2, 2);
     in.op = is_store ? Op::St : Op::Ld;
     in.cls = InstrClass::Memory;
     in.exec = exec_memory;
@@ -1190,12 +1166,7 @@ void Decoder::decode_instruction(const AstInstruction &ai,
       unsupported();
     const AstOperand &data = is_store ? ops[1] : ops[0];
     const AstOperand &addr = is_store ? ops[0] : ops[1];
-    in.src[0] = address_operand(addr, in.space, line);
-    if (in.vec > 1 && data.kind != AstOperand::Kind::Vector)
-      fail(line, "a vector access needs a {..} operand");
-    if (data.kind == AstOperand::Kind::Vector && data.elements.size() != in.vec)
-      fail(line, "vector operand has " + std::to_string(data.elements.size()) +
-                     " elements, the access has " + std::to_string(in.vec));
+    in.src[0] = address_operand(addr, in.space, line); // arity: checked against the table
     if (is_store)
       in.src[1] = value_operand(data, in.type, line, Space::Generic);
     else
@@ -1215,7 +1186,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
       in.src[0] = imm_operand(0);
     }
   } else if (base == "isspacep") {
-    need(2, 2);
     in.op = Op::Isspacep;
     in.cls = InstrClass::Memory;
     in.exec = exec_memory;
@@ -1255,7 +1225,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
       first = 1;
     }
     AtomOp aop = static_cast<AtomOp>(in.mode);
-    need(first + (aop == AtomOp::Cas ? 3 : 2), first + (aop == AtomOp::Cas ? 3 : 2));
     in.src[0] = address_operand(ops[first], in.space, line);
     in.src[1] = src(first + 1, in.type);
     if (aop == AtomOp::Cas)
@@ -1263,7 +1232,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
   } else if (base == "bra" || base == "brx") {
     if (base == "brx")
       unsupported();
-    need(1, 1);
     in.op = Op::Bra;
     in.cls = InstrClass::Control;
     in.is_control = true;
@@ -1331,7 +1299,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
     in.cls = InstrClass::Sync;
     in.is_control = true;
     if (m.take("warp")) {
-      need(1, 1);
       m.take("sync");
       finish();
       in.op = Op::BarWarpSync;
@@ -1355,7 +1322,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
   } else if (base == "shfl") {
     if (!m.take("sync"))
       fail(line, "only shfl.sync is supported (the non-.sync shfl was removed in sm_70)");
-    need(5, 5);
     in.op = Op::Shfl;
     in.cls = InstrClass::Warp;
     in.exec = exec_warp;
@@ -1382,7 +1348,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
   } else if (base == "vote") {
     if (!m.take("sync"))
       fail(line, "only vote.sync is supported");
-    need(3, 3);
     in.op = Op::Vote;
     in.cls = InstrClass::Warp;
     in.exec = exec_warp;
@@ -1402,7 +1367,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
     in.src[0] = src(1, DType::Pred);
     in.src[1] = src(2, DType::U32);
   } else if (base == "activemask") {
-    need(1, 1);
     in.op = Op::Activemask;
     in.cls = InstrClass::Warp;
     in.exec = exec_warp;
@@ -1412,7 +1376,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
   } else if (base == "redux") {
     if (!m.take("sync"))
       unsupported();
-    need(3, 3);
     in.op = Op::Redux;
     in.cls = InstrClass::Warp;
     in.exec = exec_warp;
@@ -1448,7 +1411,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
       unsupported();
     in.type = one_type();
     finish();
-    need(3, 3);
     if (ops[0].kind == AstOperand::Kind::Pair) {
       in.dst = dest_operand(ops[0].elements[0], DType::B32, line);
       in.dst2 = dest_operand(ops[0].elements[1], DType::Pred, line);

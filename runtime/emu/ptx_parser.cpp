@@ -227,24 +227,21 @@ private:
     if (is_punct("[")) {
       next();
       op.kind = AstOperand::Kind::Address;
+      // [name], [name+imm], [imm], and sums of offsets ([%rd1+4+8], as ptxas takes)
       if (peek().kind == TokenKind::Word && !starts_number(peek().text)) {
         op.name = next().text;
-        if (accept_punct("+")) {
-          AstOperand off = parse_signed_number();
-          if (off.kind != AstOperand::Kind::Integer)
-            fail(t.line, "address offsets must be integers");
-          op.int_value = off.int_value;
-        } else if (is_punct("-")) {
-          AstOperand off = parse_signed_number();
-          if (off.kind != AstOperand::Kind::Integer)
-            fail(t.line, "address offsets must be integers");
-          op.int_value = off.int_value;
-        }
       } else {
         AstOperand off = parse_signed_number();
         if (off.kind != AstOperand::Kind::Integer)
           fail(t.line, "an absolute address must be an integer");
         op.int_value = off.int_value;
+      }
+      while (is_punct("+") || is_punct("-")) {
+        accept_punct("+"); // a '-' stays: it is the number's sign
+        AstOperand off = parse_signed_number();
+        if (off.kind != AstOperand::Kind::Integer)
+          fail(t.line, "address offsets must be integers");
+        op.int_value += off.int_value;
       }
       expect_punct("]");
       return op;

@@ -32,7 +32,8 @@ double bits_f64(uint64_t b) {
 }
 
 std::vector<uint64_t> run_lanes(const std::string &snippet, const std::string &result,
-                                const std::vector<std::array<uint64_t, 3>> &in) {
+                                const std::vector<std::array<uint64_t, 3>> &in,
+                                const std::string &target) {
   std::string store;
   if (result == "b64")
     store = "";
@@ -59,7 +60,8 @@ std::vector<uint64_t> run_lanes(const std::string &snippet, const std::string &r
   .reg .pred %p, %q, %pd, %oob;
   mov.u32 %tid, %ctaid.x;
   mov.u32 %rd, %ntid.x;
-  mad.lo.u32 %tid, %tid, %rd, %tid.x;
+  mov.u32 %n, %tid.x;
+  mad.lo.u32 %tid, %tid, %rd, %n;
   ld.param.u32 %n, [n];
   setp.ge.u32 %oob, %tid, %n;
   @%oob bra DONE;
@@ -104,7 +106,7 @@ DONE:
   device::DevicePtr din = upload(dev, flat);
   device::DevicePtr dout = dev.allocate(in.size() * 8);
   uint32_t n = static_cast<uint32_t>(in.size());
-  launch(dev, ptx_module(body), "lanes", {(n + 31) / 32, 1, 1}, {32, 1, 1},
+  launch(dev, ptx_module(body, target), "lanes", {(n + 31) / 32, 1, 1}, {32, 1, 1},
          {Arg::of(dout), Arg::of(din), Arg::of(n)});
   return download<uint64_t>(dev, dout, in.size());
 }

@@ -21,8 +21,10 @@ std::string ptx_module(const std::string &body, const std::string &target = "sm_
 //   %ha %hb %hc (.b16) = low 16 bits           %p %q (.pred) = (in[row][0..1] & 1)
 // and writes its result into one of %d (.b64), %rd (.b32), %fd (.f32), %dd (.f64), %hd (.b16),
 // %pd (.pred), chosen by `result` ("b64" "b32" "f32" "f64" "b16" "pred"). Returns the results.
+// `target`: the module's .target (add/sub/mul.bf16 need sm_90, as with ptxas).
 std::vector<uint64_t> run_lanes(const std::string &snippet, const std::string &result,
-                                const std::vector<std::array<uint64_t, 3>> &in);
+                                const std::vector<std::array<uint64_t, 3>> &in,
+                                const std::string &target = "sm_80");
 
 uint64_t f32_bits(float f);
 float bits_f32(uint64_t b);

@@ -159,7 +159,7 @@ TEST(EmuFloat, HalfAndBf16Packed) {
   EXPECT_EQ(scalar[0], 0x3C00u); // 2.0 * 0.5
   // bf16: 1.0 = 0x3F80, 2.0 = 0x4000
   std::vector<std::array<uint64_t, 3>> brows = {{0x3F804000u, 0x3F803F80u, 0}};
-  auto badd = run_lanes("add.rn.bf16x2 %rd, %ra, %rb;", "b32", brows);
+  auto badd = run_lanes("add.rn.bf16x2 %rd, %ra, %rb;", "b32", brows, "sm_90");
   EXPECT_EQ(static_cast<uint32_t>(badd[0]), 0x40004040u); // (2.0, 3.0)
   auto neg = run_lanes("neg.f16x2 %rd, %ra;", "b32", rows);
   EXPECT_EQ(static_cast<uint32_t>(neg[0]), 0xBC00C000u);

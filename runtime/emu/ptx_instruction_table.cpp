@@ -1,0 +1,256 @@
+// The instruction forms the emulator supports, with the operand rules ptxas -arch=sm_80 applies
+// (each confirmed on small PTX files; see docs/emulator.md, "PTX checker").
+#include "runtime/emu/ptx_instruction_table.h"
+
+#include <algorithm>
+#include <array>
+
+namespace tcjit::emu {
+
+namespace {
+
+using enum DType;
+using types::kBits;
+using types::kFloat;
+using types::kInt;
+using types::kSigned;
+using types::kUnsigned;
+
+constexpr TypeSet kInt32_64 = {U32, U64, S32, S64};
+constexpr TypeSet kHalf = {F16, F16x2, BF16, BF16x2};
+constexpr TypeSet kBf16 = {BF16, BF16x2};
+constexpr TypeSet kMemTypes = {B8, B16, B32, B64, U8, U16, U32, U64, S8, S16, S32, S64, F32, F64};
+constexpr TypeSet kCvtTypes = {U8, U16, U32, U64, S8, S16, S32, S64, F16, BF16, F32, F64};
+constexpr TypeSet kMovTypes = kBits | kInt | kFloat | TypeSet{Pred};
+constexpr TypeSet kCompareTypes = kBits | kInt | kFloat;
+
+constexpr OperandSpec d{ArgKind::Dest, TypeRule::Type, "destination"};
+constexpr OperandSpec a{ArgKind::Src, TypeRule::Type, "a"};
+constexpr OperandSpec b{ArgKind::Src, TypeRule::Type, "b"};
+constexpr OperandSpec c{ArgKind::Src, TypeRule::Type, "c"};
+constexpr OperandSpec pred_d{ArgKind::Dest, TypeRule::Pred, "destination"};
+constexpr OperandSpec u32_d{ArgKind::Dest, TypeRule::U32, "destination"};
+constexpr OperandSpec mask{ArgKind::Src, TypeRule::U32, "membermask"};
+
+constexpr OperandSpec src(const char *role, TypeRule rule = TypeRule::Type) {
+  return {ArgKind::Src, rule, role};
+}
+
+constexpr InstructionForm form(std::string_view opcode, Op op, TypeSet types,
+                               std::initializer_list<OperandSpec> operands,
+                               Requires req = Requires::Nothing, TypeSet sm90 = {}) {
+  InstructionForm f;
+  f.opcode = opcode;
+  f.op = op;
+  f.types = types;
+  f.sm90_types = sm90;
+  f.requires_mod = req;
+  uint8_t n = 0;
+  for (const OperandSpec &o : operands)
+    f.operands[n++] = o;
+  f.min_operands = n;
+  f.max_operands = n;
+  return f;
+}
+
+constexpr InstructionForm when(std::string_view modifier, InstructionForm f) {
+  f.when = modifier;
+  return f;
+}
+
+constexpr InstructionForm optional_from(uint8_t min_operands, InstructionForm f) {
+  f.min_operands = min_operands;
+  return f;
+}
+
+constexpr InstructionForm two_types(TypeSet types2, InstructionForm f) {
+  f.type_count = 2;
+  f.types2 = types2;
+  return f;
+}
+
+constexpr InstructionForm no_type(InstructionForm f) {
+  f.type_count = 0;
+  return f;
+}
+
+constexpr InstructionForm allow(uint16_t m, InstructionForm f) {
+  f.mods = m;
+  return f;
+}
+
+constexpr InstructionForm in_spaces(std::initializer_list<Space> spaces, InstructionForm f) {
+  f.mods |= mods::kSpace;
+  for (Space s : spaces)
+    f.spaces |= space_bit(s);
+  return f;
+}
+
+using namespace mods;
+constexpr uint16_t kArith = kRound | kFtz | kFtzHalf | kSat;
+constexpr TypeSet kSetpTypes = kCompareTypes | TypeSet{F16, F16x2, BF16, BF16x2};
+constexpr OperandSpec pair_d{ArgKind::DestPair, TypeRule::Pred, "destination"};
+constexpr OperandSpec address{ArgKind::Address, TypeRule::None, "address"};
+constexpr std::initializer_list<Space> kAllSpaces = {
+    Space::Generic, Space::Global, Space::Shared, Space::Local, Space::Const, Space::ParamKernel};
+
+// clang-format off
+const InstructionForm kForms[] = {
+    // data movement and selection
+    form("mov", Op::Mov, kMovTypes,
+         {{ArgKind::MovDest, TypeRule::Type, "destination"},
+          {ArgKind::MovSrc, TypeRule::Type, "source"}}),
+    when("and", allow(kFtz | kFtzHalf, form("setp", Op::Setp, kSetpTypes, {pair_d, a, b, src("c", TypeRule::Pred)}))),
+    when("or", allow(kFtz | kFtzHalf, form("setp", Op::Setp, kSetpTypes, {pair_d, a, b, src("c", TypeRule::Pred)}))),
+    when("xor", allow(kFtz | kFtzHalf, form("setp", Op::Setp, kSetpTypes, {pair_d, a, b, src("c", TypeRule::Pred)}))),
+    allow(kFtz | kFtzHalf, form("setp", Op::Setp, kSetpTypes, {pair_d, a, b})),
+    form("selp", Op::Selp, kCompareTypes, {d, a, b, src("c", TypeRule::Pred)}),
+    allow(kFtz, two_types({S32, F32}, form("slct", Op::Slct, kCompareTypes, {d, a, b, src("c", TypeRule::Type2)}))),
+
+    // integer and floating-point arithmetic
+    allow(kArith | kSatS32 | kCc, form("add", Op::Add, kInt | kFloat | kHalf, {d, a, b}, Requires::Nothing, kBf16)),
+    allow(kArith | kSatS32 | kCc, form("sub", Op::Sub, kInt | kFloat | kHalf, {d, a, b}, Requires::Nothing, kBf16)),
+    allow(kCc, form("addc", Op::Add, kInt32_64, {d, a, b})),
+    allow(kCc, form("subc", Op::Sub, kInt32_64, {d, a, b})),
+    when("wide", form("mul", Op::Mul, {U16, U32, S16, S32}, {{ArgKind::Dest, TypeRule::Wide, "destination"}, a, b})),
+    allow(kArith | kLoHi, form("mul", Op::Mul, kInt | kFloat | kHalf, {d, a, b}, Requires::IntMulMode, kBf16)),
+    when("wide", form("mad", Op::Mad, {U16, U32, S16, S32}, {{ArgKind::Dest, TypeRule::Wide, "destination"}, a, b, src("c", TypeRule::Wide)})),
+    allow(kRound | kFtz | kSat | kSatS32 | kLoHi | kCc, form("mad", Op::Mad, kInt | kFloat, {d, a, b, c}, Requires::IntMulMode)),
+    allow(kLoHi | kCc, form("madc", Op::Mad, kInt32_64, {d, a, b, c}, Requires::IntMulMode)),
+    allow(kLoHi, form("mul24", Op::Mul24, {U32, S32}, {d, a, b}, Requires::IntHalfMode)),
+    allow(kLoHi | kSat, form("mad24", Op::Mad24, {U32, S32}, {d, a, b, c}, Requires::IntHalfMode)),
+    allow(kRound | kFtz | kApprox | kFull, form("div", Op::Div, kInt | kFloat, {d, a, b}, Requires::RoundOrApprox)),
+    form("rem", Op::Rem, kInt, {d, a, b}),
+    allow(kFtz | kFtzHalf | kNaN | kRelu, form("min", Op::Min, kInt | kFloat | kHalf, {d, a, b})),
+    allow(kFtz | kFtzHalf | kNaN | kRelu, form("max", Op::Max, kInt | kFloat | kHalf, {d, a, b})),
+    allow(kFtz | kFtzHalf, form("abs", Op::Abs, kSigned | kFloat | kHalf, {d, a})),
+    allow(kFtz | kFtzHalf, form("neg", Op::Neg, kSigned | kFloat | kHalf, {d, a})),
+    form("sad", Op::Sad, kInt, {d, a, b, c}),
+    allow(kArith, form("fma", Op::Fma, kFloat | kHalf, {d, a, b, c}, Requires::FloatRounding)),
+    allow(kRound | kFtz | kApprox, form("rcp", Op::Rcp, kFloat, {d, a}, Requires::RoundOrApprox)),
+    allow(kRound | kFtz | kApprox, form("sqrt", Op::Sqrt, kFloat, {d, a}, Requires::RoundOrApprox)),
+    allow(kFtz | kApprox, form("rsqrt", Op::Rsqrt, kFloat, {d, a}, Requires::Approx)),
+    allow(kFtz | kApprox, form("ex2", Op::Ex2, TypeSet{F32} | kHalf, {d, a}, Requires::Approx, kBf16)),
+    allow(kFtz | kApprox, form("lg2", Op::Lg2, {F32}, {d, a}, Requires::Approx)),
+    allow(kFtz | kApprox, form("sin", Op::Sin, {F32}, {d, a}, Requires::Approx)),
+    allow(kFtz | kApprox, form("cos", Op::Cos, {F32}, {d, a}, Requires::Approx)),
+    allow(kApprox, form("tanh", Op::Tanh, TypeSet{F32} | kHalf, {d, a}, Requires::Approx, kBf16)),
+    form("copysign", Op::Copysign, kFloat, {d, a, b}),
+    allow(kFtz, form("testp", Op::Testp, kFloat, {pred_d, a})),
+
+    // bit manipulation and logic
+    form("shl", Op::Shl, kBits, {d, a, src("b", TypeRule::U32)}),
+    form("shr", Op::Shr, kBits | kInt, {d, a, src("b", TypeRule::U32)}),
+    form("shf", Op::Shf, {B32}, {d, a, b, src("c", TypeRule::U32)}),
+    form("bfe", Op::Bfe, kInt32_64, {d, a, src("b", TypeRule::U32), src("c", TypeRule::U32)}),
+    form("bfi", Op::Bfi, {B32, B64}, {d, a, b, src("c", TypeRule::U32), src("d", TypeRule::U32)}),
+    form("prmt", Op::Prmt, {B32}, {d, a, b, src("c", TypeRule::U32)}),
+    form("popc", Op::Popc, {B32, B64}, {u32_d, a}),
+    form("clz", Op::Clz, {B32, B64}, {u32_d, a}),
+    form("bfind", Op::Bfind, kInt32_64, {u32_d, a}),
+    form("brev", Op::Brev, {B32, B64}, {d, a}),
+    form("lop3", Op::Lop3, {B32}, {d, a, b, c, {ArgKind::Imm, TypeRule::None, "immLut"}}),
+    form("and", Op::And, kBits | TypeSet{Pred}, {d, a, b}),
+    form("or", Op::Or, kBits | TypeSet{Pred}, {d, a, b}),
+    form("xor", Op::Xor, kBits | TypeSet{Pred}, {d, a, b}),
+    form("not", Op::Not, kBits | TypeSet{Pred}, {d, a}),
+    form("cnot", Op::Cnot, kBits, {d, a}),
+
+    // conversions
+    when("f16x2", allow(kRound | kRelu, two_types({F32}, form("cvt", Op::Cvtpack, {F16x2},
+         {{ArgKind::Dest, TypeRule::Relaxed, "destination"}, src("a", TypeRule::Type2), src("b", TypeRule::Type2)}, Requires::FloatRounding)))),
+    when("bf16x2", allow(kRound | kRelu, two_types({F32}, form("cvt", Op::Cvtpack, {BF16x2},
+         {{ArgKind::Dest, TypeRule::Relaxed, "destination"}, src("a", TypeRule::Type2), src("b", TypeRule::Type2)}, Requires::FloatRounding)))),
+    allow(kRound | kIntRound | kFtz | kSat | kSatS32 | kRelu, two_types(kCvtTypes, form("cvt", Op::Cvt, kCvtTypes | TypeSet{TF32},
+         {{ArgKind::Dest, TypeRule::Relaxed, "destination"}, src("a", TypeRule::Relaxed2)}, Requires::CvtRounding))),
+    in_spaces({Space::Global, Space::Shared, Space::Local, Space::Const, Space::ParamKernel},
+         form("cvta", Op::Cvta, {U32, U64}, {{ArgKind::Dest, TypeRule::AddressOf, "destination"},
+                                             {ArgKind::CvtaSrc, TypeRule::AddressOf, "source"}})),
+
+    // memory
+    in_spaces(kAllSpaces, form("ld", Op::Ld, kMemTypes, {{ArgKind::Data, TypeRule::Relaxed, "destination"}, address})),
+    in_spaces({Space::Generic, Space::Global}, form("ldu", Op::Ld, kMemTypes, {{ArgKind::Data, TypeRule::Relaxed, "destination"}, address})),
+    in_spaces({Space::Generic, Space::Global, Space::Shared, Space::Local, Space::ParamKernel},
+         form("st", Op::St, kMemTypes, {address, {ArgKind::Data, TypeRule::Relaxed, "source"}})),
+    when("cas", in_spaces({Space::Generic, Space::Global, Space::Shared},
+         form("atom", Op::Atom, {B32, B64, U32, U64, S32, S64, F32, F64}, {d, address, b, c}))),
+    in_spaces({Space::Generic, Space::Global, Space::Shared},
+         form("atom", Op::Atom, {B32, B64, U32, U64, S32, S64, F32, F64}, {d, address, b})),
+    in_spaces({Space::Generic, Space::Global, Space::Shared},
+         form("red", Op::Red, {B32, B64, U32, U64, S32, S64, F32, F64}, {address, b})),
+    in_spaces({Space::Global, Space::Shared, Space::Local, Space::Const, Space::ParamKernel},
+         no_type(form("isspacep", Op::Isspacep, {}, {pred_d, src("a", TypeRule::U64)}))),
+
+    // control and synchronization
+    no_type(form("bra", Op::Bra, {}, {{ArgKind::Label, TypeRule::None, "target"}})),
+    when("warp", no_type(form("bar", Op::BarWarpSync, {}, {mask}))),
+    optional_from(1, no_type(form("bar", Op::BarSync, {}, {src("barrier", TypeRule::U32), src("thread count", TypeRule::U32)}))),
+    optional_from(1, no_type(form("barrier", Op::BarSync, {}, {src("barrier", TypeRule::U32), src("thread count", TypeRule::U32)}))),
+
+    // warp collectives
+    form("shfl", Op::Shfl, {B32}, {{ArgKind::DestPair, TypeRule::Type, "destination"}, a, src("b", TypeRule::B32), src("c", TypeRule::B32), mask}),
+    form("vote", Op::Vote, {Pred, B32}, {d, src("a", TypeRule::Pred), mask}),
+    form("activemask", Op::Activemask, {B32}, {d}),
+    form("redux", Op::Redux, {B32, U32, S32}, {d, a, mask}),
+    form("match", Op::MatchAny, {B32, B64}, {{ArgKind::DestPair, TypeRule::B32, "destination"}, a, mask}),
+};
+// clang-format on
+
+} // namespace
+
+std::span<const InstructionForm> instruction_forms(std::string_view opcode) {
+  const InstructionForm *first = std::find_if(std::begin(kForms), std::end(kForms),
+                                              [&](const auto &f) { return f.opcode == opcode; });
+  const InstructionForm *last =
+      std::find_if(first, std::end(kForms), [&](const auto &f) { return f.opcode != opcode; });
+  return {first, last};
+}
+
+const InstructionForm *select_form(std::string_view opcode,
+                                   std::span<const std::string_view> modifiers) {
+  const InstructionForm *fallback = nullptr;
+  for (const InstructionForm &f : instruction_forms(opcode)) {
+    if (f.when.empty()) {
+      fallback = fallback ? fallback : &f;
+      continue;
+    }
+    if (std::find(modifiers.begin(), modifiers.end(), f.when) != modifiers.end())
+      return &f;
+  }
+  return fallback;
+}
+
+const TypeSet *atomic_operation_types(std::string_view operation) {
+  static constexpr std::pair<std::string_view, TypeSet> kOps[] = {
+      {"add", {U32, S32, U64, F32, F64}},
+      {"min", {U32, S32, U64, S64}},
+      {"max", {U32, S32, U64, S64}},
+      {"inc", {U32}},
+      {"dec", {U32}},
+      {"and", {B32, B64}},
+      {"or", {B32, B64}},
+      {"xor", {B32, B64}},
+      {"exch", {B32, B64}},
+      {"cas", {B32, B64}}};
+  for (const auto &[name, types] : kOps) {
+    if (name == operation)
+      return &types;
+  }
+  return nullptr;
+}
+
+std::optional<DType> dtype_from_name(std::string_view m) {
+  static constexpr std::pair<std::string_view, DType> kTypes[] = {
+      {"b8", B8},     {"b16", B16},       {"b32", B32},   {"b64", B64},   {"b128", B128},
+      {"u8", U8},     {"u16", U16},       {"u32", U32},   {"u64", U64},   {"s8", S8},
+      {"s16", S16},   {"s32", S32},       {"s64", S64},   {"f16", F16},   {"f16x2", F16x2},
+      {"bf16", BF16}, {"bf16x2", BF16x2}, {"tf32", TF32}, {"f32", F32},   {"f64", F64},
+      {"pred", Pred}, {"s4", S4},         {"u4", U4},     {"e4m3", E4M3}, {"e5m2", E5M2}};
+  for (const auto &[name, t] : kTypes) {
+    if (m == name)
+      return t;
+  }
+  return std::nullopt;
+}
+
+} // namespace tcjit::emu
