@@ -9,8 +9,8 @@
 #include "compiler/spec/arch.h"
 #include "compiler/spec/explain.h"
 #include "compiler/spec/shape.h"
-#include "compiler/spec/validate.h"
 #include "kernels_db/record_json.h"
+#include "runtime/api/spec_check.h"
 #include "tuner/cost_model.h"
 #include "tuner/heuristic.h"
 
@@ -112,13 +112,7 @@ OpExplanation explain_op(const WorkloadEntry &entry, const ExplainRequest &reque
                 "unknown arch '" + request.arch + "' (tcjit targets " +
                     std::string(known_arch_list()) + ")",
                 "explain", "");
-  if (const std::vector<SpecError> errors = validate_spec(entry.spec); !errors.empty()) {
-    std::string text;
-    for (const SpecError &e : errors)
-      text += "\n  " + (e.key.empty() ? std::string("operation") : e.key) + ": " + e.message;
-    throw Error(ErrorCode::bad_spec, "the spec is not valid:" + text, "explain",
-                "correct the fields named");
-  }
+  api::throw_if_invalid(entry.spec, "explain");
   const bool tf32_off = tf32_disabled_by_environment();
   Explanation e = explain_spec(entry.spec, request.arch, tf32_off);
   // The roofline of the selected arch's GPU (the tuner's model: docs/perf_model.md).

@@ -15,6 +15,7 @@
 #include "compiler/spec/validate.h"
 #include "kernels_db/dispatch.h"
 #include "kernels_db/kernels_db.h"
+#include "runtime/api/spec_check.h"
 #include "runtime/api/verify.h"
 #include "runtime/device/device_factory.h"
 #include "tuner/cost_model.h"
@@ -660,14 +661,7 @@ void Runtime::wait_for_tuning() {
 }
 VerifyReport Runtime::verify(const OpSpec &spec, const VerifyRequest &request) {
   Impl &rt = *impl_;
-  const std::vector<SpecError> spec_errors = validate_spec(spec);
-  if (!spec_errors.empty()) {
-    std::string text;
-    for (const SpecError &e : spec_errors)
-      text += "\n  " + (e.key.empty() ? std::string("operation") : e.key) + ": " + e.message;
-    throw Error(ErrorCode::bad_spec, "the spec is not valid:" + text, "verify",
-                "correct the fields named");
-  }
+  api::throw_if_invalid(spec, "verify");
   std::lock_guard prepare_lock(rt.prepare_mutex); // the database's use, as prepare()
   std::lock_guard lock(rt.device->mutex);
   return api::verify_on_device(*rt.device->device, rt.db ? &*rt.db : nullptr, rt.arch, rt.tf32_off,
@@ -691,14 +685,7 @@ Operation Runtime::prepare(std::string_view dsl_text) {
 
 Operation Runtime::prepare(const OpSpec &spec) {
   Impl &rt = *impl_;
-  const std::vector<SpecError> spec_errors = validate_spec(spec);
-  if (!spec_errors.empty()) {
-    std::string text;
-    for (const SpecError &e : spec_errors)
-      text += "\n  " + (e.key.empty() ? std::string("operation") : e.key) + ": " + e.message;
-    throw Error(ErrorCode::bad_spec, "the spec is not valid:" + text, "prepare",
-                "correct the fields named");
-  }
+  api::throw_if_invalid(spec, "prepare");
   const ProblemKey key = make_problem_key(spec, rt.arch, rt.tf32_off);
   if (auto state = rt.find(key.text))
     return Operation(std::move(state), Origin::memory);

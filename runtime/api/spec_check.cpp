@@ -1,0 +1,18 @@
+#include "runtime/api/spec_check.h"
+
+#include "compiler/spec/validate.h"
+
+namespace tcjit::api {
+
+void throw_if_invalid(const OpSpec &spec, const char *where) {
+  const std::vector<SpecError> errors = validate_spec(spec);
+  if (errors.empty())
+    return;
+  std::string text;
+  for (const SpecError &e : errors)
+    text += "\n  " + (e.key.empty() ? std::string("operation") : e.key) + ": " + e.message;
+  throw Error(ErrorCode::bad_spec, "the spec is not valid:" + text, where,
+              "correct the fields named");
+}
+
+} // namespace tcjit::api
