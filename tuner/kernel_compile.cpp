@@ -1,6 +1,7 @@
 #include "tuner/kernel_compile.h"
 
 #include "runtime/jit/nvrtc_compiler.h"
+#include "tuner/custom_activation.h"
 
 #include <stdexcept>
 
@@ -28,8 +29,20 @@ codegen::CompiledKernel compile_kernel(const OpSpec &spec, codegen::CompileOptio
   codegen::CompiledKernel k = codegen::compile_gemm(spec, options);
   if (!k.ok())
     return k;
+  const bool custom = spec.epilogue.act == Activation::custom;
+  if (custom) { // the user's function alone first: its errors, not the kernel's
+    k.errors = check_custom_activation(spec.epilogue.custom, k.plan.epi, k.plan.sm);
+    if (!k.ok())
+      return k;
+  }
   const jit::CudaCompileResult r =
       jit::compile_cuda_source(k.cuda_source, k.plan.kernel_name + ".cu", k.plan.sm);
+  if (!r.ok && custom && r.log.find(spec.epilogue.custom.path + "(") != std::string::npos) {
+    k.errors.push_back({"act", "act=custom:" + spec.epilogue.custom.path +
+                                   " does not compile inside the kernel:\n" +
+                                   user_compile_log(r.log, spec.epilogue.custom)});
+    return k;
+  }
   if (!r.ok)
     throw std::logic_error("NVRTC rejected the generated CUDA C++ of " + k.plan.kernel_name +
                            " (a bug in tcjit; `tcjit compile --backend nvrtc --emit cuda` shows "

@@ -224,8 +224,10 @@ KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
                                " not compiled: " + kernel.errors.front().message);
         break;
       }
-      for (const codegen::ConfigError &e : kernel.errors)
+      for (const codegen::ConfigError &e : kernel.errors) {
         out.errors.push_back(e.field + ": " + e.message);
+        out.user_code_error |= e.field == "act";
+      }
       return out;
     }
     CubinBuild build = build_cubin(kernel);

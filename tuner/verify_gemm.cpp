@@ -3,10 +3,12 @@
 #include "compiler/codegen/conv_lowering.h"
 #include "compiler/reference/conv_geometry.h"
 #include "compiler/reference/conv_reference.h"
+#include "compiler/reference/custom_activation.h"
 #include "compiler/reference/gemm_geometry.h"
 #include "compiler/reference/gemm_reference.h"
 #include "compiler/reference/random_fill.h"
 #include "runtime/emu/emu_device.h"
+#include "tuner/custom_activation.h"
 #include "tuner/device_buffer.h"
 #include "tuner/gemm_launch.h"
 
@@ -29,6 +31,27 @@ std::vector<std::byte> random_bytes(DType t, int64_t count, uint64_t seed) {
   std::vector<std::byte> v(static_cast<size_t>((count * dtype_bits(t) + 7) / 8));
   fill_random(t, v.data(), count, seed);
   return v;
+}
+
+// The spec the CPU reference computes: act=custom is left to apply_custom_reference.
+OpSpec reference_spec(const OpSpec &spec) {
+  OpSpec r = spec;
+  if (r.epilogue.act == Activation::custom) {
+    r.epilogue.act = Activation::none;
+    r.epilogue.custom = {};
+  }
+  return r;
+}
+
+// act=custom: the user's function applied to the reference's pre-activation values on `dev`.
+void apply_custom_reference(device::Device &dev, const codegen::CompiledKernel &kernel,
+                            const OpSpec &spec, ReferenceResult &ref) {
+  if (spec.epilogue.act != Activation::custom)
+    return;
+  apply_custom_activation(
+      ref, tolerance_model(spec, kernel.plan.math), [&](std::span<const double> xs) {
+        return evaluate_custom_activation(dev, spec.epilogue.custom, kernel.plan.epi, xs);
+      });
 }
 
 } // namespace
@@ -55,8 +78,10 @@ GemmCheck run_and_check_conv(device::Device &dev, const codegen::CompiledKernel 
   // The reference writes the output tensor of its buffers: give it copies.
   std::vector<std::byte> rx = x, rw = w, ry = y;
   const auto t_ref = Clock::now();
-  const ReferenceResult ref = reference_conv(
-      spec, {rx.data(), rw.data(), ry.data(), has_bias ? bias.data() : nullptr}, kernel.plan.math);
+  ReferenceResult ref = reference_conv(
+      reference_spec(spec), {rx.data(), rw.data(), ry.data(), has_bias ? bias.data() : nullptr},
+      kernel.plan.math);
+  apply_custom_reference(dev, kernel, spec, ref);
   check.reference_ms = ms_since(t_ref);
 
   const auto t_dev = Clock::now();
@@ -104,8 +129,10 @@ GemmCheck run_and_check_gemm(device::Device &dev, const codegen::CompiledKernel 
 
   const auto t_ref = Clock::now();
   std::vector<std::byte> c_ref = c;
-  const ReferenceResult ref = reference_gemm(
-      spec, {a.data(), b.data(), c_ref.data(), has_bias ? bias.data() : nullptr}, kernel.plan.math);
+  ReferenceResult ref = reference_gemm(
+      reference_spec(spec), {a.data(), b.data(), c_ref.data(), has_bias ? bias.data() : nullptr},
+      kernel.plan.math);
+  apply_custom_reference(dev, kernel, spec, ref);
   check.reference_ms = ms_since(t_ref);
 
   const auto t_dev = Clock::now();

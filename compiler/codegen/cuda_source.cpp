@@ -1,8 +1,10 @@
 #include "compiler/codegen/cuda_source.h"
 
+#include "compiler/codegen/custom_activation.h"
 #include "compiler/codegen/kernel_abi.h"
 #include "compiler/codegen/mma_table.h"
 
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
@@ -190,6 +192,10 @@ void emit_activation(std::ostringstream &s, const KernelPlan &p) {
       << ";\n  return pos ? x + l : l;\n";
     break;
   case Activation::swish: s << "  return " << div("x", one + " + " + exp + "(-x)") << ";\n"; break;
+  case Activation::custom:
+    s << "  return " << kCustomActivationNamespace
+      << "::act(x); // act=custom:" << p.epilogue.custom.path << "\n";
+    break;
   }
   s << "}\n";
 }
@@ -593,6 +599,11 @@ std::string emit_cuda_source(const KernelPlan &p) {
   std::ostringstream s;
   emit_prelude(s, p);
   s << "\n";
+  if (p.epilogue.act == Activation::custom) {
+    const std::string so_far = s.str();
+    const int next_line = 1 + static_cast<int>(std::count(so_far.begin(), so_far.end(), '\n'));
+    s << embed_custom_activation(p.epilogue.custom, next_line, p.kernel_name + ".cu") << "\n";
+  }
   emit_activation(s, p);
   emit_epilogue_value(s, p, "epilogue_value");
   // C fragment coordinates (mma_table.h c_offset; the SIMT tile is one element per thread)

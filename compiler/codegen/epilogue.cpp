@@ -332,6 +332,8 @@ Value *emit_activation(EmitContext &e, Activation act, Value *x) {
     return b.CreateSelect(pos, b.CreateFAdd(x, l), l);
   }
   case Activation::swish: return div(x, b.CreateFAdd(one, exp(b.CreateFNeg(x))));
+  case Activation::custom: // refused by compile_gemm before any IR exists
+    throw std::logic_error("act=custom reached the LLVM backend");
   }
   return x;
 }

@@ -1,5 +1,7 @@
 #include "compiler/codegen/kernel_plan.h"
 
+#include "compiler/spec/problem_key.h"
+
 #include "compiler/spec/alignment.h"
 #include "compiler/spec/arch.h"
 
@@ -184,6 +186,8 @@ KernelPlan plan_view(const OpSpec &spec, const TileConfig &c, std::string_view a
        << (c.split_k > 1 ? "_k" + std::to_string(c.split_k) : std::string())
        << (c.raster_group > 1 ? "_g" + std::to_string(c.raster_group) : std::string()) << "_va"
        << c.vec_a << "_vb" << c.vec_b << "_vc" << p.c_vec << "_" << to_string(spec.epilogue.act)
+       << (spec.epilogue.act == Activation::custom ? custom_activation_digest(spec.epilogue.custom)
+                                                   : std::string())
        << "_" << to_string(spec.epilogue.bias) << (spec.epilogue.beta != 0.0 ? "_beta" : "");
   p.kernel_name = name.str();
   return p;
@@ -259,8 +263,11 @@ std::string describe(const KernelPlan &p) {
     << " B dynamic shared memory\n";
   op(p.a);
   op(p.b);
-  o << "  epilogue act=" << to_string(p.epilogue.act) << " bias=" << to_string(p.epilogue.bias)
-    << " alpha=" << p.epilogue.alpha << " beta=" << p.epilogue.beta << " -> " << to_string(p.out)
+  o << "  epilogue act="
+    << (p.epilogue.act == Activation::custom ? "custom:" + p.epilogue.custom.path
+                                             : std::string(to_string(p.epilogue.act)))
+    << " bias=" << to_string(p.epilogue.bias) << " alpha=" << p.epilogue.alpha
+    << " beta=" << p.epilogue.beta << " -> " << to_string(p.out)
     << (p.integer_identity ? " (exact integer)" : "") << "\n";
   if (p.stage_epilogue)
     o << "  epilogue staged through shared memory: " << p.stage_lines << " x " << p.stage_line_len

@@ -81,8 +81,14 @@ CompiledKernel compile_gemm(const OpSpec &spec, const CompileOptions &opt) {
   CompiledKernel out;
   PassRunner pass(out);
 
-  pass.run("check_support",
-           [&] { out.errors = check_codegen_support(spec, opt.arch, opt.tf32_off); });
+  pass.run("check_support", [&] {
+    out.errors = check_codegen_support(spec, opt.arch, opt.tf32_off);
+    if (spec.epilogue.act == Activation::custom && opt.backend == Backend::llvm)
+      out.errors.push_back(
+          {"backend", "act=custom:" + spec.epilogue.custom.path +
+                          " is a CUDA C++ function: only the CUDA C++ backend compiles it; use "
+                          "--backend nvrtc (RuntimeOptions::backend = nvrtc)"});
+  });
   if (!out.ok())
     return out;
 

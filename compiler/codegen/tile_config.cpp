@@ -1,5 +1,7 @@
 #include "compiler/codegen/tile_config.h"
 
+#include "compiler/codegen/custom_activation.h"
+
 #include "compiler/codegen/conv_lowering.h"
 #include "compiler/codegen/mma_table.h"
 #include "compiler/spec/alignment.h"
@@ -93,6 +95,9 @@ std::vector<ConfigError> check_codegen_support(const OpSpec &spec, std::string_v
                              " acc=" + std::string(to_string(spec.acc)) +
                              " (supported: f16/bf16/tf32->f32, s8->s32, f64->f64)"});
   }
+  if (spec.epilogue.act == Activation::custom)
+    if (std::string problem = custom_activation_problem(spec.epilogue.custom); !problem.empty())
+      e.push_back({"act", std::move(problem)});
   return e;
 }
 

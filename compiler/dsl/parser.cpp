@@ -167,7 +167,14 @@ void parse_value(LineState &st, Key key, std::string_view value, int value_col,
     return;
   case Key::beta: st.spec.epilogue.beta = take(parse_real(value, name), value_col, errors); return;
   case Key::bias: st.spec.epilogue.bias = take(parse_bias(value), value_col, errors); return;
-  case Key::act: st.spec.epilogue.act = take(parse_activation(value), value_col, errors); return;
+  case Key::act:
+    if (is_custom_activation(value)) {
+      st.spec.epilogue.custom = take(parse_custom_activation(value), value_col, errors);
+      st.spec.epilogue.act = Activation::custom;
+    } else {
+      st.spec.epilogue.act = take(parse_activation(value), value_col, errors);
+    }
+    return;
   case Key::weight: {
     const size_t before = errors.list.size();
     st.weight = take_fixed(value, key, value_col, st.kind, errors);

@@ -68,7 +68,10 @@ void add_tail(std::string &out, const OpSpec &spec) {
   add(out, "alpha", number(spec.epilogue.alpha));
   add(out, "beta", number(spec.epilogue.beta));
   add(out, "bias", std::string(to_string(spec.epilogue.bias)));
-  add(out, "act", std::string(to_string(spec.epilogue.act)));
+  if (spec.epilogue.act == Activation::custom)
+    add(out, "act", "custom:" + spec.epilogue.custom.path);
+  else
+    add(out, "act", std::string(to_string(spec.epilogue.act)));
 }
 
 std::string print_gemm(const OpSpec &spec) {

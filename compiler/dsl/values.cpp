@@ -310,7 +310,43 @@ ValueResult<BiasKind> parse_bias(std::string_view text) {
 }
 
 ValueResult<Activation> parse_activation(std::string_view text) {
-  return parse_word(text, all_activations, "activation", activation_aliases());
+  ValueResult<Activation> result =
+      parse_word(text, all_activations, "activation", activation_aliases());
+  if (result.ok())
+    return result;
+  // The built-in words, and the user's own function.
+  std::string &message = result.errors.front().message;
+  const std::string_view custom[] = {"custom"};
+  if (!did_you_mean(text, custom, {}).empty())
+    message = "unknown activation " + quoted_word(text) +
+              " (did you mean 'custom:FILE', a CUDA C++ function of your own?)";
+  else if (message.ends_with(")") && message.find(" (use ") != std::string::npos)
+    message.insert(message.size() - 1, ", or custom:FILE for a CUDA C++ function of your own");
+  return result;
+}
+
+bool is_custom_activation(std::string_view text) {
+  return text == "custom" || text.starts_with("custom:");
+}
+
+ValueResult<CustomActivation> parse_custom_activation(std::string_view text) {
+  ValueResult<CustomActivation> result;
+  const std::string_view prefix = "custom:";
+  if (!text.starts_with(prefix)) {
+    result.errors.push_back(
+        ValueError{0, text.size(),
+                   "act=custom needs the file of its CUDA C++ function: act=custom:my_act.cu "
+                   "(the file defines __device__ float act(float x))"});
+    return result;
+  }
+  const std::string_view path = text.substr(prefix.size());
+  if (path.empty()) {
+    result.errors.push_back(
+        ValueError{text.size() - 1, 1, "act=custom: names no file: write act=custom:my_act.cu"});
+    return result;
+  }
+  result.value.path = std::string(path);
+  return result;
 }
 
 ValueResult<ConvPass> parse_conv_pass(std::string_view text) {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <stdexcept>
 
 namespace tcjit {
 
@@ -32,6 +33,9 @@ double apply_activation(Activation act, double x) {
   }
   case Activation::softplus: return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
   case Activation::swish: return x * sigmoid(x);
+  case Activation::custom:
+    throw std::invalid_argument("tcjit reference: act=custom is the user's CUDA C++ function; the "
+                                "reference evaluates it on the device (apply_custom_activation)");
   }
   return x;
 }
@@ -48,6 +52,7 @@ double activation_lipschitz_bound(Activation act) {
   case Activation::gelu_tanh: // max = 1.1297
     return 1.13;
   case Activation::swish: return 1.1; // max swish' = 1.0998 at x = 2.3994
+  case Activation::custom: return 0;  // unknown: the reference measures it per element
   }
   return 1.13;
 }
@@ -62,7 +67,8 @@ bool activation_is_transcendental(Activation act) {
   case Activation::gelu:
   case Activation::gelu_tanh:
   case Activation::softplus:
-  case Activation::swish: return true;
+  case Activation::swish:
+  case Activation::custom: return true;
   }
   return true;
 }

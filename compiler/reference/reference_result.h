@@ -15,6 +15,9 @@ struct ReferenceResult {
   // |alpha| * sum_k |a||b| + |beta * C| + |bias|: the scale of the rounding errors of a correct
   // kernel (see tolerance.h).
   std::vector<double> magnitudes;
+  // act=custom only (apply_custom_activation): how far act moves within the pre-activation
+  // tolerance around each element, which replaces the Lipschitz term of the tolerance model.
+  std::vector<double> activation_spreads;
 };
 
 } // namespace tcjit

@@ -138,15 +138,22 @@ ToleranceModel tolerance_model(const OpSpec &spec, MathMode resolved) {
   return model;
 }
 
-double element_tolerance(const ToleranceModel &model, double value, double accumulator,
-                         double magnitude) {
+double pre_activation_tolerance(const ToleranceModel &model, double accumulator, double magnitude) {
   const double k = model.reduction_length;
   const double accumulation = model.accumulator_unit_roundoff *
                               (model.random_walk_factor * std::sqrt(k) * magnitude +
                                model.drift_factor * k * model.abs_alpha * std::fabs(accumulator) +
                                model.worst_case_factor * k * magnitude);
   const double epilogue = model.epilogue_factor * model.epilogue_unit_roundoff * magnitude;
-  const double before_activation = model.activation_lipschitz * (accumulation + epilogue);
+  return accumulation + epilogue;
+}
+
+double element_tolerance(const ToleranceModel &model, double value, double accumulator,
+                         double magnitude, double activation_spread) {
+  const double before_activation =
+      activation_spread >= 0
+          ? activation_spread
+          : model.activation_lipschitz * pre_activation_tolerance(model, accumulator, magnitude);
   const double activation = model.activation_eval_relative * (std::fabs(value) + magnitude + 1.0);
   if (model.integer_output)
     return model.integer_allowance + before_activation + activation;
@@ -164,7 +171,8 @@ CompareReport compare_with_reference(const OpSpec &spec, const ToleranceModel &m
   const OutputLayout layout = output_layout(spec);
   const auto count = static_cast<size_t>(layout.count);
   if (reference.values.size() != count || reference.accumulators.size() != count ||
-      reference.magnitudes.size() != count)
+      reference.magnitudes.size() != count ||
+      (!reference.activation_spreads.empty() && reference.activation_spreads.size() != count))
     throw std::invalid_argument("tcjit compare: the reference has " +
                                 std::to_string(reference.values.size()) + " elements, the output " +
                                 std::to_string(layout.count));
@@ -178,8 +186,9 @@ CompareReport compare_with_reference(const OpSpec &spec, const ToleranceModel &m
     const double got =
         read_element(layout.dtype, actual_output, output_buffer_offset(layout, int64_t(e)));
     const double exact = reference.values[e];
-    const double tolerance =
-        element_tolerance(model, exact, reference.accumulators[e], reference.magnitudes[e]);
+    const double tolerance = element_tolerance(
+        model, exact, reference.accumulators[e], reference.magnitudes[e],
+        reference.activation_spreads.empty() ? -1 : reference.activation_spreads[e]);
     double expected = exact;
     double error = 0;
     bool match = false;

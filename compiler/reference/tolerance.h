@@ -49,9 +49,14 @@ struct ToleranceModel {
 // activation_eval_relative for a kernel that uses tanh.approx.f32 (relative error 2^-10.987).
 ToleranceModel tolerance_model(const OpSpec &spec, MathMode resolved);
 
-// tol_i for one element (see the formula above).
+// tol_i for one element (see the formula above). `activation_spread` >= 0 (act=custom, see
+// custom_activation.h) replaces the term L * (...) before the activation.
 double element_tolerance(const ToleranceModel &model, double value, double accumulator,
-                         double magnitude);
+                         double magnitude, double activation_spread = -1);
+
+// The part of tol_i before the activation, without L: how far a correct kernel's
+// alpha * acc + beta * C + bias may lie from the reference's.
+double pre_activation_tolerance(const ToleranceModel &model, double accumulator, double magnitude);
 
 struct CompareReport {
   int64_t count = 0;      // elements compared

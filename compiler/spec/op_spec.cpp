@@ -83,6 +83,7 @@ std::string_view to_string(Activation a) {
   case Activation::gelu_tanh: return "gelu_tanh";
   case Activation::softplus: return "softplus";
   case Activation::swish: return "swish";
+  case Activation::custom: return "custom";
   }
   return "?";
 }

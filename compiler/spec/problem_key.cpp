@@ -22,6 +22,13 @@ uint64_t fnv1a64(std::string_view bytes) {
   return h;
 }
 
+std::string custom_activation_digest(const CustomActivation &custom) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx",
+                static_cast<unsigned long long>(fnv1a64(custom.source)));
+  return buf;
+}
+
 OpSpec with_resolved_math(const OpSpec &spec, bool tf32_override_off) {
   OpSpec resolved = spec;
   resolved.math = resolve_math(spec.math, tf32_override_off);
@@ -33,6 +40,8 @@ ProblemKey make_problem_key(const OpSpec &spec, std::string_view arch, bool tf32
   ProblemKey key;
   key.text = print_spec(resolved) + " align=" + alignment_signature(analyze_alignment(resolved)) +
              " arch=" + std::string(arch);
+  if (spec.epilogue.act == Activation::custom)
+    key.text += " act_source=" + custom_activation_digest(spec.epilogue.custom);
   key.hash = fnv1a64(key.text);
   return key;
 }

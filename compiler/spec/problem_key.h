@@ -2,6 +2,8 @@
 //
 //   key text = canonical spec text (compiler/dsl/printer, every default explicit, `math=auto`
 //              resolved) + " align=" + per-operand alignment + " arch=" + target arch
+//              [+ " act_source=" + custom_activation_digest, for act=custom: the file's text,
+//              not its path, decides]
 //   key hash = FNV-1a 64 of the key text's UTF-8 bytes, printed as 16 lower-case hex digits
 //
 // Both are stable across runs, machines and compilers (no std::hash, no pointer or locale
@@ -26,6 +28,10 @@ struct ProblemKey {
 
 // FNV-1a, 64-bit (offset basis 0xcbf29ce484222325, prime 0x100000001b3).
 uint64_t fnv1a64(std::string_view bytes);
+
+// 16 hex digits of fnv1a64 of a custom activation's text: it names the kernel (kernel_plan.h) and
+// keys the cache, so that an edited file never reuses an old kernel or tuning result.
+std::string custom_activation_digest(const CustomActivation &custom);
 
 // `tf32_override_off` resolves `math=auto` (pass tf32_disabled_by_environment() in tools).
 // The arch must be a known one (find_arch); the spec must be valid.

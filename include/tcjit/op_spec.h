@@ -29,7 +29,8 @@ enum class MathMode { automatic, tf32, f32 };
 
 enum class BiasKind { none, row, col };
 
-enum class Activation { none, relu, tanh, sigmoid, elu, gelu, gelu_tanh, softplus, swish };
+// `custom` (DSL: act=custom:FILE) is the user's own CUDA C++ function (CustomActivation below).
+enum class Activation { none, relu, tanh, sigmoid, elu, gelu, gelu_tanh, softplus, swish, custom };
 
 enum class ConvPass { fprop, dgrad, wgrad };
 
@@ -63,6 +64,17 @@ struct TensorOperand {
   bool operator==(const TensorOperand &) const = default;
 };
 
+// A user-defined activation (`act=custom:FILE`): a small CUDA C++ file defining
+//   __device__ float act(float x)     (double act(double x) for f64 GEMMs may be added beside it)
+// that the CUDA C++ backend (NVRTC) compiles into the kernel; the LLVM backend cannot compile it.
+// The DSL records the path; load_custom_activation (include/tcjit/tools.hpp) reads the file into
+// `source`, which is what the kernel and its cache keys depend on. docs/dsl.md has the rules.
+struct CustomActivation {
+  std::string path;   // as written after `custom:`; the name compile errors are reported under
+  std::string source; // the file's text; empty until loaded
+  bool operator==(const CustomActivation &) const = default;
+};
+
 // D = act(alpha * acc + beta * C + bias). `bias=row` adds one value per output row (M values),
 // `bias=col` one per output column (N values; for a convolution: one per output channel).
 struct Epilogue {
@@ -70,6 +82,7 @@ struct Epilogue {
   double beta = 0.0;
   BiasKind bias = BiasKind::none;
   Activation act = Activation::none;
+  CustomActivation custom; // act == custom only
   bool operator==(const Epilogue &) const = default;
 };
 

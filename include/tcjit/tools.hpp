@@ -36,6 +36,13 @@ std::string entry_label(const WorkloadEntry &entry);
 std::vector<WorkloadEntry> parse_ops(std::string_view text,
                                      std::string_view source_name = "<text>");
 
+// act=custom:FILE (op_spec.h, CustomActivation): reads FILE into spec.epilogue.custom.source when
+// that is empty; a relative path is taken from `base_dir` ("" = the current directory). Throws
+// Error(bad_spec) naming the file when it cannot be read, is over 64 KiB, or is not text. parse_ops
+// calls it for every entry (base_dir: the folder of `source_name` when that is a file). Specs
+// without act=custom are left as they are.
+void load_custom_activation(OpSpec &spec, std::string_view base_dir = "");
+
 // The canonical DSL text of a spec (every default written out).
 std::string canonical_text(const OpSpec &spec);
 

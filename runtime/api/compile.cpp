@@ -82,7 +82,7 @@ CompiledModule compile_module(const OpSpec &spec, const CompileRequest &request,
       text += (text.empty() ? "" : "\n") + (e.field.empty() ? "" : e.field + ": ") + e.message;
     // a spec the generator cannot compile is the spec's problem; a bad config the caller's
     const bool spec_problem = k.errors[0].field == "spec" || k.errors[0].field == "arch" ||
-                              k.errors[0].field == "backend";
+                              k.errors[0].field == "backend" || k.errors[0].field == "act";
     throw Error(spec_problem ? ErrorCode::bad_spec : ErrorCode::invalid_argument, text, "compile",
                 "");
   }

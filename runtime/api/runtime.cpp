@@ -680,7 +680,9 @@ Operation Runtime::prepare(std::string_view dsl_text) {
     throw Error(ErrorCode::bad_spec, "the spec does not parse:\n" + rendered, "prepare",
                 "correct the spec as the diagnostics say (the DSL: docs/dsl.md)");
   }
-  return prepare(parsed.entries.front().spec);
+  OpSpec spec = parsed.entries.front().spec;
+  load_custom_activation(spec); // act=custom:FILE from the current directory
+  return prepare(spec);
 }
 
 Operation Runtime::prepare(const OpSpec &spec) {

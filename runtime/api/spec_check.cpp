@@ -5,6 +5,11 @@
 namespace tcjit::api {
 
 void throw_if_invalid(const OpSpec &spec, const char *where) {
+  if (spec.epilogue.act == Activation::custom && spec.epilogue.custom.source.empty())
+    throw Error(ErrorCode::bad_spec,
+                "act=custom:" + spec.epilogue.custom.path + ": the spec holds no source text",
+                where,
+                "read the file into the spec with tcjit::load_custom_activation (parse_ops does)");
   const std::vector<SpecError> errors = validate_spec(spec);
   if (errors.empty())
     return;

@@ -287,8 +287,10 @@ VerifyReport verify_on_device(device::Device &dev, kernels_db::KernelsDb *db,
     std::string text;
     for (const std::string &e : source.errors)
       text += (text.empty() ? "" : "\n") + e;
-    throw Error(source.internal_error ? ErrorCode::internal : ErrorCode::unsupported, text,
-                "verify", "");
+    throw Error(source.internal_error    ? ErrorCode::internal
+                : source.user_code_error ? ErrorCode::bad_spec
+                                         : ErrorCode::unsupported,
+                text, "verify", "");
   }
   report.warnings = source.warnings;
   report.config = codegen::to_string(source.kernel.config);

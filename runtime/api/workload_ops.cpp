@@ -6,6 +6,8 @@
 #include "compiler/dsl/printer.h"
 #include "compiler/spec/arch.h"
 
+#include <filesystem>
+
 namespace tcjit {
 
 std::string entry_label(const WorkloadEntry &entry) {
@@ -24,7 +26,15 @@ std::vector<WorkloadEntry> parse_ops(std::string_view text, std::string_view sou
   if (parsed.entries.empty())
     throw Error(ErrorCode::bad_spec, std::string(source_name) + " holds no operation", "parse",
                 "write one spec (\"gemm m=... n=... k=...\") or a workload of them");
-  return parsed.entries;
+  // act=custom files: relative to the workload file's folder, or to the current directory.
+  std::error_code ec;
+  const std::filesystem::path source(source_name);
+  const std::string base_dir =
+      std::filesystem::is_regular_file(source, ec) ? source.parent_path().string() : "";
+  std::vector<WorkloadEntry> entries = parsed.entries;
+  for (WorkloadEntry &entry : entries)
+    load_custom_activation(entry.spec, base_dir);
+  return entries;
 }
 
 std::string canonical_text(const OpSpec &spec) {

@@ -69,7 +69,7 @@ bool load_workload(const std::string &arg, std::vector<WorkloadEntry> &out) {
     if (e.problem().find('\n') != std::string::npos)
       std::cerr << e.problem();
     else
-      std::cerr << "tcjit: error: " << e.problem() << "\n";
+      print_error("tcjit", e);
     return false;
   }
   return true;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -261,6 +262,69 @@ TEST_F(ToolsApi, TheNvrtcBackendThroughTheRuntimeAndTheTuner) {
       tcjit::tune_ops(tcjit::parse_ops("gemm m=64 n=64 k=64 a=f16 b=f16:col"), tune);
   EXPECT_EQ(report.failed, 0u) << report.text;
   EXPECT_EQ(nlohmann::json::parse(report.json)[0]["sizes"][0]["failed"], 0) << report.json;
+}
+
+// act=custom:FILE: parse_ops reads the file (relative to the workload's folder), the runtime
+// compiles it with the NVRTC backend and verifies it; the LLVM backend, a missing or unreadable
+// file and a spec without its text are refused with the fix.
+TEST_F(ToolsApi, CustomActivationFromAWorkloadFolder) {
+  const fs::path dir = fs::temp_directory_path() / ("tcjit_custom_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "acts");
+  std::ofstream(dir / "acts" / "softsign.cu")
+      << "// softsign\n__device__ float act(float x) { return x / (1.0f + fabsf(x)); }\n";
+  const std::string line = "gemm m=40 n=32 k=48 a=f16 b=f16:col c=f16 bias=col act=custom:acts/"
+                           "softsign.cu";
+  std::ofstream(dir / "w.tcjit") << line << "\n";
+  const std::vector<tcjit::WorkloadEntry> ops =
+      tcjit::parse_ops(line + "\n", (dir / "w.tcjit").string());
+  ASSERT_EQ(ops.size(), 1u);
+  const tcjit::OpSpec &spec = ops[0].spec;
+  EXPECT_EQ(spec.epilogue.custom.path, "acts/softsign.cu");
+  EXPECT_NE(spec.epilogue.custom.source.find("fabsf"), std::string::npos);
+  EXPECT_NE(tcjit::canonical_text(spec).find("act=custom:acts/softsign.cu"), std::string::npos);
+  // text given on its own: the current directory, where the file is not
+  expect_error([&] { tcjit::parse_ops(line); }, tcjit::ErrorCode::bad_spec,
+               "act=custom:acts/softsign.cu: no such file (looked for ");
+
+  tcjit::RuntimeOptions options;
+  options.device = "emu";
+  options.db_path = db_.string();
+  options.backend = "nvrtc";
+  {
+    tcjit::Runtime rt(options);
+    const tcjit::VerifyReport r = rt.verify(spec, {});
+    EXPECT_TRUE(r.ok) << r.text;
+    EXPECT_NE(r.cache.find("miss, compiled"), std::string::npos) << r.cache;
+    tcjit::OpSpec unloaded = spec;
+    unloaded.epilogue.custom.source.clear();
+    expect_error([&] { rt.prepare(unloaded); }, tcjit::ErrorCode::bad_spec,
+                 "act=custom:acts/softsign.cu: the spec holds no source text");
+  }
+  options.backend = "llvm";
+  tcjit::Runtime llvm(options);
+  try {
+    llvm.verify(spec, {});
+    ADD_FAILURE() << "the LLVM backend compiled act=custom";
+  } catch (const tcjit::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("only the CUDA C++ backend compiles it"),
+              std::string::npos)
+        << e.what();
+  }
+
+  tcjit::OpSpec big = spec;
+  big.epilogue.custom.source.clear();
+  std::ofstream(dir / "big.cu") << std::string(70000, ' ');
+  big.epilogue.custom.path = (dir / "big.cu").string();
+  expect_error([&] { tcjit::load_custom_activation(big); }, tcjit::ErrorCode::bad_spec,
+               "70000 bytes, over the limit of 65536");
+  std::ofstream(dir / "bin.cu", std::ios::binary) << std::string("ok\n\x01", 4);
+  big.epilogue.custom.path = "bin.cu";
+  expect_error([&] { tcjit::load_custom_activation(big, dir.string()); },
+               tcjit::ErrorCode::bad_spec, "bin.cu:2: byte 0x01 is not text");
+  big.epilogue.custom.path = "acts";
+  expect_error([&] { tcjit::load_custom_activation(big, dir.string()); },
+               tcjit::ErrorCode::bad_spec, "is not a regular file");
+  fs::remove_all(dir);
 }
 
 } // namespace

@@ -303,5 +303,57 @@ TEST_F(RunCommand, EmulatorProgressOnATerminalOnly) {
   EXPECT_NE(plain.out.find("result:   ok"), std::string::npos) << plain.out;
 }
 
+// act=custom:FILE from a workload file: read from the workload's folder, compiled by the NVRTC
+// backend, verified and cached; the LLVM backend says to use nvrtc; the user's compile errors come
+// at the user's own lines with exit status 1 (the spec's problem); --emit cuda shows the text.
+TEST_F(RunCommand, CustomActivationThroughTheNvrtcBackend) {
+  std::filesystem::create_directories(dir_ / "acts");
+  std::ofstream(dir_ / "acts" / "hardswish.cu")
+      << "// hard swish\n__device__ float act(float x) {\n"
+         "  const float r = fminf(fmaxf(x + 3.0f, 0.0f), 6.0f);\n  return x * r / 6.0f;\n}\n";
+  std::ofstream(dir_ / "acts" / "typo.cu")
+      << "__device__ float act(float x) {\n  return x *\n    slope;\n}\n";
+  const std::string gemm = "gemm m=48 n=40 k=64 a=f16 b=f16:col c=f16 beta=1 bias=col";
+  std::ofstream(dir_ / "w.tcjit") << "hs: " << gemm << " act=custom:acts/hardswish.cu\n";
+  std::ofstream(dir_ / "bad.tcjit") << gemm << " act=custom:acts/typo.cu\n";
+  const std::string wl = shell_quote((dir_ / "w.tcjit").string());
+
+  const ToolResult ok = run_tool("run --device emu --backend nvrtc --db " + db() + " " + wl);
+  ASSERT_EQ(ok.exit_code, 0) << ok.err << ok.out;
+  EXPECT_NE(ok.out.find("act=custom:acts/hardswish.cu"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("result:   ok, verified on the emulator"), std::string::npos) << ok.out;
+  const ToolResult again = run_tool("run --device emu --backend nvrtc --db " + db() + " " + wl);
+  EXPECT_NE(again.out.find("cache:    hit"), std::string::npos) << again.out;
+
+  const ToolResult llvm = run_tool("run --device emu --db " + db() + " " + wl);
+  EXPECT_EQ(llvm.exit_code, 3);
+  EXPECT_NE(llvm.err.find("only the CUDA C++ backend compiles it; use --backend nvrtc"),
+            std::string::npos)
+      << llvm.err;
+
+  const ToolResult bad = run_tool("run --device emu --backend nvrtc --db " + db() + " " +
+                                  shell_quote((dir_ / "bad.tcjit").string()));
+  EXPECT_EQ(bad.exit_code, 1) << bad.err;
+  EXPECT_NE(bad.err.find("act=custom:acts/typo.cu does not compile"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("acts/typo.cu:3: error: identifier \"slope\" is undefined"),
+            std::string::npos)
+      << bad.err;
+
+  const ToolResult missing = run_tool("run --device emu --backend nvrtc --db " + db() + " " +
+                                      shell_quote(gemm + " act=custom:nowhere.cu"));
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("act=custom:nowhere.cu: no such file"), std::string::npos)
+      << missing.err;
+  EXPECT_NE(missing.err.find("how to fix: act=custom:FILE names a CUDA C++ file"),
+            std::string::npos)
+      << missing.err;
+
+  const ToolResult cuda = run_tool("compile --emit cuda " + wl);
+  ASSERT_EQ(cuda.exit_code, 0) << cuda.err;
+  EXPECT_NE(cuda.out.find("#line 1 \"acts/hardswish.cu\"\n// hard swish"), std::string::npos)
+      << cuda.out;
+  EXPECT_NE(cuda.out.find("return tcjit_user::act(x);"), std::string::npos);
+}
+
 } // namespace
 } // namespace tcjit::testing

@@ -42,7 +42,7 @@ TEST(Examples, Bf16GemmWithEpilogue) {
   OpSpec expected =
       gemm_spec(fixed(1024), fixed(1000), fixed(2048), op(DType::bf16, MatrixLayout::row),
                 op(DType::bf16, MatrixLayout::row), op(DType::f32, MatrixLayout::row), DType::f32);
-  expected.epilogue = Epilogue{1.0, 1.0, BiasKind::col, Activation::gelu};
+  expected.epilogue = Epilogue{1.0, 1.0, BiasKind::col, Activation::gelu, {}};
   EXPECT_EQ(TCJIT_PARSE_ONE("gemm m=1024 n=1000 k=2048 a=bf16:row b=bf16:row c=f32:row acc=f32 "
                             "alpha=1 beta=1 bias=col act=gelu"),
             expected);

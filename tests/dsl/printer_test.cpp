@@ -284,5 +284,16 @@ TEST(RoundTrip, EntriesWithNamesAndWeights) {
   }
 }
 
+// act=custom:FILE keeps its path through print and parse; the text is loaded later (tools.hpp).
+TEST(RoundTrip, CustomActivationPath) {
+  const OpSpec spec =
+      TCJIT_PARSE_ONE("gemm m=64 n=64 k=64 a=f16 b=f16:col c=f16 act=custom:acts/leaky-relu_2.cu");
+  EXPECT_EQ(spec.epilogue.act, Activation::custom);
+  EXPECT_EQ(spec.epilogue.custom.path, "acts/leaky-relu_2.cu");
+  EXPECT_EQ(spec.epilogue.custom.source, "");
+  EXPECT_NE(print_spec(spec).find(" act=custom:acts/leaky-relu_2.cu"), std::string::npos);
+  expect_round_trip(spec);
+}
+
 } // namespace
 } // namespace tcjit

@@ -117,7 +117,7 @@ TEST(ConvFprop, EpilogueBiasPerOutputChannelAndBetaReadsY) {
   shape.k = 2;
   shape.groups = 2;
   OpSpec spec = conv_spec(shape, ConvPass::fprop);
-  spec.epilogue = {2, 1, BiasKind::col, Activation::none};
+  spec.epilogue = {2, 1, BiasKind::col, Activation::none, {}};
   const Buffer bias = buffer_of(DType::f32, {100, 200});
   const ConvRun run = run_conv(spec, {1, 2, 3, 4, 5, 6, 7, 8}, {1, 1, 1, -1}, {1, 1, 1, 1}, &bias);
   // 2 * [3 -1 11 -1] + 1 + bias[k]

@@ -287,7 +287,7 @@ TEST(GemmReference, MatchesANaiveTripleLoopOnRandomPaddedOperands) {
   OpSpec spec = gemm_spec(m, n, k, matrix(DType::bf16, MatrixLayout::col, m + 5),
                           matrix(DType::f16, MatrixLayout::row, n + 2),
                           matrix(DType::f32, MatrixLayout::col, m + 1), DType::f32, batch);
-  spec.epilogue = {1.5, -0.5, BiasKind::col, Activation::none};
+  spec.epilogue = {1.5, -0.5, BiasKind::col, Activation::none, {}};
   Buffer a(DType::bf16, testing::matrix_buffer_size(spec.gemm.a, m, k, batch));
   Buffer b(DType::f16, testing::matrix_buffer_size(spec.gemm.b, k, n, batch));
   Buffer c(DType::f32, testing::matrix_buffer_size(spec.gemm.c, m, n, batch));

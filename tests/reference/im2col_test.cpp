@@ -105,7 +105,7 @@ TEST(Im2col, EqualWithTheFullEpilogueAndTf32Inputs) {
   for (const NamedShape &s : shapes())
     for (const ConvPass pass : {ConvPass::fprop, ConvPass::dgrad, ConvPass::wgrad}) {
       OpSpec spec = conv_spec(s.shape, pass, DType::f32, s.activations, s.filter, s.three_d);
-      spec.epilogue = {0.5, 0.25, BiasKind::col, Activation::gelu};
+      spec.epilogue = {0.5, 0.25, BiasKind::col, Activation::gelu, {}};
       expect_direct_equals_im2col(spec, MathMode::tf32,
                                   s.name + " " + std::string(to_string(pass)) + " epilogue");
     }

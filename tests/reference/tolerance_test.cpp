@@ -167,6 +167,7 @@ Buffer emulate_kernel(const Problem &p, Accumulation how, Bug bug = Bug::none) {
           break;
         case Activation::softplus: v = v > 15 ? v : std::log1p(std::exp(v)); break;
         case Activation::swish: v = v / (1.0f + std::exp(-v)); break;
+        case Activation::custom: ADD_FAILURE() << "no custom activation here"; break;
         }
         d.set(matrix_index(g.c, m, n, bt, i, j), v);
       }
@@ -273,7 +274,7 @@ TEST(Tolerance, EpilogueAndActivationsInFloatPass) {
   for (const Activation act : all)
     for (const DType out : {DType::f32, DType::f16}) {
       Problem p = random_problem(16, 16, 128, DType::f16, out, -1, 1, 5);
-      p.spec.epilogue = {0.37, 0, BiasKind::col, act};
+      p.spec.epilogue = {0.37, 0, BiasKind::col, act, {}};
       const ReferenceResult reference = reference_of(p);
       const Buffer kernel = emulate_kernel(p, Accumulation::tensor_core);
       const CompareReport report =
