@@ -51,6 +51,12 @@ typedef uint64_t tcjit_device_ptr;
 
 /* options may be NULL (all defaults). */
 tcjit_status tcjit_runtime_open(const tcjit_runtime_options *options, tcjit_runtime **out);
+/* As tcjit_runtime_open, with the code generator's backend (RuntimeOptions::backend): NULL or
+ * "llvm" (the default), or "nvrtc" (CUDA C++ compiled by NVRTC; the one that compiles a spec's
+ * act=custom:FILE, read from the current directory when relative). A function of its own rather
+ * than a field of tcjit_runtime_options, whose size applications built earlier rely on. */
+tcjit_status tcjit_runtime_open_with_backend(const tcjit_runtime_options *options,
+                                             const char *backend, tcjit_runtime **out);
 /* Operations prepared by the runtime stay usable after it is closed. NULL is ignored. */
 void tcjit_runtime_close(tcjit_runtime *rt);
 

@@ -67,8 +67,14 @@ tcjit_status null_argument(const char *function, const char *argument) {
 extern "C" {
 
 tcjit_status tcjit_runtime_open(const tcjit_runtime_options *options, tcjit_runtime **out) {
+  return tcjit_runtime_open_with_backend(options, nullptr, out);
+}
+
+tcjit_status tcjit_runtime_open_with_backend(const tcjit_runtime_options *options,
+                                             const char *backend, tcjit_runtime **out) {
+  const char *where = backend ? "tcjit_runtime_open_with_backend" : "tcjit_runtime_open";
   if (!out)
-    return null_argument("tcjit_runtime_open", "out");
+    return null_argument(where, "out");
   *out = nullptr;
   return guarded([&] {
     tcjit::RuntimeOptions o;
@@ -85,12 +91,14 @@ tcjit_status tcjit_runtime_open(const tcjit_runtime_options *options, tcjit_runt
       case TCJIT_MISS_BACKGROUND: o.on_miss = tcjit::MissPolicy::background; break;
       default:
         throw tcjit::Error(tcjit::ErrorCode::invalid_argument,
-                           "unknown on_miss value " + std::to_string(options->on_miss),
-                           "tcjit_runtime_open", "use a tcjit_miss_policy constant");
+                           "unknown on_miss value " + std::to_string(options->on_miss), where,
+                           "use a tcjit_miss_policy constant");
       }
       if (options->arch)
         o.arch = options->arch;
     }
+    if (backend && *backend)
+      o.backend = backend; // checked by the Runtime
     *out = new tcjit_runtime{tcjit::Runtime(o)};
   });
 }

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <string>
 #include <unistd.h>
@@ -124,6 +125,65 @@ TEST_F(CApiTest, FullLaunch) {
   EXPECT_EQ(tcjit_free(rt, dd), TCJIT_OK);
   tcjit_runtime_close(rt); // the operation outlives its runtime
   tcjit_operation_release(op);
+}
+
+// tcjit_runtime_open_with_backend: "nvrtc" compiles a spec with act=custom:FILE, whose result is
+// checked by hand; "llvm" refuses it with the fix; an unknown backend is invalid.
+TEST_F(CApiTest, TheNvrtcBackendAndACustomActivation) {
+  const std::filesystem::path file = std::filesystem::temp_directory_path() /
+                                     ("tcjit_capi_act_" + std::to_string(::getpid()) + ".cu");
+  std::FILE *f = std::fopen(file.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("__device__ float act(float x) { return x > 0.0f ? x : 0.25f * x; }\n", f);
+  std::fclose(f);
+  const std::string spec =
+      "gemm m=32 n=32 k=32 a=f32:row b=f32:row c=f32:row acc=f32 math=f32 act=custom:" +
+      file.string();
+
+  tcjit_runtime *rt = nullptr;
+  EXPECT_EQ(tcjit_runtime_open_with_backend(&options_, "gcc", &rt), TCJIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(tcjit_last_error_message()).find("unknown backend 'gcc'"),
+            std::string::npos)
+      << tcjit_last_error_message();
+  ASSERT_EQ(tcjit_runtime_open_with_backend(&options_, "llvm", &rt), TCJIT_OK);
+  tcjit_operation *op = nullptr;
+  EXPECT_NE(tcjit_prepare(rt, spec.c_str(), &op), TCJIT_OK);
+  EXPECT_NE(std::string(tcjit_last_error_message()).find("use --backend nvrtc"), std::string::npos)
+      << tcjit_last_error_message();
+  tcjit_runtime_close(rt);
+
+  ASSERT_EQ(tcjit_runtime_open_with_backend(&options_, "nvrtc", &rt), TCJIT_OK)
+      << tcjit_last_error_message();
+  ASSERT_EQ(tcjit_prepare(rt, spec.c_str(), &op), TCJIT_OK) << tcjit_last_error_message();
+  constexpr int n = 32;
+  std::vector<float> a(n * n), b(n * n), d(n * n, -1.0f);
+  for (int i = 0; i < n * n; ++i) {
+    a[i] = static_cast<float>(i % 7 - 3) * 0.5f;
+    b[i] = static_cast<float>(i % 5 - 2);
+  }
+  const size_t bytes = a.size() * sizeof(float);
+  tcjit_device_ptr da = 0, db = 0, dd = 0;
+  ASSERT_EQ(tcjit_malloc(rt, bytes, &da), TCJIT_OK);
+  ASSERT_EQ(tcjit_malloc(rt, bytes, &db), TCJIT_OK);
+  ASSERT_EQ(tcjit_malloc(rt, bytes, &dd), TCJIT_OK);
+  ASSERT_EQ(tcjit_memcpy_h2d(rt, da, a.data(), bytes), TCJIT_OK);
+  ASSERT_EQ(tcjit_memcpy_h2d(rt, db, b.data(), bytes), TCJIT_OK);
+  ASSERT_EQ(tcjit_launch_gemm(op, da, db, dd, dd, 0, nullptr), TCJIT_OK)
+      << tcjit_last_error_message();
+  ASSERT_EQ(tcjit_memcpy_d2h(rt, d.data(), dd, bytes), TCJIT_OK);
+  int negative = 0;
+  for (int row = 0; row < n; ++row)
+    for (int col = 0; col < n; ++col) {
+      double sum = 0;
+      for (int i = 0; i < n; ++i)
+        sum += double(a[row * n + i]) * double(b[i * n + col]);
+      negative += sum < 0;
+      ASSERT_NEAR(d[row * n + col], sum > 0 ? sum : 0.25 * sum, 1e-4) << row << "," << col;
+    }
+  EXPECT_GT(negative, 0) << "the inputs exercise both branches of act";
+  tcjit_runtime_close(rt);
+  tcjit_operation_release(op);
+  std::filesystem::remove(file);
 }
 
 // A symbolic M given at launch: the same operation at two sizes, both checked by hand.
