@@ -1,5 +1,6 @@
 #include "compiler/codegen/cuda_source.h"
 
+#include "compiler/codegen/cuda_source_conv.h"
 #include "compiler/codegen/custom_activation.h"
 #include "compiler/codegen/kernel_abi.h"
 #include "compiler/codegen/mma_table.h"
@@ -10,7 +11,7 @@
 
 namespace tcjit::codegen {
 
-namespace {
+namespace cuda_detail {
 
 // The C type of an element of `t` in memory (f16 and bf16 as their 16-bit patterns).
 const char *storage_type(DType t) {
@@ -38,6 +39,29 @@ const char *acc_type(const KernelPlan &p) {
 const char *epi_type(const KernelPlan &p) {
   return p.epi == DType::f64 ? "double" : "float";
 }
+
+// The kernel's ABI signature (kernel_abi.h), `extra` appended.
+std::string signature(const KernelPlan &p, const std::string &name, const std::string &extra,
+                      int threads) {
+  const std::string T = epi_type(p);
+  // No __launch_bounds__: with .maxntid ptxas chose as few as 72 registers and spilled where
+  // the same kernel without it takes 80 and spills nothing (the f16 64x64x32 crr case of
+  // tests/codegen/backend_diff_test.cpp); the launch gives `threads` threads either way.
+  (void)threads;
+  return "extern \"C\" __global__ void " + name +
+         "(const u8 *__restrict__ A, const u8 *__restrict__ B, const u8 *C, u8 *D, const u8 "
+         "*bias,\n"
+         "    int M, int N, int K, s64 lda, s64 ldb, s64 ldc, s64 batch_stride_a, s64 "
+         "batch_stride_b,\n"
+         "    s64 batch_stride_c, " +
+         T + " alpha, " + T + " beta" + extra + ")";
+}
+
+} // namespace cuda_detail
+
+namespace {
+
+using namespace cuda_detail;
 
 // A/B fragment registers: 32-bit patterns, or doubles for the f64 form.
 const char *frag_type(const KernelPlan &p) {
@@ -252,6 +276,24 @@ void emit_epilogue_value(std::ostringstream &s, const KernelPlan &p, const std::
   s << "}\n";
 }
 
+// An empty asm statement that makes the thread's `index` opaque where it stands, so that NVRTC
+// cannot hoist what depends on it out of the main loop (empty when `when` is false). Used where
+// the hoisted addresses would not fit in registers:
+// - kernels with byte-wise fragment loads (bytewise_fragments), both their copies and their
+//   fragment loads: the LLVM backend runs no LICM on them either (nvptx_emit.cpp). Measured on an
+//   s8 wgrad conv 64x32x64 w32x32 s3: 255 registers and 104 B of spills -> 123 (LLVM: 168);
+// - tile copies of one element each (copy_bytes < 4: narrow channel runs of a convolution, a
+//   misaligned GEMM operand), more than 8 per thread: hoisted, their addresses (and gathers)
+//   took NVRTC up to 255 registers and spills where the LLVM kernel needs none (a c=3 wgrad conv
+//   64x32x32 w32x32 s3: 255 and 160 B -> 186 and none, LLVM 128; the 7x7 stem's wgrad at its
+//   default config 201 -> 128, LLVM 128). Up to 8 copies per thread stay hoisted: made opaque,
+//   they would save registers (e.g. 143 -> 94) for ~1.5x the main loop's instructions.
+std::string no_hoist(bool when, const std::string &index) {
+  if (!when)
+    return "";
+  return "  asm volatile(\"\" : \"+r\"(" + index + ")); // opaque: not hoisted\n";
+}
+
 // The tile copy of one operand (cp_async.cpp, emit_tile_copy), with its swizzled offsets.
 void emit_operand(std::ostringstream &s, const KernelPlan &p, const OperandPlan &op) {
   const std::string x(1, op.name);
@@ -266,6 +308,7 @@ void emit_operand(std::ostringstream &s, const KernelPlan &p, const OperandPlan 
   s << "__device__ __forceinline__ void " << x
     << "_copy(u32 smem, const u8 *base, s64 ld, int outer_extent, int contig_extent, int mn0, "
        "int stage, int ktile, int tid) {\n"
+    << no_hoist(bytewise_fragments(p) || (op.copy_bytes < 4 && op.copies_per_thread > 8), "tid")
     << "  const int k0 = ktile * " << p.config.bk << ";\n"
     << "  const int outer0 = " << (op.k_contiguous ? "mn0" : "k0")
     << ", contig0 = " << (op.k_contiguous ? "k0" : "mn0") << ";\n"
@@ -277,8 +320,11 @@ void emit_operand(std::ostringstream &s, const KernelPlan &p, const OperandPlan 
     << "    const int row = idx / " << vecs_per_row << ", col = (idx % " << vecs_per_row << ") * "
     << op.vec << ";\n"
     << "    const int grow = outer0 + row, gcol = contig0 + col;\n"
-    << "    const bool in = grow < outer_extent && gcol < contig_extent;\n"
-    << "    const u8 *src = in ? base + ((s64)grow * ld + gcol) * " << op.esize << " : base;\n"
+    << (op.gather != Gather::linear
+            ? gathered_source(op)
+            : "    const bool in = grow < outer_extent && gcol < contig_extent;\n"
+              "    const u8 *src = in ? base + ((s64)grow * ld + gcol) * " +
+                  std::to_string(op.esize) + " : base;\n")
     << "    const u32 off = u32(stage) * " << op.stage_bytes << "u + " << x
     << "_offset(row, col);\n";
   if (op.copy_bytes >= 4) {
@@ -302,7 +348,8 @@ void emit_fragment_loads(std::ostringstream &s, const KernelPlan &p, const Opera
   const int regs = is_a ? p.mma.a_regs : p.mma.b_regs;
   s << "__device__ __forceinline__ void load_" << x << "(" << F << " (&f)[" << tiles << "][" << regs
     << "], u32 smem, int stage, int ks, int warp0, int lane) {\n"
-    << "  const u32 stage_off = u32(stage) * " << op.stage_bytes << "u;\n"
+    << no_hoist(bytewise_fragments(p), "lane") << "  const u32 stage_off = u32(stage) * "
+    << op.stage_bytes << "u;\n"
     << "  const int j = lane >> 3, r = lane & 7, g = lane >> 2, q = lane & 3;\n"
     << "  (void)j; (void)r; (void)g; (void)q; (void)smem;\n";
   auto elem = [&](const std::string &mn, const std::string &k) {
@@ -415,21 +462,13 @@ void emit_mma(std::ostringstream &s, const KernelPlan &p) {
   }
 }
 
-// The kernel's ABI signature (kernel_abi.h), `extra` appended.
-std::string signature(const KernelPlan &p, const std::string &name, const std::string &extra,
-                      int threads) {
-  const std::string T = epi_type(p);
-  // No __launch_bounds__: with .maxntid ptxas chose as few as 72 registers and spilled where
-  // the same kernel without it takes 80 and spills nothing (the f16 64x64x32 crr case of
-  // tests/codegen/backend_diff_test.cpp); the launch gives `threads` threads either way.
-  (void)threads;
-  return "extern \"C\" __global__ void " + name +
-         "(const u8 *__restrict__ A, const u8 *__restrict__ B, const u8 *C, u8 *D, const u8 "
-         "*bias,\n"
-         "    int M, int N, int K, s64 lda, s64 ldb, s64 ldc, s64 batch_stride_a, s64 "
-         "batch_stride_b,\n"
-         "    s64 batch_stride_c, " +
-         T + " alpha, " + T + " beta" + extra + ")";
+// A grouped convolution's bias (bias_per_batch): group g's N values start at g * N
+// (llvm_module.cpp, bias_base); every batch of a GEMM shares one.
+std::string per_group_bias(const KernelPlan &p) {
+  if (!p.bias_per_batch)
+    return "";
+  return "  bias += batch * N * " + std::to_string(dtype_bits(p.out) / 8) +
+         "; // group g's bias starts at g * N\n";
 }
 
 void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
@@ -527,7 +566,8 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
   else
     s << "  const u8 *c = C + batch * batch_stride_c * " << out_esize << ";\n"
       << "  u8 *d = D + batch * batch_stride_c * " << out_esize << ";\n"
-      << "  const s64 ld_out = ldc;\n";
+      << "  const s64 ld_out = ldc;\n"
+      << per_group_bias(p);
   s << "#pragma unroll\n  for (int i = 0; i < " << p.tiles_m << "; ++i)\n"
     << "#pragma unroll\n    for (int j = 0; j < " << p.tiles_n << "; ++j)\n"
     << "#pragma unroll\n      for (int r = 0; r < " << p.mma.c_regs << "; r += " << (pairs ? 2 : 1)
@@ -573,7 +613,7 @@ void emit_splitk_reduce(std::ostringstream &s, const KernelPlan &p) {
     << "  const int row = idx / N, col = idx % N;\n"
     << "  const u8 *c = C + batch * batch_stride_c * " << out_esize << ";\n"
     << "  u8 *d = D + batch * batch_stride_c * " << out_esize << ";\n"
-    << "  const s64 off = ("
+    << per_group_bias(p) << "  const s64 off = ("
     << (p.out_layout == MatrixLayout::row ? "(s64)row * ldc + col" : "(s64)col * ldc + row")
     << ") * " << out_esize << ";\n"
     << "  *(" << O << " *)(d + off) = epilogue_value(sum, c, bias, row, col, off, alpha, beta);\n"
@@ -582,15 +622,8 @@ void emit_splitk_reduce(std::ostringstream &s, const KernelPlan &p) {
 
 } // namespace
 
-std::string cuda_source_unsupported(const KernelPlan &p) {
-  if (p.depthwise)
-    return "the CUDA C++ backend has no depthwise kernel yet: use the LLVM backend";
-  if (p.conv || p.a.gather != Gather::linear || p.b.gather != Gather::linear || p.pad_from != 0)
-    return "the CUDA C++ backend does not compile convolutions yet (their implicit-GEMM gathers): "
-           "use the LLVM backend";
-  if (p.bias_per_batch)
-    return "the CUDA C++ backend has no per-group bias yet: use the LLVM backend";
-  return "";
+std::string cuda_source_unsupported(const KernelPlan &) {
+  return ""; // every plan: GEMMs, the convolutions' implicit GEMMs, depthwise, channel padding
 }
 
 std::string emit_cuda_source(const KernelPlan &p) {
@@ -606,6 +639,15 @@ std::string emit_cuda_source(const KernelPlan &p) {
   }
   emit_activation(s, p);
   emit_epilogue_value(s, p, "epilogue_value");
+  if (p.conv) {
+    s << "\n";
+    emit_conv_constants(s, p);
+  }
+  if (p.depthwise) { // no tiles, no shared memory (depthwise.h)
+    s << "\n";
+    emit_depthwise_kernel(s, p);
+    return s.str();
+  }
   // C fragment coordinates (mma_table.h c_offset; the SIMT tile is one element per thread)
   std::vector<int> c_row, c_col;
   for (int i = 0; i < p.mma.c_regs; ++i) {
@@ -615,6 +657,11 @@ std::string emit_cuda_source(const KernelPlan &p) {
   s << table_function("c_row", c_row) << table_function("c_col", c_col);
   emit_fragment_tables(s, p);
   s << "\n";
+  for (const OperandPlan *op : {&p.a, &p.b})
+    if (op->gather != Gather::linear) {
+      emit_gather(s, p, *op);
+      s << "\n";
+    }
   emit_operand(s, p, p.a);
   emit_operand(s, p, p.b);
   s << "\n";
@@ -627,6 +674,10 @@ std::string emit_cuda_source(const KernelPlan &p) {
   if (p.config.split_k > 1) {
     s << "\n";
     emit_splitk_reduce(s, p);
+  }
+  if (p.pad_from != 0) {
+    s << "\n";
+    emit_pad_channels(s, p);
   }
   return s.str();
 }

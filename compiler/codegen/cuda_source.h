@@ -5,12 +5,15 @@
 // rasterization, split-K workspace and reduction kernel, and the same kernel ABI (kernel_abi.h),
 // so the runtime launches either kernel alike and the emulator can compare them.
 //
-// What it covers today: every GEMM plan (every mma form and the SIMT f32 path, every fragment-load
-// kind, split-K, rasterization, bias, activations, alpha/beta). The epilogue stores straight from
-// the fragments (the LLVM backend's shared-memory-staged epilogue is a store-efficiency
-// optimization, not a different result); it uses no more shared memory than the plan reserves.
-// Not yet: convolutions (their gathers, channel padding) and the depthwise kernel, refused with
-// a message.
+// What it covers: every plan. GEMMs (every mma form and the SIMT f32 path, every fragment-load
+// kind, split-K, rasterization, bias, activations, alpha/beta) and convolutions: their implicit
+// GEMMs with the im2col / strided / tap_rows gathers (the ConvConstants written in as constants,
+// the batch n a run-time value through M or K), per-group bias, channel padding's
+// `<kernel_name>_pad_channels` kernel and the direct depthwise kernel (cuda_source_conv.h). The
+// epilogue stores straight from the fragments (the LLVM backend's shared-memory-staged epilogue is
+// a store-efficiency optimization, not a different result); it uses no more shared memory than the
+// plan reserves. A user-defined activation (act=custom:FILE, custom_activation.h) is embedded in
+// namespace tcjit_user with #line directives, so that NVRTC reports its errors at the user's lines.
 #pragma once
 
 #include "compiler/codegen/kernel_plan.h"
@@ -19,12 +22,14 @@
 
 namespace tcjit::codegen {
 
-// Empty when the source backend covers `plan`; else why not (a sentence).
+// Empty when the source backend covers `plan`; else why not (a sentence). Empty for every plan
+// today (kept for what the LLVM backend may gain first).
 std::string cuda_source_unsupported(const KernelPlan &plan);
 
-// The CUDA C++ source of the plan's module: the GEMM kernel `plan.kernel_name` and, for split-K,
-// `<kernel_name>_splitk_reduce`, both extern "C". Throws std::invalid_argument when
-// cuda_source_unsupported(plan) is not empty.
+// The CUDA C++ source of the plan's module, every kernel extern "C": `plan.kernel_name` (the tiled
+// GEMM or implicit-GEMM kernel, or the depthwise kernel), for split-K
+// `<kernel_name>_splitk_reduce`, for channel padding `<kernel_name>_pad_channels`. Throws
+// std::invalid_argument when cuda_source_unsupported(plan) is not empty.
 std::string emit_cuda_source(const KernelPlan &plan);
 
 } // namespace tcjit::codegen

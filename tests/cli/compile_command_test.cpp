@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <regex>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 namespace tcjit::testing {
 namespace {
@@ -236,7 +238,7 @@ TEST(CompileCommand, JsonWithANonUtf8Path) {
 }
 
 // The nvrtc backend: the same report, a cubin from NVRTC's PTX, the CUDA C++ written by --emit
-// cuda (readable: the kernel's name and its mma), and clear refusals.
+// cuda (readable: the kernel's name and its mma), a clear refusal, and convolutions.
 TEST(CompileCommand, NvrtcBackendAndEmitCuda) {
   const auto dir = std::filesystem::temp_directory_path() /
                    ("tcjit_compile_nvrtc_" + std::to_string(::getpid()));
@@ -267,13 +269,29 @@ TEST(CompileCommand, NvrtcBackendAndEmitCuda) {
   EXPECT_EQ(conflict.exit_code, 2);
   EXPECT_NE(conflict.err.find("--emit cuda writes the nvrtc backend's source"), std::string::npos)
       << conflict.err;
+  // a convolution compiles too: its implicit GEMM with the im2col gather, and with channel
+  // padding the module's second kernel, through ptxas without spills
   const ToolResult conv =
-      run_tool("compile --backend nvrtc \"conv2d n=1 h=8 w=8 c=16 k=16 r=3 s=3 pad=1 x=f16\"");
-  EXPECT_EQ(conv.exit_code, 1);
-  EXPECT_NE(conv.err.find("tcjit compile: error: backend: the CUDA C++ backend does not compile "
-                          "convolutions yet"),
-            std::string::npos)
-      << conv.err;
+      run_tool("compile --backend nvrtc --json --config \"32x32x32 w16x16 s3 pc8\" "
+               "\"conv2d n=1 h=8 w=8 c=3 k=16 r=3 s=3 pad=1 x=f16 bias=col act=relu\"");
+  ASSERT_EQ(conv.exit_code, 0) << conv.err;
+  const nlohmann::json cj = nlohmann::json::parse(conv.out);
+  EXPECT_EQ(cj["backend"], "nvrtc");
+  std::vector<std::string> names;
+  for (const nlohmann::json &k : cj["kernels"]) {
+    names.push_back(k["name"].get<std::string>());
+    EXPECT_EQ(k["spill_stores"], 0) << k.dump();
+  }
+  ASSERT_EQ(names.size(), 2u) << cj["kernels"].dump();
+  std::sort(names.begin(), names.end()); // the cubin's order is ptxas's
+  EXPECT_EQ(names[0].rfind("tcjit_conv2d_fprop_", 0), 0u) << names[0];
+  EXPECT_EQ(names[1], names[0] + "_pad_channels");
+  const ToolResult conv_source = run_tool(
+      "compile --emit cuda \"conv2d n=1 h=8 w=8 c=16 k=16 r=3 s=3 pad=1 pass=dgrad x=f16\"");
+  ASSERT_EQ(conv_source.exit_code, 0) << conv_source.err;
+  EXPECT_NE(conv_source.out.find("bool a_gather("), std::string::npos);
+  EXPECT_NE(conv_source.out.find("strided_coordinate(px.y"), std::string::npos);
+  EXPECT_NE(conv_source.out.find("bool b_gather("), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

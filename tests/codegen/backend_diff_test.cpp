@@ -1,7 +1,8 @@
-// The two backends side by side (differential testing): for each GEMM of the matrix, the LLVM
-// backend's kernel and the CUDA C++ backend's (NVRTC) are built from one plan, run on the emulator
-// on the same inputs and checked against the CPU reference under the tolerance model; both must
-// pass. Their ptxas resources and emulator counters are compared and printed (a table at the end).
+// The two backends side by side (differential testing): for each GEMM and convolution of the
+// matrices, the LLVM backend's kernel and the CUDA C++ backend's (NVRTC) are built from one plan,
+// run on the emulator on the same inputs and checked against the CPU reference under the
+// tolerance model; both must pass. Their ptxas resources and emulator counters are compared and
+// printed (a table at the end; run the binary itself to see the whole table).
 #include "compiler/dsl/parser.h"
 #include "runtime/emu/emu_device.h"
 #include "tuner/candidate.h"
@@ -21,6 +22,10 @@ struct Case {
   const char *spec;
   const char *config; // "" = default
 };
+
+void PrintTo(const Case &c, std::ostream *os) {
+  *os << c.spec << (*c.config ? std::string(" [") + c.config + "]" : std::string());
+}
 
 // The GEMM matrix of tests/codegen/gemm_emu_test.cpp, in small: every mma form and SIMT, every
 // layout kind (ldmatrix, ldmatrix.trans, element-wise fragments), tails, batch and leading
@@ -56,6 +61,81 @@ const Case kCases[] = {
      "32x32x32 w16x16 s2 k3"},
     {"gemm m=40 n=24 k=192 a=s8 b=s8:col c=s8 acc=s32 alpha=0.1", "32x32x64 w16x16 s3 k2"},
     {"gemm m=40 n=24 k=64 a=f64 b=f64 c=f64 acc=f64 beta=1", "32x32x16 w16x16 s3 k2"},
+};
+
+// Convolutions (drawn from tests/codegen/conv_emu_test.cpp): every pass for each dtype with the
+// gathers (im2col, strided, tap rows) over strides, padding and dilation; groups with per-group
+// bias (also through split-K's reduce kernel); conv3d; channel padding (the _pad_channels kernel);
+// the direct depthwise kernel (fprop and dgrad); the epilogue's bias, activation and beta.
+const Case kConvCases[] = {
+    // f16, bf16, tf32, s8 and SIMT f32: fprop, dgrad, wgrad
+    {"conv2d n=2 h=7 w=7 c=16 k=8 r=3 s=2 pad=2,1 dilation=2 x=f16 acc=f32", "64x32x32 w32x32 s3"},
+    {"conv2d n=1 h=9 w=7 c=8 k=16 r=3 s=3 pad=1 stride=2 pass=dgrad x=f16 acc=f32",
+     "64x32x32 w32x32 s3"},
+    {"conv2d n=2 h=5 w=6 c=16 k=24 r=3 s=3 pad=1 pass=wgrad x=f16 acc=f32", "64x32x32 w32x32 s3"},
+    {"conv2d n=1 h=9 w=7 c=8 k=16 r=3 s=3 pad=1 stride=2 x=bf16 acc=f32", "32x64x32 w32x32 s2"},
+    {"conv2d n=2 h=7 w=7 c=16 k=8 r=3 s=2 pad=2,1 dilation=2 pass=dgrad x=bf16 acc=f32",
+     "32x64x32 w32x32 s2"},
+    {"conv2d n=1 h=9 w=7 c=8 k=16 r=3 s=3 pad=1 stride=2 pass=wgrad x=bf16 acc=f32",
+     "32x64x32 w32x32 s2"},
+    {"conv2d n=3 h=4 w=4 c=12 k=20 r=1 s=1 x=f32 acc=f32 math=tf32", "64x32x16 w32x32 s3"},
+    {"conv2d n=2 h=5 w=6 c=16 k=24 r=3 s=3 pad=1 pass=dgrad x=f32 acc=f32 math=tf32",
+     "64x32x16 w32x32 s3"},
+    {"conv2d n=2 h=7 w=7 c=16 k=8 r=3 s=2 pad=2,1 dilation=2 pass=wgrad x=f32 acc=f32 math=tf32",
+     "64x32x16 w32x32 s3"},
+    {"conv2d n=2 h=5 w=6 c=16 k=24 r=3 s=3 pad=1 x=s8 acc=s32 alpha=0.05", "64x32x64 w32x32 s3"},
+    {"conv2d n=1 h=9 w=7 c=8 k=16 r=3 s=3 pad=1 stride=2 pass=dgrad x=s8 acc=s32 alpha=0.05",
+     "64x32x64 w32x32 s3"},
+    {"conv2d n=3 h=4 w=4 c=12 k=20 r=1 s=1 pass=wgrad x=s8 acc=s32 alpha=0.05",
+     "64x32x64 w32x32 s3"},
+    {"conv2d n=2 h=6 w=5 c=3 k=8 r=3 s=3 pad=1 x=f32 acc=f32 math=f32", "32x32x8 w32x32 s2"},
+    {"conv2d n=2 h=7 w=7 c=16 k=8 r=3 s=2 pad=2,1 dilation=2 pass=dgrad x=f32 acc=f32 math=f32",
+     "32x32x8 w32x32 s2"},
+    {"conv2d n=2 h=5 w=6 c=16 k=24 r=3 s=3 pad=1 pass=wgrad x=f32 acc=f32 math=f32",
+     "32x32x8 w32x32 s2"},
+    {"conv2d n=1 h=5 w=5 c=8 k=8 r=3 s=3 pad=1 x=f64 acc=f64", ""},
+    {"conv2d n=2 h=5 w=5 c=16 k=16 r=3 s=3 pad=1 x=s8 y=s8 acc=s32", ""},
+    // groups: per-group bias, beta, activations; split-K (wgrad's long K; bias in the reduce)
+    {"conv2d n=2 h=5 w=5 c=16 k=32 r=3 s=3 pad=1 groups=2 x=f16 acc=f32 bias=col act=relu",
+     "64x32x32 w32x32 s3"},
+    {"conv2d n=1 h=6 w=6 c=32 k=16 r=1 s=3 pad=0,1 stride=2 groups=4 pass=dgrad x=bf16 acc=f32 "
+     "alpha=0.5 beta=0.25 bias=col act=gelu",
+     "32x32x32 w16x16 s2"},
+    {"conv2d n=2 h=4 w=5 c=24 k=12 r=2 s=2 groups=3 pass=wgrad x=f32 acc=f32 math=tf32 "
+     "act=sigmoid",
+     ""},
+    {"conv2d n=2 h=6 w=6 c=16 k=16 r=3 s=3 pad=1 groups=2 x=f16 acc=f32 bias=col",
+     "32x32x32 w16x16 s3 k3"},
+    {"conv2d n=4 h=6 w=6 c=8 k=16 r=3 s=3 pad=1 pass=wgrad x=f16 acc=f32", "32x32x32 w16x16 s3 k4"},
+    {"conv2d n=2 h=5 w=5 c=8 k=16 r=3 s=3 pad=1 x=f16 acc=f32 alpha=1.5 beta=0.5 bias=col "
+     "act=gelu_tanh",
+     ""},
+    // conv3d
+    {"conv3d n=1 d=4 h=5 w=4 c=8 k=16 t=3 r=3 s=3 pad=1 x=f16 acc=f32", "32x32x32 w16x16 s3"},
+    {"conv3d n=2 d=5 h=4 w=4 c=16 k=8 t=3 r=1 s=2 pad=1,0,0 stride=2,1,2 dilation=1,2,1 groups=2 "
+     "pass=dgrad x=bf16 acc=f32",
+     "32x32x32 w16x16 s2"},
+    {"conv3d n=1 d=4 h=5 w=4 c=8 k=16 t=3 r=3 s=3 pad=1 pass=wgrad x=f16 acc=f32",
+     "32x32x32 w16x16 s3"},
+    // channel padding (c = 3 copied to 8 channels first), beside the narrow-vector kernel (its
+    // default config: at 64x32x32 w32x32 s3 both backends spill, LLVM 56 B, NVRTC 264 B)
+    {"conv2d n=2 h=9 w=9 c=3 k=16 r=7 s=7 pad=3 stride=2 x=f16 acc=f32 bias=col act=relu",
+     "64x32x32 w32x32 s3 pc8"},
+    {"conv2d n=2 h=9 w=9 c=3 k=16 r=7 s=7 pad=3 stride=2 x=f16 acc=f32 bias=col act=relu", ""},
+    {"conv2d n=2 h=9 w=9 c=3 k=16 r=3 s=3 pad=1 x=f32 acc=f32 math=tf32", "32x32x16 w16x16 pc4"},
+    {"conv3d n=1 d=3 h=5 w=5 c=3 k=8 t=3 r=3 s=3 pad=1 x=f16 acc=f32", "32x32x32 w16x16 pc8 k2"},
+    // depthwise: the direct kernel
+    {"conv2d n=2 h=7 w=6 c=32 k=32 groups=32 r=3 s=3 pad=1 x=f16 acc=f32", ""},
+    {"conv2d n=1 h=9 w=9 c=24 k=24 groups=24 r=5 s=5 pad=2 stride=2 pass=dgrad x=f16 acc=f32", ""},
+    {"conv2d n=2 h=6 w=6 c=16 k=16 groups=16 r=3 s=3 pad=1 stride=2 pass=dgrad x=f32 acc=f32 "
+     "math=tf32",
+     ""},
+    {"conv2d n=2 h=6 w=6 c=16 k=16 groups=16 r=3 s=3 pad=1 stride=2 x=s8 acc=s32 alpha=0.1", ""},
+    {"conv2d n=2 h=6 w=6 c=40 k=40 groups=40 r=3 s=3 pad=1 x=f16 acc=f32 alpha=0.5 beta=1.5 "
+     "bias=col act=swish",
+     "16x32x8 w16x16"},
+    {"conv3d n=1 d=5 h=5 w=5 c=8 k=8 groups=8 t=3 r=3 s=3 pad=1 stride=2 pass=dgrad x=f16 acc=f32",
+     ""},
 };
 
 struct Side {
@@ -126,15 +206,24 @@ TEST_P(BackendDiff, BothBackendsMatchTheReference) {
   }
   EXPECT_EQ(nvrtc.bank_conflicts, 0u) << what;
   EXPECT_EQ(nvrtc.spill, 0) << what << ": the NVRTC kernel spills";
+  // instructions per mma; "-" for a kernel without mma (depthwise)
+  auto per_mma = [](double v) {
+    if (v <= 0)
+      return std::string("    -");
+    char text[16];
+    std::snprintf(text, sizeof text, "%5.2f", v);
+    return std::string(text);
+  };
   char row[512];
-  std::snprintf(row, sizeof row, "%-96.96s | %4d %4d | %5.2f %5.2f | %3.0f%% %3.0f%% | %6.1f %6.1f",
-                what.c_str(), llvm.registers, nvrtc.registers, llvm.instr_per_mma,
-                nvrtc.instr_per_mma, 100 * llvm.load_efficiency, 100 * nvrtc.load_efficiency,
-                llvm.compile_ms, nvrtc.compile_ms);
+  std::snprintf(row, sizeof row, "%-120.120s | %4d %4d | %s %s | %3.0f%% %3.0f%% | %6.1f %6.1f",
+                what.c_str(), llvm.registers, nvrtc.registers, per_mma(llvm.instr_per_mma).c_str(),
+                per_mma(nvrtc.instr_per_mma).c_str(), 100 * llvm.load_efficiency,
+                100 * nvrtc.load_efficiency, llvm.compile_ms, nvrtc.compile_ms);
   table().push_back(row);
 }
 
 INSTANTIATE_TEST_SUITE_P(Matrix, BackendDiff, ::testing::ValuesIn(kCases));
+INSTANTIATE_TEST_SUITE_P(Conv, BackendDiff, ::testing::ValuesIn(kConvCases));
 
 // The comparison, printed after the matrix: registers, warp-instructions per mma (emulator),
 // global load efficiency, spec -> PTX milliseconds; LLVM first, NVRTC second.
@@ -143,7 +232,7 @@ public:
   void TearDown() override {
     if (table().empty())
       return;
-    std::printf("\n%-96s | regs llvm/nvrtc | instr/mma | load eff | spec->PTX ms\n", "case");
+    std::printf("\n%-120s | regs llvm/nvrtc | instr/mma | load eff | spec->PTX ms\n", "case");
     for (const std::string &r : table())
       std::printf("%s\n", r.c_str());
   }

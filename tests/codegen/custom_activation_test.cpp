@@ -1,4 +1,5 @@
-// User-defined activations (act=custom:FILE, compiled by the CUDA C++ backend): the checks of the
+// User-defined activations (act=custom:FILE, compiled by the CUDA C++ backend) in GEMMs and
+// convolutions: the checks of the
 // text, compile errors at the user's own lines, the LLVM backend's refusal, and kernels with the
 // user's function verified on the emulator against the reference (which evaluates the function
 // alone on the device and measures its spread per element; compiler/reference/custom_activation.h).
@@ -171,6 +172,11 @@ const Case kCases[] = {
     {"gemm m=64 n=48 k=64 a=f16:row b=f16:col c=f32:row acc=f32 alpha=0.1", "", kStep},
     {"gemm m=33 n=17 k=100 batch=2 a=f16:col b=f16:row c=f32:col acc=f32 beta=1 bias=col",
      "32x32x32 w16x16 s2 k3", kMish},
+    // convolutions: implicit GEMM, grouped with per-group bias, dgrad, the depthwise kernel
+    {"conv2d n=2 h=6 w=5 c=16 k=24 r=3 s=3 pad=1 x=f16 bias=col", "", kLeaky},
+    {"conv2d n=2 h=5 w=5 c=32 k=16 r=3 s=3 pad=1 groups=2 x=bf16 bias=col", "", kMish},
+    {"conv2d n=1 h=9 w=7 c=8 k=16 r=3 s=3 pad=1 stride=2 pass=dgrad x=f16", "", kStep},
+    {"conv2d n=2 h=6 w=6 c=32 k=32 r=3 s=3 pad=1 groups=32 x=f16 beta=1", "", kSoftsign},
 };
 
 void PrintTo(const Case &c, std::ostream *os) {
