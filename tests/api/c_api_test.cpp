@@ -15,6 +15,28 @@ namespace {
 constexpr const char *f32_gemm =
     "gemm m=32 n=32 k=32 a=f32:row b=f32:row c=f32:row acc=f32 math=f32";
 
+struct SquareBuffers {
+  tcjit_device_ptr a = 0, b = 0, d = 0;
+};
+
+// Uploads `a` and `b`, launches `op` with C = D, downloads D into `d` (all the same size); the
+// buffers stay allocated. Failures are test failures.
+SquareBuffers launch_square(tcjit_runtime *rt, const tcjit_operation *op,
+                            const std::vector<float> &a, const std::vector<float> &b,
+                            std::vector<float> &d) {
+  SquareBuffers buf;
+  const size_t bytes = a.size() * sizeof(float);
+  EXPECT_EQ(tcjit_malloc(rt, bytes, &buf.a), TCJIT_OK);
+  EXPECT_EQ(tcjit_malloc(rt, bytes, &buf.b), TCJIT_OK);
+  EXPECT_EQ(tcjit_malloc(rt, bytes, &buf.d), TCJIT_OK);
+  EXPECT_EQ(tcjit_memcpy_h2d(rt, buf.a, a.data(), bytes), TCJIT_OK);
+  EXPECT_EQ(tcjit_memcpy_h2d(rt, buf.b, b.data(), bytes), TCJIT_OK);
+  EXPECT_EQ(tcjit_launch_gemm(op, buf.a, buf.b, buf.d, buf.d, 0, nullptr), TCJIT_OK)
+      << tcjit_last_error_message();
+  EXPECT_EQ(tcjit_memcpy_d2h(rt, d.data(), buf.d, bytes), TCJIT_OK);
+  return buf;
+}
+
 class CApiTest : public ::testing::Test {
 protected:
   void SetUp() override {
@@ -100,16 +122,9 @@ TEST_F(CApiTest, FullLaunch) {
     a[i] = static_cast<float>(i % 9 - 4) * 0.25f;
     b[i] = static_cast<float>(i % 3 - 1);
   }
-  const size_t bytes = a.size() * sizeof(float);
-  tcjit_device_ptr da = 0, db = 0, dd = 0;
-  ASSERT_EQ(tcjit_malloc(rt, bytes, &da), TCJIT_OK);
-  ASSERT_EQ(tcjit_malloc(rt, bytes, &db), TCJIT_OK);
-  ASSERT_EQ(tcjit_malloc(rt, bytes, &dd), TCJIT_OK);
-  ASSERT_EQ(tcjit_memcpy_h2d(rt, da, a.data(), bytes), TCJIT_OK);
-  ASSERT_EQ(tcjit_memcpy_h2d(rt, db, b.data(), bytes), TCJIT_OK);
-  ASSERT_EQ(tcjit_launch_gemm(op, da, db, dd, dd, 0, nullptr), TCJIT_OK)
-      << tcjit_last_error_message();
-  ASSERT_EQ(tcjit_memcpy_d2h(rt, d.data(), dd, bytes), TCJIT_OK);
+  const SquareBuffers buf = launch_square(rt, op, a, b, d);
+  ASSERT_FALSE(::testing::Test::HasFailure());
+  const tcjit_device_ptr da = buf.a, db = buf.b, dd = buf.d;
   for (int row = 0; row < n; ++row)
     for (int col = 0; col < n; ++col) {
       double expected = 0;
@@ -161,16 +176,8 @@ TEST_F(CApiTest, TheNvrtcBackendAndACustomActivation) {
     a[i] = static_cast<float>(i % 7 - 3) * 0.5f;
     b[i] = static_cast<float>(i % 5 - 2);
   }
-  const size_t bytes = a.size() * sizeof(float);
-  tcjit_device_ptr da = 0, db = 0, dd = 0;
-  ASSERT_EQ(tcjit_malloc(rt, bytes, &da), TCJIT_OK);
-  ASSERT_EQ(tcjit_malloc(rt, bytes, &db), TCJIT_OK);
-  ASSERT_EQ(tcjit_malloc(rt, bytes, &dd), TCJIT_OK);
-  ASSERT_EQ(tcjit_memcpy_h2d(rt, da, a.data(), bytes), TCJIT_OK);
-  ASSERT_EQ(tcjit_memcpy_h2d(rt, db, b.data(), bytes), TCJIT_OK);
-  ASSERT_EQ(tcjit_launch_gemm(op, da, db, dd, dd, 0, nullptr), TCJIT_OK)
-      << tcjit_last_error_message();
-  ASSERT_EQ(tcjit_memcpy_d2h(rt, d.data(), dd, bytes), TCJIT_OK);
+  launch_square(rt, op, a, b, d); // freed with the runtime
+  ASSERT_FALSE(::testing::Test::HasFailure());
   int negative = 0;
   for (int row = 0; row < n; ++row)
     for (int col = 0; col < n; ++col) {
