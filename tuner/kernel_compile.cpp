@@ -37,11 +37,13 @@ codegen::CompiledKernel compile_kernel(const OpSpec &spec, codegen::CompileOptio
   }
   const jit::CudaCompileResult r =
       jit::compile_cuda_source(k.cuda_source, k.plan.kernel_name + ".cu", k.plan.sm);
-  if (!r.ok && custom && r.log.find(spec.epilogue.custom.path + "(") != std::string::npos) {
-    k.errors.push_back({"act", "act=custom:" + spec.epilogue.custom.path +
-                                   " does not compile inside the kernel:\n" +
-                                   user_compile_log(r.log, spec.epilogue.custom)});
-    return k;
+  if (!r.ok && custom) {
+    const std::string log = user_compile_log(r.log, spec.epilogue.custom);
+    if (has_error_at_user_lines(log, spec.epilogue.custom)) {
+      k.errors.push_back({"act", "act=custom:" + spec.epilogue.custom.path +
+                                     " does not compile inside the kernel:\n" + log});
+      return k;
+    }
   }
   if (!r.ok)
     throw std::logic_error("NVRTC rejected the generated CUDA C++ of " + k.plan.kernel_name +

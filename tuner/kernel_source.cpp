@@ -226,7 +226,7 @@ KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
       }
       for (const codegen::ConfigError &e : kernel.errors) {
         out.errors.push_back(e.field + ": " + e.message);
-        out.user_code_error |= e.field == "act";
+        out.user_code_error |= e.field == "act" || e.field == "backend";
       }
       return out;
     }

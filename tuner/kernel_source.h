@@ -52,8 +52,10 @@ struct KernelSource {
   std::vector<std::string> errors; // each a full sentence (no "tcjit run: error: " prefix)
   std::vector<std::string> warnings;
   bool missed = false; // set with errors when compile_on_miss is false and the cache had nothing
-  bool internal_error = false;  // set with errors when the generated PTX does not compile (a bug)
-  bool user_code_error = false; // set with errors when act=custom's function does not compile
+  bool internal_error = false; // set with errors when the generated PTX does not compile (a bug)
+  // Set with errors that are the spec's: act=custom's function does not compile, or the backend
+  // cannot compile it.
+  bool user_code_error = false;
   bool ok() const { return errors.empty(); }
 };
 

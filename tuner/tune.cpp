@@ -1,5 +1,8 @@
 #include "tuner/tune.h"
 
+#include "compiler/spec/arch.h"
+#include "tuner/custom_activation.h"
+
 #include "tuner/cost_model.h"
 #include "tuner/kernel_records.h"
 #include "tuner/ranking.h"
@@ -167,6 +170,19 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
   if (const auto errors = codegen::check_codegen_support(task.spec, task.arch, task.tf32_off);
       !errors.empty())
     throw std::invalid_argument(errors.front().field + ": " + errors.front().message);
+  // act=custom: refused by the LLVM backend, and checked once here rather than failing every
+  // candidate (and storing each as illegal).
+  if (task.spec.epilogue.act == Activation::custom) {
+    if (task.backend == Backend::llvm)
+      throw std::invalid_argument("backend: act=custom:" + task.spec.epilogue.custom.path +
+                                  " is a CUDA C++ function: only the CUDA C++ backend compiles it; "
+                                  "use --backend nvrtc");
+    const DType epi = task.spec.acc == DType::f64 ? DType::f64 : DType::f32;
+    if (const auto errors = check_custom_activation(task.spec.epilogue.custom, epi,
+                                                    find_arch(task.arch)->sm_version);
+        !errors.empty())
+      throw std::invalid_argument(errors.front().field + ": " + errors.front().message);
+  }
   Measurer &measurer = *options.measurer;
   // A capped space is another search: its results are kept apart, and its winner does not
   // decide for the problem (a size range's table does, for the range).

@@ -1,6 +1,8 @@
 #include "compiler/codegen/custom_activation.h"
 
+#include <cctype>
 #include <cstdio>
+#include <sstream>
 
 namespace tcjit::codegen {
 
@@ -31,6 +33,24 @@ bool is_include_line(std::string_view line) {
     return false;
   i = line.find_first_not_of(" \t", i + 1);
   return i != std::string_view::npos && line.substr(i).starts_with("include");
+}
+
+// NAME of a line "#define NAME..." (blanks allowed around '#'), else "".
+std::string defined_macro(std::string_view line) {
+  size_t i = line.find_first_not_of(" \t");
+  if (i == std::string_view::npos || line[i] != '#')
+    return "";
+  i = line.find_first_not_of(" \t", i + 1);
+  if (i == std::string_view::npos || !line.substr(i).starts_with("define"))
+    return "";
+  i = line.find_first_not_of(" \t", i + 6);
+  if (i == std::string_view::npos)
+    return "";
+  size_t end = i;
+  while (end < line.size() &&
+         (std::isalnum(static_cast<unsigned char>(line[end])) || line[end] == '_'))
+    ++end;
+  return std::string(line.substr(i, end - i));
 }
 
 } // namespace
@@ -79,6 +99,13 @@ std::string embed_custom_activation(const CustomActivation &custom, int next_lin
   out += custom.source;
   if (!custom.source.ends_with('\n'))
     out += '\n';
+  // A blank line ends a trailing backslash continuation; the user's macros end with the text, so
+  // that `#define K 4` cannot rename the kernel's parameter K.
+  out += '\n';
+  std::istringstream lines(custom.source);
+  for (std::string line; std::getline(lines, line);)
+    if (const std::string name = defined_macro(line); !name.empty())
+      out += "#undef " + name + "\n";
   // The lines above take next_line .. next_line + n - 1 of the generated file: resume after them.
   const int resume = next_line + count_lines(out) + 1;
   out += "#line " + std::to_string(resume) + " \"" + escaped(file_name) + "\"\n";

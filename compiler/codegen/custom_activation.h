@@ -3,8 +3,9 @@
 // kernel, and the one-element-per-thread kernel that checks and evaluates it alone.
 //
 // The text goes into namespace tcjit_user (its helpers cannot clash with the kernel's), preceded by
-// `#line 1 "FILE"`, so that NVRTC reports its errors at the user's own file and lines; a `#line`
-// after it returns to the generated file's numbering. Its contract: define
+// `#line 1 "FILE"`, so that NVRTC reports its errors at the user's own file and lines; after it,
+// an `#undef` of each macro it defines (they cannot reach the kernel's code) and a `#line` back to
+// the generated file's numbering. Its contract: define
 //   __device__ float act(float x)        (f16, bf16, tf32, f32, s8 epilogues compute in f32)
 //   __device__ double act(double x)      (f64 GEMMs; a float-only act is called with a double)
 // using only what NVRTC knows without headers (expf, tanhf, __expf, fmaxf, ...).

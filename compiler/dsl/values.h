@@ -67,8 +67,8 @@ ValueResult<ConvPass> parse_conv_pass(std::string_view text);
 // True for `custom` and `custom:...`: the value of a user-defined activation.
 bool is_custom_activation(std::string_view text);
 // `custom:FILE`: the path of the user's CUDA C++ activation (read later, not here: the DSL reads no
-// files). The path may hold no space or '#' (the DSL's word and comment characters) and no
-// control character; errors name the fix.
+// files). The lexer has already kept the path to printable ASCII without spaces or '#' (the DSL's
+// word and comment characters); errors name the fix.
 ValueResult<CustomActivation> parse_custom_activation(std::string_view text);
 
 // "unknown <what> 'word' (did you mean 'x'?)", or "... (use a, b or c)" when nothing is close.

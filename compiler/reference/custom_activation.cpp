@@ -31,10 +31,13 @@ void apply_custom_activation(ReferenceResult &reference, const ToleranceModel &m
   for (size_t e = 0; e < n; ++e) {
     const double y = acts[3 * e], lo = acts[3 * e + 1], hi = acts[3 * e + 2];
     reference.values[e] = y;
-    double spread = std::max(std::fabs(lo - y), std::fabs(hi - y));
-    if (std::isnan(spread) && !std::isnan(y))
-      spread = infinity; // act is undefined next to x: any finite result is as good
-    reference.activation_spreads[e] = std::isnan(spread) ? 0 : 1.25 * spread;
+    double spread = 0;
+    if (!std::isnan(y)) {
+      // A neighbour where act is undefined (NaN) or infinite: any finite result is as good.
+      for (const double n : {lo, hi})
+        spread = std::max(spread, std::isfinite(n) ? std::fabs(n - y) : infinity);
+    }
+    reference.activation_spreads[e] = 1.25 * spread;
   }
 }
 

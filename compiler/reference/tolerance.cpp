@@ -154,10 +154,13 @@ double element_tolerance(const ToleranceModel &model, double value, double accum
       activation_spread >= 0
           ? activation_spread
           : model.activation_lipschitz * pre_activation_tolerance(model, accumulator, magnitude);
-  const double activation = model.activation_eval_relative * (std::fabs(value) + magnitude + 1.0);
+  // A NaN value (an activation undefined there) scales nothing: an integer output compares the
+  // saturated value (NaN converts to 0, as cvt.rni does), a float output NaN with NaN.
+  const double abs_value = std::isnan(value) ? 0.0 : std::fabs(value);
+  const double activation = model.activation_eval_relative * (abs_value + magnitude + 1.0);
   if (model.integer_output)
     return model.integer_allowance + before_activation + activation;
-  return model.output_unit_roundoff * std::fabs(value) + before_activation + activation +
+  return model.output_unit_roundoff * abs_value + before_activation + activation +
          model.absolute_floor;
 }
 

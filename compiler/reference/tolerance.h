@@ -12,7 +12,8 @@
 //         + c_act u_epi (|v| + m + 1)                          activation evaluation
 //         (transcendental)
 //         + floor                                              flushed / subnormal results
-// with K_eff = K + 16 (K: the implicit-GEMM reduction length), L the activation's Lipschitz bound.
+// with K_eff = K + 16 (K: the implicit-GEMM reduction length), L the activation's Lipschitz bound
+// (act=custom: L * (...) is replaced by the reference's per-element spread, custom_activation.h).
 // Integer outputs compare the saturated, rounded reference: exact when the accumulation and the
 // epilogue are integer-exact (integer accumulator, integral alpha and beta, act none or relu),
 // else within 1 plus the float terms above.

@@ -36,12 +36,13 @@ OpSpec with_resolved_math(const OpSpec &spec, bool tf32_override_off) {
 }
 
 ProblemKey make_problem_key(const OpSpec &spec, std::string_view arch, bool tf32_override_off) {
-  const OpSpec resolved = with_resolved_math(spec, tf32_override_off);
+  OpSpec resolved = with_resolved_math(spec, tf32_override_off);
+  // act=custom: the text decides, not where it was read from ('#' cannot start a DSL path).
+  if (resolved.epilogue.act == Activation::custom)
+    resolved.epilogue.custom.path = "#" + custom_activation_digest(resolved.epilogue.custom);
   ProblemKey key;
   key.text = print_spec(resolved) + " align=" + alignment_signature(analyze_alignment(resolved)) +
              " arch=" + std::string(arch);
-  if (spec.epilogue.act == Activation::custom)
-    key.text += " act_source=" + custom_activation_digest(spec.epilogue.custom);
   key.hash = fnv1a64(key.text);
   return key;
 }

@@ -2,8 +2,8 @@
 //
 //   key text = canonical spec text (compiler/dsl/printer, every default explicit, `math=auto`
 //              resolved) + " align=" + per-operand alignment + " arch=" + target arch
-//              [+ " act_source=" + custom_activation_digest, for act=custom: the file's text,
-//              not its path, decides]
+//              (act=custom: `act=custom:#<digest>`, custom_activation_digest of the file's text,
+//              in place of its path: the text decides, not where it was read from)
 //   key hash = FNV-1a 64 of the key text's UTF-8 bytes, printed as 16 lower-case hex digits
 //
 // Both are stable across runs, machines and compilers (no std::hash, no pointer or locale

@@ -56,8 +56,8 @@ struct RuntimeOptions {
   std::string arch;     // "" = the device's own (the emulator is sm_80)
   int tune_budget = 24; // candidates one tune measures (MissPolicy::tune, ::background), 1..100000
   // Which backend writes kernels compiled now: "llvm" (LLVM's NVPTX backend) or "nvrtc" (CUDA C++
-  // source compiled by NVRTC; GEMMs only so far). Part of a stored binary's key: kernels of one
-  // backend are never served for the other.
+  // source compiled by NVRTC; the one that compiles act=custom:FILE). Part of a stored binary's
+  // key: kernels of one backend are never served for the other.
   std::string backend = "llvm";
 };
 

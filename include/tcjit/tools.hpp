@@ -61,8 +61,8 @@ struct CompileRequest {
   std::string arch = "sm_80";
   std::string config; // tile config words over the defaults ("128x128x32 w64x64 s3"); "" = default
   CubinCompiler cubin = CubinCompiler::ptxas;
-  // "llvm" (LLVM's NVPTX backend) or "nvrtc" (CUDA C++ source compiled by NVRTC: GEMMs; not yet
-  // convolutions). Both follow the same kernel plan and ABI.
+  // "llvm" (LLVM's NVPTX backend) or "nvrtc" (CUDA C++ source compiled by NVRTC; the one that
+  // compiles act=custom:FILE). Both follow the same kernel plan and ABI.
   std::string backend = "llvm";
 };
 

@@ -453,6 +453,7 @@ struct Runtime::Impl {
     task.key = key;
     task.arch = arch;
     task.tf32_off = tf32_off;
+    task.backend = backend;
     tuner::TuneOptions topt;
     topt.budget.candidates = size_t(options.tune_budget);
     topt.stop = &stop_tuning;

@@ -325,6 +325,10 @@ VerifyReport verify_on_device(device::Device &dev, kernels_db::KernelsDb *db,
     check = tuner::run_and_check_gemm(dev, source.kernel, spec, request.seed, source.cubin);
   } catch (const device::DeviceError &e) {
     throw Error(ErrorCode::device, std::string("the device failed: ") + e.what(), "verify", "");
+  } catch (const std::invalid_argument &e) { // act=custom's function, evaluated for the reference
+    throw Error(ErrorCode::bad_spec, e.what(), "verify", "");
+  } catch (const std::runtime_error &e) { // NVRTC, which evaluates act=custom, cannot be loaded
+    throw Error(ErrorCode::unsupported, e.what(), "verify", "");
   }
   const CompareReport &r = check.report;
   out.line("verify:   " + std::to_string(r.count) + " elements, " + std::to_string(r.mismatches) +

@@ -167,8 +167,8 @@ void add_compile_command(CLI::App &app) {
                 "print one JSON object (config, kernel, per-kernel resources, stage times, "
                 "output; docs/cli.md) instead of the text report");
   cmd->add_option("--backend", opt->backend,
-                  "llvm (LLVM's NVPTX backend) or nvrtc (CUDA C++ source compiled by NVRTC; "
-                  "GEMMs); default llvm, nvrtc with --emit cuda")
+                  "llvm (LLVM's NVPTX backend) or nvrtc (CUDA C++ source compiled by NVRTC; the "
+                  "one that compiles act=custom:FILE); default llvm, nvrtc with --emit cuda")
       ->check(CLI::IsMember({"llvm", "nvrtc"}));
   cmd->add_option("--emit", opt->emit,
                   "what -o receives: ptx, or cuda (the nvrtc backend's CUDA C++ source; printed "

@@ -194,7 +194,7 @@ void add_run_command(CLI::App &app) {
       ->check(non_empty_db_path());
   cmd->add_option("--backend", opt->backend,
                   "llvm or nvrtc: the backend that writes a kernel compiled now (a stored kernel "
-                  "of the other backend is not used)")
+                  "of the other backend is not used; act=custom:FILE needs nvrtc)")
       ->check(CLI::IsMember({"llvm", "nvrtc"}))
       ->capture_default_str();
   cmd->add_flag("--no-cache", opt->no_cache, "neither read nor write the kernel database");

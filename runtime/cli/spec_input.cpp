@@ -66,7 +66,7 @@ bool load_workload(const std::string &arg, std::vector<WorkloadEntry> &out) {
     out = parse_ops(in.text, in.source_name);
   } catch (const Error &e) {
     // the rendered diagnostics as they are, or the one sentence
-    if (e.problem().find('\n') != std::string::npos)
+    if (e.where() == "parse" && e.problem().find('\n') != std::string::npos)
       std::cerr << e.problem();
     else
       print_error("tcjit", e);

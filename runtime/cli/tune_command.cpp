@@ -153,7 +153,8 @@ void add_tune_command(CLI::App &app) {
                   "answer measurements from a JSON Lines file (`tcjit db export`) instead of a "
                   "device: a simulated tuning run");
   cmd->add_option("--backend", opt->request.backend,
-                  "llvm or nvrtc: the backend that builds the candidates (and the kernels stored)")
+                  "llvm or nvrtc: the backend that builds the candidates (and the kernels stored; "
+                  "act=custom:FILE needs nvrtc)")
       ->check(CLI::IsMember({"llvm", "nvrtc"}))
       ->capture_default_str();
   cmd->add_option("--seed", opt->request.seed, "seed of the random and anneal strategies")

@@ -305,7 +305,8 @@ TEST_F(RunCommand, EmulatorProgressOnATerminalOnly) {
 
 // act=custom:FILE from a workload file: read from the workload's folder, compiled by the NVRTC
 // backend, verified and cached; the LLVM backend says to use nvrtc; the user's compile errors come
-// at the user's own lines with exit status 1 (the spec's problem); --emit cuda shows the text.
+// at the user's own lines; both exit with status 1 (the spec's problem); tune checks the function
+// once and stores nothing for a broken one; --emit cuda shows the text.
 TEST_F(RunCommand, CustomActivationThroughTheNvrtcBackend) {
   std::filesystem::create_directories(dir_ / "acts");
   std::ofstream(dir_ / "acts" / "hardswish.cu")
@@ -326,7 +327,7 @@ TEST_F(RunCommand, CustomActivationThroughTheNvrtcBackend) {
   EXPECT_NE(again.out.find("cache:    hit"), std::string::npos) << again.out;
 
   const ToolResult llvm = run_tool("run --device emu --db " + db() + " " + wl);
-  EXPECT_EQ(llvm.exit_code, 3);
+  EXPECT_EQ(llvm.exit_code, 1) << "the spec's problem, as for compile";
   EXPECT_NE(llvm.err.find("only the CUDA C++ backend compiles it; use --backend nvrtc"),
             std::string::npos)
       << llvm.err;
@@ -338,6 +339,18 @@ TEST_F(RunCommand, CustomActivationThroughTheNvrtcBackend) {
   EXPECT_NE(bad.err.find("acts/typo.cu:3: error: identifier \"slope\" is undefined"),
             std::string::npos)
       << bad.err;
+
+  const ToolResult tune_bad = run_tool("tune --device emu --backend nvrtc --budget 3 --db " + db() +
+                                       " " + shell_quote((dir_ / "bad.tcjit").string()));
+  EXPECT_NE(tune_bad.exit_code, 0);
+  EXPECT_NE(tune_bad.out.find("acts/typo.cu:3: error"), std::string::npos)
+      << tune_bad.out << tune_bad.err;
+  const ToolResult tune_llvm = run_tool("tune --device emu --budget 3 --db " + db() + " " + wl);
+  EXPECT_NE(tune_llvm.exit_code, 0);
+  EXPECT_NE((tune_llvm.out + tune_llvm.err).find("use --backend nvrtc"), std::string::npos)
+      << tune_llvm.out << tune_llvm.err;
+  const ToolResult ls = run_tool("db ls --json --db " + db());
+  EXPECT_EQ(ls.out.find("illegal"), std::string::npos) << "tune stored illegal results: " << ls.out;
 
   const ToolResult missing = run_tool("run --device emu --backend nvrtc --db " + db() + " " +
                                       shell_quote(gemm + " act=custom:nowhere.cu"));

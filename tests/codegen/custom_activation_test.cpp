@@ -125,7 +125,8 @@ TEST(CustomActivationCompile, ErrorsAtTheUsersLines) {
 }
 
 // The kernel's name and the problem key follow the text, not the path: an edited file never
-// reuses a kernel compiled from its old text.
+// reuses a kernel compiled from its old text, and the same text from another path is the same
+// problem.
 TEST(CustomActivationCompile, NameAndKeyFollowTheText) {
   const OpSpec a = custom_spec(kGemm, "a.cu", kLeaky);
   OpSpec edited = a;
@@ -141,8 +142,27 @@ TEST(CustomActivationCompile, NameAndKeyFollowTheText) {
   EXPECT_NE(make_problem_key(a, "sm_80", false).text,
             make_problem_key(edited, "sm_80", false).text);
   EXPECT_NE(make_problem_key(a, "sm_80", false)
-                .text.find(" act_source=" + custom_activation_digest(a.epilogue.custom)),
-            std::string::npos);
+                .text.find(" act=custom:#" + custom_activation_digest(a.epilogue.custom) + " "),
+            std::string::npos)
+      << make_problem_key(a, "sm_80", false).text;
+  // the same text read from elsewhere is the same problem
+  OpSpec moved = a;
+  moved.epilogue.custom.path = "elsewhere/b.cu";
+  EXPECT_EQ(make_problem_key(a, "sm_80", false).text, make_problem_key(moved, "sm_80", false).text);
+}
+
+// The user's macros end with the text: `#define K ...` does not rename the kernel's parameter K,
+// and a trailing backslash continuation does not swallow the generated code.
+TEST(CustomActivationCompile, MacrosStayInTheUsersText) {
+  const OpSpec spec = custom_spec(kGemm, "macros.cu",
+                                  "#define K 0.5f\n#define  M(x) ((x) * K)\n"
+                                  "__device__ float act(float x) { return M(x); }\n// end \\");
+  const codegen::CompiledKernel k = compile(spec, tuner::Backend::nvrtc);
+  ASSERT_TRUE(k.ok()) << first_error(k);
+  EXPECT_NE(k.cuda_source.find("#undef K\n#undef M\n"), std::string::npos);
+  emu::EmuDevice dev;
+  const tuner::GemmCheck check = tuner::run_and_check_gemm(dev, k, spec, 5);
+  EXPECT_TRUE(check.report.ok()) << check.report.summary();
 }
 
 struct Case {
@@ -157,6 +177,9 @@ constexpr const char *kSoftsign =
 constexpr const char *kStep = "__device__ float act(float x) { return x > 0.0f ? 1.0f : 0.0f; }\n";
 constexpr const char *kCubeF64 = "__device__ float act(float x) { return x; }\n"
                                  "__device__ double act(double x) { return x * x * x - x; }\n";
+// Undefined below -1 (NaN): float outputs must be NaN there, integer outputs the saturated 0.
+constexpr const char *kNanBelow =
+    "__device__ float act(float x) { return x < -1.0f ? sqrtf(x) : x; }\n";
 constexpr const char *kMish = R"(// mish: x * tanh(softplus(x))
 __device__ float softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
 __device__ float act(float x) { return x * tanhf(softplus(x)); }
@@ -172,6 +195,8 @@ const Case kCases[] = {
     {"gemm m=64 n=48 k=64 a=f16:row b=f16:col c=f32:row acc=f32 alpha=0.1", "", kStep},
     {"gemm m=33 n=17 k=100 batch=2 a=f16:col b=f16:row c=f32:col acc=f32 beta=1 bias=col",
      "32x32x32 w16x16 s2 k3", kMish},
+    {"gemm m=32 n=24 k=48 a=s8:row b=s8:col c=s8:row acc=s32 alpha=0.02", "", kNanBelow},
+    {"gemm m=32 n=24 k=32 a=f16:row b=f16:col c=f32:row acc=f32", "", kNanBelow},
     // convolutions: implicit GEMM, grouped with per-group bias, dgrad, the depthwise kernel
     {"conv2d n=2 h=6 w=5 c=16 k=24 r=3 s=3 pad=1 x=f16 bias=col", "", kLeaky},
     {"conv2d n=2 h=5 w=5 c=32 k=16 r=3 s=3 pad=1 groups=2 x=bf16 bias=col", "", kMish},
