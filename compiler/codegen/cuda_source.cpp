@@ -314,16 +314,17 @@ void emit_operand(std::ostringstream &s, const KernelPlan &p, const OperandPlan 
     << ", contig0 = " << (op.k_contiguous ? "k0" : "mn0") << ";\n"
     << "#pragma unroll\n"
     << "  for (int it = 0; it < " << op.copies_per_thread << "; ++it) {\n"
-    << "    const int idx = tid + it * " << p.threads << ";\n"
+    << "    const u32 idx = u32(tid) + "
+    << "u32(it * " << p.threads << "); // unsigned: / and % by powers of two are shifts\n"
     << "    if ((it + 1) * " << p.threads << " > " << op.copies << " && idx >= " << op.copies
-    << ") break;\n"
-    << "    const int row = idx / " << vecs_per_row << ", col = (idx % " << vecs_per_row << ") * "
-    << op.vec << ";\n"
+    << "u) break;\n"
+    << "    const int row = int(idx / " << vecs_per_row << "u), col = int(idx % " << vecs_per_row
+    << "u) * " << op.vec << ";\n"
     << "    const int grow = outer0 + row, gcol = contig0 + col;\n"
     << (op.gather != Gather::linear
             ? gathered_source(op)
             : "    const bool in = grow < outer_extent && gcol < contig_extent;\n"
-              "    const u8 *src = in ? base + ((s64)grow * ld + gcol) * " +
+              "    const u8 *src = in ? base + ((s64)u32(grow) * ld + u32(gcol)) * " +
                   std::to_string(op.esize) + " : base;\n")
     << "    const u32 off = u32(stage) * " << op.stage_bytes << "u + " << x
     << "_offset(row, col);\n";
@@ -474,6 +475,10 @@ std::string per_group_bias(const KernelPlan &p) {
 void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
   const int SK = p.config.split_k, S = p.config.stages;
   const bool simt = p.mma.kind == MmaKind::simt_f32;
+  // The main loop's unroll (llvm_module.cpp): by the stage count, so that every shared-memory
+  // address is a register plus a constant; one body for SIMT (nothing to gain) and for byte-wise
+  // fragments (too many addresses).
+  const int U = simt || bytewise_fragments(p) ? 1 : S;
   const int out_esize = dtype_bits(p.out) / 8;
   const std::string A = acc_type(p), F = frag_type(p), T = epi_type(p);
   s << signature(p, p.kernel_name, "", p.threads) << " {\n"
@@ -518,16 +523,25 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
     << "    a_copy(smem, a, lda, a_outer, a_contig, m0, s, kt_begin + s, tid);\n"
     << "    b_copy(smem, b, ldb, b_outer, b_contig, n0, s, kt_begin + s, tid);\n"
     << "    cp_async_commit();\n  }\n"
-    << "  // main loop: one barrier per K-tile; an empty slice runs once over zeros\n"
+    << "  // main loop: one barrier per K-tile, unrolled by " << U
+    << " (llvm_module.cpp): copy u of the body reads stage u and refills\n"
+    << "  // stage (u + stages - 1) % stages, constants; each copy may leave the loop. An empty "
+       "slice\n"
+    << "  // runs once over zeros.\n"
     << "  int kt = kt_begin;\n"
-    << "  do {\n"
+    << "  for (;;) {\n"
+    << "#pragma unroll\n  for (int u = 0; u < " << U << "; ++u) {\n"
     << "    cp_async_wait<" << S - 2 << ">();\n"
     << "    __syncthreads();\n"
-    << "    const int next = kt + " << S - 1 << ", next_stage = (next - kt_begin) % " << S << ";\n"
+    << "    const int next = kt + " << S - 1 << ";\n"
+    << (U == S ? "    const int next_stage = (u + " + std::to_string(S - 1) + ") % " +
+                     std::to_string(S) + ";\n"
+               : "    const int next_stage = (next - kt_begin) % " + std::to_string(S) + ";\n")
     << "    a_copy(smem, a, lda, a_outer, a_contig, m0, next_stage, next, tid);\n"
     << "    b_copy(smem, b, ldb, b_outer, b_contig, n0, next_stage, next, tid);\n"
     << "    cp_async_commit();\n"
-    << "    const int stage = (kt - kt_begin) % " << S << ";\n"
+    << (U == S ? std::string("    const int stage = u;\n")
+               : "    const int stage = (kt - kt_begin) % " + std::to_string(S) + ";\n")
     << "#pragma unroll\n    for (int ks = 0; ks < " << p.k_steps << "; ++ks) {\n"
     << "      " << F << " fa[" << p.tiles_m << "][" << p.mma.a_regs << "], fb[" << p.tiles_n << "]["
     << p.mma.b_regs << "];\n"
@@ -546,8 +560,11 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
     << "#pragma unroll\n        for (int j = 0; j < " << p.tiles_n << "; ++j)\n"
     << "          mma(acc[i][j], fa[i], fb[j]);\n"
     << "    }\n"
-    << "    ++kt;\n"
-    << "  } while (kt < kt_end);\n"
+    << "    if (++kt >= kt_end)\n"
+    << "      goto main_loop_done;\n"
+    << "  }\n"
+    << "  }\n"
+    << "main_loop_done:\n"
     << "  cp_async_wait<0>();\n";
   // epilogue: straight from the fragments (epilogue.cpp, the direct path)
   const bool raw = SK > 1; // split-K pass 1: raw accumulators to the workspace (D)
