@@ -129,6 +129,9 @@ struct ColumnRule {
   const char *types; // e.g. "integer or real"
   bool json;
   int version;
+  // The column's CHECK (... IN (...)) list, as SQL ("'ok', 'failed'"); null when it has none. A
+  // file changed outside SQLite skips the CHECK, and a reader refuses such a value.
+  const char *values = nullptr;
 };
 constexpr ColumnRule kColumnRules[] = {
     {"problems", "key_text", "text", false, 1},
@@ -149,10 +152,13 @@ constexpr ColumnRule kColumnRules[] = {
     {"results", "tflops", "real or integer or null", false, 1},
     {"results", "clock_mhz", "integer or null", false, 1},
     {"results", "measured_ms", "integer", false, 1},
+    {"results", "status", "text", false, 1, "'ok', 'failed', 'illegal'"},
+    {"results", "provenance", "text", false, 1, "'measured', 'predicted', 'emulated'"},
     {"dispatch_tables", "created_ms", "integer", false, 3},
     {"dispatch_entries", "dims_json", "text", true, 3},
     {"dispatch_entries", "config_json", "text", true, 3},
     {"dispatch_entries", "time_us", "real or integer", false, 3},
+    {"dispatch_entries", "provenance", "text", false, 3, "'measured', 'predicted', 'emulated'"},
 };
 
 bool is_wal(Connection &connection) {
@@ -345,19 +351,25 @@ std::vector<BadCell> find_bad_cells(Connection &connection, int version) {
     for (const char *type : {"text", "integer", "real", "blob", "null"})
       if (std::string_view(rule.types).find(type) != std::string_view::npos)
         allowed += std::string(allowed.empty() ? "" : ", ") + "'" + type + "'";
-    const std::string sql =
-        "SELECT rowid, typeof(" + column + "), " +
-        (rule.json ? "typeof(" + column + ") = 'text' AND NOT json_valid(" + column + ")"
-                   : std::string("0")) +
-        " FROM " + rule.table + " WHERE typeof(" + column + ") NOT IN (" + allowed + ")" +
-        (rule.json ? " OR (typeof(" + column + ") = 'text' AND NOT json_valid(" + column + "))"
-                   : std::string());
+    const std::string bad_json =
+        rule.json ? "(typeof(" + column + ") = 'text' AND NOT json_valid(" + column + "))"
+                  : std::string("0");
+    const std::string bad_value = rule.values ? "(typeof(" + column + ") = 'text' AND " + column +
+                                                    " NOT IN (" + rule.values + "))"
+                                              : std::string("0");
+    const std::string sql = "SELECT rowid, typeof(" + column + "), " + bad_json + ", " + bad_value +
+                            ", CAST(" + column + " AS TEXT) FROM " + rule.table + " WHERE typeof(" +
+                            column + ") NOT IN (" + allowed + ") OR " + bad_json + " OR " +
+                            bad_value;
     Statement statement = connection.prepare(sql);
     while (statement.step()) {
       BadCell cell{rule.table, statement.column_int64(0), column, ""};
-      cell.why = statement.column_int64(2) != 0
-                     ? "not valid JSON"
-                     : "holds " + statement.column_text(1) + ", not " + rule.types;
+      if (statement.column_int64(2) != 0)
+        cell.why = "not valid JSON";
+      else if (statement.column_int64(3) != 0)
+        cell.why = "holds '" + printable(statement.column_text(4)) + "', not one of " + rule.values;
+      else
+        cell.why = "holds " + statement.column_text(1) + ", not " + rule.types;
       cells.push_back(std::move(cell));
     }
   }

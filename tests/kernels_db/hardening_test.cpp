@@ -315,5 +315,34 @@ TEST(KernelsDbHardening, MalformedStoredJsonIsReportedNotThrown) {
   EXPECT_EQ(check.bad_values.size(), 3u);
 }
 
+// A value outside its column's CHECK list (written past SQLite, e.g. by a damaged file: the
+// fuzzer's `weasured`) fails the full check, naming the row, the value and the allowed ones;
+// readers refuse it with a message.
+TEST(KernelsDbHardening, ValuesOutsideTheirCheckListFailTheCheck) {
+  TempDir dir;
+  const auto path = dir.file("kernels.db");
+  const ProblemRecord problem = sample_problem(0);
+  {
+    KernelsDb db = KernelsDb::open(path);
+    db.put_problem(problem);
+    db.put_result(sample_result(problem, 128, 10.0));
+    EXPECT_TRUE(KernelsDb::check(path).ok);
+  }
+  {
+    Connection raw = Connection::open(path);
+    raw.exec("PRAGMA ignore_check_constraints = ON; UPDATE results SET provenance = 'weasured', "
+             "status = 'fine'");
+  }
+  const CheckReport check = KernelsDb::check(path);
+  EXPECT_FALSE(check.ok);
+  ASSERT_EQ(check.bad_values.size(), 2u);
+  EXPECT_TRUE(contains(check.bad_values[0],
+                       "results row 1: status holds 'fine', not one of 'ok', 'failed', 'illegal'"))
+      << check.bad_values[0];
+  EXPECT_TRUE(contains(check.bad_values[1], "provenance holds 'weasured', not one of 'measured', "
+                                            "'predicted', 'emulated'"))
+      << check.bad_values[1];
+}
+
 } // namespace
 } // namespace tcjit::kernels_db
