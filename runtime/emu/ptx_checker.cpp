@@ -923,9 +923,12 @@ private:
 int sm_version_of(std::string_view target) {
   if (target.rfind("sm_", 0) != 0)
     return 0;
+  // Saturates: a version of more digits than any real one (found by fuzzing: sm_8888...80)
+  // must not overflow; it reads as a very new target.
+  constexpr int kLargest = 1000000;
   int v = 0;
   for (size_t i = 3; i < target.size() && target[i] >= '0' && target[i] <= '9'; ++i)
-    v = v * 10 + (target[i] - '0');
+    v = v >= kLargest ? kLargest : v * 10 + (target[i] - '0');
   return v;
 }
 
