@@ -3,14 +3,14 @@
 // for one config per mma form. Report the median:
 //   build/bench/bench_backends --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include "compiler/dsl/parser.h"
+#include "engine/kernel_compile.h"
 #include "tuner/candidate.h"
-#include "tuner/kernel_compile.h"
 
 #include <benchmark/benchmark.h>
 
 namespace {
 
-using tcjit::tuner::Backend;
+using tcjit::engine::Backend;
 
 struct Workload {
   const char *name;
@@ -50,14 +50,15 @@ void compile(benchmark::State &state, const Workload &w, Backend backend, bool c
   options.arch = "sm_80"; // the code generator's default config for the spec
   for (auto _ : state) {
     try {
-      const tcjit::codegen::CompiledKernel k = tcjit::tuner::compile_kernel(spec, options, backend);
+      const tcjit::codegen::CompiledKernel k =
+          tcjit::engine::compile_kernel(spec, options, backend);
       if (!k.ok()) {
         state.SkipWithError(k.errors[0].message.c_str());
         break;
       }
       if (cubin) {
-        const tcjit::tuner::CubinBuild b =
-            tcjit::tuner::build_cubin(k, tcjit::tuner::CubinRoute::ptxas);
+        const tcjit::engine::CubinBuild b =
+            tcjit::engine::build_cubin(k, tcjit::engine::CubinRoute::ptxas);
         if (!b.error.empty() || b.stage.empty()) {
           state.SkipWithError("ptxas failed");
           break;
@@ -78,7 +79,7 @@ const int kRegistered = [] {
       for (const bool cubin : {false, true})
         benchmark::RegisterBenchmark(
             (std::string(cubin ? "SpecToCubin/" : "SpecToPtx/") + w.name + "/" +
-             tcjit::tuner::to_string(b))
+             tcjit::engine::to_string(b))
                 .c_str(),
             [w, b, cubin](benchmark::State &s) { compile(s, w, b, cubin); })
             ->Unit(benchmark::kMillisecond);

@@ -2,7 +2,7 @@
 // printing one JSON object on stdout:
 //
 //   compile  spec -> PTX -> cubin exactly as the runtime does it on a cache miss
-//            (tuner::find_or_compile_gemm into a fresh database), repeated; per-stage times, the
+//            (engine::find_or_compile_gemm into a fresh database), repeated; per-stage times, the
 //            resources the runtime recorded, and the PTX and the stored cubin written to --out.
 //   emu      runs a GEMM kernel on tcjit's PTX emulator with the inputs tcjit's own verification
 //            uses (fill_random with seeds S, S+1, S+2) and checks D against the CPU reference
@@ -14,18 +14,19 @@
 // Layer: a benchmark, on top of everything (it uses the runtime facade, the emulator and the
 // tuner's model).
 #include "compiler/codegen/pipeline.h"
-#include "compiler/codegen/tile_config.h"
+#include "compiler/codegen/plan/tile_config.h"
 #include "compiler/dsl/parser.h"
 #include "compiler/reference/gemm_geometry.h"
 #include "compiler/reference/gemm_reference.h"
 #include "compiler/reference/random_fill.h"
 #include "compiler/reference/tolerance.h"
 #include "compiler/spec/problem_key.h"
+#include "engine/kernel_cache.h"
+#include "engine/verify_gemm.h"
 #include "kernels_db/kernels_db.h"
 #include "runtime/emu/emu_device.h"
-#include "tuner/kernel_source.h"
+#include "tuner/chosen_configs.h"
 #include "tuner/perf_model.h"
-#include "tuner/verify_gemm.h"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -120,7 +121,7 @@ struct CompileArgs {
 json run_compile(const CompileArgs &a) {
   const bool tf32_off = tf32_disabled_by_environment();
   json runs = json::array();
-  tuner::KernelSource last;
+  engine::KernelSource last;
   const fs::path scratch =
       fs::temp_directory_path() / ("tcjit-bench-" + std::to_string(::getpid()));
   fs::create_directories(scratch);
@@ -130,12 +131,12 @@ json run_compile(const CompileArgs &a) {
     const auto t0 = Clock::now();
     const OpSpec spec = parse_one(a.spec);
     const double parse_ms = ms_since(t0);
-    tuner::KernelRequest request;
+    engine::KernelRequest request;
     request.arch = a.arch;
     request.tf32_off = tf32_off;
     request.config = parse_config(a.config);
     const ProblemKey key = make_problem_key(spec, a.arch, tf32_off);
-    tuner::KernelSource src = tuner::find_or_compile_gemm(spec, key, request, db.get());
+    engine::KernelSource src = tuner::serve_kernel(spec, key, request, db.get());
     const double total_ms = ms_since(t0);
     if (!src.ok())
       throw std::runtime_error("compile failed: " + src.errors.front());
@@ -244,7 +245,7 @@ json run_emu(const EmuArgs &a) {
     const codegen::CompiledKernel kernel = codegen::compile_gemm(spec, copt);
     if (!kernel.ok())
       throw std::runtime_error("compile failed: " + kernel.errors.front().message);
-    const tuner::GemmCheck check = tuner::run_and_check_gemm(dev, kernel, spec, a.seed);
+    const engine::GemmCheck check = engine::run_and_check_gemm(dev, kernel, spec, a.seed);
     out["report"] = report_json(check.report);
     out["device_ms"] = check.device_ms;
     out["counters"] = counters_json(*check.counters);

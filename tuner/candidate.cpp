@@ -10,81 +10,8 @@
 
 namespace tcjit::tuner {
 
-namespace {
-
-std::string fmt(const char *format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
-} // namespace
-
-CubinBuild build_cubin(const codegen::CompiledKernel &k, CubinRoute route) {
-  CubinBuild b;
-  jit::PtxCompileOptions options;
-  options.sm_arch = k.plan.sm;
-  options.resource_usage = true;
-  const std::string name = k.plan.kernel_name + ".ptx";
-  jit::CompiledPtx compiled;
-  std::string ptxas_problem; // why ptxas could not be used (the environment, not the PTX)
-  if (route == CubinRoute::nvjitlink) {
-    ptxas_problem = "not asked for";
-  } else if (jit::ptxas_available()) {
-    try {
-      compiled = jit::compile_ptx_with_ptxas(k.ptx, name, options);
-      b.stage = "ptxas";
-    } catch (const device::DeviceError &e) {
-      if (e.kind() == device::ErrorKind::ModuleLoad) { // ptxas rejected the PTX: a tcjit bug
-        b.error = std::string(e.what());
-        return b;
-      }
-      ptxas_problem = e.what();
-    }
-  } else {
-    ptxas_problem = "cannot run ptxas at " + jit::ptxas_executable() + ", set TCJIT_PTXAS";
-  }
-  if (b.stage.empty() && route == CubinRoute::ptxas) {
-    b.note = "no cubin: " + ptxas_problem;
-    return b;
-  }
-  if (b.stage.empty()) {
-    const jit::NvJitLinkLibrary &library = jit::nvjitlink_library();
-    if (!library.loaded) {
-      if (route == CubinRoute::nvjitlink) {
-        b.note = "no cubin: nvJitLink cannot be loaded: " + library.error;
-        return b;
-      }
-      b.note = "no cubin: neither ptxas (" + ptxas_problem + ") nor nvJitLink (" + library.error +
-               ") is available; a GPU's driver compiles the PTX when it loads it";
-      return b;
-    }
-    try {
-      compiled = jit::compile_ptx(k.ptx, name, options, library);
-      b.stage = "nvJitLink";
-    } catch (const device::DeviceError &e) {
-      b.error = std::string(e.what());
-      return b;
-    }
-  }
-  b.cubin.assign(compiled.cubin.begin(), compiled.cubin.end());
-  b.resources = std::move(compiled.resources);
-  b.ms = compiled.compile_milliseconds;
-  b.options = b.stage == "ptxas" ? compiled.options : "nvJitLink " + compiled.options;
-  b.note = "cubin " + std::to_string(b.cubin.size()) + " B by " + b.options + " in " +
-           fmt("%.1f ms", b.ms);
-  return b;
-}
-
-int spill_and_stack_bytes(const CubinBuild &build) {
-  int bytes = 0;
-  for (const jit::KernelResources &r : build.resources)
-    bytes += r.spill_bytes() + (build.stage == "ptxas" ? r.stack_frame : 0);
-  return bytes;
-}
-
 BuiltCandidate build_candidate(const OpSpec &spec, const codegen::TileConfig &config,
-                               std::string_view arch, bool tf32_off, Backend backend) {
+                               std::string_view arch, bool tf32_off, engine::Backend backend) {
   const auto start = std::chrono::steady_clock::now();
   BuiltCandidate c;
   c.config = codegen::resolve_vectors(spec, config);
@@ -94,7 +21,7 @@ BuiltCandidate build_candidate(const OpSpec &spec, const codegen::TileConfig &co
   options.config = c.config;
   options.libdevice = jit::current_cuda_toolkit().libdevice.path;
   try {
-    c.kernel = compile_kernel(spec, options, backend);
+    c.kernel = engine::compile_kernel(spec, options, backend);
   } catch (const std::exception &e) { // NVRTC missing, or its compile failed (a tcjit bug)
     c.kernel = codegen::CompiledKernel{};
     c.kernel.errors.push_back({"backend", e.what()});
@@ -110,7 +37,7 @@ BuiltCandidate build_candidate(const OpSpec &spec, const codegen::TileConfig &co
     c.build_ms = elapsed();
     return c;
   }
-  c.cubin = build_cubin(c.kernel);
+  c.cubin = engine::build_cubin(c.kernel);
   c.build_ms = elapsed();
   if (!c.cubin.error.empty()) {
     c.failure_rule = "ptxas";
@@ -124,7 +51,7 @@ BuiltCandidate build_candidate(const OpSpec &spec, const codegen::TileConfig &co
     c.facts.stack_bytes = c.cubin.stage == "ptxas" ? r->stack_frame : 0;
     c.facts.static_shared_bytes = r->static_shared_bytes;
   }
-  if (const int bad = spill_and_stack_bytes(c.cubin); bad > 0) {
+  if (const int bad = engine::spill_and_stack_bytes(c.cubin); bad > 0) {
     c.failure_rule = "spills";
     c.failure = "the cubin spills or needs a stack frame (" + std::to_string(bad) +
                 " bytes per thread; " + std::to_string(c.facts.registers) + " registers)";

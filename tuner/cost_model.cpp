@@ -1,8 +1,8 @@
 #include "tuner/cost_model.h"
 
-#include "compiler/codegen/conv_lowering.h"
-#include "compiler/codegen/mma_table.h"
+#include "compiler/codegen/plan/conv_lowering.h"
 #include "compiler/spec/shape.h"
+#include "compiler/target/mma_table.h"
 #include "tuner/search_space.h"
 
 #include <algorithm>

@@ -5,7 +5,7 @@
 // counters of one CTA (tuner/cta_probe.h) replace the estimates. Every figure is a prediction.
 #pragma once
 
-#include "compiler/codegen/tile_config.h"
+#include "compiler/codegen/plan/tile_config.h"
 #include "tcjit/op_spec.h"
 #include "tuner/perf_model.h"
 

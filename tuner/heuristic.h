@@ -4,7 +4,7 @@
 // order until one's cubin neither spills nor needs a stack frame.
 #pragma once
 
-#include "compiler/codegen/tile_config.h"
+#include "compiler/codegen/plan/tile_config.h"
 #include "tcjit/op_spec.h"
 
 #include <string_view>

@@ -3,12 +3,12 @@
 #include "compiler/reference/gemm_geometry.h"
 #include "compiler/reference/random_fill.h"
 #include "compiler/spec/shape.h"
+#include "engine/device_buffer.h"
+#include "engine/gemm_launch.h"
+#include "engine/kernel_records.h"
+#include "engine/verify_gemm.h"
 #include "runtime/cuda/cuda_device.h"
-#include "tuner/device_buffer.h"
-#include "tuner/gemm_launch.h"
-#include "tuner/kernel_records.h"
 #include "tuner/measure_stats.h"
-#include "tuner/verify_gemm.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -29,25 +29,26 @@ constexpr uint64_t kTimingSeed = 101;
 constexpr uint64_t kDefaultFlushBytes = uint64_t{128} << 20; // when the L2 size is unknown
 
 // A device buffer of `count` random elements of `dtype`.
-std::unique_ptr<DeviceBuffer> random_buffer(device::Device &dev, DType dtype, int64_t count,
-                                            uint64_t seed) {
+std::unique_ptr<engine::DeviceBuffer> random_buffer(device::Device &dev, DType dtype, int64_t count,
+                                                    uint64_t seed) {
   std::vector<std::byte> host(static_cast<size_t>((count * dtype_bits(dtype) + 7) / 8));
   fill_random(dtype, host.data(), count, seed);
-  return std::make_unique<DeviceBuffer>(dev, host);
+  return std::make_unique<engine::DeviceBuffer>(dev, host);
 }
 
 // Unloads a module when it goes out of scope.
 struct LoadedModule {
   device::Device &dev;
-  LoadedGemm gemm;
-  LoadedModule(device::Device &device, const LoadedGemm &loaded) : dev(device), gemm(loaded) {}
+  engine::LoadedGemm gemm;
+  LoadedModule(device::Device &device, const engine::LoadedGemm &loaded)
+      : dev(device), gemm(loaded) {}
   LoadedModule(const LoadedModule &) = delete;
   LoadedModule &operator=(const LoadedModule &) = delete;
   ~LoadedModule() {
     try {
       dev.unload_module(gemm.module);
     } catch (const device::DeviceError &) {
-      // As for DeviceBuffer.
+      // As for engine::DeviceBuffer.
     }
   }
 };
@@ -104,10 +105,11 @@ public:
                     device_arch + ": measure on a device of the task's arch");
     try {
       const std::span<const uint8_t> cubin = built->cubin.cubin;
-      const std::string checked_id = task.key.text + " " + config_json(config) + " " + task.arch;
+      const std::string checked_id =
+          task.key.text + " " + engine::config_json(config) + " " + task.arch;
       if (!checked_.contains(checked_id)) {
-        const GemmCheck check =
-            run_and_check_gemm(dev_, built->kernel, task.spec, kCheckSeed, cubin);
+        const engine::GemmCheck check =
+            engine::run_and_check_gemm(dev_, built->kernel, task.spec, kCheckSeed, cubin);
         if (!check.report.ok())
           return failed("wrong result against the CPU reference: " + check.report.summary());
         checked_.insert(checked_id);
@@ -122,26 +124,29 @@ public:
 
 private:
   void time(const OpSpec &spec, const BuiltCandidate &built, Measurement &m) {
-    const OperandBuffers buf = operand_buffers(spec); // a GEMM's matrices or a conv's tensors
+    const engine::OperandBuffers buf =
+        engine::operand_buffers(spec); // a GEMM's matrices or a conv's tensors
     const bool has_bias = spec.epilogue.bias != BiasKind::none;
     const auto a = random_buffer(dev_, buf.a_type, buf.a, kTimingSeed);
     const auto b = random_buffer(dev_, buf.b_type, buf.b, kTimingSeed + 1);
     const auto c = random_buffer(dev_, buf.c_type, buf.c, kTimingSeed + 2);
     const auto bias = random_buffer(dev_, buf.c_type, buf.bias, kTimingSeed + 3);
     // D apart from C: each repetition computes the same values from the same inputs.
-    const DeviceBuffer d(dev_, static_cast<uint64_t>((buf.c * dtype_bits(buf.c_type) + 7) / 8));
-    const GemmPointers ptrs{a->ptr(), b->ptr(), c->ptr(), d.ptr(), has_bias ? bias->ptr() : 0};
+    const engine::DeviceBuffer d(dev_,
+                                 static_cast<uint64_t>((buf.c * dtype_bits(buf.c_type) + 7) / 8));
+    const engine::GemmPointers ptrs{a->ptr(), b->ptr(), c->ptr(), d.ptr(),
+                                    has_bias ? bias->ptr() : 0};
 
-    const LoadedModule module(dev_, load_gemm(dev_, built.kernel, built.cubin.cubin));
+    const LoadedModule module(dev_, engine::load_gemm(dev_, built.kernel, built.cubin.cubin));
     const uint64_t workspace_bytes = gemm_workspace_bytes(module.gemm, spec);
-    std::optional<DeviceBuffer> workspace;
+    std::optional<engine::DeviceBuffer> workspace;
     if (workspace_bytes > 0)
       workspace.emplace(dev_, workspace_bytes);
     const device::DevicePtr ws = workspace ? workspace->ptr() : 0;
     if (flush_bytes_ > 0 && !flush_)
-      flush_ = std::make_unique<DeviceBuffer>(dev_, flush_bytes_);
+      flush_ = std::make_unique<engine::DeviceBuffer>(dev_, flush_bytes_);
 
-    const auto enqueue = [&] { enqueue_gemm(dev_, module.gemm, spec, ptrs, ws); };
+    const auto enqueue = [&] { engine::enqueue_gemm(dev_, module.gemm, spec, ptrs, ws); };
     for (int i = 0; i < options_.warmup; ++i) {
       enqueue();
       dev_.synchronize();
@@ -173,7 +178,7 @@ private:
   device::DeviceInfo info_;
   kdb::Provenance provenance_;
   uint64_t flush_bytes_ = 0;
-  std::unique_ptr<DeviceBuffer> flush_;
+  std::unique_ptr<engine::DeviceBuffer> flush_;
   std::set<std::string> checked_; // candidates whose output matched the reference
 };
 

@@ -1,10 +1,10 @@
 #include "tuner/measure_replay.h"
 
+#include "engine/kernel_records.h"
 #include "kernels_db/canonical_json.h"
 #include "kernels_db/error.h"
 #include "kernels_db/record_json.h"
 #include "kernels_db/schema.h"
-#include "tuner/kernel_records.h"
 
 #include <nlohmann/json.hpp>
 
@@ -56,7 +56,7 @@ public:
   Measurement measure(const TuneTask &task, const codegen::TileConfig &config,
                       const BuiltCandidate *) override {
     Measurement m;
-    const std::string config_text = kdb::canonical_json(config_json(config), "config");
+    const std::string config_text = kdb::canonical_json(engine::config_json(config), "config");
     const auto found = results_.find({task.key.text, config_text, task.arch});
     if (found == results_.end()) {
       m.status = kdb::ResultStatus::failed;

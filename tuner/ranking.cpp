@@ -1,6 +1,6 @@
 #include "tuner/ranking.h"
 
-#include "compiler/codegen/conv_lowering.h"
+#include "compiler/codegen/plan/conv_lowering.h"
 #include "tuner/cost_model.h"
 
 #include <algorithm>

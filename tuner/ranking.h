@@ -4,7 +4,7 @@
 // estimated registers.
 #pragma once
 
-#include "compiler/codegen/tile_config.h"
+#include "compiler/codegen/plan/tile_config.h"
 #include "tcjit/op_spec.h"
 #include "tuner/perf_model.h"
 

@@ -1,9 +1,9 @@
 #include "tuner/search_space.h"
 
-#include "compiler/codegen/conv_lowering.h"
-#include "compiler/codegen/mma_table.h"
+#include "compiler/codegen/plan/conv_lowering.h"
 #include "compiler/spec/alignment.h"
-#include "compiler/spec/arch.h"
+#include "compiler/target/arch.h"
+#include "compiler/target/mma_table.h"
 #include "tuner/cost_model.h"
 
 #include <algorithm>

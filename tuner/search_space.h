@@ -8,7 +8,7 @@
 // space that grows never invalidates what was measured for the configs it already had.
 #pragma once
 
-#include "compiler/codegen/tile_config.h"
+#include "compiler/codegen/plan/tile_config.h"
 #include "tcjit/op_spec.h"
 #include "tuner/perf_model.h"
 

@@ -2,8 +2,8 @@
 
 #include "compiler/reference/bind_dims.h"
 #include "compiler/spec/validate.h"
+#include "engine/kernel_records.h"
 #include "tuner/candidate.h"
-#include "tuner/kernel_records.h"
 
 #include <nlohmann/json.hpp>
 
@@ -202,12 +202,12 @@ int store_dispatch_table(const TuneTask &ranged, const std::vector<TuneTask> &si
       dims[name] = {range.first, range.second};
     kernels_db::DispatchEntry e;
     e.dims_json = dims.dump();
-    e.config_json = config_json(b.config);
+    e.config_json = engine::config_json(b.config);
     e.time_us = b.measurement.timing ? b.measurement.timing->median_us : 0;
     e.provenance = b.measurement.provenance.kind;
     table.entries.push_back(std::move(e));
   }
-  db.put_problem(problem_record(ranged.spec, ranged.key, ranged.arch));
+  db.put_problem(engine::problem_record(ranged.spec, ranged.key, ranged.arch));
   // The kernel of each distinct config, compiled for the ranged spec (sizes given at launch) and
   // stored under its key, so the runtime loads them from the database.
   std::vector<codegen::TileConfig> built;

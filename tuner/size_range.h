@@ -5,7 +5,7 @@
 // of a launch's sizes up in the table (tcjit::Runtime::prepare on a ranged spec).
 #pragma once
 
-#include "compiler/codegen/tile_config.h"
+#include "compiler/codegen/plan/tile_config.h"
 #include "kernels_db/kernels_db.h"
 #include "tuner/tune.h"
 

@@ -7,7 +7,7 @@
 //               (the default: only the k best are measured, k = the budget)
 #pragma once
 
-#include "compiler/codegen/tile_config.h"
+#include "compiler/codegen/plan/tile_config.h"
 
 #include <cstddef>
 #include <cstdint>

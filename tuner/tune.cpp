@@ -1,10 +1,10 @@
 #include "tuner/tune.h"
 
-#include "compiler/spec/arch.h"
-#include "tuner/custom_activation.h"
+#include "compiler/target/arch.h"
+#include "engine/custom_activation.h"
 
+#include "engine/kernel_records.h"
 #include "tuner/cost_model.h"
-#include "tuner/kernel_records.h"
 #include "tuner/ranking.h"
 #include "tuner/search_space.h"
 
@@ -40,7 +40,7 @@ kernels_db::ResultRecord result_record(const TuneTask &task, const TileConfig &c
                                        const Measurement &m, const std::string &version) {
   kernels_db::ResultRecord r;
   r.problem_key = task.key.text;
-  r.config_json = config_json(config);
+  r.config_json = engine::config_json(config);
   r.arch = task.arch;
   r.status = m.status;
   if (m.status == kernels_db::ResultStatus::ok) {
@@ -88,7 +88,7 @@ void store_decision(kernels_db::KernelsDb &db, const TuneTask &task, const std::
   table.tuner_version = version;
   kernels_db::DispatchEntry e;
   e.dims_json = "{}";
-  e.config_json = config_json(best);
+  e.config_json = engine::config_json(best);
   e.time_us = m.timing ? m.timing->median_us : 0;
   e.provenance = m.provenance.kind;
   table.entries.push_back(std::move(e));
@@ -132,17 +132,17 @@ bool parse_budget(std::string_view text, Budget &out, std::string &error) {
 
 void store_binary(kernels_db::KernelsDb &db, const TuneTask &task, const BuiltCandidate &built) {
   kernels_db::BinaryRecord record =
-      binary_record(task.key, built.kernel, task.arch, built.cubin.resources);
+      engine::binary_record(task.key, built.kernel, task.arch, built.cubin.resources);
   if (!built.cubin.cubin.empty()) {
     record.cubin = built.cubin.cubin;
     record.compile_options += " + " + built.cubin.stage + " -arch=" + task.arch;
   }
-  db.put_problem(problem_record(task.spec, task.key, task.arch));
+  db.put_problem(engine::problem_record(task.spec, task.key, task.arch));
   db.put_binary(record);
 }
 
 std::string tuner_version(const Measurer &measurer) {
-  std::string v = "tcjit-tuner 1 / " + compiler_version() + " / " + measurer.name();
+  std::string v = "tcjit-tuner 1 / " + engine::compiler_version() + " / " + measurer.name();
   if (measurer.name() == "model")
     v += " (" + cost_model_version() + ")";
   return v;
@@ -173,13 +173,13 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
   // act=custom: refused by the LLVM backend, and checked once here rather than failing every
   // candidate (and storing each as illegal).
   if (task.spec.epilogue.act == Activation::custom) {
-    if (task.backend == Backend::llvm)
+    if (task.backend == engine::Backend::llvm)
       throw std::invalid_argument("backend: act=custom:" + task.spec.epilogue.custom.path +
                                   " is a CUDA C++ function: only the CUDA C++ backend compiles it; "
                                   "use --backend nvrtc");
     const DType epi = task.spec.acc == DType::f64 ? DType::f64 : DType::f32;
-    if (const auto errors = check_custom_activation(task.spec.epilogue.custom, epi,
-                                                    find_arch(task.arch)->sm_version);
+    if (const auto errors = engine::check_custom_activation(task.spec.epilogue.custom, epi,
+                                                            find_arch(task.arch)->sm_version);
         !errors.empty())
       throw std::invalid_argument(errors.front().field + ": " + errors.front().message);
   }
@@ -197,7 +197,7 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
   // What earlier runs of this tuner version stored.
   std::map<std::string, Measurement> known;
   if (db) {
-    db->put_problem(problem_record(task.spec, task.key, task.arch));
+    db->put_problem(engine::problem_record(task.spec, task.key, task.arch));
     std::vector<kernels_db::ResultRecord> mine;
     for (kernels_db::ResultRecord &r : db->results(task.key.text))
       if (r.arch == task.arch && r.tuner_version == version)
@@ -205,7 +205,7 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
     if (const kernels_db::ResultRecord *winner =
             options.retune ? nullptr : finished_winner(*db, task, version, mine)) {
       result.already_tuned = true;
-      result.best = parse_config_json(winner->config_json);
+      result.best = engine::parse_config_json(winner->config_json);
       result.best_measurement = measurement_of(*winner);
       result.reused = mine.size();
       result.seconds = seconds_since(start);
@@ -266,7 +266,7 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
         break;
       }
       const TileConfig &config = space.legal[*index];
-      auto it = known.find(config_json(config));
+      auto it = known.find(engine::config_json(config));
       if (it == known.end() && measurer.needs_build() &&
           estimated_registers(task.spec, config, task.tf32_off) >= spill_threshold) {
         ++result.skipped;

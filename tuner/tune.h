@@ -16,7 +16,7 @@
 // leaving the database consistent.
 #pragma once
 
-#include "compiler/codegen/tile_config.h"
+#include "compiler/codegen/plan/tile_config.h"
 #include "kernels_db/kernels_db.h"
 #include "tuner/measure.h"
 #include "tuner/perf_model.h"

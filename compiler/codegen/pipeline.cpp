@@ -1,8 +1,8 @@
 #include "compiler/codegen/pipeline.h"
 
-#include "compiler/codegen/cuda_source.h"
-#include "compiler/codegen/llvm_module.h"
-#include "compiler/codegen/nvptx_emit.h"
+#include "compiler/codegen/cuda/cuda_source.h"
+#include "compiler/codegen/llvm/llvm_module.h"
+#include "compiler/codegen/llvm/nvptx_emit.h"
 
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>

@@ -30,8 +30,8 @@
 // docs/codegen.md, "Thread safety".
 #pragma once
 
-#include "compiler/codegen/kernel_plan.h"
-#include "compiler/codegen/tile_config.h"
+#include "compiler/codegen/plan/kernel_plan.h"
+#include "compiler/codegen/plan/tile_config.h"
 #include "tcjit/op_spec.h"
 
 #include <optional>

@@ -1,8 +1,8 @@
 #include "compiler/reference/conv_geometry.h"
 
 #include "compiler/reference/numeric_convert.h"
-#include "compiler/reference/parallel_for.h"
 #include "compiler/spec/shape.h"
+#include "support/parallel_for.h"
 
 #include <stdexcept>
 #include <string>

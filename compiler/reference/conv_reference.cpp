@@ -3,7 +3,7 @@
 #include "compiler/reference/conv_geometry.h"
 #include "compiler/reference/epilogue.h"
 #include "compiler/reference/output_layout.h"
-#include "compiler/reference/parallel_for.h"
+#include "support/parallel_for.h"
 
 #include <algorithm>
 #include <cmath>

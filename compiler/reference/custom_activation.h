@@ -1,6 +1,6 @@
 // The reference of a user-defined activation (`act=custom:FILE`): the CPU cannot run the user's
 // CUDA C++, so the reference computes everything before the activation (act none) and applies
-// the function through a callback that evaluates it on a device (tuner/custom_activation.h).
+// the function through a callback that evaluates it on a device (engine/custom_activation.h).
 //
 // The tolerance then cannot use a Lipschitz bound of act (it is unknown): per element, with x the
 // pre-activation value and d its tolerance (pre_activation_tolerance, plus 2 units in the last

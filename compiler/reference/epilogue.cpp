@@ -2,7 +2,7 @@
 
 #include "compiler/reference/activation.h"
 #include "compiler/reference/numeric_convert.h"
-#include "compiler/reference/parallel_for.h"
+#include "support/parallel_for.h"
 
 #include <cmath>
 #include <stdexcept>

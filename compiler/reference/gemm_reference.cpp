@@ -4,7 +4,7 @@
 #include "compiler/reference/gemm_geometry.h"
 #include "compiler/reference/numeric_convert.h"
 #include "compiler/reference/output_layout.h"
-#include "compiler/reference/parallel_for.h"
+#include "support/parallel_for.h"
 
 #include <algorithm>
 #include <cmath>

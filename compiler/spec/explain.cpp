@@ -1,6 +1,6 @@
 #include "compiler/spec/explain.h"
 
-#include "compiler/dsl/printer.h"
+#include "compiler/spec/printer.h"
 #include "compiler/spec/validate.h"
 
 #include <algorithm>

@@ -1,7 +1,7 @@
 #include "compiler/spec/problem_key.h"
 
-#include "compiler/dsl/printer.h"
 #include "compiler/spec/alignment.h"
+#include "compiler/spec/printer.h"
 
 #include <cstdio>
 

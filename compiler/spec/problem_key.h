@@ -1,6 +1,6 @@
 // The canonical problem key: what the kernel cache is indexed by.
 //
-//   key text = canonical spec text (compiler/dsl/printer, every default explicit, `math=auto`
+//   key text = canonical spec text (compiler/spec/printer, every default explicit, `math=auto`
 //              resolved) + " align=" + per-operand alignment + " arch=" + target arch
 //              (act=custom: `act=custom:#<digest>`, custom_activation_digest of the file's text,
 //              in place of its path: the text decides, not where it was read from)

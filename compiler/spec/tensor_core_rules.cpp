@@ -1,9 +1,9 @@
 #include "compiler/spec/tensor_core_rules.h"
 
 #include "compiler/spec/alignment.h"
-#include "compiler/spec/arch.h"
 #include "compiler/spec/shape.h"
 #include "compiler/spec/validate.h"
+#include "compiler/target/arch.h"
 
 #include <string>
 

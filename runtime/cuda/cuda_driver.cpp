@@ -1,6 +1,6 @@
 #include "runtime/cuda/cuda_driver.h"
 
-#include "runtime/jit/shared_library.h"
+#include "support/shared_library.h"
 
 namespace tcjit::cuda {
 
@@ -25,7 +25,7 @@ std::string cuda_version_text(int version) {
 
 CudaDriver load_cuda_driver(const std::vector<std::string> &candidates) {
   CudaDriver driver;
-  jit::OpenedLibrary opened = jit::open_first_library(candidates);
+  support::OpenedLibrary opened = support::open_first_library(candidates);
   if (!opened.handle) {
     std::string names;
     for (const std::string &candidate : candidates) {
@@ -38,12 +38,13 @@ CudaDriver load_cuda_driver(const std::vector<std::string> &candidates) {
   std::string missing;
 #define TCJIT_CUDA_RESOLVE_REQUIRED(name)                                                          \
   driver.name =                                                                                    \
-      reinterpret_cast<decltype(&::name)>(jit::find_library_symbol(opened.handle, #name));         \
+      reinterpret_cast<decltype(&::name)>(support::find_library_symbol(opened.handle, #name));     \
   if (!driver.name) {                                                                              \
     missing += std::string(missing.empty() ? "" : ", ") + #name;                                   \
   }
 #define TCJIT_CUDA_RESOLVE_OPTIONAL(name)                                                          \
-  driver.name = reinterpret_cast<decltype(&::name)>(jit::find_library_symbol(opened.handle, #name));
+  driver.name =                                                                                    \
+      reinterpret_cast<decltype(&::name)>(support::find_library_symbol(opened.handle, #name));
   TCJIT_CUDA_REQUIRED_SYMBOLS(TCJIT_CUDA_RESOLVE_REQUIRED)
   TCJIT_CUDA_OPTIONAL_SYMBOLS(TCJIT_CUDA_RESOLVE_OPTIONAL)
 #undef TCJIT_CUDA_RESOLVE_REQUIRED

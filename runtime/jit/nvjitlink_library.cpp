@@ -3,7 +3,7 @@
 #include <cstdlib>
 
 #include "runtime/jit/cuda_toolkit.h"
-#include "runtime/jit/shared_library.h"
+#include "support/shared_library.h"
 
 namespace tcjit::jit {
 
@@ -35,7 +35,7 @@ std::vector<std::string> nvjitlink_library_candidates() {
 
 NvJitLinkLibrary load_nvjitlink_library(const std::vector<std::string> &candidates) {
   NvJitLinkLibrary library;
-  OpenedLibrary opened = open_first_library(candidates);
+  support::OpenedLibrary opened = support::open_first_library(candidates);
   if (!opened.handle) {
     library.error = "nvJitLink not found (tried:" + opened.error +
                     "); install the CUDA toolkit >= 12 or set CUDA_HOME to its folder";
@@ -44,7 +44,8 @@ NvJitLinkLibrary load_nvjitlink_library(const std::vector<std::string> &candidat
   library.path = opened.path;
   std::string missing;
 #define TCJIT_NVJITLINK_RESOLVE(name, ret, params)                                                 \
-  library.name = reinterpret_cast<ret(*) params>(find_library_symbol(opened.handle, #name));       \
+  library.name =                                                                                   \
+      reinterpret_cast<ret(*) params>(support::find_library_symbol(opened.handle, #name));         \
   if (!library.name) {                                                                             \
     missing += std::string(missing.empty() ? "" : ", ") + #name;                                   \
   }

@@ -1,7 +1,7 @@
 #include "runtime/jit/nvrtc_compiler.h"
 
 #include "runtime/jit/cuda_toolkit.h"
-#include "runtime/jit/shared_library.h"
+#include "support/shared_library.h"
 
 #include <chrono>
 #include <filesystem>
@@ -19,7 +19,7 @@ NvrtcLibrary load_nvrtc() {
     candidates.push_back(toolkit.nvrtc.path);
   for (const char *name : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"})
     candidates.push_back(name);
-  OpenedLibrary opened = open_first_library(candidates);
+  support::OpenedLibrary opened = support::open_first_library(candidates);
   if (!opened.handle) {
     library.error = "NVRTC not found (" + toolkit.nvrtc.missing_message("libnvrtc.so") +
                     "; the loader's path:" + opened.error +
@@ -30,7 +30,8 @@ NvrtcLibrary load_nvrtc() {
   library.path = opened.path;
   std::string missing;
 #define TCJIT_NVRTC_RESOLVE(name, ret, params)                                                     \
-  library.name = reinterpret_cast<ret(*) params>(find_library_symbol(opened.handle, #name));       \
+  library.name =                                                                                   \
+      reinterpret_cast<ret(*) params>(support::find_library_symbol(opened.handle, #name));         \
   if (!library.name)                                                                               \
     missing += std::string(missing.empty() ? "" : ", ") + #name;
   TCJIT_NVRTC_SYMBOLS(TCJIT_NVRTC_RESOLVE)

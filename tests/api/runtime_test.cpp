@@ -3,7 +3,6 @@
 #include "tcjit/tcjit.hpp"
 
 #include "compiler/dsl/parser.h"
-#include "compiler/dsl/printer.h"
 #include "compiler/reference/bind_dims.h"
 #include "compiler/reference/conv_geometry.h"
 #include "compiler/reference/conv_reference.h"
@@ -11,10 +10,11 @@
 #include "compiler/reference/gemm_reference.h"
 #include "compiler/reference/random_fill.h"
 #include "compiler/reference/tolerance.h"
+#include "compiler/spec/printer.h"
 #include "compiler/spec/problem_key.h"
+#include "engine/kernel_records.h"
 #include "kernels_db/dispatch.h"
 #include "kernels_db/kernels_db.h"
-#include "tuner/kernel_records.h"
 #include "tuner/measure_model.h"
 #include "tuner/size_range.h"
 
@@ -301,16 +301,16 @@ TEST_F(ApiTest, SizeRangeLaunchesTheKernelOfTheirBucket) {
   const tcjit::ProblemKey key = tcjit::make_problem_key(spec, "sm_80", false);
   {
     auto db = tcjit::kernels_db::KernelsDb::open(db_path_);
-    db.put_problem(tcjit::tuner::problem_record(spec, key, "sm_80"));
+    db.put_problem(tcjit::engine::problem_record(spec, key, "sm_80"));
     tcjit::kernels_db::DispatchTable table;
     table.problem_key = key.text;
     table.arch = "sm_80";
     table.tuner_version = "test";
     const tcjit::codegen::TileConfig small{32, 32, 32, 16, 16, 3, 1, 1, 8, 8};
     const tcjit::codegen::TileConfig large{64, 64, 32, 32, 32, 3, 1, 1, 8, 8};
-    table.entries.push_back({R"({"m":[1,32]})", tcjit::tuner::config_json(small), 1.0,
+    table.entries.push_back({R"({"m":[1,32]})", tcjit::engine::config_json(small), 1.0,
                              tcjit::kernels_db::ProvenanceKind::predicted});
-    table.entries.push_back({R"({"m":[33,256]})", tcjit::tuner::config_json(large), 2.0,
+    table.entries.push_back({R"({"m":[33,256]})", tcjit::engine::config_json(large), 2.0,
                              tcjit::kernels_db::ProvenanceKind::predicted});
     db.put_dispatch_table(table);
   }
@@ -382,7 +382,7 @@ TEST_F(ApiTest, ATunedSizeRangeIsServedFromTheDatabase) {
     tcjit::codegen::TileConfig expected;
     std::string error;
     ASSERT_TRUE(tcjit::codegen::parse_tile_config(op.config_for(sizes), expected, error));
-    EXPECT_EQ(tcjit::tuner::config_json(expected), entry->config_json);
+    EXPECT_EQ(tcjit::engine::config_json(expected), entry->config_json);
     expect_launch_matches(rt, op, tcjit::bind_gemm_sizes(op.spec(), {m, 128, 256, 1}));
   }
 }

@@ -4,10 +4,10 @@
 // tolerance model; both must pass. Their ptxas resources and emulator counters are compared and
 // printed (a table at the end; run the binary itself to see the whole table).
 #include "compiler/dsl/parser.h"
+#include "engine/kernel_compile.h"
+#include "engine/verify_gemm.h"
 #include "runtime/emu/emu_device.h"
 #include "tuner/candidate.h"
-#include "tuner/kernel_compile.h"
-#include "tuner/verify_gemm.h"
 
 #include <gtest/gtest.h>
 
@@ -152,18 +152,18 @@ std::vector<std::string> &table() {
   return rows;
 }
 
-Side run_side(const OpSpec &spec, const codegen::CompileOptions &options, tuner::Backend backend,
+Side run_side(const OpSpec &spec, const codegen::CompileOptions &options, engine::Backend backend,
               const std::string &what) {
-  SCOPED_TRACE(what + " [" + tuner::to_string(backend) + "]");
+  SCOPED_TRACE(what + " [" + engine::to_string(backend) + "]");
   Side side;
-  const codegen::CompiledKernel k = tuner::compile_kernel(spec, options, backend);
+  const codegen::CompiledKernel k = engine::compile_kernel(spec, options, backend);
   if (!k.ok()) {
     ADD_FAILURE() << k.errors[0].field << ": " << k.errors[0].message;
     return side;
   }
   side.compile_ms = k.total_ms();
   side.staged_epilogue = k.plan.stage_epilogue;
-  const tuner::CubinBuild cubin = tuner::build_cubin(k, tuner::CubinRoute::ptxas);
+  const engine::CubinBuild cubin = engine::build_cubin(k, engine::CubinRoute::ptxas);
   EXPECT_EQ(cubin.error, "") << "ptxas rejects the PTX";
   if (const jit::KernelResources *r =
           jit::find_kernel_resources(cubin.resources, k.plan.kernel_name)) {
@@ -171,7 +171,7 @@ Side run_side(const OpSpec &spec, const codegen::CompileOptions &options, tuner:
     side.spill = r->spill_bytes();
   }
   emu::EmuDevice dev;
-  const tuner::GemmCheck check = tuner::run_and_check_gemm(dev, k, spec, /*seed=*/7);
+  const engine::GemmCheck check = engine::run_and_check_gemm(dev, k, spec, /*seed=*/7);
   EXPECT_GT(check.report.count, 0);
   EXPECT_TRUE(check.report.ok()) << check.report.summary();
   if (check.counters) {
@@ -197,8 +197,8 @@ TEST_P(BackendDiff, BothBackendsMatchTheReference) {
   }
   const std::string what =
       std::string(c.spec) + (*c.config ? std::string(" [") + c.config + "]" : "");
-  const Side llvm = run_side(spec, options, tuner::Backend::llvm, what);
-  const Side nvrtc = run_side(spec, options, tuner::Backend::nvrtc, what);
+  const Side llvm = run_side(spec, options, engine::Backend::llvm, what);
+  const Side nvrtc = run_side(spec, options, engine::Backend::nvrtc, what);
   // Both kernels follow one plan: the same swizzled shared-memory layout, so the same bank
   // behaviour (the LLVM backend's staged epilogue adds shared-memory traffic of its own).
   if (!llvm.staged_epilogue) {

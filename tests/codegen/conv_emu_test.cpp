@@ -1,5 +1,5 @@
-// Convolutions as implicit GEMMs (compiler/codegen/conv_lowering.h), run on the PTX emulator and
-// compared with the direct-loop CPU reference (reference_conv) under the tolerance model
+// Convolutions as implicit GEMMs (compiler/codegen/plan/conv_lowering.h), run on the PTX emulator
+// and compared with the direct-loop CPU reference (reference_conv) under the tolerance model
 // (docs/numerics.md): pass x dtype x groups x stride/pad/dilation x odd sizes x epilogue, conv3d,
 // and scaled-down ResNet-50 layers.
 #include "gemm_runner.h"

@@ -1,4 +1,4 @@
-// The shared-memory-staged epilogue (compiler/codegen/epilogue.h): for f16, bf16 and s8 output
+// The shared-memory-staged epilogue (compiler/codegen/llvm/epilogue.h): for f16, bf16 and s8 output
 // the warp stages its accumulators in shared memory and stores D (and loads C) in coalesced
 // vectors. Checked on the PTX emulator against the CPU reference, with its counters: 100% global
 // store sector efficiency and no shared bank conflicts on aligned full tiles; every tail,
@@ -6,7 +6,7 @@
 // staging swizzle's host twin (bijective, conflict-free for every warp tile and vector width).
 #include "gemm_runner.h"
 
-#include "compiler/codegen/kernel_plan.h"
+#include "compiler/codegen/plan/kernel_plan.h"
 #include "compiler/dsl/parser.h"
 
 #include <gtest/gtest.h>

@@ -1,8 +1,8 @@
 #include "gemm_runner.h"
 
 #include "compiler/dsl/parser.h"
+#include "engine/verify_gemm.h"
 #include "runtime/emu/emu_device.h"
-#include "tuner/verify_gemm.h"
 
 #include <gtest/gtest.h>
 
@@ -35,7 +35,7 @@ EmuRun run_on_emulator(const std::string &spec_text, const std::string &config, 
   }
   try {
     emu::EmuDevice dev;
-    const tuner::GemmCheck check = tuner::run_and_check_gemm(dev, run.kernel, spec, seed);
+    const engine::GemmCheck check = engine::run_and_check_gemm(dev, run.kernel, spec, seed);
     run.report = check.report;
     run.counters = check.counters.value_or(emu::LaunchCounters{});
   } catch (const std::exception &e) {

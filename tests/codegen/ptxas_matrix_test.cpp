@@ -1,7 +1,7 @@
 // Every generated kernel passes ptxas for its arch: dtype x A/B layouts x configs x archs;
 // default configs spill nothing; compiling twice gives byte-identical PTX.
-#include "compiler/codegen/kernel_plan.h"
 #include "compiler/codegen/pipeline.h"
+#include "compiler/codegen/plan/kernel_plan.h"
 #include "compiler/dsl/parser.h"
 #include "ptxas_run.h"
 

@@ -3,9 +3,9 @@
 // kernel with a barrier of its main loop, or the one before its shared-memory epilogue, removed.
 #include "compiler/codegen/pipeline.h"
 #include "compiler/dsl/parser.h"
+#include "engine/verify_gemm.h"
 #include "runtime/device/device.h"
-#include "runtime/device/device_factory.h"
-#include "tuner/verify_gemm.h"
+#include "runtime/device_factory.h"
 
 #include <gtest/gtest.h>
 
@@ -33,7 +33,7 @@ std::string without_barrier(const std::string &ptx, int index) {
 std::string run_error(device::Device &dev, const codegen::CompiledKernel &kernel,
                       const OpSpec &spec) {
   try {
-    const tuner::GemmCheck check = tuner::run_and_check_gemm(dev, kernel, spec, 1);
+    const engine::GemmCheck check = engine::run_and_check_gemm(dev, kernel, spec, 1);
     return check.report.ok() ? "" : "wrong result: " + check.report.summary();
   } catch (const device::DeviceError &e) {
     return e.what();

@@ -1,9 +1,9 @@
 // TileConfig rules: every illegal config is rejected with the field and the rule; defaults are
 // valid for every supported dtype; the text form round-trips.
-#include "compiler/codegen/kernel_plan.h"
-#include "compiler/codegen/mma_table.h"
-#include "compiler/codegen/tile_config.h"
+#include "compiler/codegen/plan/kernel_plan.h"
+#include "compiler/codegen/plan/tile_config.h"
 #include "compiler/dsl/parser.h"
+#include "compiler/target/mma_table.h"
 
 #include <gtest/gtest.h>
 

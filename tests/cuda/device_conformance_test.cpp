@@ -8,7 +8,7 @@
 #include <sstream>
 
 #include "runtime/cuda/ptx_entry_params.h"
-#include "runtime/device/device_factory.h"
+#include "runtime/device_factory.h"
 #include "tests/jit/test_ptx.h"
 
 namespace tcjit::device {

@@ -1,4 +1,4 @@
-#include "runtime/device/device_factory.h"
+#include "runtime/device_factory.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "compiler/dsl/parser.h"
-#include "compiler/dsl/printer.h"
+#include "compiler/spec/printer.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // validate_spec on OpSpecs built in code (not through the DSL), and the dtype tables.
-#include "compiler/dsl/printer.h"
+#include "compiler/spec/printer.h"
 #include "compiler/spec/validate.h"
 
 #include <gtest/gtest.h>

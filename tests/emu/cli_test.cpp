@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "runtime/cli/emu_command.h"
-#include "runtime/cli/exit_codes.h"
+#include "cli/emu_command.h"
+#include "cli/exit_codes.h"
 #include "runtime/device/npy_file.h"
 #include "tests/emu/emu_test_util.h"
 

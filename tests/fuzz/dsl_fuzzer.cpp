@@ -5,8 +5,8 @@
 #include "fuzz_check.h"
 
 #include "compiler/dsl/parser.h"
-#include "compiler/dsl/printer.h"
 #include "compiler/spec/explain.h"
+#include "compiler/spec/printer.h"
 #include "compiler/spec/problem_key.h"
 #include "compiler/spec/validate.h"
 

@@ -1,12 +1,12 @@
 // `tcjit db` subcommands, driven through a CLI::App as the tcjit tool does.
 #include "db_test_util.h"
 
+#include "cli/db_command.h"
+#include "cli/exit_codes.h"
 #include "kernels_db/connection.h"
 #include "kernels_db/kernels_db.h"
 #include "kernels_db/key_hash.h"
 #include "kernels_db/schema.h"
-#include "runtime/cli/db_command.h"
-#include "runtime/cli/exit_codes.h"
 
 #include <CLI/CLI.hpp>
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
-#include "compiler/reference/parallel_for.h"
 #include "compiler/reference/random_fill.h"
+#include "support/parallel_for.h"
 
 #include "reference_test_util.h"
 

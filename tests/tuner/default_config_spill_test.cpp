@@ -1,11 +1,12 @@
 // No spills, ever, by default: the cubin the runtime ships for the default config (and its
-// fallbacks, tuner::find_or_compile_gemm) has zero spill bytes and zero stack, over misaligned
+// fallbacks, engine::find_or_compile_gemm) has zero spill bytes and zero stack, over misaligned
 // sizes, every activation, every dtype, every A/B layout and every arch tcjit targets. The full
 // cross product is ~4,800 compiles; each (dtype, arch) test takes the 4 layouts and rotates the
 // sizes and activations through them so that every value of every dimension is compiled.
 #include "compiler/dsl/parser.h"
 #include "compiler/spec/problem_key.h"
-#include "tuner/kernel_source.h"
+#include "engine/kernel_cache.h"
+#include "tuner/chosen_configs.h"
 
 #include <gtest/gtest.h>
 
@@ -56,10 +57,10 @@ TEST_P(DefaultConfigSpill, ShippedCubinHasNoSpillAndNoStack) {
     const ParseResult parsed = parse_spec(text);
     ASSERT_TRUE(parsed.ok() && parsed.entries.size() == 1);
     const OpSpec &spec = parsed.entries.front().spec;
-    KernelRequest request;
+    engine::KernelRequest request;
     request.arch = arch;
     const ProblemKey key = make_problem_key(spec, arch, false);
-    const KernelSource src = find_or_compile_gemm(spec, key, request, nullptr);
+    const engine::KernelSource src = serve_kernel(spec, key, request, nullptr);
     ASSERT_TRUE(src.ok()) << (src.errors.empty() ? "" : src.errors.front());
     ASSERT_FALSE(src.cubin.empty()) << src.how;
     EXPECT_GT(src.resources.registers, 0) << src.how;
@@ -109,10 +110,10 @@ TEST_P(DefaultConvConfigSpill, ShippedCubinHasNoSpillAndNoStack) {
   const ParseResult parsed = parse_spec(text);
   ASSERT_TRUE(parsed.ok() && parsed.entries.size() == 1);
   const OpSpec &spec = parsed.entries.front().spec;
-  KernelRequest request;
+  engine::KernelRequest request;
   request.arch = arch;
-  const KernelSource src =
-      find_or_compile_gemm(spec, make_problem_key(spec, arch, false), request, nullptr);
+  const engine::KernelSource src =
+      serve_kernel(spec, make_problem_key(spec, arch, false), request, nullptr);
   ASSERT_TRUE(src.ok()) << (src.errors.empty() ? "" : src.errors.front());
   ASSERT_FALSE(src.cubin.empty()) << src.how;
   EXPECT_LE(src.resources.registers, 255) << src.how;
@@ -120,10 +121,10 @@ TEST_P(DefaultConvConfigSpill, ShippedCubinHasNoSpillAndNoStack) {
   EXPECT_EQ(src.resources.stack_bytes, 0) << src.how;
   EXPECT_TRUE(src.warnings.empty()) << src.warnings.front();
   // The code generator's own default (what `tcjit compile` prints without --config) too.
-  KernelRequest as_default = request;
+  engine::KernelRequest as_default = request;
   as_default.config = codegen::default_tile_config(spec, arch, false);
-  const KernelSource own =
-      find_or_compile_gemm(spec, make_problem_key(spec, arch, false), as_default, nullptr);
+  const engine::KernelSource own =
+      serve_kernel(spec, make_problem_key(spec, arch, false), as_default, nullptr);
   ASSERT_TRUE(own.ok()) << (own.errors.empty() ? "" : own.errors.front());
   EXPECT_EQ(own.resources.spill_bytes, 0) << own.how;
   EXPECT_EQ(own.resources.stack_bytes, 0) << own.how;

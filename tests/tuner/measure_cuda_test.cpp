@@ -5,9 +5,9 @@
 #include "compiler/dsl/parser.h"
 #include "compiler/reference/random_fill.h"
 #include "compiler/spec/problem_key.h"
+#include "engine/gemm_launch.h"
 #include "runtime/cuda/cuda_device.h"
-#include "runtime/device/device_factory.h"
-#include "tuner/gemm_launch.h"
+#include "runtime/device_factory.h"
 #include "tuner/measure_cuda.h"
 
 #include <gtest/gtest.h>
@@ -165,16 +165,16 @@ TEST(CudaMeasurer, SplitKIsTimedThroughTheCallersWorkspace) {
     emu->copy_to_device(ptr, host.data(), static_cast<size_t>(bytes));
     return ptr;
   };
-  const GemmPointers launched{upload(40 * 128 * 2, 1), upload(128 * 24 * 2, 2),
-                              upload(40 * 24 * 2, 3), emu->allocate(40 * 24 * 2), 0};
-  GemmPointers enqueued = launched;
+  const engine::GemmPointers launched{upload(40 * 128 * 2, 1), upload(128 * 24 * 2, 2),
+                                      upload(40 * 24 * 2, 3), emu->allocate(40 * 24 * 2), 0};
+  engine::GemmPointers enqueued = launched;
   enqueued.d = emu->allocate(40 * 24 * 2);
-  const LoadedGemm gemm = load_gemm(*emu, built.kernel);
-  launch_gemm(*emu, gemm, task.spec, launched);
+  const engine::LoadedGemm gemm = engine::load_gemm(*emu, built.kernel);
+  engine::launch_gemm(*emu, gemm, task.spec, launched);
   const uint64_t workspace_bytes = gemm_workspace_bytes(gemm, task.spec);
   EXPECT_EQ(workspace_bytes, uint64_t{2} * 40 * 24 * 4); // two f32 slices
   const device::DevicePtr workspace = emu->allocate(workspace_bytes);
-  enqueue_gemm(*emu, gemm, task.spec, enqueued, workspace);
+  engine::enqueue_gemm(*emu, gemm, task.spec, enqueued, workspace);
   emu->synchronize();
   std::vector<uint16_t> by_launch(40 * 24), by_enqueue(40 * 24);
   emu->copy_to_host(by_launch.data(), launched.d, 40 * 24 * 2);

@@ -1,11 +1,11 @@
 // The replay measurer reads the JSON Lines `tcjit db export` writes: a real export of a temporary
 // database with problem and result records.
-#include "compiler/codegen/tile_config.h"
+#include "compiler/codegen/plan/tile_config.h"
 #include "compiler/dsl/parser.h"
 #include "compiler/spec/problem_key.h"
+#include "engine/kernel_records.h"
 #include "kernels_db/kernels_db.h"
 #include "tests/kernels_db/db_test_util.h"
-#include "tuner/kernel_records.h"
 #include "tuner/measure_replay.h"
 
 #include <gtest/gtest.h>
@@ -45,7 +45,7 @@ kdb::ResultRecord result(const TuneTask &task, const codegen::TileConfig &config
                          const std::string &device) {
   kdb::ResultRecord r;
   r.problem_key = task.key.text;
-  r.config_json = config_json(config);
+  r.config_json = engine::config_json(config);
   r.arch = task.arch;
   r.status = kdb::ResultStatus::ok;
   r.timing = kdb::Timing{median_us, median_us * 0.9, median_us * 1.1, median_us * 0.02};
@@ -96,8 +96,8 @@ protected:
     task = make_task("gemm m=512 n=256 k=128 a=f16:row b=f16:col c=f16:row acc=f32", "sm_80");
     other_arch = make_task("gemm m=512 n=256 k=128 a=f16:row b=f16:col c=f16:row acc=f32", "sm_90");
     kdb::KernelsDb db = kdb::KernelsDb::open(dir.file("kernels.db"));
-    db.put_problem(problem_record(task.spec, task.key, task.arch));
-    db.put_problem(problem_record(other_arch.spec, other_arch.key, other_arch.arch));
+    db.put_problem(engine::problem_record(task.spec, task.key, task.arch));
+    db.put_problem(engine::problem_record(other_arch.spec, other_arch.key, other_arch.arch));
     db.put_result(result(task, fast, 20.0, "NVIDIA A100-SXM4-80GB"));
     db.put_result(result(task, fast, 15.0, "NVIDIA A100-PCIE-40GB")); // the best of `fast`
     db.put_result(result(task, fast, 30.0, "NVIDIA A10"));

@@ -4,11 +4,12 @@
 // sharding, budgets and the pruning rules per arch.
 #include "compiler/dsl/parser.h"
 #include "compiler/spec/problem_key.h"
-#include "runtime/device/device_factory.h"
+#include "engine/kernel_cache.h"
+#include "engine/kernel_records.h"
+#include "runtime/device_factory.h"
 #include "tests/kernels_db/db_test_util.h"
+#include "tuner/chosen_configs.h"
 #include "tuner/cost_model.h"
-#include "tuner/kernel_records.h"
-#include "tuner/kernel_source.h"
 #include "tuner/measure_model.h"
 #include "tuner/measure_replay.h"
 #include "tuner/ranking.h"
@@ -76,16 +77,16 @@ TEST(Tune, ModelAndEmulatorFillTheDatabaseAndTheRuntimeUsesTheWinner) {
   ASSERT_TRUE(best.has_value());
   EXPECT_EQ(best->timing->median_us, r.best_measurement.timing->median_us); // (ties are possible)
   // The runtime's chooser now takes the tuned config first, and its binary is stored.
-  KernelRequest request;
+  engine::KernelRequest request;
   request.arch = "sm_80";
   std::string note;
   const auto chosen = chosen_configs(task.spec, task.key, request, &db, note);
   ASSERT_FALSE(chosen.empty());
   EXPECT_EQ(chosen.front(), *r.best);
   EXPECT_EQ(note, "tuned (predicted)");
-  const KernelSource src = find_or_compile_gemm(task.spec, task.key, request, &db);
+  const engine::KernelSource src = serve_kernel(task.spec, task.key, request, &db);
   ASSERT_TRUE(src.ok());
-  EXPECT_EQ(src.origin, KernelOrigin::database) << src.how;
+  EXPECT_EQ(src.origin, engine::KernelOrigin::database) << src.how;
   EXPECT_EQ(src.kernel.config, *r.best);
   // A second run finds the problem finished and runs nothing.
   const TuneResult again = tune_problem(task, options, &db);
@@ -132,13 +133,13 @@ TEST(Tune, AConvolutionTunesAndTheRuntimeUsesTheWinner) {
       EXPECT_NE(res.message.find("verified on the emulator"), std::string::npos) << res.message;
     }
   }
-  KernelRequest request;
+  engine::KernelRequest request;
   request.arch = "sm_80";
   std::string note;
   const auto chosen = chosen_configs(task.spec, task.key, request, &db, note);
   ASSERT_FALSE(chosen.empty());
   EXPECT_EQ(chosen.front(), *r.best);
-  const KernelSource src = find_or_compile_gemm(task.spec, task.key, request, &db);
+  const engine::KernelSource src = serve_kernel(task.spec, task.key, request, &db);
   ASSERT_TRUE(src.ok());
   EXPECT_EQ(src.kernel.config, *r.best);
 }
@@ -149,9 +150,9 @@ TEST(Tune, AStoppedRunLosesNothingAndTheNextOneContinues) {
   auto measurer = make_model_measurer(a100_model(), nullptr); // ptxas resources only
   const TuneTask task = task_of(kSmall);
   // The runtime compiled (and stored) its default kernel for the problem before any tune.
-  KernelRequest request;
+  engine::KernelRequest request;
   request.arch = "sm_80";
-  ASSERT_TRUE(find_or_compile_gemm(task.spec, task.key, request, &db).ok());
+  ASSERT_TRUE(serve_kernel(task.spec, task.key, request, &db).ok());
   std::atomic<bool> stop{false};
   TuneOptions options;
   options.measurer = measurer.get();
@@ -286,7 +287,7 @@ TEST(Strategies, FindTheKnownOptimumOnReplayData) {
   codegen::TileConfig best_config;
   {
     auto db = kernels_db::KernelsDb::open(dir.file("measured.db"));
-    db.put_problem(problem_record(task.spec, task.key, "sm_80"));
+    db.put_problem(engine::problem_record(task.spec, task.key, "sm_80"));
     for (const codegen::TileConfig &c : space.legal) {
       const double s = SyntheticMeasurer::seconds(task, c);
       if (s < optimum) {
@@ -295,7 +296,7 @@ TEST(Strategies, FindTheKnownOptimumOnReplayData) {
       }
       kernels_db::ResultRecord r;
       r.problem_key = task.key.text;
-      r.config_json = config_json(c);
+      r.config_json = engine::config_json(c);
       r.arch = "sm_80";
       r.timing = kernels_db::Timing{s * 1e6, s * 1e6, s * 1e6, 0};
       r.provenance.device = "NVIDIA A100-SXM4-80GB";
@@ -464,17 +465,17 @@ TEST(SizeRange, ATunedRangeIsServedFromTheDatabaseAlone) {
     EXPECT_EQ(int(table->entries.size()), entries);
     // Every config of the table has its kernel stored for the ranged spec.
     for (const kernels_db::DispatchEntry &e : table->entries)
-      EXPECT_EQ(db.find_binary({ranged.key.text, e.config_json, "sm_80", toolkit_version(),
-                                compiler_version()})
+      EXPECT_EQ(db.find_binary({ranged.key.text, e.config_json, "sm_80", engine::toolkit_version(),
+                                engine::compiler_version()})
                     .status,
                 kernels_db::LookupStatus::hit);
     // The runtime's chooser takes the table's config first, and finds its kernel.
-    KernelRequest request;
+    engine::KernelRequest request;
     request.arch = "sm_80";
     request.compile_on_miss = false;
-    const KernelSource src = find_or_compile_gemm(ranged.spec, ranged.key, request, &db);
+    const engine::KernelSource src = serve_kernel(ranged.spec, ranged.key, request, &db);
     ASSERT_TRUE(src.ok()) << (src.errors.empty() ? "" : src.errors.front());
-    EXPECT_EQ(src.origin, KernelOrigin::database);
+    EXPECT_EQ(src.origin, engine::KernelOrigin::database);
     EXPECT_NE(src.how.find("tuned (predicted"), std::string::npos) << src.how;
   }
 }

@@ -1,0 +1,418 @@
+// tune_ops (include/tcjit/tools.hpp) and `tcjit tune`: offline tuning of a workload into the
+// kernel database (tuner/tune.h) — the device or a replay as the measurer, one problem per
+// distinct key, heaviest first, sharding, resumption, the summary table and the JSON.
+#include "tcjit/tools.hpp"
+
+#include "compiler/spec/printer.h"
+#include "compiler/spec/problem_key.h"
+#include "compiler/spec/shape.h"
+#include "compiler/target/arch.h"
+#include "engine/kernel_cache.h"
+#include "kernels_db/kernels_db.h"
+#include "kernels_db/record_json.h"
+#include "runtime/device_factory.h"
+#include "tuner/cost_model.h"
+#include "tuner/measure_cuda.h"
+#include "tuner/measure_model.h"
+#include "tuner/measure_replay.h"
+#include "tuner/size_range.h"
+#include "tuner/tune.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+
+namespace tcjit {
+
+namespace {
+
+std::string fmt(const char *format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+// "I/N" with 0 <= I < N.
+bool parse_shard(const std::string &text, size_t &index, size_t &count, std::string &error) {
+  const size_t slash = text.find('/');
+  auto to_size = [](std::string_view s, size_t &out) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && p == s.data() + s.size() && !s.empty();
+  };
+  if (slash == std::string::npos || !to_size(std::string_view(text).substr(0, slash), index) ||
+      !to_size(std::string_view(text).substr(slash + 1), count) || count == 0 || index >= count) {
+    error = "--shard '" + text + "' must be I/N with 0 <= I < N (e.g. --shard 0/4; with Slurm: " +
+            "--shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT)";
+    return false;
+  }
+  return true;
+}
+
+// One problem of the workload, as tuned.
+struct Problem {
+  std::string name;   // the workload's name for it, else "line N"
+  int64_t weight = 1; // the workload's `weight=N`: heavier problems are tuned first
+  tuner::TuneTask task;
+  std::vector<tuner::TuneTask> sizes; // a size range: its representative sizes
+};
+
+struct ProblemOutcome {
+  const Problem *problem = nullptr;
+  std::vector<tuner::TuneResult> results; // one per size (one for a concrete problem)
+  std::string error;
+  int dispatch_entries = 0;
+};
+
+const char *provenance_word(kernels_db::ProvenanceKind k) {
+  switch (k) {
+  case kernels_db::ProvenanceKind::measured: return "measured";
+  case kernels_db::ProvenanceKind::predicted: return "predicted";
+  case kernels_db::ProvenanceKind::emulated: return "emulated";
+  }
+  return "?";
+}
+
+std::string how_obtained(const tuner::TuneResult &r, const std::string &measurer) {
+  if (r.already_tuned)
+    return "already tuned (" + std::to_string(r.reused) + " results)";
+  std::string how = measurer + ", " + std::to_string(r.measured + r.reused) + " of " +
+                    std::to_string(r.space_size) + " configs";
+  if (r.reused)
+    how += " (" + std::to_string(r.reused) + " resumed)";
+  if (r.failed)
+    how += ", " + std::to_string(r.failed) + " failed";
+  if (r.skipped)
+    how += ", " + std::to_string(r.skipped) + " skipped (would spill)";
+  if (r.interrupted)
+    how += ", interrupted";
+  return how;
+}
+
+double peak_fraction(const tuner::TuneTask &task, double tflops) {
+  const tuner::GpuModel &gpu = tuner::gpu_model_for_arch(task.arch);
+  const tuner::KernelFeatures k =
+      tuner::kernel_features(task.spec, codegen::TileConfig{}, task.tf32_off);
+  return tflops * 1e12 / gpu.peak_flops(k.math);
+}
+
+nlohmann::json result_json(const tuner::TuneTask &task, const tuner::TuneResult &r,
+                           const std::string &measurer) {
+  nlohmann::json j;
+  j["spec"] = print_spec(task.spec);
+  j["key"] = task.key.hash_hex();
+  j["arch"] = task.arch;
+  j["already_tuned"] = r.already_tuned;
+  j["interrupted"] = r.interrupted;
+  j["space"] = r.space_size;
+  j["pruned"] = r.pruned;
+  j["measured"] = r.measured;
+  j["resumed"] = r.reused;
+  j["failed"] = r.failed;
+  j["skipped"] = r.skipped;
+  j["how"] = how_obtained(r, measurer);
+  if (r.best) {
+    j["config"] = codegen::to_string(*r.best);
+    j["provenance"] = provenance_word(r.best_measurement.provenance.kind);
+    j["time_us"] = r.best_measurement.timing->median_us;
+    if (r.best_measurement.tflops) {
+      j["tflops"] = *r.best_measurement.tflops;
+      j["fraction_of_peak"] = peak_fraction(task, *r.best_measurement.tflops);
+    }
+  }
+  return j;
+}
+
+// The name of size i of a problem in the table: its own, plus the sizes of a range's member.
+std::string row_name(const ProblemOutcome &o, size_t i) {
+  std::string name = o.problem->name;
+  if (!o.problem->sizes.empty() && i < o.problem->sizes.size()) {
+    const GemmSpec &g = o.problem->sizes[i].spec.gemm;
+    name += " m=" + std::to_string(g.m.value) + " n=" + std::to_string(g.n.value) +
+            " k=" + std::to_string(g.k.value);
+  }
+  return name;
+}
+
+std::string summary_table(const std::vector<ProblemOutcome> &outcomes,
+                          const std::string &measurer) {
+  std::string out;
+  char buf[4096];
+  auto line = [&](int n) {
+    out.append(buf, std::min<size_t>(size_t(std::max(n, 0)), sizeof buf - 1));
+  };
+  int width = 7;
+  for (const ProblemOutcome &o : outcomes)
+    for (size_t i = 0; i < std::max<size_t>(1, o.results.size()); ++i)
+      width = std::max(width, int(std::min<size_t>(48, row_name(o, i).size())));
+  line(std::snprintf(buf, sizeof buf, "\n%-*s %-40s %14s %9s %6s  %s\n", width, "problem",
+                     "best config", "time", "TFLOP/s", "peak", "how"));
+  for (const ProblemOutcome &o : outcomes) {
+    if (!o.error.empty()) {
+      line(std::snprintf(buf, sizeof buf, "%-*s %s\n", width, o.problem->name.c_str(),
+                         ("error: " + o.error).c_str()));
+      continue;
+    }
+    for (size_t i = 0; i < o.results.size(); ++i) {
+      const tuner::TuneResult &r = o.results[i];
+      const tuner::TuneTask &task =
+          o.problem->sizes.empty() ? o.problem->task : o.problem->sizes[i];
+      std::string name = row_name(o, i);
+      if (name.size() > size_t(width))
+        name.resize(size_t(width));
+      if (!r.best) {
+        line(std::snprintf(buf, sizeof buf, "%-*s %-40s %14s %9s %6s  %s\n", width, name.c_str(),
+                           "(none: every config failed)", "-", "-", "-",
+                           how_obtained(r, measurer).c_str()));
+        continue;
+      }
+      const tuner::Measurement &m = r.best_measurement;
+      const bool predicted = m.provenance.kind == kernels_db::ProvenanceKind::predicted;
+      const std::string time = fmt("%.2f us", m.timing->median_us) + (predicted ? "*" : " ");
+      const double tflops = m.tflops.value_or(0);
+      line(std::snprintf(buf, sizeof buf, "%-*s %-40s %14s %9.1f %5.0f%%  %s\n", width,
+                         name.c_str(), codegen::to_string(*r.best).c_str(), time.c_str(), tflops,
+                         100 * peak_fraction(task, tflops), how_obtained(r, measurer).c_str()));
+    }
+    if (o.dispatch_entries > 0)
+      line(std::snprintf(buf, sizeof buf, "%-*s dispatch table of %d size buckets stored\n", width,
+                         "", o.dispatch_entries));
+  }
+  line(std::snprintf(
+      buf, sizeof buf,
+      "(* predicted by the cost model, not measured; TFLOP/s and %% of the arch's peak "
+      "are of the time shown)\n"));
+  return out;
+}
+
+Error bad_request(const std::string &what) {
+  return Error(ErrorCode::invalid_argument, what, "tune", "");
+}
+
+} // namespace
+
+TuneReport tune_ops(const std::vector<WorkloadEntry> &ops, const TuneRequest &request) {
+  tuner::Budget budget;
+  std::string error;
+  if (!tuner::parse_budget(request.budget, budget, error))
+    throw bad_request("--budget: " + error);
+  const auto strategy = tuner::parse_strategy(request.strategy);
+  if (!strategy)
+    throw bad_request("--strategy '" + request.strategy +
+                      "' is not one of exhaustive, random, anneal, model-topk");
+  size_t shard_index = 0, shard_count = 1;
+  if (!request.shard.empty() && !parse_shard(request.shard, shard_index, shard_count, error))
+    throw bad_request(error);
+  if (request.jobs < 0 || request.jobs > 256)
+    throw bad_request("--jobs " + std::to_string(request.jobs) + " must be 0 (all cores) to 256");
+  if (request.arch != "auto" && !find_arch(request.arch))
+    throw bad_request("unknown arch '" + request.arch + "' (tcjit targets " +
+                      std::string(known_arch_list()) + ", or auto)");
+  const std::optional<engine::Backend> backend = engine::parse_backend(request.backend);
+  if (!backend)
+    throw bad_request("--backend '" + request.backend + "' is not one of llvm, nvrtc");
+  if (request.device != "auto" && request.device != "emu" && request.device != "cuda")
+    throw bad_request("unknown device '" + request.device + "' (emu, cuda or auto)");
+
+  // The device measures (cuda) or probes and verifies (the emulator, for the model).
+  std::unique_ptr<device::Device> dev;
+  if (request.replay.empty()) {
+    try {
+      dev = device::open_device(request.device);
+    } catch (const device::DeviceError &e) {
+      throw Error(ErrorCode::device, e.what(), "tune", "");
+    }
+  }
+  std::string arch = request.arch == "auto" ? "" : request.arch;
+  if (dev && !dev->info().is_emulator && !arch.empty() &&
+      arch != "sm_" + std::to_string(dev->info().sm_arch))
+    throw bad_request("--arch " + arch + " cannot be measured on this GPU (" + dev->info().name +
+                      ", sm_" + std::to_string(dev->info().sm_arch) +
+                      "); leave --arch auto, or tune for " + arch +
+                      " with --device emu (the cost model)");
+  if (dev) {
+    arch = engine::target_arch(arch, dev->info(), error);
+    if (arch.empty())
+      throw Error(ErrorCode::unsupported, error, "tune", "");
+  } else if (arch.empty()) {
+    arch = "sm_80";
+  }
+  TuneReport report;
+  std::unique_ptr<tuner::Measurer> measurer;
+  try {
+    if (!request.replay.empty()) {
+      measurer = tuner::make_replay_measurer(request.replay);
+      report.measurer = "replayed from " + request.replay;
+    } else if (!dev->info().is_emulator) {
+      measurer = tuner::make_cuda_measurer(*dev);
+      report.measurer = "measured on " + dev->info().name;
+    } else {
+      measurer = tuner::make_model_measurer(tuner::gpu_model_for_arch(arch), dev.get());
+      report.measurer = "model (" + tuner::gpu_model_for_arch(arch).name + ") + emulator";
+    }
+  } catch (const std::exception &e) {
+    throw Error(ErrorCode::unsupported, e.what(), "tune", "");
+  }
+
+  const bool tf32_off = tf32_disabled_by_environment();
+  std::vector<Problem> problems;
+  std::map<std::string, size_t> seen;
+  for (const WorkloadEntry &e : ops) {
+    const std::string where = e.name.empty() ? "line " + std::to_string(e.line) : e.name;
+    if (e.spec.kind != OpKind::gemm && !is_concrete(e.spec)) {
+      report.skipped.push_back(where + ": a " + std::string(to_string(e.spec.kind)) +
+                               " is tuned at one batch size: give n (e.g. n=32); the kernel "
+                               "chosen for it takes n at run time and serves every batch size "
+                               "(skipped)");
+      continue;
+    }
+    Problem p;
+    p.name = where;
+    p.weight = e.weight;
+    p.task.spec = e.spec;
+    p.task.arch = arch;
+    p.task.tf32_off = tf32_off;
+    p.task.backend = *backend;
+    p.task.key = make_problem_key(e.spec, arch, tf32_off);
+    if (!is_concrete(e.spec)) {
+      std::string why;
+      p.sizes = tuner::representative_tasks(p.task, why);
+      if (p.sizes.empty()) { // the rest of the workload is still tuned
+        report.skipped.push_back(where + ": " + why + " (skipped)");
+        continue;
+      }
+    }
+    if (seen.emplace(p.task.key.text, problems.size()).second)
+      problems.push_back(std::move(p));
+  }
+  // The shard's problems (slices of the workload's order, the same on every machine), the
+  // heaviest first: a run that is stopped or runs out of time has spent it where it matters.
+  std::vector<size_t> mine = tuner::shard_indices(problems.size(), shard_index, shard_count);
+  std::stable_sort(mine.begin(), mine.end(),
+                   [&](size_t a, size_t b) { return problems[a].weight > problems[b].weight; });
+  report.problems = mine.size();
+
+  std::optional<kernels_db::KernelsDb> db;
+  try {
+    db = request.db_path.empty() ? kernels_db::KernelsDb::open_default()
+                                 : kernels_db::KernelsDb::open(request.db_path);
+  } catch (const kernels_db::DbError &e) {
+    throw Error(ErrorCode::database, e.what(), "tune", "");
+  }
+  report.db_path = db->path();
+  auto emit = [&](TuneEvent event) {
+    if (request.on_event)
+      request.on_event(event);
+  };
+  {
+    TuneEvent setup;
+    setup.kind = TuneEvent::Kind::setup;
+    setup.count = mine.size();
+    setup.text = std::to_string(mine.size()) + " of " + std::to_string(problems.size()) +
+                 " problems" +
+                 (shard_count > 1 ? " (shard " + request.shard + ")" : std::string()) + " on " +
+                 arch + ", " + report.measurer + ", strategy " + request.strategy + ", budget " +
+                 request.budget + " per problem, database " + db->path();
+    emit(setup);
+  }
+
+  std::atomic<bool> never{false};
+  const std::atomic<bool> &stop = request.stop ? *request.stop : never;
+  std::vector<ProblemOutcome> outcomes;
+  tuner::TuneOptions topt;
+  topt.strategy = *strategy;
+  topt.seed = request.seed;
+  topt.budget = budget;
+  topt.jobs = request.jobs;
+  topt.measurer = measurer.get();
+  topt.stop = &stop;
+  topt.retune = request.retune;
+  TuneEvent current;
+  topt.on_progress = [&](const tuner::TuneProgress &p) {
+    TuneEvent e = current;
+    e.kind = TuneEvent::Kind::progress;
+    e.done = p.done;
+    e.planned = p.planned;
+    e.failed = p.failed;
+    if (p.best) {
+      e.best_config = codegen::to_string(*p.best);
+      e.best_us = p.best_seconds * 1e6;
+    }
+    e.elapsed_seconds = p.elapsed_seconds;
+    emit(e);
+  };
+  for (size_t i = 0; i < mine.size() && !stop; ++i) {
+    const Problem &p = problems[mine[i]];
+    ProblemOutcome out;
+    out.problem = &p;
+    current = TuneEvent{};
+    current.index = i + 1;
+    current.count = mine.size();
+    current.name = p.name;
+    TuneEvent started = current;
+    started.kind = TuneEvent::Kind::started;
+    emit(started);
+    TuneEvent finished = current;
+    finished.kind = TuneEvent::Kind::finished;
+    try {
+      const std::vector<tuner::TuneTask> tasks =
+          p.sizes.empty() ? std::vector<tuner::TuneTask>{p.task} : p.sizes;
+      for (const tuner::TuneTask &t : tasks) {
+        out.results.push_back(tuner::tune_problem(t, topt, &*db));
+        if (stop)
+          break;
+      }
+      if (!p.sizes.empty() && !stop)
+        out.dispatch_entries = tuner::store_dispatch_table(p.task, p.sizes, out.results, *db);
+      const tuner::TuneResult &last = out.results.back();
+      if (last.best)
+        finished.text =
+            "best " + codegen::to_string(*last.best) + ", " + how_obtained(last, report.measurer);
+      else if (last.space_size == 0 && !last.already_tuned)
+        finished.text = "no legal config: every one of " + std::to_string(last.pruned) +
+                        " was pruned (" + last.pruned_summary + ")";
+      else
+        finished.text = "no usable config (" + how_obtained(last, report.measurer) + ")";
+      if (last.best && last.pruned > 0)
+        finished.text += "; pruned " + std::to_string(last.pruned) + ": " + last.pruned_summary;
+      for (const tuner::TuneResult &r : out.results)
+        if (!r.best && !r.interrupted) {
+          ++report.failed;
+          break;
+        }
+    } catch (const std::exception &e) { // the database, a spec the generator refuses, a device
+      out.error = e.what();
+      ++report.failed;
+      finished.text = "error: " + out.error;
+    }
+    emit(finished);
+    outcomes.push_back(std::move(out));
+  }
+  report.interrupted = stop;
+
+  nlohmann::json all = nlohmann::json::array();
+  for (const ProblemOutcome &o : outcomes) {
+    nlohmann::json j;
+    j["name"] = o.problem->name;
+    if (!o.error.empty())
+      j["error"] = o.error;
+    j["sizes"] = nlohmann::json::array();
+    for (size_t i = 0; i < o.results.size(); ++i)
+      j["sizes"].push_back(
+          result_json(o.problem->sizes.empty() ? o.problem->task : o.problem->sizes[i],
+                      o.results[i], report.measurer));
+    if (o.dispatch_entries)
+      j["dispatch_entries"] = o.dispatch_entries;
+    all.push_back(j);
+  }
+  report.json = kernels_db::dump_json(all, -1);
+  report.text = summary_table(outcomes, report.measurer);
+  return report;
+}
+
+} // namespace tcjit

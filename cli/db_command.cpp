@@ -1,0 +1,742 @@
+#include "cli/db_command.h"
+
+#include "cli/db_path_option.h"
+#include "cli/exit_codes.h"
+#include "compiler/codegen/plan/tile_config.h"
+#include "engine/kernel_records.h"
+#include "kernels_db/clock.h"
+#include "kernels_db/current_versions.h"
+#include "kernels_db/default_path.h"
+#include "kernels_db/error.h"
+#include "kernels_db/kernels_db.h"
+#include "kernels_db/key_hash.h"
+#include "kernels_db/record_json.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace tcjit::cli {
+namespace {
+
+namespace kdb = tcjit::kernels_db;
+using nlohmann::json;
+
+struct DbOptions {
+  std::string db;
+  bool json = false;
+  // ls
+  std::string op, dtype, arch, where;
+  int64_t limit = 0;
+  // show, ptx, cubin
+  std::string key;
+  std::string config;
+  std::string output;
+  // stats, prune, ptx, cubin
+  std::string toolkit_version; // add_db_command's `current` unless given
+  std::string compiler_version;
+  // prune
+  bool stale = false;
+  std::string older_than;
+  // export, import, merge
+  std::string format = "jsonl";
+  std::string file;
+  // check
+  bool full = false;
+};
+
+struct Streams {
+  std::ostream &out;
+  std::ostream &err;
+};
+
+// A failure that ends the command with `exit_code` after the message is printed.
+struct CommandFailure {
+  int exit_code;
+  std::string message;
+};
+
+[[noreturn]] void fail(int exit_code, std::string message) {
+  throw CommandFailure{exit_code, std::move(message)};
+}
+
+enum class Access { read_only, write, create };
+
+// Read-only commands open the file read-only: they never create tables, migrate or change the
+// journal mode, and work on read-only files and directories (see docs/kernels_db.md).
+kdb::KernelsDb open_db(const DbOptions &options, Access access) {
+  kdb::OpenOptions open_options;
+  open_options.create_if_missing = access == Access::create;
+  open_options.read_only = access == Access::read_only;
+  return options.db.empty() ? kdb::KernelsDb::open_default(open_options)
+                            : kdb::KernelsDb::open(options.db, open_options);
+}
+
+std::string fixed(double value, int decimals) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
+  return buffer;
+}
+
+std::string shorten(const std::string &text, size_t width) {
+  return text.size() <= width ? text : text.substr(0, width - 3) + "...";
+}
+
+// Left-aligned columns separated by two spaces.
+void print_table(std::ostream &out, const std::vector<std::string> &header,
+                 const std::vector<std::vector<std::string>> &rows,
+                 const std::string &indent = "") {
+  std::vector<size_t> widths(header.size());
+  for (size_t c = 0; c < header.size(); ++c)
+    widths[c] = header[c].size();
+  for (const auto &row : rows)
+    for (size_t c = 0; c < row.size() && c < widths.size(); ++c)
+      widths[c] = std::max(widths[c], row[c].size());
+  auto print_row = [&](const std::vector<std::string> &row) {
+    std::string line = indent;
+    for (size_t c = 0; c < row.size(); ++c) {
+      line += row[c];
+      if (c + 1 < row.size())
+        line += std::string(widths[c] - row[c].size() + 2, ' ');
+    }
+    out << line << '\n';
+  };
+  print_row(header);
+  for (const auto &row : rows)
+    print_row(row);
+}
+
+std::string time_text(const std::optional<double> &us) {
+  return us ? fixed(*us, 2) : "-";
+}
+
+// The problem named by key text or hash; fails when none or several match.
+kdb::ProblemDetails resolve_problem(kdb::KernelsDb &db, const std::string &key_or_hash) {
+  std::vector<kdb::ProblemDetails> found = db.show(key_or_hash);
+  if (found.empty())
+    fail(kExitFailure, "no problem with key or hash '" + key_or_hash + "' in " + db.path() +
+                           " (`tcjit db ls` lists them)");
+  if (found.size() > 1) {
+    std::string keys;
+    for (const auto &details : found)
+      keys += "\n  " + details.problem.key_text;
+    fail(kExitUsage, "hash '" + key_or_hash + "' matches several problems; pass the key:" + keys);
+  }
+  return std::move(found.front());
+}
+
+int run_ls(const DbOptions &options, Streams io) {
+  if (options.limit < 0)
+    fail(kExitUsage, "--limit " + std::to_string(options.limit) +
+                         " is negative; pass a count of problems, or 0 for all");
+  kdb::KernelsDb db = open_db(options, Access::read_only);
+  kdb::ListFilter filter;
+  if (!options.op.empty())
+    filter.op = options.op;
+  if (!options.dtype.empty())
+    filter.dtype = options.dtype;
+  if (!options.arch.empty())
+    filter.arch = options.arch;
+  filter.where = options.where;
+  filter.limit = options.limit;
+  const std::vector<kdb::ProblemSummary> problems = db.list(filter);
+  if (options.json) {
+    json all = json::array();
+    for (const auto &summary : problems) {
+      json row = kdb::problem_to_json(summary.problem);
+      row["binaries"] = summary.binaries;
+      row["results"] = summary.results;
+      row["dispatch_tables"] = summary.dispatch_tables;
+      row["best_median_us"] = summary.best_median_us ? json(*summary.best_median_us) : json();
+      all.push_back(std::move(row));
+    }
+    io.out << kdb::dump_json(all, 2) << '\n';
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto &summary : problems) {
+    const auto &problem = summary.problem;
+    rows.push_back({kdb::format_key_hash(problem.key_hash), problem.op, problem.dtype, problem.arch,
+                    shorten(problem.shape_json, 40), std::to_string(summary.binaries),
+                    std::to_string(summary.results), time_text(summary.best_median_us),
+                    problem.key_text});
+  }
+  print_table(io.out,
+              {"HASH", "OP", "DTYPE", "ARCH", "SHAPE", "BINARIES", "RESULTS", "BEST_US", "KEY"},
+              rows);
+  io.out << problems.size() << " problem" << (problems.size() == 1 ? "" : "s") << '\n';
+  return kExitOk;
+}
+
+// A stored JSON text as a value; malformed text (a damaged file) as a string.
+json stored_json(const std::string &text) {
+  json value = json::parse(text.empty() ? "{}" : text, nullptr, false);
+  return value.is_discarded() ? json(text) : value;
+}
+
+std::string resource_field(const std::string &resources_json, const char *name) {
+  const json resources = stored_json(resources_json);
+  if (!resources.is_object())
+    return "?";
+  return resources.contains(name) ? kdb::dump_json(resources.at(name)) : "-";
+}
+
+bool is_stale(const kdb::BinaryKey &key, const DbOptions &options) {
+  return key.toolkit_version != options.toolkit_version ||
+         !kdb::is_current_compiler_version(key.compiler_version, options.compiler_version);
+}
+
+void print_details(const kdb::ProblemDetails &details, const DbOptions &options,
+                   std::ostream &out) {
+  const auto &problem = details.problem;
+  out << "problem   " << problem.key_text << '\n'
+      << "hash      " << kdb::format_key_hash(problem.key_hash) << '\n'
+      << "op        " << problem.op << "  dtype " << problem.dtype << "  arch " << problem.arch
+      << '\n'
+      << "shape     " << problem.shape_json << '\n'
+      << "created   " << kdb::format_utc(problem.created_ms) << '\n'
+      << "spec\n  " << problem.spec_text << '\n';
+  // The best config per (arch, device): the first ok result of each in the ranking.
+  out << "\nbest config per arch and device:\n";
+  std::set<std::pair<std::string, std::string>> seen;
+  for (const auto &result : details.results) {
+    if (result.status != kdb::ResultStatus::ok || !result.timing)
+      continue;
+    if (!seen.emplace(result.arch, result.provenance.device).second)
+      continue;
+    out << "  " << result.arch << " "
+        << (result.provenance.device.empty() ? std::string(kdb::to_string(result.provenance.kind))
+                                             : result.provenance.device)
+        << ": " << result.config_json << "  " << fixed(result.timing->median_us, 2) << " us\n";
+  }
+  if (seen.empty())
+    out << "  (no ok result with a time)\n";
+  out << "\nresults (" << details.results.size() << ", best first):\n";
+  std::vector<std::vector<std::string>> rows;
+  int rank = 0;
+  for (const auto &result : details.results) {
+    std::string provenance(kdb::to_string(result.provenance.kind));
+    if (result.provenance.kind == kdb::ProvenanceKind::measured)
+      provenance += " on " + result.provenance.device + " driver " + result.provenance.driver +
+                    (result.provenance.clock_mhz
+                         ? " @" + std::to_string(*result.provenance.clock_mhz) + " MHz"
+                         : std::string());
+    else if (result.provenance.kind == kdb::ProvenanceKind::predicted)
+      provenance += " by " + result.provenance.model;
+    rows.push_back(
+        {std::to_string(++rank), std::string(kdb::to_string(result.status)), result.arch,
+         result.timing ? fixed(result.timing->median_us, 2) : "-",
+         result.timing ? fixed(result.timing->min_us, 2) : "-",
+         result.timing ? fixed(result.timing->max_us, 2) : "-",
+         result.timing ? fixed(result.timing->stddev_us, 2) : "-",
+         result.tflops ? fixed(*result.tflops, 1) : "-", provenance, result.tuner_version,
+         kdb::format_utc(result.measured_ms),
+         result.config_json + (result.message.empty() ? "" : "  (" + result.message + ")")});
+  }
+  print_table(out,
+              {"#", "STATUS", "ARCH", "MEDIAN_US", "MIN_US", "MAX_US", "STDDEV_US", "TFLOP/S",
+               "PROVENANCE", "TUNER", "WHEN", "CONFIG"},
+              rows, "  ");
+  out << "\nbinaries (" << details.binaries.size() << "):\n";
+  rows.clear();
+  for (const auto &binary : details.binaries)
+    rows.push_back({binary.key.arch, binary.key.toolkit_version, binary.key.compiler_version,
+                    is_stale(binary.key, options) ? "stale" : "current",
+                    resource_field(binary.resources_json, "registers"),
+                    resource_field(binary.resources_json, "spill_bytes"),
+                    resource_field(binary.resources_json, "shared_bytes"),
+                    std::to_string(binary.cubin_bytes), fixed(binary.compile_ms, 1),
+                    binary.cubin_sha256.substr(0, 12), binary.compile_options,
+                    binary.key.config_json});
+  print_table(out,
+              {"ARCH", "TOOLKIT", "COMPILER", "STATE", "REGS", "SPILL_B", "SMEM_B", "CUBIN_B",
+               "COMPILE_MS", "SHA256", "OPTIONS", "CONFIG"},
+              rows, "  ");
+  if (details.dispatch_tables.empty())
+    return;
+  out << "\ndispatch tables (" << details.dispatch_tables.size() << ", newest first):\n";
+  for (const auto &table : details.dispatch_tables) {
+    out << "  " << table.arch << "  tuner " << table.tuner_version << "  "
+        << kdb::format_utc(table.created_ms) << "  " << table.entries.size() << " bucket"
+        << (table.entries.size() == 1 ? "" : "s") << '\n';
+    rows.clear();
+    for (const auto &entry : table.entries)
+      rows.push_back({entry.dims_json, fixed(entry.time_us, 2),
+                      std::string(kdb::to_string(entry.provenance)), entry.config_json});
+    print_table(out, {"BUCKET", "TIME_US", "PROVENANCE", "CONFIG"}, rows, "    ");
+  }
+}
+
+int run_show(const DbOptions &options, Streams io) {
+  kdb::KernelsDb db = open_db(options, Access::read_only);
+  const kdb::ProblemDetails details = resolve_problem(db, options.key);
+  if (options.json) {
+    json object = kdb::problem_to_json(details.problem);
+    object["results"] = json::array();
+    for (const auto &result : details.results)
+      object["results"].push_back(kdb::result_to_json(result));
+    object["binaries"] = json::array();
+    for (const auto &binary : details.binaries) {
+      json row = kdb::binary_info_to_json(binary);
+      row["stale"] = is_stale(binary.key, options);
+      object["binaries"].push_back(std::move(row));
+    }
+    object["dispatch_tables"] = json::array();
+    for (const auto &table : details.dispatch_tables)
+      object["dispatch_tables"].push_back(kdb::dispatch_table_to_json(table));
+    io.out << kdb::dump_json(object, 2) << '\n';
+    return kExitOk;
+  }
+  print_details(details, options, io.out);
+  return kExitOk;
+}
+
+// The binary that `ptx` and `cubin` print: the problem's own arch unless --arch is given.
+kdb::BinaryLookup lookup_binary(const DbOptions &options, kdb::KernelsDb &db, Streams io) {
+  const kdb::ProblemDetails details = resolve_problem(db, options.key);
+  kdb::BinaryQuery query;
+  query.problem_key = details.problem.key_text;
+  query.arch = options.arch.empty() ? details.problem.arch : options.arch;
+  query.toolkit_version = options.toolkit_version;
+  query.compiler_version = options.compiler_version;
+  if (!options.config.empty()) {
+    // One meaning for --config in every command: a tile config as `tcjit compile`, `run` and
+    // `tune` print it ("64x64x32 w32x32 s3 k1 g1 va8 vb8"); its stored JSON is accepted too.
+    std::optional<codegen::TileConfig> config;
+    std::string error;
+    if (options.config.front() == '{') {
+      config = engine::parse_config_json(options.config);
+    } else {
+      codegen::TileConfig c;
+      if (codegen::parse_tile_config(options.config, c, error))
+        config = c;
+    }
+    if (!config)
+      fail(kExitUsage, "--config '" + options.config +
+                           "': not a tile config; give it as `tcjit run` prints it (\"64x64x32 "
+                           "w32x32 s3 k1 g1 va8 vb8\") or as `tcjit db show` lists it (JSON)" +
+                           (error.empty() ? "" : ": " + error));
+    query.config_json = engine::config_json(*config);
+  }
+  kdb::BinaryLookup lookup = db.find_binary(query);
+  for (const auto &warning : lookup.warnings)
+    io.err << "tcjit db: warning: " << warning << '\n';
+  if (lookup.status != kdb::LookupStatus::hit)
+    fail(kExitFailure,
+         std::string(lookup.status == kdb::LookupStatus::corrupt ? "only damaged binaries"
+                                                                 : "no binary") +
+             " for '" + query.problem_key + "' on " + query.arch + " with toolkit " +
+             query.toolkit_version + " and compiler " + query.compiler_version +
+             (query.config_json ? " and config " + *query.config_json : std::string()) +
+             " (`tcjit db show KEY` lists the binaries; --arch, --config, --toolkit-version and "
+             "--compiler-version select another)");
+  return lookup;
+}
+
+int run_ptx(const DbOptions &options, Streams io) {
+  kdb::KernelsDb db = open_db(options, Access::read_only);
+  const kdb::BinaryLookup lookup = lookup_binary(options, db, io);
+  if (options.json)
+    io.out << kdb::dump_json(json{{"config", stored_json(lookup.binary->key.config_json)},
+                                  {"arch", lookup.binary->key.arch},
+                                  {"ptx", lookup.binary->ptx}},
+                             2)
+           << '\n';
+  else
+    io.out << lookup.binary->ptx;
+  return kExitOk;
+}
+
+int run_cubin(const DbOptions &options, Streams io) {
+  kdb::KernelsDb db = open_db(options, Access::read_only);
+  const kdb::BinaryLookup lookup = lookup_binary(options, db, io);
+  std::ofstream file(options.output, std::ios::binary | std::ios::trunc);
+  file.write(reinterpret_cast<const char *>(lookup.binary->cubin.data()),
+             static_cast<std::streamsize>(lookup.binary->cubin.size()));
+  file.close();
+  if (!file)
+    fail(kExitFailure, "cannot write '" + options.output + "' (check the directory and space)");
+  if (options.json)
+    io.out << json{{"file", options.output},
+                   {"bytes", lookup.binary->cubin.size()},
+                   {"sha256", lookup.binary->cubin_sha256}}
+                  .dump(2, ' ', false, json::error_handler_t::replace)
+           << '\n';
+  else
+    io.out << "wrote " << lookup.binary->cubin.size() << " bytes to " << options.output
+           << " (sha256 " << lookup.binary->cubin_sha256 << ")\n";
+  return kExitOk;
+}
+
+int run_stats(const DbOptions &options, Streams io) {
+  kdb::KernelsDb db = open_db(options, Access::read_only);
+  const kdb::DbStats stats = db.stats({options.toolkit_version, options.compiler_version});
+  if (options.json) {
+    json object = {{"path", db.path()},
+                   {"schema", stats.schema_version},
+                   {"problems", stats.problems},
+                   {"binaries", stats.binaries},
+                   {"results", stats.results},
+                   {"dispatch_tables", stats.dispatch_tables},
+                   {"dispatch_entries", stats.dispatch_entries},
+                   {"stale_binaries", stats.stale_binaries},
+                   {"current",
+                    {{"toolkit_version", stats.current.toolkit_version},
+                     {"compiler_version", stats.current.compiler_version}}},
+                   {"cubin_bytes", stats.cubin_bytes},
+                   {"ptx_bytes", stats.ptx_bytes},
+                   {"file_bytes", stats.file_bytes},
+                   {"wal_bytes", stats.wal_bytes},
+                   {"free_pages", stats.free_pages}};
+    object["results_by_status"] = json::object();
+    for (const auto &[status, count] : stats.results_by_status)
+      object["results_by_status"][status] = count;
+    object["binaries_by_arch"] = json::object();
+    for (const auto &[arch, count] : stats.binaries_by_arch)
+      object["binaries_by_arch"][arch] = count;
+    io.out << kdb::dump_json(object, 2) << '\n';
+    return kExitOk;
+  }
+  io.out << "database        " << db.path() << " (schema " << stats.schema_version << ")\n"
+         << "problems        " << stats.problems << '\n'
+         << "binaries        " << stats.binaries << " (" << stats.stale_binaries
+         << " stale: not toolkit " << stats.current.toolkit_version << " and compiler "
+         << stats.current.compiler_version << ")\n"
+         << "results         " << stats.results;
+  for (const auto &[status, count] : stats.results_by_status)
+    io.out << "  " << status << " " << count;
+  io.out << '\n'
+         << "dispatch tables " << stats.dispatch_tables << " (" << stats.dispatch_entries
+         << " buckets)\n"
+         << "binaries by arch";
+  for (const auto &[arch, count] : stats.binaries_by_arch)
+    io.out << "  " << arch << " " << count;
+  io.out << '\n'
+         << "size            " << stats.file_bytes << " bytes (+ " << stats.wal_bytes << " WAL; "
+         << stats.free_pages << " free pages; cubins " << stats.cubin_bytes << ", PTX "
+         << stats.ptx_bytes << ")\n";
+  if (stats.stale_binaries > 0)
+    io.out << "hint: `tcjit db prune --stale` removes the stale binaries\n";
+  return kExitOk;
+}
+
+int run_prune(const DbOptions &options, Streams io) {
+  if (!options.stale && options.older_than.empty())
+    fail(kExitUsage, "nothing to prune: pass --stale and/or --older-than AGE (e.g. 30d)");
+  kdb::PruneOptions prune;
+  if (options.stale)
+    prune.stale_versions = kdb::CurrentVersions{options.toolkit_version, options.compiler_version};
+  if (!options.older_than.empty()) {
+    prune.older_than = kdb::parse_age(options.older_than);
+    if (!prune.older_than)
+      fail(kExitUsage, "--older-than '" + options.older_than +
+                           "' is not an age; write a count and a unit: 90s, 45m, 12h, 30d, 2w");
+  }
+  kdb::KernelsDb db = open_db(options, Access::write);
+  const kdb::PruneReport report = db.prune(prune);
+  if (options.json)
+    io.out << json{{"binaries_removed", report.binaries_removed},
+                   {"results_removed", report.results_removed},
+                   {"problems_removed", report.problems_removed},
+                   {"dispatch_tables_removed", report.dispatch_tables_removed}}
+                  .dump(2, ' ', false, json::error_handler_t::replace)
+           << '\n';
+  else
+    io.out << "removed " << report.binaries_removed << " binaries, " << report.results_removed
+           << " results, " << report.dispatch_tables_removed << " dispatch tables, "
+           << report.problems_removed << " problems\n";
+  return kExitOk;
+}
+
+json rejected_json(const kdb::TransferCounts &counts) {
+  json rejected = json::array();
+  for (const auto &record : counts.rejected)
+    rejected.push_back({{"where", record.where}, {"reason", record.reason}});
+  return rejected;
+}
+
+void print_counts(const kdb::TransferCounts &counts, const char *verb, const DbOptions &options,
+                  std::ostream &out) {
+  if (options.json) {
+    out << json{{"problems", counts.problems},
+                {"binaries", counts.binaries},
+                {"binaries_rejected", counts.binaries_rejected},
+                {"results_added", counts.results_added},
+                {"results_already_present", counts.results_already_present},
+                {"dispatch_tables", counts.dispatch_tables},
+                {"dispatch_tables_rejected", counts.dispatch_tables_rejected},
+                {"rejected", rejected_json(counts)}}
+               .dump(2, ' ', false, json::error_handler_t::replace)
+        << '\n';
+    return;
+  }
+  out << verb << ' ' << counts.problems << " problems, " << counts.binaries << " binaries, "
+      << counts.results_added << " results, " << counts.dispatch_tables << " dispatch tables";
+  if (counts.results_already_present > 0)
+    out << " (" << counts.results_already_present << " identical results already present)";
+  if (counts.binaries_rejected > 0)
+    out << "; rejected " << counts.binaries_rejected << " damaged binaries";
+  if (counts.dispatch_tables_rejected > 0)
+    out << "; rejected " << counts.dispatch_tables_rejected << " invalid dispatch tables";
+  if (!counts.rejected.empty())
+    out << "; " << counts.rejected.size() << " records rejected (not stored)";
+  out << '\n';
+}
+
+// Lists the rejected records on `err`; the command then fails (the good records are stored).
+int report_rejected(const kdb::TransferCounts &counts, const char *command, std::ostream &err) {
+  for (const auto &record : counts.rejected)
+    err << "tcjit db " << command << ": rejected " << record.where << ": " << record.reason << '\n';
+  if (counts.rejected.empty())
+    return kExitOk;
+  err << "tcjit db " << command << ": error: " << counts.rejected.size()
+      << " record(s) rejected (listed above); the other records were stored\n";
+  return kExitFailure;
+}
+
+int run_export(const DbOptions &options, Streams io) {
+  kdb::KernelsDb db = open_db(options, Access::read_only);
+  auto warn = [&](const kdb::TransferCounts &counts) {
+    for (const auto &warning : counts.warnings)
+      io.err << "tcjit db export: warning: " << warning << '\n';
+  };
+  if (options.file.empty() || options.file == "-") {
+    warn(db.export_jsonl(io.out));
+    return kExitOk;
+  }
+  std::ofstream file(options.file, std::ios::trunc);
+  if (!file)
+    fail(kExitFailure, "cannot create '" + options.file + "' (check the directory)");
+  const kdb::TransferCounts counts = db.export_jsonl(file);
+  warn(counts);
+  print_counts(counts, "exported", options, io.err);
+  return kExitOk;
+}
+
+int run_import(const DbOptions &options, Streams io) {
+  kdb::KernelsDb db = open_db(options, Access::create);
+  kdb::TransferCounts counts;
+  if (options.file == "-") {
+    counts = db.import_jsonl(std::cin);
+  } else {
+    std::ifstream file(options.file);
+    if (!file)
+      fail(kExitFailure, "cannot read '" + options.file + "' (check the path)");
+    counts = db.import_jsonl(file);
+  }
+  print_counts(counts, "imported", options, io.out);
+  return report_rejected(counts, "import", io.err);
+}
+
+int run_merge(const DbOptions &options, Streams io) {
+  kdb::KernelsDb db = open_db(options, Access::create);
+  const kdb::TransferCounts counts = db.merge(options.file);
+  print_counts(counts, "merged", options, io.out);
+  return report_rejected(counts, "merge", io.err);
+}
+
+int run_check(const DbOptions &options, Streams io) {
+  const std::string path = options.db.empty() ? kdb::default_db_path().string() : options.db;
+  const kdb::CheckReport report = kdb::KernelsDb::check(path, options.full);
+  if (options.json) {
+    io.out << json{{"path", path},
+                   {"ok", report.ok},
+                   {"check", report.check},
+                   {"problems", report.problems},
+                   {"notes", report.notes},
+                   {"binaries_checked", report.binaries_checked},
+                   {"bad_cubins", report.bad_cubins},
+                   {"dispatch_tables_checked", report.dispatch_tables_checked},
+                   {"bad_dispatch_tables", report.bad_dispatch_tables},
+                   {"bad_values", report.bad_values},
+                   {"recovery", report.recovery}}
+                  .dump(2, ' ', false, json::error_handler_t::replace)
+           << '\n';
+  } else {
+    io.out << path << ": " << report.check << ' ' << (report.problems.empty() ? "ok" : "FAILED")
+           << "; " << report.binaries_checked << " cubins checked, " << report.bad_cubins.size()
+           << " damaged; " << report.dispatch_tables_checked << " dispatch tables checked, "
+           << report.bad_dispatch_tables.size() << " invalid; " << report.bad_values.size()
+           << " bad values\n";
+    for (const auto &problem : report.problems)
+      io.out << "  damage: " << problem << '\n';
+    for (const auto &note : report.notes)
+      io.out << "  note: " << note << '\n';
+    for (const auto &cubin : report.bad_cubins)
+      io.out << "  cubin sha256 mismatch: " << cubin << '\n';
+    for (const auto &table : report.bad_dispatch_tables)
+      io.out << "  invalid dispatch table: " << table << '\n';
+    for (const auto &value : report.bad_values)
+      io.out << "  bad value: " << value << '\n';
+    if (!report.ok)
+      io.out << "how to recover: " << report.recovery << '\n';
+  }
+  return report.ok ? kExitOk : kExitFailure;
+}
+
+int run_vacuum(const DbOptions &options, Streams io) {
+  kdb::KernelsDb db = open_db(options, Access::write);
+  const kdb::VacuumReport report = db.vacuum();
+  if (options.json)
+    io.out << json{{"bytes_before", report.bytes_before}, {"bytes_after", report.bytes_after}}.dump(
+                  2)
+           << '\n';
+  else
+    io.out << "vacuumed " << db.path() << ": " << report.bytes_before << " -> "
+           << report.bytes_after << " bytes\n";
+  return kExitOk;
+}
+
+// Runs a subcommand, turning its failures into a message and an exit status.
+int run_guarded(const char *name, const std::function<int(const DbOptions &, Streams)> &run,
+                const DbOptions &options, Streams io) {
+  try {
+    return run(options, io);
+  } catch (const CommandFailure &failure) {
+    io.err << "tcjit db " << name << ": error: " << failure.message << '\n';
+    return failure.exit_code;
+  } catch (const kdb::DbError &error) {
+    io.err << "tcjit db " << name << ": error: " << error.what() << '\n';
+    return error.kind() == kdb::DbErrorKind::invalid_argument ? kExitUsage : kExitFailure;
+  }
+}
+
+// `--db ""` is an error, not the default database.
+CLI::App *add_sub(CLI::App &db, const std::shared_ptr<DbOptions> &options, Streams io,
+                  const char *name, const char *description,
+                  int (*run)(const DbOptions &, Streams)) {
+  CLI::App *sub = db.add_subcommand(name, description);
+  sub->add_option("--db", options->db,
+                  "database file (default: $TCJIT_DB, $XDG_CACHE_HOME/tcjit/kernels.db or "
+                  "~/.cache/tcjit/kernels.db)")
+      ->check(non_empty_db_path());
+  sub->add_flag("--json", options->json, "print JSON for scripts");
+  sub->callback([options, io, name, run]() {
+    throw CLI::RuntimeError(run_guarded(name, run, *options, io));
+  });
+  return sub;
+}
+
+void add_version_options(CLI::App *sub, DbOptions &options) {
+  sub->add_option("--toolkit-version", options.toolkit_version, "current CUDA toolkit version")
+      ->capture_default_str();
+  sub->add_option("--compiler-version", options.compiler_version, "current tcjit compiler version")
+      ->capture_default_str();
+}
+
+} // namespace
+
+void add_db_command(CLI::App &app, const kdb::CurrentVersions &current, std::ostream &out,
+                    std::ostream &err) {
+  auto options = std::make_shared<DbOptions>();
+  options->toolkit_version = current.toolkit_version;
+  options->compiler_version = current.compiler_version;
+  const Streams io{out, err};
+  CLI::App *db = app.add_subcommand(
+      "db", "The kernel database: tuned problems, tuning results and cached kernel binaries");
+  db->require_subcommand(1);
+
+  CLI::App *ls = add_sub(*db, options, io, "ls", "List problems", run_ls);
+  ls->add_option("--op", options->op, "operation")
+      ->check(CLI::IsMember({"gemm", "conv2d", "conv3d"}));
+  ls->add_option("--dtype", options->dtype, "element type, e.g. f16");
+  ls->add_option("--arch", options->arch, "architecture, e.g. sm_80");
+  ls->add_option("--where", options->where,
+                 "shape filter: FIELD OP INTEGER joined by 'and', e.g. 'm>=1024 and k<=4096'");
+  ls->add_option("--limit", options->limit, "at most this many problems (0: all)");
+
+  CLI::App *show = add_sub(*db, options, io, "show",
+                           "Show a problem: spec, best config, every result ranked, resource "
+                           "use, provenance",
+                           run_show);
+  show->add_option("key", options->key, "problem key, or its hash (16 hex digits)")->required();
+  add_version_options(show, *options);
+
+  CLI::App *ptx = add_sub(*db, options, io, "ptx", "Print the PTX of a problem's binary", run_ptx);
+  CLI::App *cubin =
+      add_sub(*db, options, io, "cubin", "Write the cubin of a problem's binary", run_cubin);
+  for (CLI::App *sub : {ptx, cubin}) {
+    sub->add_option("key", options->key, "problem key, or its hash (16 hex digits)")->required();
+    sub->add_option("--arch", options->arch, "architecture (default: the problem's)");
+    sub->add_option("--config", options->config,
+                    "the binary's tile config, as `tcjit run` prints it (\"64x64x32 w32x32 s3 k1 "
+                    "g1 va8 vb8\") or its JSON (default: the fastest measured)");
+    add_version_options(sub, *options);
+  }
+  cubin->add_option("-o,--output", options->output, "file to write")->required();
+
+  CLI::App *stats =
+      add_sub(*db, options, io, "stats",
+              "Counts, size and stale binaries given the current versions", run_stats);
+  add_version_options(stats, *options);
+
+  CLI::App *prune = add_sub(*db, options, io, "prune",
+                            "Remove stale binaries and/or rows older than an age", run_prune);
+  prune->add_flag("--stale", options->stale,
+                  "remove binaries of other toolkit or compiler versions than the current ones");
+  prune->add_option(
+      "--older-than", options->older_than,
+      "remove binaries, results and dispatch tables older than AGE (90s, 45m, 12h, 30d, "
+      "2w)");
+  add_version_options(prune, *options);
+
+  CLI::App *export_sub =
+      add_sub(*db, options, io, "export", "Write every row as JSON Lines", run_export);
+  export_sub->add_option("--format", options->format, "output format")
+      ->check(CLI::IsMember({"jsonl"}))
+      ->capture_default_str();
+  export_sub->add_option("-o,--output", options->file, "file to write (default: standard output)");
+
+  CLI::App *import_sub =
+      add_sub(*db, options, io, "import", "Add the rows of a JSON Lines export (all or nothing)",
+              run_import);
+  import_sub->add_option("file", options->file, "export file, or - for standard input")->required();
+
+  CLI::App *merge =
+      add_sub(*db, options, io, "merge",
+              "Add every row of another database (keeps every measurement)", run_merge);
+  merge->add_option("other", options->file, "the other database file")
+      ->required()
+      ->check(CLI::ExistingFile);
+
+  CLI::App *check = add_sub(*db, options, io, "check",
+                            "Check the database for damage (quick_check; --full: "
+                            "integrity_check) and cubin hashes",
+                            run_check);
+  check->add_flag("--full", options->full, "run the slower PRAGMA integrity_check");
+
+  CLI::App *vacuum = add_sub(*db, options, io, "vacuum", "Compact the database file", run_vacuum);
+  // An example in every --help (docs/cli.md lists the same commands).
+  db->footer("Example: tcjit db ls --op conv2d --json");
+  const std::pair<CLI::App *, const char *> examples[] = {
+      {ls, "tcjit db ls --op gemm --dtype f16 --limit 20"},
+      {show, "tcjit db show 84bf72828b52081f --json"},
+      {ptx, "tcjit db ptx 84bf72828b52081f --config \"64x64x32 w32x32 s3 k1 g1 va8 vb8\""},
+      {cubin, "tcjit db cubin 84bf72828b52081f --arch sm_90 -o kernel.cubin"},
+      {stats, "tcjit db stats --json"},
+      {prune, "tcjit db prune --stale"},
+      {export_sub, "tcjit db export -o kernels.jsonl"},
+      {import_sub, "tcjit db import kernels.jsonl --db other.db"},
+      {merge, "tcjit db merge tuned-3.db --db kernels.db"},
+      {check, "tcjit db check --full"},
+      {vacuum, "tcjit db vacuum --db kernels.db"},
+  };
+  for (const auto &[sub, example] : examples)
+    sub->footer(std::string("Example: ") + example);
+}
+
+void add_db_command(CLI::App &app, const kdb::CurrentVersions &current) {
+  add_db_command(app, current, std::cout, std::cerr);
+}
+
+} // namespace tcjit::cli

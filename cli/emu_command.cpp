@@ -1,0 +1,326 @@
+#include "cli/emu_command.h"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "cli/exit_codes.h"
+#include "cli/progress_line.h"
+#include "runtime/device/npy_file.h"
+#include "runtime/emu/counters.h"
+#include "runtime/emu/emu_device.h"
+
+namespace tcjit::cli {
+
+namespace {
+
+// Defaults of --max-instructions and --timeout (docs/emulator.md, "Limits"): about a minute of
+// one block's emulation at the measured 10-50 M warp-instr/s, and ten minutes per launch.
+constexpr uint64_t kDefaultMaxInstructions = 1'000'000'000;
+constexpr double kDefaultTimeoutSeconds = 600;
+
+struct EmuRunOptions {
+  std::string ptx_file;
+  std::string kernel;
+  std::string grid = "1";
+  std::string block = "1";
+  uint32_t shared = 0;
+  bool stats = false;
+  bool json = false;
+  unsigned threads = 0;
+  // warp instructions one block may execute before the launch fails (an infinite loop)
+  uint64_t max_instructions = kDefaultMaxInstructions;
+  double timeout = kDefaultTimeoutSeconds; // wall-clock seconds per launch; 0: no limit
+  std::vector<std::string> args;
+};
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+device::Dim3 parse_dim3(const std::string &text, const char *what) {
+  device::Dim3 d;
+  uint32_t *parts[3] = {&d.x, &d.y, &d.z};
+  std::stringstream ss(text);
+  std::string item;
+  int i = 0;
+  while (std::getline(ss, item, ',')) {
+    if (i == 3)
+      throw UsageError(std::string(what) + " has more than 3 dimensions: '" + text + "'");
+    try {
+      size_t used = 0;
+      unsigned long v = std::stoul(item, &used);
+      if (used != item.size() || v == 0 || v > 0xffffffffu)
+        throw std::invalid_argument("");
+      *parts[i++] = static_cast<uint32_t>(v);
+    } catch (const std::exception &) {
+      throw UsageError(std::string(what) + " must be X[,Y[,Z]] with positive integers, got '" +
+                       text + "'");
+    }
+  }
+  if (i == 0)
+    throw UsageError(std::string(what) + " is empty");
+  return d;
+}
+
+// CUDA's launch limits, checked before anything is loaded.
+void check_launch_dims(const device::Dim3 &grid, const device::Dim3 &block) {
+  auto over = [](const std::string &what, uint64_t value, uint64_t limit) {
+    throw UsageError(what + " is " + std::to_string(value) + ", the limit is " +
+                     std::to_string(limit));
+  };
+  if (grid.x > 2147483647u)
+    over("--grid x", grid.x, 2147483647u);
+  if (grid.y > 65535)
+    over("--grid y", grid.y, 65535);
+  if (grid.z > 65535)
+    over("--grid z", grid.z, 65535);
+  if (block.x > 1024)
+    over("--block x", block.x, 1024);
+  if (block.y > 1024)
+    over("--block y", block.y, 1024);
+  if (block.z > 64)
+    over("--block z", block.z, 64);
+  if (block.count() > 1024)
+    over("--block x*y*z (threads per block)", block.count(), 1024);
+}
+
+// Text from the command line or a PTX file may hold any bytes: invalid UTF-8 is replaced (U+FFFD)
+// instead of ending in nlohmann's type_error 316.
+std::string json_text(const nlohmann::json &j) {
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+struct ArgBinding {
+  bool is_buffer = false;
+  std::string path;
+  device::NpyArray array;
+  device::DevicePtr ptr = 0;
+  std::vector<std::byte> scalar;
+};
+
+ArgBinding parse_arg(const std::string &arg) {
+  ArgBinding b;
+  size_t colon = arg.find(':');
+  static const char *const kScalars[] = {"u32", "s32", "u64", "s64", "f32", "f64"};
+  std::string prefix = colon == std::string::npos ? "" : arg.substr(0, colon);
+  bool scalar = false;
+  for (const char *s : kScalars)
+    scalar |= prefix == s;
+  if (!scalar) {
+    if (arg.size() < 4 || arg.substr(arg.size() - 4) != ".npy")
+      throw UsageError("argument '" + arg +
+                       "' is neither a .npy file nor a scalar (u32:V s32:V u64:V s64:V f32:V "
+                       "f64:V)");
+    b.is_buffer = true;
+    b.path = arg;
+    return b;
+  }
+  const std::string value = arg.substr(colon + 1);
+  auto put = [&](const auto &v) {
+    b.scalar.resize(sizeof(v));
+    std::memcpy(b.scalar.data(), &v, sizeof(v));
+  };
+  try {
+    size_t used = 0;
+    if (prefix == "u32") {
+      unsigned long long v = std::stoull(value, &used, 0);
+      if (v > 0xffffffffull)
+        throw std::out_of_range("");
+      put(static_cast<uint32_t>(v));
+    } else if (prefix == "s32") {
+      long long v = std::stoll(value, &used, 0);
+      if (v < INT32_MIN || v > INT32_MAX)
+        throw std::out_of_range("");
+      put(static_cast<int32_t>(v));
+    } else if (prefix == "u64") {
+      put(static_cast<uint64_t>(std::stoull(value, &used, 0)));
+    } else if (prefix == "s64") {
+      put(static_cast<int64_t>(std::stoll(value, &used, 0)));
+    } else if (prefix == "f32") {
+      put(std::stof(value, &used));
+    } else {
+      put(std::stod(value, &used));
+    }
+    if (used != value.size())
+      throw std::invalid_argument("");
+  } catch (const std::exception &) {
+    throw UsageError("argument '" + arg + "': '" + value + "' is not a valid " + prefix);
+  }
+  return b;
+}
+
+nlohmann::json counters_json(const emu::LaunchCounters &c) {
+  nlohmann::json j;
+  j["ctas"] = c.ctas;
+  j["threads"] = c.threads;
+  j["warp_instructions"] = c.warp_instructions;
+  for (size_t i = 0; i < emu::kInstrClassCount; ++i)
+    j["warp_instructions_by_class"][emu::instr_class_name(static_cast<emu::InstrClass>(i))] =
+        c.warp_instructions_by_class[i];
+  j["thread_instructions"] = c.thread_instructions;
+  j["mma_instructions"] = c.mma_instructions;
+  j["mma_flops"] = c.mma_flops;
+  j["shared_load_requests"] = c.shared_load_requests;
+  j["shared_store_requests"] = c.shared_store_requests;
+  j["ldmatrix_requests"] = c.ldmatrix_requests;
+  j["shared_wavefronts"] = c.shared_wavefronts;
+  j["shared_bank_conflicts"] = c.shared_bank_conflicts;
+  j["global_load_requests"] = c.global_load_requests;
+  j["global_store_requests"] = c.global_store_requests;
+  j["global_atomic_requests"] = c.global_atomic_requests;
+  j["cp_async_requests"] = c.cp_async_requests;
+  j["global_load_sectors"] = c.global_load_sectors;
+  j["global_store_sectors"] = c.global_store_sectors;
+  j["global_load_sectors_per_request"] = c.global_load_sectors_per_request();
+  j["global_store_sectors_per_request"] = c.global_store_sectors_per_request();
+  j["global_load_efficiency"] = c.global_load_efficiency();
+  j["global_store_efficiency"] = c.global_store_efficiency();
+  j["global_bytes_read"] = c.global_bytes_read;
+  j["global_bytes_written"] = c.global_bytes_written;
+  j["local_requests"] = c.local_requests;
+  j["barriers"] = c.barriers;
+  return j;
+}
+
+int run_emu(const EmuRunOptions &opt) {
+  auto fail = [&](int code, const std::string &msg) {
+    if (opt.json)
+      std::cout << json_text(nlohmann::json{{"status", "error"}, {"error", msg}}) << "\n";
+    std::cerr << "tcjit emu: " << msg << "\n";
+    return code;
+  };
+  std::vector<ArgBinding> bindings;
+  device::LaunchConfig config;
+  std::string ptx;
+  try {
+    config.grid = parse_dim3(opt.grid, "--grid");
+    config.block = parse_dim3(opt.block, "--block");
+    check_launch_dims(config.grid, config.block);
+    if (opt.max_instructions == 0)
+      throw UsageError("--max-instructions must be at least 1");
+    if (!(opt.timeout >= 0) || opt.timeout > 1e9)
+      throw UsageError("--timeout must be between 0 (no limit) and 1e9 seconds");
+    config.dynamic_shared_bytes = opt.shared;
+    for (const std::string &a : opt.args)
+      bindings.push_back(parse_arg(a));
+    std::ifstream in(opt.ptx_file);
+    if (!in)
+      throw UsageError("cannot read '" + opt.ptx_file + "'");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    ptx = ss.str();
+  } catch (const UsageError &e) {
+    return fail(kExitUsage, e.what());
+  }
+  emu::EmuDeviceOptions dev_opt;
+  dev_opt.worker_threads = opt.threads;
+  dev_opt.max_warp_instructions_per_cta = opt.max_instructions;
+  dev_opt.timeout_seconds = opt.timeout;
+  emu::EmuDevice dev(dev_opt);
+  try {
+    device::ModuleHandle m = dev.load_module(ptx, opt.ptx_file);
+    device::FunctionHandle f = dev.get_function(m, opt.kernel);
+    const device::KernelInfo &info = dev.kernel_info(f);
+    if (bindings.size() != info.params.size())
+      return fail(kExitUsage, "kernel '" + opt.kernel + "' takes " +
+                                  std::to_string(info.params.size()) + " parameters, " +
+                                  std::to_string(bindings.size()) + " arguments given after --");
+    device::ParamBuffer params(info);
+    for (size_t i = 0; i < bindings.size(); ++i) {
+      ArgBinding &b = bindings[i];
+      if (b.is_buffer) {
+        b.array = device::read_npy(b.path);
+        b.ptr = dev.allocate(b.array.data.size());
+        dev.copy_to_device(b.ptr, b.array.data.data(), b.array.data.size());
+        if (info.params[i].size != 8)
+          return fail(kExitUsage, "parameter " + std::to_string(i) + " ('" + info.params[i].name +
+                                      "') is " + std::to_string(info.params[i].size) +
+                                      " bytes; a .npy buffer passes an 8-byte pointer");
+        params.set(i, b.ptr);
+      } else {
+        params.set_bytes(i, b.scalar.data(), b.scalar.size());
+      }
+    }
+    {
+      // the blocks done, on a terminal, while the launch runs (erased at its end)
+      ProgressLine progress(opt.json);
+      const auto start = std::chrono::steady_clock::now();
+      dev.set_progress([&](uint64_t done, uint64_t total) {
+        if (done == total) {
+          progress.clear();
+          return;
+        }
+        const double elapsed =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        progress.show("tcjit emu run: " + opt.kernel + ": " + std::to_string(done) + "/" +
+                      std::to_string(total) + " blocks, " + short_duration(elapsed));
+      });
+      dev.launch(f, config, params.bytes());
+      dev.set_progress({});
+    }
+    for (ArgBinding &b : bindings) {
+      if (!b.is_buffer)
+        continue;
+      dev.copy_to_host(b.array.data.data(), b.ptr, b.array.data.size());
+      device::write_npy_data(b.path, b.array);
+    }
+  } catch (const device::DeviceError &e) {
+    int code = e.kind() == device::ErrorKind::InvalidArgument ? kExitUsage : kExitFailure;
+    return fail(code, e.what());
+  } catch (const std::runtime_error &e) { // .npy problems
+    return fail(kExitUsage, e.what());
+  }
+  const emu::LaunchCounters &c = dev.last_counters();
+  if (opt.json) {
+    nlohmann::json j{{"status", "ok"}, {"kernel", opt.kernel}};
+    if (opt.stats)
+      j["counters"] = counters_json(c);
+    std::cout << json_text(j) << "\n";
+  } else if (opt.stats) {
+    std::cout << emu::format_counters(c);
+  }
+  return kExitOk;
+}
+
+} // namespace
+
+void add_emu_command(CLI::App &app) {
+  CLI::App *emu = app.add_subcommand("emu", "Run PTX kernels on the CPU emulator (with sanitizer)");
+  emu->require_subcommand(1);
+  auto opt = std::make_shared<EmuRunOptions>();
+  CLI::App *run = emu->add_subcommand(
+      "run", "Run one kernel: tcjit emu run FILE.ptx --kernel NAME --grid X,Y,Z --block X,Y,Z "
+             "-- ARG... (ARG: PATH.npy buffer, written back after the launch, or u32:V s32:V "
+             "u64:V s64:V f32:V f64:V)");
+  emu->footer("Example: tcjit emu run saxpy.ptx --kernel saxpy --grid 4 --block 256 -- x.npy "
+              "y.npy f32:2.0 u32:1024");
+  run->footer("Example: tcjit emu run saxpy.ptx --kernel saxpy --grid 4 --block 256 --stats -- "
+              "x.npy y.npy f32:2.0 u32:1024");
+  run->add_option("ptx", opt->ptx_file, "PTX file")->required();
+  run->add_option("--kernel,-k", opt->kernel, "kernel (.entry) name")->required();
+  run->add_option("--grid", opt->grid, "grid dimensions X[,Y[,Z]]")->required();
+  run->add_option("--block", opt->block, "block dimensions X[,Y[,Z]]")->required();
+  run->add_option("--shared", opt->shared, "dynamic shared memory bytes");
+  run->add_option("--threads", opt->threads, "host threads (default: all cores)");
+  run->add_option("--max-instructions", opt->max_instructions,
+                  "warp instructions one block may execute before the launch fails (an "
+                  "infinite loop or a spin-wait)")
+      ->capture_default_str();
+  run->add_option("--timeout", opt->timeout,
+                  "wall-clock seconds the launch may run before it fails; 0: no limit")
+      ->capture_default_str();
+  run->add_flag("--stats", opt->stats, "print the launch counters");
+  run->add_flag("--json", opt->json, "machine-readable output");
+  run->add_option("args", opt->args, "kernel arguments (after --)");
+  run->callback([opt]() { throw CLI::RuntimeError(run_emu(*opt)); });
+}
+
+} // namespace tcjit::cli

@@ -1,0 +1,81 @@
+// `tcjit explain`: a client of tcjit::explain_op (include/tcjit/tools.hpp), for each operation of
+// a workload.
+#include "cli/explain_command.h"
+#include "kernels_db/record_json.h"
+
+#include "cli/exit_codes.h"
+#include "cli/spec_input.h"
+#include "tcjit/tools.hpp"
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <memory>
+
+namespace tcjit::cli {
+
+namespace {
+
+struct ExplainOptions {
+  std::string spec;
+  std::string arch = "sm_80";
+  bool json = false;
+};
+
+int run_explain(const ExplainOptions &opt) {
+  if (!is_target_arch(opt.arch)) {
+    std::cerr << "tcjit explain: error: unknown arch '" << opt.arch << "' (tcjit targets "
+              << target_arch_names() << ")\n";
+    return kExitUsage;
+  }
+  std::vector<WorkloadEntry> entries;
+  if (!load_workload(opt.spec, entries))
+    return kExitBadSpec;
+  ExplainRequest request;
+  request.arch = opt.arch;
+  nlohmann::json all = nlohmann::json::array();
+  bool first = true;
+  for (const WorkloadEntry &entry : entries) {
+    OpExplanation e;
+    try {
+      e = explain_op(entry, request);
+    } catch (const Error &error) {
+      print_error("tcjit explain", error);
+      return exit_status_of(error);
+    }
+    if (opt.json) {
+      all.push_back(nlohmann::json::parse(e.json));
+      continue;
+    }
+    if (!first)
+      std::cout << "\n";
+    first = false;
+    if (!entry.name.empty() || entries.size() > 1)
+      std::cout << "== " << entry_label(entry) << " (weight " << entry.weight << ")\n";
+    std::cout << e.text;
+  }
+  if (opt.json)
+    std::cout << kernels_db::dump_json(all, 2) << "\n"; // any bytes: invalid UTF-8 replaced
+  return kExitOk;
+}
+
+} // namespace
+
+void add_explain_command(CLI::App &app) {
+  auto opt = std::make_shared<ExplainOptions>();
+  CLI::App *cmd = app.add_subcommand(
+      "explain", "Explain a spec: implicit-GEMM shape, FLOPs and bytes, alignment, tensor-core "
+                 "instruction, and the tensor-core rules it breaks with their fixes");
+  cmd->add_option("spec", opt->spec,
+                  "DSL text (\"gemm m=... \"), a workload file, or - for standard input")
+      ->required();
+  cmd->add_option("--arch", opt->arch, "target architecture: sm_80, sm_86, sm_89, sm_90")
+      ->capture_default_str();
+  cmd->add_flag("--json", opt->json, "print JSON for scripts");
+  cmd->footer("Example: tcjit explain \"conv2d n=32 h=56 w=56 c=64 k=64 r=3 s=3 pad=1 x=f16\" "
+              "--arch sm_90");
+  cmd->callback([opt]() { throw CLI::RuntimeError(run_explain(*opt)); });
+}
+
+} // namespace tcjit::cli

@@ -1,0 +1,122 @@
+#include "compiler/codegen/llvm/cp_async.h"
+
+#include "compiler/codegen/llvm/conv_gather.h"
+
+#include <algorithm>
+
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include <stdexcept>
+
+namespace tcjit::codegen {
+
+using llvm::Value;
+
+llvm::Type *element_type(EmitContext &e, DType t) {
+  switch (t) {
+  case DType::f16: return e.b.getHalfTy();
+  case DType::bf16: return e.b.getBFloatTy();
+  case DType::tf32:
+  case DType::f32: return e.b.getFloatTy();
+  case DType::f64: return e.b.getDoubleTy();
+  case DType::s8:
+  case DType::u8: return e.b.getInt8Ty();
+  case DType::s32: return e.b.getInt32Ty();
+  case DType::s4:
+  case DType::u4:
+  case DType::e4m3:
+  case DType::e5m2: break;
+  }
+  throw std::logic_error("element_type: reserved dtype reached codegen (check_codegen_support)");
+}
+
+Value *smem_address(EmitContext &e, const OperandPlan &op, Value *stage, Value *row, Value *col) {
+  auto &b = e.b;
+  Value *o = b.CreateAdd(b.CreateMul(row, e.c32(op.row_bytes)), b.CreateMul(col, e.c32(op.esize)));
+  // R (kernel_plan.h): the row, or for rows of < 128 bytes (a power of two) the 128-byte line
+  // o >> 7, which is row / (128 / row_bytes) as col * esize < row_bytes: the same value in a
+  // shorter expression, which instruction selection analyses much faster (measured).
+  int shift = op.swizzle_shift;
+  for (int rows_per_line = 128 / std::min(op.row_bytes, 128); rows_per_line > 1; rows_per_line /= 2)
+    ++shift;
+  Value *r = row;
+  if (shift > 0)
+    r = b.CreateLShr(r, e.c32(shift));
+  if (op.swizzle_spread > 0)
+    r = b.CreateShl(r, e.c32(op.swizzle_spread));
+  o = b.CreateXor(o, b.CreateShl(b.CreateAnd(r, e.c32(7)), e.c32(4)));
+  Value *base = b.CreateAdd(e.c32(op.smem_offset), b.CreateMul(stage, e.c32(op.stage_bytes)));
+  return b.CreateInBoundsGEP(e.i8(), e.smem, b.CreateAdd(base, o));
+}
+
+void emit_tile_copy(EmitContext &e, const OperandPlan &op, const GlobalOperand &g, Value *stage,
+                    Value *ktile) {
+  auto &b = e.b;
+  const int bk = e.plan.config.bk;
+  Value *k0 = b.CreateMul(ktile, e.c32(bk));
+  Value *outer0 = op.k_contiguous ? g.mn0 : k0;
+  Value *contig0 = op.k_contiguous ? k0 : g.mn0;
+  const int vecs_per_row = op.cols / op.vec;
+  for (int it = 0; it < op.copies_per_thread; ++it) {
+    Value *idx = b.CreateAdd(e.tid, e.c32(static_cast<int64_t>(it) * e.plan.threads));
+    // idx < copies always holds when copies is a multiple of the thread count
+    const bool guarded = (it + 1) * e.plan.threads > op.copies;
+    llvm::BasicBlock *after = nullptr;
+    if (guarded) {
+      llvm::Function *f = b.GetInsertBlock()->getParent();
+      auto *body = llvm::BasicBlock::Create(e.ctx, "copy.tail", f);
+      after = llvm::BasicBlock::Create(e.ctx, "copy.next", f);
+      b.CreateCondBr(b.CreateICmpULT(idx, e.c32(op.copies)), body, after);
+      b.SetInsertPoint(body);
+    }
+    Value *row = b.CreateUDiv(idx, e.c32(vecs_per_row));
+    Value *col = b.CreateMul(b.CreateURem(idx, e.c32(vecs_per_row)), e.c32(op.vec));
+    Value *grow = b.CreateAdd(outer0, row);
+    Value *gcol = b.CreateAdd(contig0, col);
+    Value *in = nullptr, *elem = nullptr;
+    if (op.gather == Gather::linear) {
+      in = b.CreateAnd(b.CreateICmpSLT(grow, g.outer_extent),
+                       b.CreateICmpSLT(gcol, g.contig_extent));
+      elem =
+          b.CreateAdd(b.CreateMul(b.CreateZExt(grow, e.i64()), g.ld), b.CreateZExt(gcol, e.i64()));
+    } else {
+      const GatheredElement x = emit_gathered_element(e, op, g, grow, gcol);
+      in = x.in;
+      elem = x.elem;
+    }
+    Value *src_in = b.CreateGEP(e.i8(), g.base, b.CreateMul(elem, e.c64(op.esize)));
+    Value *src = b.CreateSelect(in, src_in, g.base);
+    Value *dst = smem_address(e, op, stage, row, col);
+    if (op.copy_bytes >= 4) {
+      llvm::Intrinsic::ID id =
+          op.copy_bytes == 16  ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
+          : op.copy_bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
+                               : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s;
+      Value *src_size = b.CreateSelect(in, e.c32(op.copy_bytes), e.c32(0));
+      b.CreateCall(e.intrinsic(id), {dst, src, src_size});
+    } else {
+      llvm::Type *t = b.getIntNTy(op.copy_bytes * 8);
+      llvm::LoadInst *v = b.CreateAlignedLoad(t, src, llvm::Align(op.copy_bytes));
+      b.CreateAlignedStore(b.CreateSelect(in, v, llvm::ConstantInt::get(t, 0)), dst,
+                           llvm::Align(op.copy_bytes));
+    }
+    if (guarded) {
+      b.CreateBr(after);
+      b.SetInsertPoint(after);
+    }
+  }
+}
+
+void emit_commit_group(EmitContext &e) {
+  e.b.CreateCall(e.intrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group));
+}
+
+void emit_wait_group(EmitContext &e, int pending) {
+  e.b.CreateCall(e.intrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group), {e.c32(pending)});
+}
+
+void emit_barrier(EmitContext &e) {
+  e.b.CreateCall(e.intrinsic(llvm::Intrinsic::nvvm_barrier0));
+}
+
+} // namespace tcjit::codegen

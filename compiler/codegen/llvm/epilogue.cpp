@@ -1,0 +1,426 @@
+#include "compiler/codegen/llvm/epilogue.h"
+
+#include "compiler/codegen/llvm/cp_async.h"
+#include "compiler/codegen/llvm/mma_emit.h"
+
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+
+namespace tcjit::codegen {
+
+using llvm::Value;
+
+namespace {
+
+// libdevice: __nv_<name>f for f32, __nv_<name> for f64.
+Value *libdevice_call(EmitContext &e, const std::string &name, Value *x) {
+  const bool f32 = x->getType()->isFloatTy();
+  llvm::FunctionCallee f =
+      e.module.getOrInsertFunction("__nv_" + name + (f32 ? "f" : ""),
+                                   llvm::FunctionType::get(x->getType(), {x->getType()}, false));
+  return e.b.CreateCall(f, {x});
+}
+
+Value *fconst(Value *like, double v) {
+  return llvm::ConstantFP::get(like->getType(), v);
+}
+
+Value *to_epi(EmitContext &e, Value *v, llvm::Type *epi) {
+  llvm::Type *t = v->getType();
+  if (t == epi)
+    return v;
+  if (t->isIntegerTy())
+    return e.b.CreateSIToFP(v, epi);
+  return e.b.CreateFPExt(v, epi);
+}
+
+Value *from_epi(EmitContext &e, Value *x, DType out) {
+  auto &b = e.b;
+  switch (out) {
+  case DType::f16: return b.CreateFPTrunc(x, b.getHalfTy());
+  case DType::bf16: return b.CreateFPTrunc(x, b.getBFloatTy());
+  case DType::f32:
+  case DType::tf32: return x->getType()->isFloatTy() ? x : b.CreateFPTrunc(x, b.getFloatTy());
+  case DType::f64: return x;
+  case DType::s32:
+  case DType::s8: {
+    Value *f = x->getType()->isFloatTy() ? x : b.CreateFPTrunc(x, b.getFloatTy());
+    Value *i = b.CreateCall(e.intrinsic(llvm::Intrinsic::nvvm_f2i_rn), {f}); // saturating
+    if (out == DType::s32)
+      return i;
+    i = b.CreateSelect(b.CreateICmpSLT(i, e.c32(-128)), e.c32(-128), i);
+    i = b.CreateSelect(b.CreateICmpSGT(i, e.c32(127)), e.c32(127), i);
+    return b.CreateTrunc(i, b.getInt8Ty());
+  }
+  case DType::u8:
+  case DType::s4:
+  case DType::u4:
+  case DType::e4m3:
+  case DType::e5m2: break;
+  }
+  throw std::logic_error("epilogue: output dtype not supported (check_codegen_support)");
+}
+
+void warp_sync(EmitContext &e) {
+  e.b.CreateCall(e.intrinsic(llvm::Intrinsic::nvvm_bar_warp_sync), {e.c32(-1)});
+}
+
+// IR twin of staging_offset() (kernel_plan.cpp): the swizzled byte offset of (line, pos) in the
+// warp's slab; line and pos are i32.
+Value *staging_offset_ir(EmitContext &e, Value *line, Value *pos) {
+  const KernelPlan &p = e.plan;
+  auto &b = e.b;
+  const int line_bytes = p.stage_line_len * 4;
+  Value *o = b.CreateAdd(b.CreateMul(line, e.c32(line_bytes)), b.CreateShl(pos, e.c32(2)));
+  // seg (o >> 7) from line and pos where lines are whole 128-byte segments: the same value in
+  // shorter expressions, which instruction selection analyses much faster (measured).
+  Value *seg = line_bytes >= 256   ? b.CreateLShr(pos, e.c32(5))
+               : line_bytes == 128 ? b.CreateAdd(line, b.CreateLShr(pos, e.c32(5)))
+                                   : b.CreateLShr(o, e.c32(7));
+  Value *r = line_bytes >= 128
+                 ? b.CreateLShr(line, e.c32(p.out_layout == MatrixLayout::row ? 0 : 1))
+                 : seg;
+  Value *x = b.CreateOr(b.CreateShl(b.CreateAnd(r, e.c32(3)), e.c32(5)),
+                        b.CreateShl(b.CreateAnd(seg, e.c32(1)), e.c32(4)));
+  return b.CreateXor(o, x);
+}
+
+// The staged epilogue (see epilogue.h). Row-major D: one pass per mma row-block mi (16 rows x wn
+// columns), col-major D: one pass per mma column-block ni (8 columns x wm rows); a slab "line" is
+// a row (column) of D, so lines run along D's contiguous dimension.
+void emit_staged_epilogue(EmitContext &e, const EpilogueArgs &a,
+                          const std::vector<std::vector<std::vector<Value *>>> &acc) {
+  const KernelPlan &p = e.plan;
+  auto &b = e.b;
+  llvm::Function *f = b.GetInsertBlock()->getParent();
+  const bool row_major = p.out_layout == MatrixLayout::row;
+  llvm::Type *acc_t = acc_type(e);
+  llvm::Type *out_t = element_type(e, p.out);
+  llvm::Type *epi_t = p.epi == DType::f64 ? b.getDoubleTy() : b.getFloatTy();
+  const int esize = dtype_bits(p.out) / 8;
+  const int V = p.stage_vec, L = p.stage_line_len;
+  const int per_line = L / V;                 // items (V-element vectors) per line
+  const int items = p.stage_lines * per_line; // per pass
+  const int iters = (items + 31) / 32;        // items per thread and pass
+  // Every warp must be done reading its last fragments from the pipeline's buffers (cp.async is
+  // drained by the wait_group 0 before this) before any warp overwrites them.
+  emit_barrier(e);
+  Value *warp = b.CreateLShr(e.tid, e.c32(5));
+  Value *slab =
+      b.CreateInBoundsGEP(e.i8(), e.smem, b.CreateMul(warp, e.c32(p.stage_lines * L * 4)));
+  Value *row0 = b.CreateAdd(a.m0, e.warp_m0), *col0 = b.CreateAdd(a.n0, e.warp_n0);
+  const int passes = row_major ? p.tiles_m : p.tiles_n;
+  // The read-back's slab addresses are the same in every pass: computed once, here, where they
+  // dominate every pass (in the guarded blocks below they would be computed again per pass, and
+  // instruction selection, which works per block, re-analyses each swizzle: measured 15% of the
+  // kernel's PTX emission).
+  const int chunk = std::min(V, 4); // elements per shared load (16 bytes at most)
+  std::vector<Value *> item_line(iters), item_pos(iters);
+  std::vector<std::vector<Value *>> item_src(iters);
+  for (int it = 0; it < iters; ++it) {
+    Value *idx = b.CreateAdd(e.lane, e.c32(32 * it));
+    item_line[it] = b.CreateUDiv(idx, e.c32(per_line));
+    item_pos[it] = b.CreateMul(b.CreateURem(idx, e.c32(per_line)), e.c32(V));
+    for (int j = 0; j < V; j += chunk)
+      item_src[it].push_back(b.CreateInBoundsGEP(
+          e.i8(), slab, staging_offset_ir(e, item_line[it], b.CreateAdd(item_pos[it], e.c32(j)))));
+  }
+  for (int pass = 0; pass < passes; ++pass) {
+    if (pass > 0)
+      warp_sync(e); // the previous pass's reads are done before this pass overwrites the slab
+    // --- fragments -> slab ---
+    if (row_major) {
+      const int mi = pass;
+      for (int ni = 0; ni < p.tiles_n; ++ni)
+        for (int i = 0; i < 4; i += 2) { // (i, i+1): adjacent columns of one row
+          const FragOffset o = c_offset(p.mma, i);
+          Value *line = b.CreateAdd(e.frag_row0, e.c32(o.row));
+          Value *pos = b.CreateAdd(e.frag_col0, e.c32(ni * p.mma.n + o.col));
+          Value *vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(acc_t, 2));
+          vec = b.CreateInsertElement(vec, acc[mi][ni][i], uint64_t{0});
+          vec = b.CreateInsertElement(vec, acc[mi][ni][i + 1], uint64_t{1});
+          b.CreateAlignedStore(vec,
+                               b.CreateInBoundsGEP(e.i8(), slab, staging_offset_ir(e, line, pos)),
+                               llvm::Align(8));
+        }
+    } else {
+      const int ni = pass;
+      for (int mi = 0; mi < p.tiles_m; ++mi)
+        for (int i = 0; i < 4; ++i) {
+          const FragOffset o = c_offset(p.mma, i);
+          Value *line = b.CreateAdd(e.frag_col0, e.c32(o.col));
+          Value *pos = b.CreateAdd(e.frag_row0, e.c32(mi * p.mma.m + o.row));
+          b.CreateAlignedStore(acc[mi][ni][i],
+                               b.CreateInBoundsGEP(e.i8(), slab, staging_offset_ir(e, line, pos)),
+                               llvm::Align(4));
+        }
+    }
+    warp_sync(e); // the slab is complete before any lane reads it back
+    // --- slab -> C/D, V contiguous elements per lane and item ---
+    for (int it = 0; it < iters; ++it) {
+      Value *idx = b.CreateAdd(e.lane, e.c32(32 * it));
+      Value *line = item_line[it], *pos = item_pos[it];
+      Value *row, *col;
+      if (row_major) {
+        row = b.CreateAdd(row0, b.CreateAdd(line, e.c32(pass * p.mma.m)));
+        col = b.CreateAdd(col0, pos);
+      } else {
+        row = b.CreateAdd(row0, pos);
+        col = b.CreateAdd(col0, b.CreateAdd(line, e.c32(pass * p.mma.n)));
+      }
+      // V divides D's contiguous extent (c_vec), so the vector's first element in range means
+      // all of it is.
+      Value *in = b.CreateAnd(b.CreateICmpSLT(row, a.m), b.CreateICmpSLT(col, a.n));
+      if (items % 32 != 0)
+        in = b.CreateAnd(in, b.CreateICmpULT(idx, e.c32(items)));
+      auto *store_bb = llvm::BasicBlock::Create(e.ctx, "epi.store", f);
+      auto *next_bb = llvm::BasicBlock::Create(e.ctx, "epi.next", f);
+      b.CreateCondBr(in, store_bb, next_bb);
+      b.SetInsertPoint(store_bb);
+      std::vector<Value *> accs;
+      for (int j = 0; j < V; j += chunk) {
+        Value *src = item_src[it][static_cast<size_t>(j / chunk)];
+        if (chunk == 1) {
+          accs.push_back(b.CreateAlignedLoad(acc_t, src, llvm::Align(4)));
+          continue;
+        }
+        Value *v = b.CreateAlignedLoad(llvm::FixedVectorType::get(acc_t, chunk), src,
+                                       llvm::Align(4 * chunk));
+        for (int x = 0; x < chunk; ++x)
+          accs.push_back(b.CreateExtractElement(v, uint64_t(x)));
+      }
+      Value *r64 = b.CreateZExt(row, e.i64()), *c64 = b.CreateZExt(col, e.i64());
+      Value *elem = row_major ? b.CreateAdd(b.CreateMul(r64, a.ldc), c64)
+                              : b.CreateAdd(b.CreateMul(c64, a.ldc), r64);
+      Value *off = b.CreateMul(elem, e.c64(esize));
+      // One memory access of V elements. 16-bit elements: <V x half/bfloat> (b16, b32, v2.b32,
+      // v4.b32). Bytes are packed into b16/b32/v2.b32 words with shifts: NVPTX would split
+      // <N x i8> (and an i64 or <2 x i32> bitcast from it) into several narrower accesses.
+      const int words = esize == 1 ? std::max(1, V / 4) : 1;
+      const int bytes_per_word = esize == 1 ? std::min(V, 4) : 0;
+      llvm::Type *word_t = b.getIntNTy(8 * std::max(1, bytes_per_word));
+      llvm::Type *mem_t = V == 1       ? out_t
+                          : esize != 1 ? llvm::FixedVectorType::get(out_t, V)
+                          : words == 1 ? word_t
+                                       : llvm::FixedVectorType::get(word_t, words);
+      std::vector<Value *> cvals;
+      if (p.epilogue.beta != 0.0 && !p.integer_identity) {
+        Value *cv =
+            b.CreateAlignedLoad(mem_t, b.CreateGEP(e.i8(), a.c, off), llvm::Align(V * esize));
+        for (int x = 0; x < V; ++x) {
+          if (V == 1) {
+            cvals.push_back(cv);
+          } else if (esize != 1) {
+            cvals.push_back(b.CreateExtractElement(cv, uint64_t(x)));
+          } else { // sign-extended in the word, then to the epilogue type
+            Value *w = words == 1 ? cv : b.CreateExtractElement(cv, uint64_t(x / 4));
+            const int bits = static_cast<int>(w->getType()->getIntegerBitWidth());
+            w = b.CreateAShr(b.CreateShl(w, bits - 8 - (x % 4) * 8), bits - 8);
+            cvals.push_back(b.CreateSIToFP(w, epi_t));
+          }
+        }
+      }
+      Value *out = V == 1 ? nullptr : llvm::PoisonValue::get(mem_t);
+      Value *word = nullptr;
+      for (int x = 0; x < V; ++x) {
+        Value *rx = row_major ? row : b.CreateAdd(row, e.c32(x));
+        Value *cx = row_major ? b.CreateAdd(col, e.c32(x)) : col;
+        Value *val = emit_epilogue_value(e, a, accs[static_cast<size_t>(x)], rx, cx,
+                                         b.CreateAdd(off, e.c64(x * esize)),
+                                         cvals.empty() ? nullptr : cvals[static_cast<size_t>(x)]);
+        if (V == 1) {
+          out = val;
+        } else if (esize != 1) {
+          out = b.CreateInsertElement(out, val, uint64_t(x));
+        } else {
+          Value *part = b.CreateShl(b.CreateZExt(val, word_t), (x % 4) * 8);
+          word = x % 4 == 0 ? part : b.CreateOr(word, part);
+          if (x % 4 == bytes_per_word - 1)
+            out = words == 1 ? word : b.CreateInsertElement(out, word, uint64_t(x / 4));
+        }
+      }
+      b.CreateAlignedStore(out, b.CreateGEP(e.i8(), a.d, off), llvm::Align(V * esize));
+      b.CreateBr(next_bb);
+      b.SetInsertPoint(next_bb);
+    }
+  }
+}
+
+} // namespace
+
+// f32 activations from the approximate hardware forms, inline: ex2.approx and lg2.approx (MUFU),
+// div.approx, and erfc by Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7), so that no epilogue
+// calls a libdevice function (ptxas keeps those calls, ~128 per thread, with a stack frame in
+// relocatable code). Their errors are within the activation term of the tolerance model (16 ulps
+// of f32 relative to the value and the pre-activation scale, docs/numerics.md).
+namespace fast {
+
+Value *exp(EmitContext &e, Value *x) { // 2^(x log2 e): __expf's error, 2 + |x| ulps
+  return e.b.CreateCall(e.intrinsic(llvm::Intrinsic::nvvm_ex2_approx_f),
+                        {e.b.CreateFMul(x, fconst(x, M_LOG2E))});
+}
+
+Value *log1p(EmitContext &e, Value *t) { // for t in [0, 1]: lg2(1 + t) ln 2
+  Value *l2 = e.b.CreateCall(e.intrinsic(llvm::Intrinsic::nvvm_lg2_approx_f),
+                             {e.b.CreateFAdd(fconst(t, 1.0), t)});
+  return e.b.CreateFMul(l2, fconst(t, M_LN2));
+}
+
+Value *div(EmitContext &e, Value *n, Value *d) {
+  return e.b.CreateCall(e.intrinsic(llvm::Intrinsic::nvvm_div_approx_f), {n, d});
+}
+
+Value *tanh(EmitContext &e, Value *x) { // 1 - 2 / (e^(2x) + 1): +-1 at the extremes, NaN kept
+  Value *one = fconst(x, 1.0);
+  Value *ex = exp(e, e.b.CreateFMul(x, fconst(x, 2.0)));
+  return e.b.CreateFSub(one, div(e, fconst(x, 2.0), e.b.CreateFAdd(ex, one)));
+}
+
+Value *erfc(EmitContext &e, Value *z) { // A&S 7.1.26 on |z|, reflected: erfc(-z) = 2 - erfc(z)
+  auto &b = e.b;
+  Value *az = b.CreateCall(e.intrinsic(llvm::Intrinsic::fabs, {z->getType()}), {z});
+  Value *t =
+      div(e, fconst(z, 1.0), b.CreateFAdd(fconst(z, 1.0), b.CreateFMul(fconst(z, 0.3275911), az)));
+  const double a[] = {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592};
+  Value *poly = fconst(z, a[0]);
+  for (int i = 1; i < 5; ++i)
+    poly = b.CreateFAdd(b.CreateFMul(poly, t), fconst(z, a[i]));
+  poly = b.CreateFMul(poly, t);
+  Value *r = b.CreateFMul(poly, exp(e, b.CreateFNeg(b.CreateFMul(az, az))));
+  return b.CreateSelect(b.CreateFCmpOLT(z, fconst(z, 0.0)), b.CreateFSub(fconst(z, 2.0), r), r);
+}
+
+} // namespace fast
+
+// f64: libdevice, inlined (nvptx_emit.cpp; there are no f64 approximate forms, and f64 tiles have
+// few accumulators per thread).
+Value *emit_activation(EmitContext &e, Activation act, Value *x) {
+  auto &b = e.b;
+  Value *zero = fconst(x, 0.0), *one = fconst(x, 1.0), *half = fconst(x, 0.5);
+  const bool f32 = x->getType()->isFloatTy();
+  auto exp = [&](Value *v) { return f32 ? fast::exp(e, v) : libdevice_call(e, "exp", v); };
+  auto tanh = [&](Value *v) { return f32 ? fast::tanh(e, v) : libdevice_call(e, "tanh", v); };
+  auto div = [&](Value *n, Value *d) { return f32 ? fast::div(e, n, d) : b.CreateFDiv(n, d); };
+  switch (act) {
+  case Activation::none: return x;
+  case Activation::relu: return b.CreateSelect(b.CreateFCmpUGT(x, zero), x, zero); // NaN stays
+  case Activation::tanh: return tanh(x);
+  case Activation::sigmoid: return div(one, b.CreateFAdd(one, exp(b.CreateFNeg(x))));
+  case Activation::elu:
+    return b.CreateSelect(b.CreateFCmpOGT(x, zero), x,
+                          f32 ? b.CreateFSub(fast::exp(e, x), one) : libdevice_call(e, "expm1", x));
+  case Activation::gelu: { // 0.5 x erfc(-x / sqrt 2)
+    Value *z = b.CreateFMul(x, fconst(x, -M_SQRT1_2));
+    return b.CreateFMul(b.CreateFMul(half, x),
+                        f32 ? fast::erfc(e, z) : libdevice_call(e, "erfc", z));
+  }
+  case Activation::gelu_tanh: {
+    Value *x3 = b.CreateFMul(b.CreateFMul(x, x), x);
+    Value *inner = b.CreateFMul(fconst(x, std::sqrt(2.0 / M_PI)),
+                                b.CreateFAdd(x, b.CreateFMul(fconst(x, 0.044715), x3)));
+    return b.CreateFMul(b.CreateFMul(half, x), b.CreateFAdd(one, tanh(inner)));
+  }
+  case Activation::softplus: { // x > 0 ? x + log1p(exp(-x)) : log1p(exp(x))
+    Value *pos = b.CreateFCmpOGT(x, zero);
+    Value *ax = b.CreateSelect(pos, b.CreateFNeg(x), x);
+    Value *l = f32 ? fast::log1p(e, fast::exp(e, ax))
+                   : libdevice_call(e, "log1p", libdevice_call(e, "exp", ax));
+    return b.CreateSelect(pos, b.CreateFAdd(x, l), l);
+  }
+  case Activation::swish: return div(x, b.CreateFAdd(one, exp(b.CreateFNeg(x))));
+  case Activation::custom: // refused by compile_gemm before any IR exists
+    throw std::logic_error("act=custom reached the LLVM backend");
+  }
+  return x;
+}
+
+Value *emit_epilogue_value(EmitContext &e, const EpilogueArgs &a, Value *v, Value *row, Value *col,
+                           Value *off, Value *c_value) {
+  const KernelPlan &p = e.plan;
+  auto &b = e.b;
+  llvm::Type *out_t = element_type(e, p.out);
+  llvm::Type *epi_t = p.epi == DType::f64 ? b.getDoubleTy() : b.getFloatTy();
+  const int esize = dtype_bits(p.out) / 8;
+  if (p.integer_identity) {
+    if (p.out != DType::s8)
+      return v;
+    v = b.CreateSelect(b.CreateICmpSLT(v, e.c32(-128)), e.c32(-128), v);
+    v = b.CreateSelect(b.CreateICmpSGT(v, e.c32(127)), e.c32(127), v);
+    return b.CreateTrunc(v, b.getInt8Ty());
+  }
+  Value *x = b.CreateFMul(a.alpha, to_epi(e, v, epi_t));
+  if (p.epilogue.beta != 0.0) {
+    Value *cv = c_value
+                    ? c_value
+                    : b.CreateAlignedLoad(out_t, b.CreateGEP(e.i8(), a.c, off), llvm::Align(esize));
+    x = b.CreateFAdd(x, b.CreateFMul(a.beta, to_epi(e, cv, epi_t)));
+  }
+  if (p.epilogue.bias != BiasKind::none) {
+    Value *bi = b.CreateZExt(p.epilogue.bias == BiasKind::row ? row : col, e.i64());
+    Value *bv = b.CreateAlignedLoad(
+        out_t, b.CreateGEP(e.i8(), a.bias, b.CreateMul(bi, e.c64(esize))), llvm::Align(esize));
+    x = b.CreateFAdd(x, to_epi(e, bv, epi_t));
+  }
+  return from_epi(e, emit_activation(e, p.epilogue.act, x), p.out);
+}
+
+void emit_epilogue(EmitContext &e, const EpilogueArgs &a,
+                   const std::vector<std::vector<std::vector<Value *>>> &acc) {
+  if (e.plan.stage_epilogue) {
+    emit_staged_epilogue(e, a, acc);
+    return;
+  }
+  const KernelPlan &p = e.plan;
+  auto &b = e.b;
+  llvm::Function *f = b.GetInsertBlock()->getParent();
+  llvm::Type *out_t = element_type(e, p.out);
+  const int esize = dtype_bits(p.out) / 8;
+  // Everything per element (or pair), inside its guard: precomputing row/column offsets for the
+  // whole warp tile keeps ~50 more values live next to the accumulators and makes ptxas spill
+  // (measured). With a row-major D whose N and ldc are even (alignment >= 2), the two adjacent
+  // columns 2q, 2q+1 of a fragment row share one guard (col < N implies col + 1 < N) and one
+  // vector store.
+  const bool pairs = p.out_layout == MatrixLayout::row && p.c_vec >= 2 && p.mma.c_regs >= 2;
+  auto value_at = [&](Value *v, Value *row, Value *col, Value *off) {
+    return emit_epilogue_value(e, a, v, row, col, off);
+  };
+  for (int mi = 0; mi < p.tiles_m; ++mi)
+    for (int ni = 0; ni < p.tiles_n; ++ni)
+      for (int i = 0; i < p.mma.c_regs; i += pairs ? 2 : 1) {
+        const FragOffset o = c_offset(p.mma, i);
+        Value *row = b.CreateAdd(b.CreateAdd(a.m0, e.warp_m0),
+                                 b.CreateAdd(e.frag_row0, e.c32(mi * p.mma.m + o.row)));
+        Value *col = b.CreateAdd(b.CreateAdd(a.n0, e.warp_n0),
+                                 b.CreateAdd(e.frag_col0, e.c32(ni * p.mma.n + o.col)));
+        auto *store_bb = llvm::BasicBlock::Create(e.ctx, "epi.store", f);
+        auto *next_bb = llvm::BasicBlock::Create(e.ctx, "epi.next", f);
+        b.CreateCondBr(b.CreateAnd(b.CreateICmpSLT(row, a.m), b.CreateICmpSLT(col, a.n)), store_bb,
+                       next_bb);
+        b.SetInsertPoint(store_bb);
+        Value *r64 = b.CreateZExt(row, e.i64()), *c64 = b.CreateZExt(col, e.i64());
+        Value *elem = p.out_layout == MatrixLayout::row ? b.CreateAdd(b.CreateMul(r64, a.ldc), c64)
+                                                        : b.CreateAdd(b.CreateMul(c64, a.ldc), r64);
+        Value *off = b.CreateMul(elem, e.c64(esize));
+        Value *dst = b.CreateGEP(e.i8(), a.d, off);
+        if (!pairs) {
+          b.CreateAlignedStore(value_at(acc[mi][ni][i], row, col, off), dst, llvm::Align(esize));
+        } else {
+          Value *col1 = b.CreateAdd(col, e.c32(1));
+          Value *off1 = b.CreateAdd(off, e.c64(esize));
+          Value *v0 = value_at(acc[mi][ni][i], row, col, off);
+          Value *v1 = value_at(acc[mi][ni][i + 1], row, col1, off1);
+          Value *vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(out_t, 2));
+          vec = b.CreateInsertElement(vec, v0, uint64_t{0});
+          vec = b.CreateInsertElement(vec, v1, uint64_t{1});
+          b.CreateAlignedStore(vec, dst, llvm::Align(2 * esize));
+        }
+        b.CreateBr(next_bb);
+        b.SetInsertPoint(next_bb);
+      }
+}
+
+} // namespace tcjit::codegen

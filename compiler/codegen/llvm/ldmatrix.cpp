@@ -1,0 +1,146 @@
+#include "compiler/codegen/llvm/ldmatrix.h"
+
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+namespace tcjit::codegen {
+
+using llvm::Value;
+
+namespace {
+
+std::vector<Value *> ldmatrix_x4(EmitContext &e, Value *addr, bool trans) {
+  auto id = trans ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16
+                  : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16;
+  Value *r = e.b.CreateCall(e.intrinsic(id, {addr->getType()}), {addr});
+  std::vector<Value *> regs;
+  for (unsigned i = 0; i < 4; ++i)
+    regs.push_back(e.b.CreateExtractValue(r, {i}));
+  return regs;
+}
+
+// Loads the elements of one register (or f64 value) one by one and packs them.
+Value *scalar_register(EmitContext &e, const OperandPlan &op, Value *stage,
+                       const std::vector<std::pair<Value *, Value *>> &rowcols) {
+  auto &b = e.b;
+  if (op.esize == 8 || op.esize == 4) {
+    llvm::Type *t = op.esize == 8 ? b.getDoubleTy() : b.getInt32Ty();
+    Value *p = smem_address(e, op, stage, rowcols[0].first, rowcols[0].second);
+    return b.CreateAlignedLoad(t, p, llvm::Align(op.esize));
+  }
+  Value *reg = e.c32(0);
+  const int bits = op.esize * 8;
+  for (size_t i = 0; i < rowcols.size(); ++i) {
+    Value *p = smem_address(e, op, stage, rowcols[i].first, rowcols[i].second);
+    Value *v =
+        b.CreateZExt(b.CreateAlignedLoad(b.getIntNTy(bits), p, llvm::Align(op.esize)), e.i32());
+    reg = b.CreateOr(reg, b.CreateShl(v, e.c32(static_cast<int64_t>(i) * bits)));
+  }
+  return reg;
+}
+
+} // namespace
+
+std::vector<std::vector<Value *>> emit_load_a_fragments(EmitContext &e, Value *stage, int ks) {
+  const KernelPlan &p = e.plan;
+  const OperandPlan &op = p.a;
+  auto &b = e.b;
+  std::vector<std::vector<Value *>> out(p.tiles_m);
+  Value *j = b.CreateLShr(e.lane, e.c32(3));
+  Value *r = b.CreateAnd(e.lane, e.c32(7));
+  const int chunk = 16 / op.esize;
+  if (p.mma.kind == MmaKind::simt_f32) { // one f32 of column k = ks per row the thread owns
+    for (int mi = 0; mi < p.tiles_m; ++mi) {
+      Value *m = b.CreateAdd(e.warp_m0, b.CreateAdd(e.frag_row0, e.c32(mi * p.mma.m)));
+      Value *k = e.c32(ks);
+      out[mi].push_back(
+          scalar_register(e, op, stage, {op.k_contiguous ? std::pair{m, k} : std::pair{k, m}}));
+    }
+    return out;
+  }
+  for (int mi = 0; mi < p.tiles_m; ++mi) {
+    if (op.load == FragmentLoad::ldmatrix) {
+      Value *row = b.CreateAdd(b.CreateAdd(e.warp_m0, e.c32(mi * 16)),
+                               b.CreateAdd(b.CreateMul(b.CreateAnd(j, e.c32(1)), e.c32(8)), r));
+      Value *col =
+          b.CreateAdd(e.c32(ks * p.mma.k), b.CreateMul(b.CreateLShr(j, e.c32(1)), e.c32(chunk)));
+      out[mi] = ldmatrix_x4(e, smem_address(e, op, stage, row, col), false);
+      continue;
+    }
+    if (op.load == FragmentLoad::ldmatrix_trans) {
+      Value *row = b.CreateAdd(e.c32(ks * 16),
+                               b.CreateAdd(b.CreateMul(b.CreateLShr(j, e.c32(1)), e.c32(8)), r));
+      Value *col = b.CreateAdd(b.CreateAdd(e.warp_m0, e.c32(mi * 16)),
+                               b.CreateMul(b.CreateAnd(j, e.c32(1)), e.c32(8)));
+      out[mi] = ldmatrix_x4(e, smem_address(e, op, stage, row, col), true);
+      continue;
+    }
+    const int per = elements_per_reg(p.mma);
+    for (int reg = 0; reg < p.mma.a_regs; ++reg) {
+      std::vector<std::pair<Value *, Value *>> rc;
+      for (int x = 0; x < per; ++x) {
+        const FragOffset o = a_offset(p.mma, reg * per + x);
+        Value *m = b.CreateAdd(b.CreateAdd(e.warp_m0, e.c32(mi * p.mma.m + o.row)), e.g);
+        Value *k = b.CreateAdd(b.CreateMul(e.q, e.c32(a_q_multiplier(p.mma))),
+                               e.c32(ks * p.mma.k + o.col));
+        rc.push_back(op.k_contiguous ? std::pair{m, k} : std::pair{k, m});
+      }
+      out[mi].push_back(scalar_register(e, op, stage, rc));
+    }
+  }
+  return out;
+}
+
+std::vector<std::vector<Value *>> emit_load_b_fragments(EmitContext &e, Value *stage, int ks) {
+  const KernelPlan &p = e.plan;
+  const OperandPlan &op = p.b;
+  auto &b = e.b;
+  std::vector<std::vector<Value *>> out(p.tiles_n);
+  Value *j = b.CreateLShr(e.lane, e.c32(3));
+  Value *r = b.CreateAnd(e.lane, e.c32(7));
+  const int chunk = 16 / op.esize;
+  if (p.mma.kind == MmaKind::simt_f32) {
+    for (int ni = 0; ni < p.tiles_n; ++ni) {
+      Value *n = b.CreateAdd(e.warp_n0, b.CreateAdd(e.frag_col0, e.c32(ni * p.mma.n)));
+      Value *k = e.c32(ks);
+      out[ni].push_back(
+          scalar_register(e, op, stage, {op.k_contiguous ? std::pair{n, k} : std::pair{k, n}}));
+    }
+    return out;
+  }
+  if (op.load != FragmentLoad::scalar) {
+    for (int pair = 0; pair < p.tiles_n / 2; ++pair) {
+      Value *row, *col;
+      if (op.load == FragmentLoad::ldmatrix) {
+        row = b.CreateAdd(b.CreateAdd(e.warp_n0, e.c32(pair * 16)),
+                          b.CreateAdd(b.CreateMul(b.CreateLShr(j, e.c32(1)), e.c32(8)), r));
+        col = b.CreateAdd(e.c32(ks * p.mma.k), b.CreateMul(b.CreateAnd(j, e.c32(1)), e.c32(chunk)));
+      } else {
+        row = b.CreateAdd(e.c32(ks * 16),
+                          b.CreateAdd(b.CreateMul(b.CreateAnd(j, e.c32(1)), e.c32(8)), r));
+        col = b.CreateAdd(b.CreateAdd(e.warp_n0, e.c32(pair * 16)),
+                          b.CreateMul(b.CreateLShr(j, e.c32(1)), e.c32(8)));
+      }
+      std::vector<Value *> regs = ldmatrix_x4(e, smem_address(e, op, stage, row, col),
+                                              op.load == FragmentLoad::ldmatrix_trans);
+      out[2 * pair] = {regs[0], regs[1]};
+      out[2 * pair + 1] = {regs[2], regs[3]};
+    }
+    return out;
+  }
+  const int per = elements_per_reg(p.mma);
+  for (int ni = 0; ni < p.tiles_n; ++ni) {
+    for (int reg = 0; reg < p.mma.b_regs; ++reg) {
+      std::vector<std::pair<Value *, Value *>> rc;
+      for (int x = 0; x < per; ++x) {
+        Value *n = b.CreateAdd(b.CreateAdd(e.warp_n0, e.c32(ni * p.mma.n)), e.g);
+        Value *k = b.CreateAdd(b.CreateMul(e.q, e.c32(a_q_multiplier(p.mma))),
+                               e.c32(ks * p.mma.k + b_k_offset(p.mma, reg * per + x)));
+        rc.push_back(op.k_contiguous ? std::pair{n, k} : std::pair{k, n});
+      }
+      out[ni].push_back(scalar_register(e, op, stage, rc));
+    }
+  }
+  return out;
+}
+
+} // namespace tcjit::codegen

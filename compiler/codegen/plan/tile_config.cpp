@@ -1,0 +1,330 @@
+#include "compiler/codegen/plan/tile_config.h"
+
+#include "compiler/codegen/plan/custom_activation.h"
+
+#include "compiler/codegen/plan/conv_lowering.h"
+#include "compiler/spec/alignment.h"
+#include "compiler/target/arch.h"
+#include "compiler/target/mma_table.h"
+
+#include <algorithm>
+#include <charconv>
+#include <sstream>
+
+namespace tcjit::codegen {
+
+namespace {
+
+bool is_pow2(int v) {
+  return v > 0 && (v & (v - 1)) == 0;
+}
+
+// The A dtype of the (implicit) GEMM: x for fprop, dy for dgrad and wgrad.
+DType input_dtype(const OpSpec &spec) {
+  if (spec.kind == OpKind::gemm)
+    return spec.gemm.a.dtype;
+  return spec.conv.pass == ConvPass::fprop ? spec.conv.x.dtype : spec.conv.y.dtype;
+}
+
+int element_bytes(const OpSpec &spec) {
+  return dtype_bits(input_dtype(spec)) / 8;
+}
+
+std::string num(int64_t v) {
+  return std::to_string(v);
+}
+
+int max_vec(const OpSpec &spec, const std::string &operand) {
+  const ViewVectorLimits v = view_vector_limits(spec);
+  return operand == "a" ? v.a : operand == "b" ? v.b : v.c;
+}
+
+} // namespace
+
+MmaForm math_form(const OpSpec &spec, bool tf32_off) {
+  if (is_depthwise_path(spec)) // multiply-adds per output (conv_lowering.h)
+    return simt_f32_form();
+  const auto form = find_mma_form(input_dtype(spec), spec.acc, resolve_math(spec.math, tf32_off));
+  return form ? *form : simt_f32_form();
+}
+
+std::string to_string(const TileConfig &c) {
+  std::ostringstream o;
+  o << c.bm << "x" << c.bn << "x" << c.bk << " w" << c.wm << "x" << c.wn << " s" << c.stages << " k"
+    << c.split_k << " g" << c.raster_group << " va" << c.vec_a << " vb" << c.vec_b;
+  if (c.pad_c != 0)
+    o << " pc" << c.pad_c;
+  return o.str();
+}
+
+int warps_per_cta(const TileConfig &c) {
+  if (c.wm <= 0 || c.wn <= 0)
+    return 0;
+  return (c.bm / c.wm) * (c.bn / c.wn);
+}
+
+int threads_per_cta(const TileConfig &c) {
+  return 32 * warps_per_cta(c);
+}
+
+int shared_bytes(const OpSpec &spec, const TileConfig &c) {
+  return c.stages * (c.bm * c.bk + c.bn * c.bk) * element_bytes(spec);
+}
+
+std::vector<ConfigError> check_codegen_support(const OpSpec &spec, std::string_view arch,
+                                               bool tf32_off) {
+  std::vector<ConfigError> e;
+  if (!find_arch(arch))
+    e.push_back({"arch", "unknown arch '" + std::string(arch) + "' (tcjit targets " +
+                             std::string(known_arch_list()) + ")"});
+  if (spec.kind != OpKind::gemm) {
+    for (std::string problem : {channels_first_problem(spec), coordinate_range_problem(spec)})
+      if (!problem.empty()) {
+        e.push_back({"spec", std::move(problem)});
+        return e;
+      }
+  }
+  const OpSpec view = gemm_view(spec);
+  const GemmSpec &g = view.gemm;
+  if (g.a.dtype != g.b.dtype)
+    e.push_back({"spec", "a and b must have the same dtype"});
+  const MathMode math = resolve_math(spec.math, tf32_off);
+  const bool simt = g.a.dtype == DType::f32 && spec.acc == DType::f32 && math == MathMode::f32;
+  if (!simt && !find_mma_form(g.a.dtype, spec.acc, math)) {
+    e.push_back({"spec", "no tensor-core mma for a=" + std::string(to_string(g.a.dtype)) +
+                             " acc=" + std::string(to_string(spec.acc)) +
+                             " (supported: f16/bf16/tf32->f32, s8->s32, f64->f64)"});
+  }
+  if (spec.epilogue.act == Activation::custom)
+    if (std::string problem = custom_activation_problem(spec.epilogue.custom); !problem.empty())
+      e.push_back({"act", std::move(problem)});
+  return e;
+}
+
+OpSpec effective_spec(const OpSpec &spec, const TileConfig &config) {
+  return config.pad_c == 0 ? spec : padded_conv(spec, config.pad_c);
+}
+
+std::vector<ConfigError> validate_tile_config(const OpSpec &spec_in, const TileConfig &c,
+                                              std::string_view arch, bool tf32_off) {
+  std::vector<ConfigError> e = check_codegen_support(spec_in, arch, tf32_off);
+  if (!e.empty())
+    return e;
+  if (c.pad_c != 0) {
+    const std::optional<int64_t> target = channel_padding_target(spec_in);
+    if (!target) {
+      e.push_back({"pad_c", "pad_c=" + num(c.pad_c) +
+                                ": channel padding applies to a convolution fprop with one group "
+                                "whose c does not fill 16-byte vectors; this spec has none"});
+      return e;
+    }
+    if (c.pad_c != *target) {
+      e.push_back({"pad_c", "pad_c=" + num(c.pad_c) + " must be " + num(*target) +
+                                " (c=" + num(spec_in.conv.c) +
+                                " rounded up to a 16-byte vector of channels)"});
+      return e;
+    }
+  }
+  const OpSpec spec = effective_spec(spec_in, c);
+  const MmaForm mma = math_form(spec, tf32_off);
+  auto pow2_in = [&](const char *field, int v, int lo, int hi) {
+    if (!is_pow2(v) || v < lo || v > hi)
+      e.push_back({field, std::string(field) + "=" + num(v) + " must be a power of two in [" +
+                              num(lo) + ", " + num(hi) + "]"});
+  };
+  pow2_in("bm", c.bm, 16, 256);
+  pow2_in("bn", c.bn, 16, 256);
+  pow2_in("bk", c.bk, mma.kind == MmaKind::simt_f32 ? 4 : mma.k, 128);
+  pow2_in("wm", c.wm, 16, 128);
+  pow2_in("wn", c.wn, 16, 128);
+  if (!e.empty())
+    return e;
+  if (c.wm > c.bm)
+    e.push_back(
+        {"wm", "warp tile wm=" + num(c.wm) + " is larger than the CTA tile bm=" + num(c.bm)});
+  if (c.wn > c.bn)
+    e.push_back(
+        {"wn", "warp tile wn=" + num(c.wn) + " is larger than the CTA tile bn=" + num(c.bn)});
+  if (!e.empty())
+    return e;
+  const int warps = warps_per_cta(c);
+  if (warps > 16)
+    e.push_back({"wm", num(warps) + " warps per CTA ((bm/wm)*(bn/wn)); at most 16 (512 threads)"});
+  const int acc_regs = (c.wm / mma.m) * (c.wn / mma.n) * mma.c_regs * (mma.elem_bits == 64 ? 2 : 1);
+  if (acc_regs > 128)
+    e.push_back({"wm", "warp tile " + num(c.wm) + "x" + num(c.wn) + " needs " + num(acc_regs) +
+                           " accumulator registers per thread; at most 128 (255 in all)"});
+  if (c.stages < 2 || c.stages > 6)
+    e.push_back({"stages", "stages=" + num(c.stages) + " must be in [2, 6]"});
+  if (c.split_k < 1 || c.split_k > 16)
+    e.push_back({"split_k", "split_k=" + num(c.split_k) + " must be in [1, 16]"});
+  if (c.raster_group < 1 || c.raster_group > 64)
+    e.push_back({"raster_group", "raster_group=" + num(c.raster_group) + " must be in [1, 64]"});
+  if (is_depthwise_path(spec) && c.split_k != 1)
+    e.push_back({"split_k", "split_k=" + num(c.split_k) +
+                                ": the depthwise kernel sums each output's taps in one thread; it "
+                                "has no split-K (use split_k=1)"});
+  const int esize = element_bytes(spec);
+  auto check_vec = [&](const char *field, int v, const std::string &operand) {
+    const int allowed = max_vec(spec, operand);
+    if (v == 0)
+      return;
+    if (!is_pow2(v) || v * esize > 16)
+      e.push_back({field, std::string(field) + "=" + num(v) +
+                              " must be a power of two of at most 16 bytes (" + num(16 / esize) +
+                              " elements)"});
+    else if (v > allowed)
+      e.push_back({field, std::string(field) + "=" + num(v) + " exceeds the alignment of " +
+                              operand + " (" + num(allowed) + " elements)"});
+  };
+  check_vec("vec_a", c.vec_a, "a");
+  check_vec("vec_b", c.vec_b, "b");
+  const auto info = find_arch(arch);
+  const int smem = shared_bytes(spec, c);
+  if (info && smem > info->max_smem_per_block)
+    e.push_back({"stages", "shared memory " + num(smem) + " bytes (stages*(bm+bn)*bk*" +
+                               num(esize) + ") exceeds " + std::string(arch) + "'s " +
+                               num(info->max_smem_per_block) + " bytes per block"});
+  return e;
+}
+
+std::vector<TileConfig> default_tile_configs(const OpSpec &spec, std::string_view arch,
+                                             bool tf32_off) {
+  const TileConfig first = default_tile_config(spec, arch, tf32_off);
+  std::vector<TileConfig> out = {first};
+  auto add = [&](TileConfig c) {
+    c = resolve_vectors(spec, c);
+    if (std::find(out.begin(), out.end(), c) == out.end() &&
+        validate_tile_config(spec, c, arch, tf32_off).empty())
+      out.push_back(c);
+  };
+  TileConfig c = first;
+  // Halve the warp tile's larger side (accumulators: the registers that grow with it), keeping
+  // the CTA tile: twice the warps.
+  while (c.wm * c.wn > 32 * 32) {
+    if (c.wm >= c.wn)
+      c.wm /= 2;
+    else
+      c.wn /= 2;
+    add(c);
+  }
+  // Then a smaller CTA tile with 32x32 warps, and fewer stages.
+  add({64, 64, first.bk, 32, 32, first.stages, first.split_k, first.raster_group, first.vec_a,
+       first.vec_b});
+  add({64, 64, first.bk, 32, 32, 2, first.split_k, first.raster_group, first.vec_a, first.vec_b});
+  add({32, 32, first.bk, 16, 16, 2, first.split_k, first.raster_group, first.vec_a, first.vec_b});
+  return out;
+}
+
+TileConfig resolve_vectors(const OpSpec &spec_in, const TileConfig &config) {
+  TileConfig c = config;
+  const OpSpec spec = c.pad_c != 0 && channel_padding_target(spec_in) == c.pad_c
+                          ? effective_spec(spec_in, c)
+                          : spec_in;
+  const int widest = 16 / element_bytes(spec);
+  if (c.vec_a == 0)
+    c.vec_a = std::min(widest, max_vec(spec, "a"));
+  if (c.vec_b == 0)
+    c.vec_b = std::min(widest, max_vec(spec, "b"));
+  return c;
+}
+
+TileConfig default_tile_config(const OpSpec &spec_in, std::string_view arch, bool tf32_off) {
+  if (is_depthwise_path(spec_in)) // 32 pixels x 64 channels, 4 warps: 16 outputs per thread
+    return resolve_vectors(spec_in, TileConfig{32, 64, 8, 16, 32, 2, 1, 1, 0, 0});
+  const OpSpec spec = gemm_view(spec_in);
+  TileConfig c;
+  const DType in = spec.gemm.a.dtype;
+  const MathMode math = resolve_math(spec.math, tf32_off);
+  const auto form = find_mma_form(in, spec.acc, math);
+  const bool small_m = spec.gemm.m.is_fixed() && spec.gemm.m.value <= 64;
+  const bool small_n = spec.gemm.n.is_fixed() && spec.gemm.n.value <= 64;
+  if (!form) { // SIMT FFMA: 8 warps of 32x64, 8x8 accumulators per thread
+    c = TileConfig{128, 128, 8, 32, 64, 3, 1, 1, 0, 0};
+  } else if (form->kind == MmaKind::f64_f64) {
+    c = TileConfig{64, 64, 16, 32, 32, 3, 1, 1, 0, 0};
+  } else if (form->kind == MmaKind::tf32_f32) {
+    c = TileConfig{128, 128, 16, 64, 32, 3, 1, 1, 0, 0}; // 64x64 warps spill
+  } else if (form->kind == MmaKind::s8_s32) {
+    c = TileConfig{128, 128, 64, 64, 32, 3, 1, 1, 0, 0}; // 64x64 warps spill
+  }
+  if (small_m) {
+    c.bm = 64;
+    c.wm = std::min(c.wm, 32);
+  }
+  if (small_n) {
+    c.bn = 64;
+    c.wn = std::min(c.wn, 32);
+  }
+  c = resolve_vectors(spec_in, c);
+  // Operands loaded in pieces narrower than 16 bytes (a misaligned ld or K) need an address and
+  // a predicate per piece: with 64x64 warp tiles of 16-bit types that spills (k=31: 20 KB).
+  // Start from 32-wide warp rows there; the runtime still falls back further when a cubin spills
+  // (default_tile_configs).
+  const int esize = dtype_bits(spec.gemm.a.dtype) / 8;
+  if (form && esize == 2 && std::min(c.vec_a, c.vec_b) * esize < 16 && c.wm * c.wn > 32 * 64)
+    c.wm = 32;
+  // A convolution's gathered copies in narrow pieces keep their coordinates live too (the C = 3
+  // stem: 128x64x32 w64x32 va1 spills 120 B; w32x32 takes 197 registers, no spill).
+  // With both operands narrow, a 32-byte K-tile halves the copies (a depthwise wgrad, 64x64x32
+  // w32x32 va1 vb1, spills 8 B on sm_90; with bk = 16 it takes 158 registers).
+  if (form && spec_in.kind != OpKind::gemm && std::min(c.vec_a, c.vec_b) * esize < 16) {
+    c.wm = std::min(c.wm, 32);
+    c.wn = std::min(c.wn, 32);
+    if (std::max(c.vec_a, c.vec_b) * esize < 16)
+      c.bk = std::max(form->k, std::min(c.bk, 32 / esize));
+  }
+  // Small machines (99 KiB) fit the defaults; keep them under 48 KiB anyway.
+  (void)arch;
+  return c;
+}
+
+bool parse_tile_config(std::string_view text, TileConfig &c, std::string &error) {
+  std::istringstream in{std::string(text)};
+  std::string w;
+  auto to_int = [&](std::string_view s, int &out) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && p == s.data() + s.size();
+  };
+  while (in >> w) {
+    auto bad = [&]() {
+      error = "bad config word '" + w +
+              "' (expected BMxBNxBK, wWMxWN, sSTAGES, kSPLIT, gGROUP, vaN, vbN or pcN)";
+      return false;
+    };
+    std::string_view s = w;
+    if (std::isdigit(static_cast<unsigned char>(s[0]))) {
+      const size_t x1 = s.find('x'), x2 = s.find('x', x1 + 1);
+      if (x1 == s.npos || x2 == s.npos || !to_int(s.substr(0, x1), c.bm) ||
+          !to_int(s.substr(x1 + 1, x2 - x1 - 1), c.bn) || !to_int(s.substr(x2 + 1), c.bk))
+        return bad();
+    } else if (s.starts_with("pc")) {
+      if (!to_int(s.substr(2), c.pad_c))
+        return bad();
+    } else if (s.starts_with("va")) {
+      if (!to_int(s.substr(2), c.vec_a))
+        return bad();
+    } else if (s.starts_with("vb")) {
+      if (!to_int(s.substr(2), c.vec_b))
+        return bad();
+    } else if (s[0] == 'w') {
+      const size_t x = s.find('x');
+      if (x == s.npos || !to_int(s.substr(1, x - 1), c.wm) || !to_int(s.substr(x + 1), c.wn))
+        return bad();
+    } else if (s[0] == 's') {
+      if (!to_int(s.substr(1), c.stages))
+        return bad();
+    } else if (s[0] == 'k') {
+      if (!to_int(s.substr(1), c.split_k))
+        return bad();
+    } else if (s[0] == 'g') {
+      if (!to_int(s.substr(1), c.raster_group))
+        return bad();
+    } else {
+      return bad();
+    }
+  }
+  return true;
+}
+
+} // namespace tcjit::codegen

@@ -1,0 +1,233 @@
+#include "engine/kernel_cache.h"
+#include "runtime/jit/cuda_toolkit.h"
+
+#include "compiler/spec/shape.h"
+#include "compiler/target/arch.h"
+#include "engine/cubin_build.h"
+#include "engine/kernel_records.h"
+#include "kernels_db/dispatch.h"
+#include "runtime/device/device.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <stdexcept>
+#include <vector>
+
+namespace tcjit::engine {
+
+namespace {
+
+std::string fmt(const char *format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+// The resources recorded by binary_record(); unknown fields stay -1.
+KernelResources recorded_resources(const std::string &resources_json, int dynamic_shared) {
+  KernelResources r;
+  r.shared_bytes = dynamic_shared;
+  const nlohmann::json res = nlohmann::json::parse(resources_json, nullptr, false);
+  if (!res.is_object())
+    return r;
+  auto get = [&](const char *name, int &field) {
+    if (res.contains(name) && res[name].is_number_integer())
+      field = res[name].get<int>();
+  };
+  get("registers", r.registers);
+  get("stack_bytes", r.stack_bytes);
+  get("spill_bytes", r.spill_bytes);
+  int stores = -1, loads = -1; // older records: the two counts only
+  get("spill_stores", stores);
+  get("spill_loads", loads);
+  if (r.spill_bytes < 0 && stores >= 0 && loads >= 0)
+    r.spill_bytes = stores + loads;
+  if (res.contains("static_shared_bytes"))
+    get("shared_bytes", r.shared_bytes); // the total
+  else if (res.contains("shared_bytes") && res["shared_bytes"].is_number_integer())
+    r.shared_bytes += res["shared_bytes"].get<int>(); // older records: the static part only
+  return r;
+}
+
+} // namespace
+
+std::string target_arch(std::string_view requested, const device::DeviceInfo &device,
+                        std::string &error) {
+  if (!requested.empty()) {
+    if (find_arch(requested))
+      return std::string(requested);
+    error = "unknown arch '" + std::string(requested) + "' (tcjit targets " +
+            std::string(known_arch_list()) + ")";
+    return "";
+  }
+  const std::string arch = "sm_" + std::to_string(device.sm_arch);
+  if (find_arch(arch))
+    return arch;
+  error = "the device is " + arch + ", which tcjit does not target (" +
+          std::string(known_arch_list()) + ")";
+  return "";
+}
+
+KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
+                                  const KernelRequest &request, kernels_db::KernelsDb *db) {
+  KernelSource out;
+  std::string choice; // "tuned (...)" when the database had a tuned config
+  // The configs to try, best first: the requested one alone, or the tuned one, or the default
+  // chooser's (taken in order when a cubin spills: register use is known only after ptxas).
+  if (!request.config && !request.chosen.empty())
+    choice = request.chosen_note;
+  const std::vector<codegen::TileConfig> candidates =
+      request.config
+          ? std::vector<codegen::TileConfig>{codegen::resolve_vectors(spec, *request.config)}
+          : request.chosen;
+  if (candidates.empty()) {
+    for (const codegen::ConfigError &e :
+         codegen::check_codegen_support(spec, request.arch, request.tf32_off))
+      out.errors.push_back(e.field + ": " + e.message);
+    if (out.errors.empty())
+      out.errors.push_back("no legal config for " + key.hash_hex());
+    return out;
+  }
+  const codegen::TileConfig &config = candidates.front();
+  const auto config_errors =
+      codegen::validate_tile_config(spec, config, request.arch, request.tf32_off);
+  if (!config_errors.empty()) {
+    for (const codegen::ConfigError &e : config_errors)
+      out.errors.push_back("config " + codegen::to_string(config) + ": " + e.field + ": " +
+                           e.message);
+    return out;
+  }
+  if (db) {
+    for (const codegen::TileConfig &candidate : candidates) {
+      const auto found = db->find_binary({key.text, config_json(candidate), request.arch,
+                                          toolkit_version(), compiler_version(request.backend)});
+      out.warnings.insert(out.warnings.end(), found.warnings.begin(), found.warnings.end());
+      if (found.status != kernels_db::LookupStatus::hit)
+        continue;
+      out.kernel.config = candidate;
+      out.kernel.plan = codegen::plan_kernel(spec, candidate, request.arch, request.tf32_off);
+      out.kernel.ptx = found.binary->ptx;
+      out.cubin = found.binary->cubin;
+      out.origin = KernelOrigin::database;
+      out.resources = recorded_resources(found.binary->resources_json, out.kernel.plan.smem_bytes);
+      out.how = (choice.empty() ? "" : choice + ", ") + "hit (database " + db->path() +
+                ", compiled " + fmt("%.1f ms", found.binary->compile_ms) + " earlier, " +
+                (out.cubin.empty() ? std::string("PTX only")
+                                   : "cubin " + std::to_string(out.cubin.size()) + " B") +
+                ")";
+      return out;
+    }
+  }
+  if (!request.compile_on_miss) {
+    out.missed = true;
+    out.errors.push_back("no kernel for " + key.hash_hex() + " (config " +
+                         codegen::to_string(config) + ", " + request.arch + ") in " +
+                         (db ? "the database " + db->path() : "a runtime without a database") +
+                         ", and the miss policy is fail");
+    return out;
+  }
+  // Compile the candidates in order until one's cubin neither spills nor needs a stack frame;
+  // when every one does, the one with the fewest such bytes.
+  std::optional<CubinBuild> best;
+  codegen::CompiledKernel best_kernel;
+  double compile_ms = 0;
+  std::string fallbacks;
+  for (const codegen::TileConfig &candidate : candidates) {
+    codegen::CompileOptions copt;
+    copt.arch = request.arch;
+    copt.tf32_off = request.tf32_off;
+    copt.config = candidate;
+    copt.libdevice = jit::current_cuda_toolkit().libdevice.path;
+    codegen::CompiledKernel kernel;
+    try {
+      kernel = compile_kernel(spec, copt, request.backend);
+    } catch (const std::logic_error &e) { // the generated CUDA C++ does not compile: a bug
+      out.internal_error = true;
+      out.errors.push_back(std::string("internal error: ") + e.what());
+      return out;
+    } catch (const std::runtime_error &e) { // NVRTC cannot be loaded
+      out.errors.push_back(e.what());
+      return out;
+    }
+    if (!kernel.ok()) {
+      if (best) { // a fallback that cannot be compiled: keep the best one so far
+        out.warnings.push_back("fallback config " + codegen::to_string(candidate) +
+                               " not compiled: " + kernel.errors.front().message);
+        break;
+      }
+      for (const codegen::ConfigError &e : kernel.errors) {
+        out.errors.push_back(e.field + ": " + e.message);
+        out.user_code_error |= e.field == "act" || e.field == "backend";
+      }
+      return out;
+    }
+    CubinBuild build = build_cubin(kernel);
+    if (!build.error.empty()) {
+      if (best) {
+        out.warnings.push_back("fallback config " + codegen::to_string(candidate) +
+                               " not compiled: " + build.error);
+        break;
+      }
+      out.internal_error = true;
+      out.errors.push_back("internal error: the generated PTX does not compile for " +
+                           request.arch + ": " + build.error);
+      return out;
+    }
+    if (!build.stage.empty())
+      kernel.times.push_back({build.stage, build.ms});
+    compile_ms += kernel.total_ms();
+    const int bad = spill_and_stack_bytes(build);
+    if (!best || bad < spill_and_stack_bytes(*best)) {
+      best = std::move(build);
+      best_kernel = std::move(kernel);
+    }
+    if (bad == 0)
+      break;
+    fallbacks += (fallbacks.empty() ? "" : "; ") + codegen::to_string(candidate) + " needs " +
+                 std::to_string(bad) + " B of spills and stack";
+  }
+  out.kernel = std::move(best_kernel);
+  CubinBuild &build = *best;
+  out.cubin = std::move(build.cubin);
+  out.origin = KernelOrigin::compiled_now;
+  out.resources.shared_bytes = out.kernel.plan.smem_bytes;
+  out.how =
+      (choice.empty() ? "" : choice + ", ") + "miss, compiled in " + fmt("%.1f ms", compile_ms);
+  if (const jit::KernelResources *r =
+          jit::find_kernel_resources(build.resources, out.kernel.plan.kernel_name)) {
+    out.resources.registers = r->registers;
+    out.resources.spill_bytes = r->spill_bytes();
+    out.resources.stack_bytes = r->stack_frame;
+    out.resources.shared_bytes += r->static_shared_bytes;
+    out.how += " (" + std::to_string(r->registers) + " registers, " +
+               std::to_string(r->spill_bytes()) + " spill bytes, " +
+               std::to_string(r->stack_frame) + " B stack, " +
+               std::to_string(out.resources.shared_bytes) + " B shared)";
+  }
+  if (!fallbacks.empty()) {
+    out.how += ", config " + codegen::to_string(out.kernel.config) + " (" + fallbacks + ")";
+    if (spill_and_stack_bytes(build) > 0)
+      out.warnings.push_back("every config tried for this spec spills or needs a stack frame (" +
+                             fallbacks + "); using " + codegen::to_string(out.kernel.config) +
+                             ", the least");
+  }
+  out.how += ", " + build.note;
+  if (db) {
+    kernels_db::BinaryRecord record = binary_record(key, out.kernel, request.arch, build.resources);
+    if (!out.cubin.empty()) {
+      record.cubin = out.cubin;
+      record.compile_options +=
+          " + " + (build.stage == "ptxas" ? std::string("ptxas") : std::string("nvJitLink")) +
+          " -arch=" + request.arch;
+    }
+    db->put_problem(problem_record(spec, key, request.arch));
+    db->put_binary(record);
+    out.how += ", stored in " + db->path();
+  }
+  return out;
+}
+
+} // namespace tcjit::engine

@@ -1,0 +1,156 @@
+#include "engine/verify_gemm.h"
+
+#include "compiler/codegen/plan/conv_lowering.h"
+#include "compiler/reference/conv_geometry.h"
+#include "compiler/reference/conv_reference.h"
+#include "compiler/reference/custom_activation.h"
+#include "compiler/reference/gemm_geometry.h"
+#include "compiler/reference/gemm_reference.h"
+#include "compiler/reference/random_fill.h"
+#include "engine/custom_activation.h"
+#include "engine/device_buffer.h"
+#include "engine/gemm_launch.h"
+#include "runtime/emu/emu_device.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <vector>
+
+namespace tcjit::engine {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+std::vector<std::byte> random_bytes(DType t, int64_t count, uint64_t seed) {
+  std::vector<std::byte> v(static_cast<size_t>((count * dtype_bits(t) + 7) / 8));
+  fill_random(t, v.data(), count, seed);
+  return v;
+}
+
+// The spec the CPU reference computes: act=custom is left to apply_custom_reference.
+OpSpec reference_spec(const OpSpec &spec) {
+  OpSpec r = spec;
+  if (r.epilogue.act == Activation::custom) {
+    r.epilogue.act = Activation::none;
+    r.epilogue.custom = {};
+  }
+  return r;
+}
+
+// act=custom: the user's function applied to the reference's pre-activation values on `dev`.
+void apply_custom_reference(device::Device &dev, const codegen::CompiledKernel &kernel,
+                            const OpSpec &spec, ReferenceResult &ref) {
+  if (spec.epilogue.act != Activation::custom)
+    return;
+  apply_custom_activation(
+      ref, tolerance_model(spec, kernel.plan.math), [&](std::span<const double> xs) {
+        return evaluate_custom_activation(dev, spec.epilogue.custom, kernel.plan.epi, xs);
+      });
+}
+
+} // namespace
+
+namespace {
+
+// A convolution through its implicit GEMM: random x, filter and y (the written tensor also is C),
+// reference_conv, the kernel on the device with the tensors in their view roles.
+GemmCheck run_and_check_conv(device::Device &dev, const codegen::CompiledKernel &kernel,
+                             const OpSpec &spec, uint64_t seed, std::span<const uint8_t> cubin) {
+  GemmCheck check;
+  const ConvGeometry geo = conv_geometry(spec);
+  std::vector<std::byte> x = random_bytes(geo.x_dtype, x_element_count(geo), seed);
+  std::vector<std::byte> w = random_bytes(geo.filter_dtype, filter_element_count(geo), seed + 1);
+  std::vector<std::byte> y = random_bytes(geo.y_dtype, y_element_count(geo), seed + 2);
+  const codegen::ConvRoles roles = codegen::conv_roles(geo.pass);
+  const DType out_dtype = roles.c == codegen::ConvTensor::x        ? geo.x_dtype
+                          : roles.c == codegen::ConvTensor::filter ? geo.filter_dtype
+                                                                   : geo.y_dtype;
+  const int64_t out_channels = geo.pass == ConvPass::dgrad ? geo.c : geo.k;
+  const std::vector<std::byte> bias = random_bytes(out_dtype, out_channels, seed + 3);
+  const bool has_bias = spec.epilogue.bias != BiasKind::none;
+
+  // The reference writes the output tensor of its buffers: give it copies.
+  std::vector<std::byte> rx = x, rw = w, ry = y;
+  const auto t_ref = Clock::now();
+  ReferenceResult ref = reference_conv(
+      reference_spec(spec), {rx.data(), rw.data(), ry.data(), has_bias ? bias.data() : nullptr},
+      kernel.plan.math);
+  apply_custom_reference(dev, kernel, spec, ref);
+  check.reference_ms = ms_since(t_ref);
+
+  const auto t_dev = Clock::now();
+  DeviceBuffer dx(dev, x), dw(dev, w), dy(dev, y), dbias(dev, bias);
+  auto ptr = [&](codegen::ConvTensor t) {
+    return t == codegen::ConvTensor::x        ? dx.ptr()
+           : t == codegen::ConvTensor::filter ? dw.ptr()
+                                              : dy.ptr();
+  };
+  const LoadedGemm gemm = load_gemm(dev, kernel, cubin);
+  const auto *emu_dev = dynamic_cast<const emu::EmuDevice *>(&dev);
+  launch_gemm(dev, gemm, spec,
+              {ptr(roles.a), ptr(roles.b), ptr(roles.c), ptr(roles.c), has_bias ? dbias.ptr() : 0},
+              [&] {
+                if (emu_dev)
+                  check.counters = emu_dev->last_counters();
+              });
+  const std::vector<std::byte> &host_out = roles.c == codegen::ConvTensor::x        ? x
+                                           : roles.c == codegen::ConvTensor::filter ? w
+                                                                                    : y;
+  std::vector<std::byte> out(host_out.size());
+  dev.copy_to_host(out.data(), ptr(roles.c), out.size());
+  dev.unload_module(gemm.module);
+  check.device_ms = ms_since(t_dev);
+  check.report = compare_with_reference(spec, kernel.plan.math, out.data(), ref);
+  return check;
+}
+
+} // namespace
+
+GemmCheck run_and_check_gemm(device::Device &dev, const codegen::CompiledKernel &kernel,
+                             const OpSpec &spec, uint64_t seed, std::span<const uint8_t> cubin) {
+  if (spec.kind != OpKind::gemm)
+    return run_and_check_conv(dev, kernel, spec, seed, cubin);
+  GemmCheck check;
+  const GemmGeometry geo = gemm_geometry(spec);
+  const std::vector<std::byte> a = random_bytes(geo.a.dtype, geo.batch * geo.a.batch_stride, seed);
+  const std::vector<std::byte> b =
+      random_bytes(geo.b.dtype, geo.batch * geo.b.batch_stride, seed + 1);
+  const std::vector<std::byte> c =
+      random_bytes(geo.c.dtype, geo.batch * geo.c.batch_stride, seed + 2);
+  const int64_t bias_count = spec.epilogue.bias == BiasKind::row ? geo.m : geo.n;
+  const std::vector<std::byte> bias = random_bytes(geo.c.dtype, bias_count, seed + 3);
+  const bool has_bias = spec.epilogue.bias != BiasKind::none;
+
+  const auto t_ref = Clock::now();
+  std::vector<std::byte> c_ref = c;
+  ReferenceResult ref = reference_gemm(
+      reference_spec(spec), {a.data(), b.data(), c_ref.data(), has_bias ? bias.data() : nullptr},
+      kernel.plan.math);
+  apply_custom_reference(dev, kernel, spec, ref);
+  check.reference_ms = ms_since(t_ref);
+
+  const auto t_dev = Clock::now();
+  DeviceBuffer da(dev, a), db(dev, b), dc(dev, c), dbias(dev, bias);
+  const LoadedGemm gemm = load_gemm(dev, kernel, cubin);
+  const auto *emu_dev = dynamic_cast<const emu::EmuDevice *>(&dev);
+  launch_gemm(dev, gemm, spec, {da.ptr(), db.ptr(), dc.ptr(), dc.ptr(), has_bias ? dbias.ptr() : 0},
+              [&] {
+                if (emu_dev)
+                  check.counters = emu_dev->last_counters(); // the main kernel's
+              });
+  std::vector<std::byte> out(c.size());
+  dev.copy_to_host(out.data(), dc.ptr(), out.size());
+  dev.unload_module(gemm.module);
+  check.device_ms = ms_since(t_dev);
+
+  check.report = compare_with_reference(spec, kernel.plan.math, out.data(), ref);
+  return check;
+}
+
+} // namespace tcjit::engine

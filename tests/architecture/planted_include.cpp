@@ -1,0 +1,13 @@
+// Compiled only by the architecture tests (tests/architecture/CMakeLists.txt), as a source of the
+// layer its target links: an include of a higher layer must not be found.
+#if defined(PLANTED_compiler_sees_tuner)
+#include "tuner/tune.h" // layer 4, from layer 1
+#elif defined(PLANTED_runtime_sees_compiler)
+#include "compiler/spec/shape.h" // layer 1, from layer 2 (the runtime never sees an OpSpec)
+#elif defined(PLANTED_compiler_sees_its_own)
+#include "compiler/spec/shape.h" // allowed: the control case
+#endif
+
+int planted_include_marker() {
+  return 0;
+}
