@@ -7,6 +7,7 @@
 #include "engine/kernel_compile.h"
 #include "engine/verify_gemm.h"
 #include "runtime/emu/emu_device.h"
+#include "tests/common/test_names.h"
 #include "tuner/candidate.h"
 
 #include <gtest/gtest.h>
@@ -222,8 +223,12 @@ TEST_P(BackendDiff, BothBackendsMatchTheReference) {
   table().push_back(row);
 }
 
-INSTANTIATE_TEST_SUITE_P(Matrix, BackendDiff, ::testing::ValuesIn(kCases));
-INSTANTIATE_TEST_SUITE_P(Conv, BackendDiff, ::testing::ValuesIn(kConvCases));
+std::string case_name(const ::testing::TestParamInfo<Case> &info) {
+  return ::tcjit::test::test_name(info.param.spec, info.param.config);
+}
+
+INSTANTIATE_TEST_SUITE_P(Matrix, BackendDiff, ::testing::ValuesIn(kCases), case_name);
+INSTANTIATE_TEST_SUITE_P(Conv, BackendDiff, ::testing::ValuesIn(kConvCases), case_name);
 
 // The comparison, printed after the matrix: registers, warp-instructions per mma (emulator),
 // global load efficiency, spec -> PTX milliseconds; LLVM first, NVRTC second.

@@ -88,7 +88,10 @@ TEST_P(ConvSweep, MatchesReference) {
   EXPECT_GT(cases, 16);
 }
 
-INSTANTIATE_TEST_SUITE_P(Seeds, ConvSweep, ::testing::Range(0, 8));
+// Named by the generator's seed: 1000 + the parameter.
+INSTANTIATE_TEST_SUITE_P(Seeds, ConvSweep, ::testing::Range(0, 8), [](const auto &info) {
+  return "seed_" + std::to_string(1000 + info.param);
+});
 
 } // namespace
 } // namespace tcjit::codegen::test

@@ -3,6 +3,7 @@
 // (docs/numerics.md): pass x dtype x groups x stride/pad/dilation x odd sizes x epilogue, conv3d,
 // and scaled-down ResNet-50 layers.
 #include "gemm_runner.h"
+#include "tests/common/test_names.h"
 
 #include <gtest/gtest.h>
 
@@ -19,6 +20,10 @@ struct Case {
 
 void PrintTo(const Case &c, std::ostream *os) {
   *os << c.spec << (c.config.empty() ? "" : " [" + c.config + "]");
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case> &info) {
+  return ::tcjit::test::test_name(info.param.spec, info.param.config);
 }
 
 class ConvMatrix : public ::testing::TestWithParam<Case> {};
@@ -60,7 +65,7 @@ std::vector<Case> matrix() {
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Conv2d, ConvMatrix, ::testing::ValuesIn(matrix()));
+INSTANTIATE_TEST_SUITE_P(Conv2d, ConvMatrix, ::testing::ValuesIn(matrix()), case_name);
 
 // Groups (2 and 4, equal and unequal per-group widths) with every pass and the epilogue: bias per
 // output channel of each group, beta * C, activations.
@@ -82,7 +87,7 @@ std::vector<Case> grouped() {
   }
   return out;
 }
-INSTANTIATE_TEST_SUITE_P(Groups, ConvMatrix, ::testing::ValuesIn(grouped()));
+INSTANTIATE_TEST_SUITE_P(Groups, ConvMatrix, ::testing::ValuesIn(grouped()), case_name);
 
 // Every activation and the epilogue terms on one fprop shape, with split-K (wgrad's long K).
 std::vector<Case> epilogues() {
@@ -102,7 +107,7 @@ std::vector<Case> epilogues() {
   out.push_back({"conv2d n=1 h=5 w=5 c=8 k=8 r=3 s=3 pad=1 x=f64 acc=f64", ""});
   return out;
 }
-INSTANTIATE_TEST_SUITE_P(Epilogue, ConvMatrix, ::testing::ValuesIn(epilogues()));
+INSTANTIATE_TEST_SUITE_P(Epilogue, ConvMatrix, ::testing::ValuesIn(epilogues()), case_name);
 
 // conv3d at small sizes, every pass.
 std::vector<Case> conv3d() {
@@ -118,7 +123,7 @@ std::vector<Case> conv3d() {
   }
   return out;
 }
-INSTANTIATE_TEST_SUITE_P(Conv3d, ConvMatrix, ::testing::ValuesIn(conv3d()));
+INSTANTIATE_TEST_SUITE_P(Conv3d, ConvMatrix, ::testing::ValuesIn(conv3d()), case_name);
 
 // ResNet-50 layer shapes, scaled down in batch and spatial size: the 7x7 stride-2 stem with C = 3,
 // a 3x3 bottleneck conv, 1x1 reduce/expand, and the strided 1x1 downsample; each pass.
@@ -136,7 +141,7 @@ std::vector<Case> resnet50() {
       out.push_back({"conv2d " + layer + " pass=" + pass + " x=f16 acc=f32", ""});
   return out;
 }
-INSTANTIATE_TEST_SUITE_P(ResNet50, ConvMatrix, ::testing::ValuesIn(resnet50()));
+INSTANTIATE_TEST_SUITE_P(ResNet50, ConvMatrix, ::testing::ValuesIn(resnet50()), case_name);
 
 // Channel padding (TileConfig::pad_c): x and the filter copied with c zero-padded to a 16-byte
 // vector of channels, then the wide-vector kernel; beside the narrow-vector kernel of the same
@@ -160,7 +165,7 @@ std::vector<Case> padded() {
       {"conv3d n=1 d=3 h=5 w=5 c=3 k=8 t=3 r=3 s=3 pad=1 x=f16 acc=f32", "32x32x32 w16x16 pc8 k2"});
   return out;
 }
-INSTANTIATE_TEST_SUITE_P(ChannelPadding, ConvMatrix, ::testing::ValuesIn(padded()));
+INSTANTIATE_TEST_SUITE_P(ChannelPadding, ConvMatrix, ::testing::ValuesIn(padded()), case_name);
 
 // Depthwise (groups = c = k): fprop and dgrad on the direct kernel, every dtype, strides,
 // dilation, the epilogue, conv3d; wgrad on the grouped implicit GEMM.
@@ -199,7 +204,7 @@ std::vector<Case> depthwise() {
                  ""});
   return out;
 }
-INSTANTIATE_TEST_SUITE_P(Depthwise, ConvMatrix, ::testing::ValuesIn(depthwise()));
+INSTANTIATE_TEST_SUITE_P(Depthwise, ConvMatrix, ::testing::ValuesIn(depthwise()), case_name);
 
 // The depthwise path runs no mma (fprop/dgrad) and a fraction of the grouped implicit GEMM's
 // instructions; its wgrad is the grouped implicit GEMM.

@@ -10,6 +10,7 @@
 #include "engine/kernel_compile.h"
 #include "engine/verify_gemm.h"
 #include "runtime/emu/emu_device.h"
+#include "tests/common/test_names.h"
 
 #include <gtest/gtest.h>
 
@@ -222,7 +223,10 @@ TEST_P(CustomActivationEmu, MatchesTheReference) {
   EXPECT_TRUE(check.report.ok()) << check.report.summary();
 }
 
-INSTANTIATE_TEST_SUITE_P(Matrix, CustomActivationEmu, ::testing::ValuesIn(kCases));
+INSTANTIATE_TEST_SUITE_P(Matrix, CustomActivationEmu, ::testing::ValuesIn(kCases),
+                         [](const auto &info) {
+                           return ::tcjit::test::test_name(info.param.spec, info.param.config);
+                         });
 
 // The check is not vacuous: a kernel compiled with one function, checked against another, fails.
 TEST(CustomActivationVerify, AKernelOfAnotherFunctionFails) {

@@ -39,6 +39,10 @@ const char *kEpilogues[] = {"",
                             "act=softplus alpha=0.5",
                             "act=swish beta=-1"};
 
+void PrintTo(const SweepDtype &d, std::ostream *os) {
+  *os << d.name << ": a=" << d.ab << " b=" << d.ab << " " << d.extra;
+}
+
 class GemmSweep : public ::testing::TestWithParam<SweepDtype> {};
 
 TEST_P(GemmSweep, MatchesReference) {

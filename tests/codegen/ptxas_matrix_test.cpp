@@ -61,6 +61,10 @@ const DtypeCase kCases[] = {
      {"", "32x32x16 w16x16 s4"}},
 };
 
+void PrintTo(const DtypeCase &c, std::ostream *os) {
+  *os << c.name << ": " << c.spec;
+}
+
 class PtxasMatrix : public ::testing::TestWithParam<DtypeCase> {};
 
 TEST_P(PtxasMatrix, EveryLayoutAndConfigAssembles) {

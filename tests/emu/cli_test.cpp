@@ -210,7 +210,8 @@ TEST(EmuCli, InstructionBudgetAndTimeoutAreOptions) {
   EXPECT_NE(r.err.find("time limit reached: the launch ran longer than 0.5 s"), std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("spin.ptx:7"), std::string::npos) << r.err;
-  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count(), 10.0);
+  // the limit, not cut short (a lower bound, whatever the machine's load)
+  EXPECT_GE(std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count(), 0.5);
   r = run_captured({"emu", "run", (dir / "spin.ptx").string(), "--kernel", "spin", "--grid", "1",
                     "--block", "32", "--timeout", "-1"});
   EXPECT_EQ(r.rc, tcjit::cli::kExitUsage);

@@ -32,8 +32,10 @@ double seconds_since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
+// "At once": the declaration is refused by its count before any of its registers is created (the
+// message's total is the declared count); a loader that created them first would allocate 2^31
+// names and fail with bad_alloc or be killed, not with this error.
 TEST(EmuLimits, HugeRegisterDeclarationIsRejectedAtOnce) {
-  const auto t = Clock::now();
   std::string e = load_error(ptx_module(R"(
 .visible .entry k()
 {
@@ -41,8 +43,8 @@ TEST(EmuLimits, HugeRegisterDeclarationIsRejectedAtOnce) {
   ret;
 }
 )"));
-  EXPECT_LT(seconds_since(t), 5.0);
   expect_has(e, "kernel.ptx:7: too many .b32 registers: '%r<2147483647>'");
+  expect_has(e, "brings function 'k' to 2147483647;");
   expect_has(e, "at most 65536 registers of one type per function");
   // 2^32 does not wrap to 0 (the count was truncated to 32 bits)
   e = load_error(ptx_module(".visible .entry k() { .reg .pred %p<4294967296>; ret; }"));
@@ -235,7 +237,9 @@ LOOP:
     expect_has(e.what(), "spin.ptx:8");
     expect_has(e.what(), "--timeout");
   }
-  EXPECT_LT(seconds_since(t), 10.0);
+  // The limit is honoured, not cut short (a lower bound: load only lengthens it); the instruction
+  // limit (2^50) is out of reach, so the time limit is what stopped it.
+  EXPECT_GE(seconds_since(t), 0.5);
 }
 
 } // namespace

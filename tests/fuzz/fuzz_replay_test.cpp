@@ -36,8 +36,13 @@ std::string read_bytes(const fs::path &file) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// Replays every input of `dir`; fails when it has none (a replay of nothing proves nothing: a
+// renamed or emptied folder would pass unnoticed).
 size_t replay(const fs::path &dir) {
   const std::vector<fs::path> files = inputs(dir);
+  EXPECT_FALSE(files.empty()) << "no inputs to replay in " << dir.string()
+                              << (fs::is_directory(dir) ? " (the folder is empty)"
+                                                        : " (no such folder)");
   for (const fs::path &file : files) {
     SCOPED_TRACE(file.string());
     const std::string bytes = read_bytes(file);
@@ -50,12 +55,27 @@ size_t replay(const fs::path &dir) {
 const fs::path kFuzzDir = fs::path(TCJIT_SOURCE_DIR) / "tests" / "fuzz";
 
 TEST(FuzzReplay, SeedCorpus) {
-  const size_t replayed = replay(kFuzzDir / "corpus" / TCJIT_FUZZ_TARGET);
-  EXPECT_GE(replayed, 3u) << "the seed corpus of " << TCJIT_FUZZ_TARGET << " is missing";
+  const fs::path dir = kFuzzDir / "corpus" / TCJIT_FUZZ_TARGET;
+  const size_t replayed = replay(dir);
+  EXPECT_GE(replayed, 3u) << "the seed corpus of " << TCJIT_FUZZ_TARGET << " in " << dir.string()
+                          << " has fewer than 3 inputs";
 }
 
+#if TCJIT_FUZZ_HAS_REGRESSIONS
 TEST(FuzzReplay, Regressions) {
   replay(kFuzzDir / "regressions" / TCJIT_FUZZ_TARGET);
 }
+#else
+// This target has no regression inputs yet (tests/fuzz/CMakeLists.txt,
+// tcjit_fuzz_targets_with_regressions): should one be added, it must be replayed.
+TEST(FuzzReplay, NoRegressionInputsYet) {
+  const fs::path dir = kFuzzDir / "regressions" / TCJIT_FUZZ_TARGET;
+  const std::vector<fs::path> files = inputs(dir);
+  EXPECT_TRUE(files.empty()) << dir.string() << " has " << files.size()
+                             << " inputs that are not replayed: add " << TCJIT_FUZZ_TARGET
+                             << " to tcjit_fuzz_targets_with_regressions in "
+                                "tests/fuzz/CMakeLists.txt";
+}
+#endif
 
 } // namespace

@@ -6,6 +6,7 @@
 #include "compiler/dsl/parser.h"
 #include "compiler/spec/problem_key.h"
 #include "engine/kernel_cache.h"
+#include "tests/common/test_names.h"
 #include "tuner/chosen_configs.h"
 
 #include <gtest/gtest.h>
@@ -132,7 +133,11 @@ TEST_P(DefaultConvConfigSpill, ShippedCubinHasNoSpillAndNoStack) {
 
 INSTANTIATE_TEST_SUITE_P(Layers, DefaultConvConfigSpill,
                          ::testing::Combine(::testing::Range(0, int(std::size(kConvs))),
-                                            ::testing::Range(0, 2)));
+                                            ::testing::Range(0, 2)),
+                         [](const auto &info) {
+                           return ::tcjit::test::test_name(kConvs[std::get<0>(info.param)]) +
+                                  (std::get<1>(info.param) == 0 ? "_sm_80" : "_sm_90");
+                         });
 
 } // namespace
 } // namespace tcjit::tuner
