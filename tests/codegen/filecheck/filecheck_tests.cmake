@@ -63,3 +63,11 @@ tcjit_compile_filecheck(cuda_conv_dgrad_source "${conv_layer} pass=dgrad" "64x64
                         cuda_conv_dgrad_source.check --emit cuda --no-ptxas)
 tcjit_compile_filecheck(cuda_gemm_nvrtc_ptx "${cuda_gemm}" "128x128x32 w64x64 s3"
                         cuda_gemm_nvrtc_ptx.check --backend nvrtc -o @PTX@)
+# Narrow channels: c = 4 (8-byte vectors), c = 3 (element-wise), and c = 3 padded to 8 (pc8).
+tcjit_ptx_filecheck_config(conv_fprop_c4 "conv2d n=2 h=9 w=9 c=4 k=16 r=3 s=3 pad=1 x=f16 acc=f32"
+                           sm_80 "32x32x32 w16x16 s3" conv_fprop_c4.check)
+tcjit_ptx_filecheck_config(conv_fprop_c3
+                           "conv2d n=2 h=9 w=9 c=3 k=16 r=7 s=7 pad=3 stride=2 x=f16 acc=f32"
+                           sm_80 "32x32x32 w16x16 s3" conv_fprop_c3.check)
+tcjit_ptx_filecheck_config(conv_fprop_pc8 "conv2d n=2 h=9 w=9 c=3 k=16 r=3 s=3 pad=1 x=f16 acc=f32"
+                           sm_80 "32x32x32 w16x16 s3 pc8" conv_fprop_pc8.check)
