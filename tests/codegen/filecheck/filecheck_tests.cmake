@@ -54,6 +54,9 @@ tcjit_ptx_filecheck_config(splitk "gemm m=256 n=256 k=1024 a=f16 b=f16:col c=f16
 tcjit_ptx_filecheck_config(depthwise
                            "conv2d n=2 h=10 w=12 c=64 k=64 groups=64 r=3 s=3 pad=1 stride=2 x=f16 acc=f32"
                            sm_80 "32x64x8 w16x32 s2" depthwise.check)
+tcjit_ptx_filecheck_config(depthwise_dgrad
+                           "conv2d n=2 h=10 w=12 c=64 k=64 groups=64 r=3 s=3 pad=1 stride=2 pass=dgrad x=f16 acc=f32"
+                           sm_80 "32x64x8 w16x32 s2" depthwise_dgrad.check)
 # The CUDA C++ backend: the source of a GEMM and of a convolution (dgrad: both gathers that are
 # not im2col), and the PTX that NVRTC makes of the GEMM, with the cubin's ptxas report.
 set(cuda_gemm "gemm m=256 n=256 k=256 a=f16 b=f16:col c=f16 acc=f32")
