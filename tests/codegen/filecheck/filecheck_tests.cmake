@@ -1,7 +1,7 @@
 # FileCheck goldens with an explicit tile config (so that they do not depend on the default or
-# the tuner): the implicit-GEMM convolutions (fprop, dgrad, wgrad), split-K's workspace pass and
-# reduce kernel, the direct depthwise kernel, and the CUDA C++ backend (its source and the PTX
-# NVRTC makes of it). Included by tests/codegen/CMakeLists.txt where FileCheck was found
+# the tuner): the implicit-GEMM convolutions (fprop, dgrad, wgrad; narrow channels and channel
+# padding), split-K's workspace pass and reduce kernel, the direct depthwise kernel (fprop,
+# dgrad), and the CUDA C++ backend (its source and the PTX NVRTC makes of it). Included by tests/codegen/CMakeLists.txt where FileCheck was found
 # (TCJIT_FILECHECK); each test runs run_filecheck.sh, which also checks a check file's FILE-NOT
 # lines over the whole output (a CHECK-NOT covers only the range between two matches).
 set(TCJIT_FILECHECK_RUN "${CMAKE_CURRENT_SOURCE_DIR}/filecheck/run_filecheck.sh")
