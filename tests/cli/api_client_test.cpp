@@ -13,7 +13,7 @@ namespace tcjit::testing {
 namespace {
 
 TEST(CliIsAnApiClient, CommandsIncludeOnlyThePublicApi) {
-  const std::filesystem::path cli = std::filesystem::path(TCJIT_SOURCE_DIR) / "runtime" / "cli";
+  const std::filesystem::path cli = std::filesystem::path(TCJIT_SOURCE_DIR) / "cli";
   const std::regex include(R"re(#include\s+"([^"]+)")re");
   for (const char *file : {"compile_command.cpp", "run_command.cpp", "explain_command.cpp",
                            "tune_command.cpp", "spec_input.cpp", "spec_input.h"}) {
