@@ -4,6 +4,7 @@
 
 #include "runtime/emu/exec_context.h"
 #include "runtime/emu/exec_families.h"
+#include "runtime/emu/instruction_decode.h"
 
 namespace tcjit::emu {
 
@@ -450,6 +451,81 @@ void exec_integer(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
   }
   fault(ctx, w, in, -1,
         std::string("integer instruction with unsupported type .") + dtype_name(in.type));
+}
+
+// The integer, float and half arithmetic instructions share their modifiers; the instruction
+// type picks the family that runs them (exec_integer, exec_float, exec_half).
+void decode_arithmetic_modifiers(DecodeState &s) {
+  Instr &in = s.in;
+  Modifiers &m = s.mods;
+  in.op = s.form->op;
+  in.carry_in = s.base == "addc" || s.base == "subc" || s.base == "madc";
+  in.carry_out = m.take("cc");
+  if (m.take("hi"))
+    in.mul = MulMode::Hi;
+  else if (m.take("wide"))
+    in.mul = MulMode::Wide;
+  else
+    m.take("lo");
+  in.rnd = take_rounding(m);
+  in.ftz = m.take("ftz");
+  in.sat = m.take("sat");
+  in.approx = m.take("approx");
+  if (m.take("full"))
+    in.approx = false;
+  in.relu = m.take("relu");
+  if (m.take("NaN"))
+    in.mode = 1; // min/max.NaN: propagate NaN
+  in.type = take_one_type(s);
+  expect_no_modifiers_left(s);
+  if (in.type == DType::F32 || in.type == DType::F64)
+    in.exec = exec_float;
+  else if (in.type == DType::F16 || in.type == DType::F16x2 || in.type == DType::BF16 ||
+           in.type == DType::BF16x2)
+    in.exec = exec_half;
+  else
+    in.exec = exec_integer;
+  in.cls = dtype_is_float(in.type) ? InstrClass::Float : InstrClass::Integer;
+}
+
+void decode_arithmetic(DecodeState &s) {
+  decode_arithmetic_modifiers(s);
+  Instr &in = s.in;
+  const auto &ops = s.ai.operands;
+  // the table's type sets keep float-only operations off integer types and the reverse; the
+  // checker held the operand count to the table's form
+  in.dst = dest_operand(s, ops[0], in.type);
+  for (size_t i = 1; i < ops.size(); ++i) {
+    if (i - 1 >= in.src.size())
+      decode_fail(s, "too many operands");
+    in.src[i - 1] = source_operand(s, i, in.type);
+  }
+}
+
+void decode_shf(DecodeState &s) {
+  Instr &in = s.in;
+  in.mode = s.mods.take("r") ? 1 : (s.mods.take("l") ? 0 : 2);
+  if (in.mode == 2)
+    decode_fail(s, "shf needs .l or .r");
+  if (s.mods.take("wrap"))
+    in.mode |= 2;
+  else if (!s.mods.take("clamp"))
+    decode_fail(s, "shf needs .wrap or .clamp");
+  decode_arithmetic(s);
+}
+
+void decode_prmt(DecodeState &s) {
+  static const char *const kModes[] = {"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"};
+  for (int i = 0; i < 6; ++i) {
+    if (s.mods.take(kModes[i]))
+      s.in.mode = static_cast<uint8_t>(i + 1);
+  }
+  decode_arithmetic(s);
+}
+
+void decode_bfind(DecodeState &s) {
+  s.in.mode = s.mods.take("shiftamt") ? 1 : 0;
+  decode_arithmetic(s);
 }
 
 } // namespace tcjit::emu

@@ -11,6 +11,8 @@
 
 #include "runtime/emu/cp_async_state.h"
 #include "runtime/emu/exec_context.h"
+#include "runtime/emu/exec_families.h"
+#include "runtime/emu/instruction_decode.h"
 
 namespace tcjit::emu {
 
@@ -945,6 +947,88 @@ LaunchCounters execute_launch(const LaunchRequest &req) {
   for (const auto &c : per_worker)
     total_counters.add(c);
   return total_counters;
+}
+
+// ---- decode hooks of the control and synchronization instructions ----------------------------
+
+void decode_branch(DecodeState &s) {
+  Instr &in = s.in;
+  in.op = Op::Bra;
+  in.cls = InstrClass::Control;
+  in.is_control = true;
+  in.uni = s.mods.take("uni");
+  expect_no_modifiers_left(s);
+  in.target = label_target(s, s.ai.operands[0]);
+}
+
+void decode_call(DecodeState &s) {
+  Instr &in = s.in;
+  in.op = Op::Call;
+  in.cls = InstrClass::Control;
+  in.is_control = true;
+  in.uni = s.mods.take("uni");
+  expect_no_modifiers_left(s);
+  decode_call_operands(s);
+}
+
+// ret, exit, trap, brkpt
+void decode_return(DecodeState &s) {
+  Instr &in = s.in;
+  in.op = s.base == "ret" ? Op::Ret : (s.base == "exit" ? Op::Exit : Op::Trap);
+  in.cls = InstrClass::Control;
+  in.is_control = true;
+  s.mods.take("uni");
+  expect_no_modifiers_left(s);
+  if (in.op == Op::Ret && decoding_kernel(s))
+    in.op = Op::Exit;
+}
+
+// bar, barrier
+void decode_barrier(DecodeState &s) {
+  Instr &in = s.in;
+  Modifiers &m = s.mods;
+  in.cls = InstrClass::Sync;
+  in.is_control = true;
+  if (m.take("warp")) {
+    m.take("sync");
+    expect_no_modifiers_left(s);
+    in.op = Op::BarWarpSync;
+    in.src[0] = source_operand(s, 0, DType::U32);
+    return;
+  }
+  m.take("aligned");
+  if (m.take("sync") || (s.base == "bar" && m.list.empty()))
+    in.op = Op::BarSync;
+  else if (m.take("arrive"))
+    in.op = Op::BarArrive;
+  else
+    decode_unsupported(s);
+  m.take("aligned");
+  m.take("cta");
+  expect_no_modifiers_left(s);
+  expect_operands(s, in.op == Op::BarArrive ? 2 : 1, 2);
+  in.src[0] = source_operand(s, 0, DType::U32);
+  if (s.ai.operands.size() == 2)
+    in.src[1] = source_operand(s, 1, DType::U32);
+}
+
+// membar, fence
+void decode_fence(DecodeState &s) {
+  s.in.op = Op::Fence;
+  s.in.cls = InstrClass::Sync;
+  s.in.exec = exec_nop;
+}
+
+void decode_nanosleep(DecodeState &s) {
+  s.in.op = Op::Nanosleep;
+  s.in.cls = InstrClass::Memory;
+  s.in.exec = exec_nop;
+}
+
+void decode_griddepcontrol(DecodeState &s) {
+  s.in.op = Op::Fence;
+  s.in.cls = InstrClass::Memory;
+  s.in.exec = exec_nop;
 }
 
 } // namespace tcjit::emu

@@ -2,6 +2,8 @@
 // (each confirmed on small PTX files; see docs/emulator.md, "PTX checker").
 #include "runtime/emu/ptx_instruction_table.h"
 
+#include "runtime/emu/exec_families.h"
+
 #include <algorithm>
 #include <array>
 
@@ -36,12 +38,13 @@ constexpr OperandSpec src(const char *role, TypeRule rule = TypeRule::Type) {
   return {ArgKind::Src, rule, role};
 }
 
-constexpr InstructionForm form(std::string_view opcode, Op op, TypeSet types,
+constexpr InstructionForm form(std::string_view opcode, Op op, DecodeFn decode, TypeSet types,
                                std::initializer_list<OperandSpec> operands,
                                Requires req = Requires::Nothing, TypeSet sm90 = {}) {
   InstructionForm f;
   f.opcode = opcode;
   f.op = op;
+  f.decode = decode;
   f.types = types;
   f.sm90_types = sm90;
   f.requires_mod = req;
@@ -97,102 +100,102 @@ constexpr std::initializer_list<Space> kAllSpaces = {
 // clang-format off
 const InstructionForm kForms[] = {
     // data movement and selection
-    form("mov", Op::Mov, kMovTypes,
+    form("mov", Op::Mov, decode_move, kMovTypes,
          {{ArgKind::MovDest, TypeRule::Type, "destination"},
           {ArgKind::MovSrc, TypeRule::Type, "source"}}),
-    when("and", allow(kFtz | kFtzHalf, form("setp", Op::Setp, kSetpTypes, {pair_d, a, b, src("c", TypeRule::Pred)}))),
-    when("or", allow(kFtz | kFtzHalf, form("setp", Op::Setp, kSetpTypes, {pair_d, a, b, src("c", TypeRule::Pred)}))),
-    when("xor", allow(kFtz | kFtzHalf, form("setp", Op::Setp, kSetpTypes, {pair_d, a, b, src("c", TypeRule::Pred)}))),
-    allow(kFtz | kFtzHalf, form("setp", Op::Setp, kSetpTypes, {pair_d, a, b})),
-    form("selp", Op::Selp, kCompareTypes, {d, a, b, src("c", TypeRule::Pred)}),
-    allow(kFtz, two_types({S32, F32}, form("slct", Op::Slct, kCompareTypes, {d, a, b, src("c", TypeRule::Type2)}))),
+    when("and", allow(kFtz | kFtzHalf, form("setp", Op::Setp, decode_setp, kSetpTypes, {pair_d, a, b, src("c", TypeRule::Pred)}))),
+    when("or", allow(kFtz | kFtzHalf, form("setp", Op::Setp, decode_setp, kSetpTypes, {pair_d, a, b, src("c", TypeRule::Pred)}))),
+    when("xor", allow(kFtz | kFtzHalf, form("setp", Op::Setp, decode_setp, kSetpTypes, {pair_d, a, b, src("c", TypeRule::Pred)}))),
+    allow(kFtz | kFtzHalf, form("setp", Op::Setp, decode_setp, kSetpTypes, {pair_d, a, b})),
+    form("selp", Op::Selp, decode_selp, kCompareTypes, {d, a, b, src("c", TypeRule::Pred)}),
+    allow(kFtz, two_types({S32, F32}, form("slct", Op::Slct, decode_slct, kCompareTypes, {d, a, b, src("c", TypeRule::Type2)}))),
 
     // integer and floating-point arithmetic
-    allow(kArith | kSatS32 | kCc, form("add", Op::Add, kInt | kFloat | kHalf, {d, a, b}, Requires::Nothing, kBf16)),
-    allow(kArith | kSatS32 | kCc, form("sub", Op::Sub, kInt | kFloat | kHalf, {d, a, b}, Requires::Nothing, kBf16)),
-    allow(kCc, form("addc", Op::Add, kInt32_64, {d, a, b})),
-    allow(kCc, form("subc", Op::Sub, kInt32_64, {d, a, b})),
-    when("wide", form("mul", Op::Mul, {U16, U32, S16, S32}, {{ArgKind::Dest, TypeRule::Wide, "destination"}, a, b})),
-    allow(kArith | kLoHi, form("mul", Op::Mul, kInt | kFloat | kHalf, {d, a, b}, Requires::IntMulMode, kBf16)),
-    when("wide", form("mad", Op::Mad, {U16, U32, S16, S32}, {{ArgKind::Dest, TypeRule::Wide, "destination"}, a, b, src("c", TypeRule::Wide)})),
-    allow(kRound | kFtz | kSat | kSatS32 | kLoHi | kCc, form("mad", Op::Mad, kInt | kFloat, {d, a, b, c}, Requires::IntMulMode)),
-    allow(kLoHi | kCc, form("madc", Op::Mad, kInt32_64, {d, a, b, c}, Requires::IntMulMode)),
-    allow(kLoHi, form("mul24", Op::Mul24, {U32, S32}, {d, a, b}, Requires::IntHalfMode)),
-    allow(kLoHi | kSat, form("mad24", Op::Mad24, {U32, S32}, {d, a, b, c}, Requires::IntHalfMode)),
-    allow(kRound | kFtz | kApprox | kFull, form("div", Op::Div, kInt | kFloat, {d, a, b}, Requires::RoundOrApprox)),
-    form("rem", Op::Rem, kInt, {d, a, b}),
-    allow(kFtz | kFtzHalf | kNaN | kRelu, form("min", Op::Min, kInt | kFloat | kHalf, {d, a, b})),
-    allow(kFtz | kFtzHalf | kNaN | kRelu, form("max", Op::Max, kInt | kFloat | kHalf, {d, a, b})),
-    allow(kFtz | kFtzHalf, form("abs", Op::Abs, kSigned | kFloat | kHalf, {d, a})),
-    allow(kFtz | kFtzHalf, form("neg", Op::Neg, kSigned | kFloat | kHalf, {d, a})),
-    form("sad", Op::Sad, kInt, {d, a, b, c}),
-    allow(kArith, form("fma", Op::Fma, kFloat | kHalf, {d, a, b, c}, Requires::FloatRounding)),
-    allow(kRound | kFtz | kApprox, form("rcp", Op::Rcp, kFloat, {d, a}, Requires::RoundOrApprox)),
-    allow(kRound | kFtz | kApprox, form("sqrt", Op::Sqrt, kFloat, {d, a}, Requires::RoundOrApprox)),
-    allow(kFtz | kApprox, form("rsqrt", Op::Rsqrt, kFloat, {d, a}, Requires::Approx)),
-    allow(kFtz | kApprox, form("ex2", Op::Ex2, TypeSet{F32} | kHalf, {d, a}, Requires::Approx, kBf16)),
-    allow(kFtz | kApprox, form("lg2", Op::Lg2, {F32}, {d, a}, Requires::Approx)),
-    allow(kFtz | kApprox, form("sin", Op::Sin, {F32}, {d, a}, Requires::Approx)),
-    allow(kFtz | kApprox, form("cos", Op::Cos, {F32}, {d, a}, Requires::Approx)),
-    allow(kApprox, form("tanh", Op::Tanh, TypeSet{F32} | kHalf, {d, a}, Requires::Approx, kBf16)),
-    form("copysign", Op::Copysign, kFloat, {d, a, b}),
-    allow(kFtz, form("testp", Op::Testp, kFloat, {pred_d, a})),
+    allow(kArith | kSatS32 | kCc, form("add", Op::Add, decode_arithmetic, kInt | kFloat | kHalf, {d, a, b}, Requires::Nothing, kBf16)),
+    allow(kArith | kSatS32 | kCc, form("sub", Op::Sub, decode_arithmetic, kInt | kFloat | kHalf, {d, a, b}, Requires::Nothing, kBf16)),
+    allow(kCc, form("addc", Op::Add, decode_arithmetic, kInt32_64, {d, a, b})),
+    allow(kCc, form("subc", Op::Sub, decode_arithmetic, kInt32_64, {d, a, b})),
+    when("wide", form("mul", Op::Mul, decode_arithmetic, {U16, U32, S16, S32}, {{ArgKind::Dest, TypeRule::Wide, "destination"}, a, b})),
+    allow(kArith | kLoHi, form("mul", Op::Mul, decode_arithmetic, kInt | kFloat | kHalf, {d, a, b}, Requires::IntMulMode, kBf16)),
+    when("wide", form("mad", Op::Mad, decode_arithmetic, {U16, U32, S16, S32}, {{ArgKind::Dest, TypeRule::Wide, "destination"}, a, b, src("c", TypeRule::Wide)})),
+    allow(kRound | kFtz | kSat | kSatS32 | kLoHi | kCc, form("mad", Op::Mad, decode_arithmetic, kInt | kFloat, {d, a, b, c}, Requires::IntMulMode)),
+    allow(kLoHi | kCc, form("madc", Op::Mad, decode_arithmetic, kInt32_64, {d, a, b, c}, Requires::IntMulMode)),
+    allow(kLoHi, form("mul24", Op::Mul24, decode_arithmetic, {U32, S32}, {d, a, b}, Requires::IntHalfMode)),
+    allow(kLoHi | kSat, form("mad24", Op::Mad24, decode_arithmetic, {U32, S32}, {d, a, b, c}, Requires::IntHalfMode)),
+    allow(kRound | kFtz | kApprox | kFull, form("div", Op::Div, decode_arithmetic, kInt | kFloat, {d, a, b}, Requires::RoundOrApprox)),
+    form("rem", Op::Rem, decode_arithmetic, kInt, {d, a, b}),
+    allow(kFtz | kFtzHalf | kNaN | kRelu, form("min", Op::Min, decode_arithmetic, kInt | kFloat | kHalf, {d, a, b})),
+    allow(kFtz | kFtzHalf | kNaN | kRelu, form("max", Op::Max, decode_arithmetic, kInt | kFloat | kHalf, {d, a, b})),
+    allow(kFtz | kFtzHalf, form("abs", Op::Abs, decode_arithmetic, kSigned | kFloat | kHalf, {d, a})),
+    allow(kFtz | kFtzHalf, form("neg", Op::Neg, decode_arithmetic, kSigned | kFloat | kHalf, {d, a})),
+    form("sad", Op::Sad, decode_arithmetic, kInt, {d, a, b, c}),
+    allow(kArith, form("fma", Op::Fma, decode_arithmetic, kFloat | kHalf, {d, a, b, c}, Requires::FloatRounding)),
+    allow(kRound | kFtz | kApprox, form("rcp", Op::Rcp, decode_arithmetic, kFloat, {d, a}, Requires::RoundOrApprox)),
+    allow(kRound | kFtz | kApprox, form("sqrt", Op::Sqrt, decode_arithmetic, kFloat, {d, a}, Requires::RoundOrApprox)),
+    allow(kFtz | kApprox, form("rsqrt", Op::Rsqrt, decode_arithmetic, kFloat, {d, a}, Requires::Approx)),
+    allow(kFtz | kApprox, form("ex2", Op::Ex2, decode_arithmetic, TypeSet{F32} | kHalf, {d, a}, Requires::Approx, kBf16)),
+    allow(kFtz | kApprox, form("lg2", Op::Lg2, decode_arithmetic, {F32}, {d, a}, Requires::Approx)),
+    allow(kFtz | kApprox, form("sin", Op::Sin, decode_arithmetic, {F32}, {d, a}, Requires::Approx)),
+    allow(kFtz | kApprox, form("cos", Op::Cos, decode_arithmetic, {F32}, {d, a}, Requires::Approx)),
+    allow(kApprox, form("tanh", Op::Tanh, decode_arithmetic, TypeSet{F32} | kHalf, {d, a}, Requires::Approx, kBf16)),
+    form("copysign", Op::Copysign, decode_arithmetic, kFloat, {d, a, b}),
+    allow(kFtz, form("testp", Op::Testp, decode_testp, kFloat, {pred_d, a})),
 
     // bit manipulation and logic
-    form("shl", Op::Shl, kBits, {d, a, src("b", TypeRule::U32)}),
-    form("shr", Op::Shr, kBits | kInt, {d, a, src("b", TypeRule::U32)}),
-    form("shf", Op::Shf, {B32}, {d, a, b, src("c", TypeRule::U32)}),
-    form("bfe", Op::Bfe, kInt32_64, {d, a, src("b", TypeRule::U32), src("c", TypeRule::U32)}),
-    form("bfi", Op::Bfi, {B32, B64}, {d, a, b, src("c", TypeRule::U32), src("d", TypeRule::U32)}),
-    form("prmt", Op::Prmt, {B32}, {d, a, b, src("c", TypeRule::U32)}),
-    form("popc", Op::Popc, {B32, B64}, {u32_d, a}),
-    form("clz", Op::Clz, {B32, B64}, {u32_d, a}),
-    form("bfind", Op::Bfind, kInt32_64, {u32_d, a}),
-    form("brev", Op::Brev, {B32, B64}, {d, a}),
-    form("lop3", Op::Lop3, {B32}, {d, a, b, c, {ArgKind::Imm, TypeRule::None, "immLut"}}),
-    form("and", Op::And, kBits | TypeSet{Pred}, {d, a, b}),
-    form("or", Op::Or, kBits | TypeSet{Pred}, {d, a, b}),
-    form("xor", Op::Xor, kBits | TypeSet{Pred}, {d, a, b}),
-    form("not", Op::Not, kBits | TypeSet{Pred}, {d, a}),
-    form("cnot", Op::Cnot, kBits, {d, a}),
+    form("shl", Op::Shl, decode_arithmetic, kBits, {d, a, src("b", TypeRule::U32)}),
+    form("shr", Op::Shr, decode_arithmetic, kBits | kInt, {d, a, src("b", TypeRule::U32)}),
+    form("shf", Op::Shf, decode_shf, {B32}, {d, a, b, src("c", TypeRule::U32)}),
+    form("bfe", Op::Bfe, decode_arithmetic, kInt32_64, {d, a, src("b", TypeRule::U32), src("c", TypeRule::U32)}),
+    form("bfi", Op::Bfi, decode_arithmetic, {B32, B64}, {d, a, b, src("c", TypeRule::U32), src("d", TypeRule::U32)}),
+    form("prmt", Op::Prmt, decode_prmt, {B32}, {d, a, b, src("c", TypeRule::U32)}),
+    form("popc", Op::Popc, decode_arithmetic, {B32, B64}, {u32_d, a}),
+    form("clz", Op::Clz, decode_arithmetic, {B32, B64}, {u32_d, a}),
+    form("bfind", Op::Bfind, decode_bfind, kInt32_64, {u32_d, a}),
+    form("brev", Op::Brev, decode_arithmetic, {B32, B64}, {d, a}),
+    form("lop3", Op::Lop3, decode_arithmetic, {B32}, {d, a, b, c, {ArgKind::Imm, TypeRule::None, "immLut"}}),
+    form("and", Op::And, decode_arithmetic, kBits | TypeSet{Pred}, {d, a, b}),
+    form("or", Op::Or, decode_arithmetic, kBits | TypeSet{Pred}, {d, a, b}),
+    form("xor", Op::Xor, decode_arithmetic, kBits | TypeSet{Pred}, {d, a, b}),
+    form("not", Op::Not, decode_arithmetic, kBits | TypeSet{Pred}, {d, a}),
+    form("cnot", Op::Cnot, decode_arithmetic, kBits, {d, a}),
 
     // conversions
-    when("f16x2", allow(kRound | kRelu, two_types({F32}, form("cvt", Op::Cvtpack, {F16x2},
+    when("f16x2", allow(kRound | kRelu, two_types({F32}, form("cvt", Op::Cvtpack, decode_cvt, {F16x2},
          {{ArgKind::Dest, TypeRule::Relaxed, "destination"}, src("a", TypeRule::Type2), src("b", TypeRule::Type2)}, Requires::FloatRounding)))),
-    when("bf16x2", allow(kRound | kRelu, two_types({F32}, form("cvt", Op::Cvtpack, {BF16x2},
+    when("bf16x2", allow(kRound | kRelu, two_types({F32}, form("cvt", Op::Cvtpack, decode_cvt, {BF16x2},
          {{ArgKind::Dest, TypeRule::Relaxed, "destination"}, src("a", TypeRule::Type2), src("b", TypeRule::Type2)}, Requires::FloatRounding)))),
-    allow(kRound | kIntRound | kFtz | kSat | kSatS32 | kRelu, two_types(kCvtTypes, form("cvt", Op::Cvt, kCvtTypes | TypeSet{TF32},
+    allow(kRound | kIntRound | kFtz | kSat | kSatS32 | kRelu, two_types(kCvtTypes, form("cvt", Op::Cvt, decode_cvt, kCvtTypes | TypeSet{TF32},
          {{ArgKind::Dest, TypeRule::Relaxed, "destination"}, src("a", TypeRule::Relaxed2)}, Requires::CvtRounding))),
     in_spaces({Space::Global, Space::Shared, Space::Local, Space::Const, Space::ParamKernel},
-         form("cvta", Op::Cvta, {U32, U64}, {{ArgKind::Dest, TypeRule::AddressOf, "destination"},
+         form("cvta", Op::Cvta, decode_cvta, {U32, U64}, {{ArgKind::Dest, TypeRule::AddressOf, "destination"},
                                              {ArgKind::CvtaSrc, TypeRule::AddressOf, "source"}})),
 
     // memory
-    in_spaces(kAllSpaces, form("ld", Op::Ld, kMemTypes, {{ArgKind::Data, TypeRule::Relaxed, "destination"}, address})),
-    in_spaces({Space::Generic, Space::Global}, form("ldu", Op::Ld, kMemTypes, {{ArgKind::Data, TypeRule::Relaxed, "destination"}, address})),
+    in_spaces(kAllSpaces, form("ld", Op::Ld, decode_load_store, kMemTypes, {{ArgKind::Data, TypeRule::Relaxed, "destination"}, address})),
+    in_spaces({Space::Generic, Space::Global}, form("ldu", Op::Ld, decode_load_store, kMemTypes, {{ArgKind::Data, TypeRule::Relaxed, "destination"}, address})),
     in_spaces({Space::Generic, Space::Global, Space::Shared, Space::Local, Space::ParamKernel},
-         form("st", Op::St, kMemTypes, {address, {ArgKind::Data, TypeRule::Relaxed, "source"}})),
+         form("st", Op::St, decode_load_store, kMemTypes, {address, {ArgKind::Data, TypeRule::Relaxed, "source"}})),
     when("cas", in_spaces({Space::Generic, Space::Global, Space::Shared},
-         form("atom", Op::Atom, {B32, B64, U32, U64, S32, S64, F32, F64}, {d, address, b, c}))),
+         form("atom", Op::Atom, decode_atomic, {B32, B64, U32, U64, S32, S64, F32, F64}, {d, address, b, c}))),
     in_spaces({Space::Generic, Space::Global, Space::Shared},
-         form("atom", Op::Atom, {B32, B64, U32, U64, S32, S64, F32, F64}, {d, address, b})),
+         form("atom", Op::Atom, decode_atomic, {B32, B64, U32, U64, S32, S64, F32, F64}, {d, address, b})),
     in_spaces({Space::Generic, Space::Global, Space::Shared},
-         form("red", Op::Red, {B32, B64, U32, U64, S32, S64, F32, F64}, {address, b})),
+         form("red", Op::Red, decode_atomic, {B32, B64, U32, U64, S32, S64, F32, F64}, {address, b})),
     in_spaces({Space::Global, Space::Shared, Space::Local, Space::Const, Space::ParamKernel},
-         no_type(form("isspacep", Op::Isspacep, {}, {pred_d, src("a", TypeRule::U64)}))),
+         no_type(form("isspacep", Op::Isspacep, decode_isspacep, {}, {pred_d, src("a", TypeRule::U64)}))),
 
     // control and synchronization
-    no_type(form("bra", Op::Bra, {}, {{ArgKind::Label, TypeRule::None, "target"}})),
-    when("warp", no_type(form("bar", Op::BarWarpSync, {}, {mask}))),
-    optional_from(1, no_type(form("bar", Op::BarSync, {}, {src("barrier", TypeRule::U32), src("thread count", TypeRule::U32)}))),
-    optional_from(1, no_type(form("barrier", Op::BarSync, {}, {src("barrier", TypeRule::U32), src("thread count", TypeRule::U32)}))),
+    no_type(form("bra", Op::Bra, decode_branch, {}, {{ArgKind::Label, TypeRule::None, "target"}})),
+    when("warp", no_type(form("bar", Op::BarWarpSync, decode_barrier, {}, {mask}))),
+    optional_from(1, no_type(form("bar", Op::BarSync, decode_barrier, {}, {src("barrier", TypeRule::U32), src("thread count", TypeRule::U32)}))),
+    optional_from(1, no_type(form("barrier", Op::BarSync, decode_barrier, {}, {src("barrier", TypeRule::U32), src("thread count", TypeRule::U32)}))),
 
     // warp collectives
-    form("shfl", Op::Shfl, {B32}, {{ArgKind::DestPair, TypeRule::Type, "destination"}, a, src("b", TypeRule::B32), src("c", TypeRule::B32), mask}),
-    form("vote", Op::Vote, {Pred, B32}, {d, src("a", TypeRule::Pred), mask}),
-    form("activemask", Op::Activemask, {B32}, {d}),
-    form("redux", Op::Redux, {B32, U32, S32}, {d, a, mask}),
-    form("match", Op::MatchAny, {B32, B64}, {{ArgKind::DestPair, TypeRule::B32, "destination"}, a, mask}),
+    form("shfl", Op::Shfl, decode_shfl, {B32}, {{ArgKind::DestPair, TypeRule::Type, "destination"}, a, src("b", TypeRule::B32), src("c", TypeRule::B32), mask}),
+    form("vote", Op::Vote, decode_vote, {Pred, B32}, {d, src("a", TypeRule::Pred), mask}),
+    form("activemask", Op::Activemask, decode_activemask, {B32}, {d}),
+    form("redux", Op::Redux, decode_redux, {B32, U32, S32}, {d, a, mask}),
+    form("match", Op::MatchAny, decode_match, {B32, B64}, {{ArgKind::DestPair, TypeRule::B32, "destination"}, a, mask}),
 };
 // clang-format on
 
@@ -218,6 +221,33 @@ const InstructionForm *select_form(std::string_view opcode,
       return &f;
   }
   return fallback;
+}
+
+const UncheckedInstruction *unchecked_instruction(std::string_view opcode) {
+  static constexpr UncheckedInstruction kUnchecked[] = {
+      {"prefetch", decode_prefetch},
+      {"prefetchu", decode_cache_hint},
+      {"discard", decode_cache_hint},
+      {"applypriority", decode_cache_hint},
+      {"createpolicy", decode_createpolicy},
+      {"membar", decode_fence},
+      {"fence", decode_fence},
+      {"nanosleep", decode_nanosleep},
+      {"griddepcontrol", decode_griddepcontrol},
+      {"call", decode_call},
+      {"ret", decode_return},
+      {"exit", decode_return},
+      {"trap", decode_return},
+      {"brkpt", decode_return},
+      {"mma", decode_mma},
+      {"ldmatrix", decode_ldmatrix},
+      {"cp", decode_cp_async},
+  };
+  for (const UncheckedInstruction &u : kUnchecked) {
+    if (u.opcode == opcode)
+      return &u;
+  }
+  return nullptr;
 }
 
 const TypeSet *atomic_operation_types(std::string_view operation) {

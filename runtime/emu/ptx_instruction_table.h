@@ -2,7 +2,8 @@
 // it takes, the modifiers it requires, and each operand's kind (register, immediate, address,
 // predicate, label, vector) and type rule. The loader's checker (ptx_checker.cpp) validates every
 // instruction against it and the decoder (ptx_decoder.cpp) takes the opcode enum and the operand
-// count from the same entry. The rules were confirmed with ptxas -arch=sm_80 (docs/emulator.md,
+// count from the same entry, and calls the entry's decode hook (each family's, in its exec_*.cpp
+// file). The rules were confirmed with ptxas -arch=sm_80 (docs/emulator.md,
 // "PTX checker"); ptxas is the ground truth, the PTX ISA's type-checking tables the starting point.
 #pragma once
 
@@ -108,14 +109,19 @@ struct OperandSpec {
   const char *role = "";
 };
 
+struct DecodeState; // instruction_decode.h
+// A decode hook: turns one checked instruction into an Instr (instruction_decode.h).
+using DecodeFn = void (*)(DecodeState &state);
+
 struct InstructionForm {
-  std::string_view opcode; // the first part of the opcode: "add", "ld"
-  std::string_view when;   // the modifier that selects this form ("wide", "cas"), "" default
-  Op op = Op::Mov;         // what the decoder emits
-  uint8_t type_count = 1;  // instruction types in the opcode (cvt and slct 2, bra 0)
-  TypeSet types;           // the first instruction type
-  TypeSet types2;          // the second (cvt source, slct selector)
-  TypeSet sm90_types;      // of `types`, those that need .target sm_90 or later
+  std::string_view opcode;   // the first part of the opcode: "add", "ld"
+  std::string_view when;     // the modifier that selects this form ("wide", "cas"), "" default
+  Op op = Op::Mov;           // what the decoder emits
+  DecodeFn decode = nullptr; // the family's decode hook
+  uint8_t type_count = 1;    // instruction types in the opcode (cvt and slct 2, bra 0)
+  TypeSet types;             // the first instruction type
+  TypeSet types2;            // the second (cvt source, slct selector)
+  TypeSet sm90_types;        // of `types`, those that need .target sm_90 or later
   Requires requires_mod = Requires::Nothing;
   uint16_t mods = 0;        // modifier classes allowed (mods::k...)
   uint8_t spaces = 0;       // state spaces allowed (space_bit), with mods::kSpace
@@ -131,6 +137,16 @@ std::span<const InstructionForm> instruction_forms(std::string_view opcode);
 // whose `when` is among them, else the default form. Null when the opcode is unknown.
 const InstructionForm *select_form(std::string_view opcode,
                                    std::span<const std::string_view> modifiers);
+
+// An instruction the decoder supports without operand rules in the table (the checker passes it
+// through): its decode hook validates what it needs.
+struct UncheckedInstruction {
+  std::string_view opcode;
+  DecodeFn decode = nullptr;
+};
+
+// The unchecked instruction `opcode`, or null.
+const UncheckedInstruction *unchecked_instruction(std::string_view opcode);
 
 // The types an atom/red operation (.add, .cas, ...) takes; null for an unknown operation.
 const TypeSet *atomic_operation_types(std::string_view operation);
