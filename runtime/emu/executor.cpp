@@ -143,9 +143,116 @@ std::string lane_list(uint32_t mask) {
   return s.empty() ? "none" : s;
 }
 
+// ret: back to the caller (copying the return values), or exit from the kernel
+void exec_ret(ExecContext &ctx, Warp &w, uint32_t pc, uint32_t active, uint32_t exec) {
+  const Program &prog = *ctx.program;
+  std::array<uint32_t, 32> next;
+  uint32_t exiting = 0;
+  for_each_lane(active, [&](uint32_t l) {
+    if (!(exec >> l & 1)) {
+      next[l] = pc + 1;
+      return;
+    }
+    auto &stack = w.call_stack[l];
+    if (stack.empty()) {
+      exiting |= 1u << l;
+      next[l] = pc + 1;
+      return;
+    }
+    uint32_t call_pc = stack.back();
+    stack.pop_back();
+    const Instr &call = prog.code[call_pc];
+    const Function &callee = prog.functions[call.callee];
+    uint8_t *scratch =
+        ctx.cta->param_scratch.data() + size_t{thread_index(w, l)} * prog.param_scratch_bytes;
+    for (uint32_t i = 0; i < call.dst.count; ++i) {
+      std::memmove(scratch + vector_reg(ctx, call.dst, i), scratch + callee.return_offsets[i],
+                   callee.return_sizes[i]);
+    }
+    next[l] = call_pc + 1;
+  });
+  set_next_pcs(w, active & ~exiting, next);
+  if (exiting)
+    exit_lanes(ctx, w, exiting);
+  try_reconverge(w);
+}
+
+// call: pass the arguments through the thread's parameter scratch, push the return pc
+void exec_call(ExecContext &ctx, Warp &w, const Instr &in, uint32_t pc, uint32_t active,
+               uint32_t exec) {
+  const Program &prog = *ctx.program;
+  std::array<uint32_t, 32> next;
+  const Function &callee = prog.functions[in.callee];
+  for_each_lane(active, [&](uint32_t l) {
+    if (!(exec >> l & 1)) {
+      next[l] = pc + 1;
+      return;
+    }
+    uint8_t *scratch =
+        ctx.cta->param_scratch.data() + size_t{thread_index(w, l)} * prog.param_scratch_bytes;
+    for (uint32_t i = 0; i < in.src[0].count; ++i) {
+      std::memmove(scratch + callee.param_offsets[i], scratch + vector_reg(ctx, in.src[0], i),
+                   callee.param_sizes[i]);
+    }
+    if (w.call_stack[l].size() > 64)
+      fault(ctx, w, in, static_cast<int>(l), "call stack deeper than 64 frames");
+    w.call_stack[l].push_back(pc);
+    next[l] = in.target;
+  });
+  set_next_pcs(w, active, next);
+  try_reconverge(w);
+}
+
+// bar.sync / bar.arrive (barrier.sync, barrier.arrive)
+void exec_barrier(ExecContext &ctx, Warp &w, const Instr &in, uint32_t pc, uint32_t active,
+                  uint32_t exec) {
+  std::array<uint32_t, 32> next;
+  for_each_lane(active, [&](uint32_t l) { next[l] = pc + 1; });
+  set_next_pcs(w, active, next);
+  if (exec == 0) {
+    try_reconverge(w);
+    return;
+  }
+  if (exec != w.live) {
+    fault(ctx, w, in, -1,
+          std::string("divergent barrier: ") + (in.op == Op::BarSync ? "bar.sync" : "bar.arrive") +
+              " executed by lanes " + lane_list(exec) + " while lanes " +
+              lane_list(w.live & ~exec) +
+              " of the same warp have not exited and did not arrive (every thread of the "
+              "block must reach the same barrier; move the barrier out of the divergent code)");
+  }
+  uint32_t lane0 = static_cast<uint32_t>(std::countr_zero(exec));
+  uint64_t id = read_operand(ctx, w, in.src[0], lane0);
+  if (id >= 16)
+    fault(ctx, w, in, -1, "barrier id " + std::to_string(id) + " is out of range (0..15)");
+  Barrier &b = ctx.cta->barriers[id];
+  if (in.src[1].kind != OperandKind::None) {
+    uint64_t count = read_operand(ctx, w, in.src[1], lane0);
+    if (count == 0 || count % 32 != 0)
+      fault(ctx, w, in, -1,
+            "barrier thread count " + std::to_string(count) + " must be a non-zero multiple of 32");
+    if (b.arrived != 0 && b.expected != count)
+      fault(ctx, w, in, -1,
+            "barrier " + std::to_string(id) + " used with thread counts " +
+                std::to_string(b.expected) + " and " + std::to_string(count));
+    b.expected = static_cast<uint32_t>(count);
+  }
+  b.arrived += static_cast<uint32_t>(std::popcount(exec));
+  if (in.op == Op::BarSync) {
+    ++ctx.counters.barriers;
+    w.state = WarpState::AtBarrier;
+    w.barrier_id = static_cast<uint32_t>(id);
+    w.barrier_pc = pc;
+    ++b.waiting_warps;
+  }
+  uint32_t expected = b.expected ? b.expected : ctx.cta->live_threads;
+  if (b.arrived >= expected)
+    release_barrier(*ctx.cta, static_cast<uint32_t>(id));
+  try_reconverge(w);
+}
+
 void exec_control(ExecContext &ctx, Warp &w, const Instr &in, uint32_t pc, uint32_t active,
                   uint32_t exec) {
-  const Program &prog = *ctx.program;
   std::array<uint32_t, 32> next;
   switch (in.op) {
   case Op::Bra: {
@@ -176,59 +283,8 @@ void exec_control(ExecContext &ctx, Warp &w, const Instr &in, uint32_t pc, uint3
     try_reconverge(w);
     return;
   }
-  case Op::Ret: {
-    uint32_t exiting = 0;
-    for_each_lane(active, [&](uint32_t l) {
-      if (!(exec >> l & 1)) {
-        next[l] = pc + 1;
-        return;
-      }
-      auto &stack = w.call_stack[l];
-      if (stack.empty()) {
-        exiting |= 1u << l;
-        next[l] = pc + 1;
-        return;
-      }
-      uint32_t call_pc = stack.back();
-      stack.pop_back();
-      const Instr &call = prog.code[call_pc];
-      const Function &callee = prog.functions[call.callee];
-      uint8_t *scratch =
-          ctx.cta->param_scratch.data() + size_t{thread_index(w, l)} * prog.param_scratch_bytes;
-      for (uint32_t i = 0; i < call.dst.count; ++i) {
-        std::memmove(scratch + vector_reg(ctx, call.dst, i), scratch + callee.return_offsets[i],
-                     callee.return_sizes[i]);
-      }
-      next[l] = call_pc + 1;
-    });
-    set_next_pcs(w, active & ~exiting, next);
-    if (exiting)
-      exit_lanes(ctx, w, exiting);
-    try_reconverge(w);
-    return;
-  }
-  case Op::Call: {
-    const Function &callee = prog.functions[in.callee];
-    for_each_lane(active, [&](uint32_t l) {
-      if (!(exec >> l & 1)) {
-        next[l] = pc + 1;
-        return;
-      }
-      uint8_t *scratch =
-          ctx.cta->param_scratch.data() + size_t{thread_index(w, l)} * prog.param_scratch_bytes;
-      for (uint32_t i = 0; i < in.src[0].count; ++i) {
-        std::memmove(scratch + callee.param_offsets[i], scratch + vector_reg(ctx, in.src[0], i),
-                     callee.param_sizes[i]);
-      }
-      if (w.call_stack[l].size() > 64)
-        fault(ctx, w, in, static_cast<int>(l), "call stack deeper than 64 frames");
-      w.call_stack[l].push_back(pc);
-      next[l] = in.target;
-    });
-    set_next_pcs(w, active, next);
-    try_reconverge(w);
-    return;
-  }
+  case Op::Ret: exec_ret(ctx, w, pc, active, exec); return;
+  case Op::Call: exec_call(ctx, w, in, pc, active, exec); return;
   case Op::Trap:
     if (exec)
       fault(ctx, w, in, std::countr_zero(exec), "trap executed (the kernel aborted itself)");
@@ -236,52 +292,7 @@ void exec_control(ExecContext &ctx, Warp &w, const Instr &in, uint32_t pc, uint3
     set_next_pcs(w, active, next);
     return;
   case Op::BarSync:
-  case Op::BarArrive: {
-    for_each_lane(active, [&](uint32_t l) { next[l] = pc + 1; });
-    set_next_pcs(w, active, next);
-    if (exec == 0) {
-      try_reconverge(w);
-      return;
-    }
-    if (exec != w.live) {
-      fault(ctx, w, in, -1,
-            std::string("divergent barrier: ") +
-                (in.op == Op::BarSync ? "bar.sync" : "bar.arrive") + " executed by lanes " +
-                lane_list(exec) + " while lanes " + lane_list(w.live & ~exec) +
-                " of the same warp have not exited and did not arrive (every thread of the "
-                "block must reach the same barrier; move the barrier out of the divergent code)");
-    }
-    uint32_t lane0 = static_cast<uint32_t>(std::countr_zero(exec));
-    uint64_t id = read_operand(ctx, w, in.src[0], lane0);
-    if (id >= 16)
-      fault(ctx, w, in, -1, "barrier id " + std::to_string(id) + " is out of range (0..15)");
-    Barrier &b = ctx.cta->barriers[id];
-    if (in.src[1].kind != OperandKind::None) {
-      uint64_t count = read_operand(ctx, w, in.src[1], lane0);
-      if (count == 0 || count % 32 != 0)
-        fault(ctx, w, in, -1,
-              "barrier thread count " + std::to_string(count) +
-                  " must be a non-zero multiple of 32");
-      if (b.arrived != 0 && b.expected != count)
-        fault(ctx, w, in, -1,
-              "barrier " + std::to_string(id) + " used with thread counts " +
-                  std::to_string(b.expected) + " and " + std::to_string(count));
-      b.expected = static_cast<uint32_t>(count);
-    }
-    b.arrived += static_cast<uint32_t>(std::popcount(exec));
-    if (in.op == Op::BarSync) {
-      ++ctx.counters.barriers;
-      w.state = WarpState::AtBarrier;
-      w.barrier_id = static_cast<uint32_t>(id);
-      w.barrier_pc = pc;
-      ++b.waiting_warps;
-    }
-    uint32_t expected = b.expected ? b.expected : ctx.cta->live_threads;
-    if (b.arrived >= expected)
-      release_barrier(*ctx.cta, static_cast<uint32_t>(id));
-    try_reconverge(w);
-    return;
-  }
+  case Op::BarArrive: exec_barrier(ctx, w, in, pc, active, exec); return;
   case Op::BarWarpSync: {
     ++w.sync_epoch; // racecheck: the warp's lanes see each other's shared accesses from here
     for_each_lane(active, [&](uint32_t l) { next[l] = pc + 1; });
