@@ -138,6 +138,10 @@ void decode_async_copy(DecodeState &s) {
   if (cg && in.access_bytes != 16)
     decode_fail(s, "cp.async.cg needs cp-size 16");
   in.src[2] = immediate_operand(in.access_bytes); // src-size
+  if (ops.size() >= 4 && ops[3].kind == AstOperand::Kind::Integer &&
+      ops[3].int_value > in.access_bytes)
+    decode_fail(s, "cp.async src-size " + std::to_string(static_cast<int64_t>(ops[3].int_value)) +
+                       " is out of range [0.." + std::to_string(in.access_bytes) + "]");
   if (ops.size() >= 4) {
     Operand o = source_operand(s, 3, DType::U32);
     if (register_type(s, o) == DType::Pred) {

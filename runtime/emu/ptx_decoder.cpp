@@ -380,6 +380,15 @@ private:
     return ma > major || (ma == major && mi >= minor);
   }
 
+  // 75 for .version 7.5; 0 without a readable .version
+  int ptx_version() const {
+    int ma = 0, mi = 0;
+    if (std::sscanf(ast_.version.c_str(), "%d.%d", &ma, &mi) != 2 || ma < 0 || ma > 99 || mi < 0 ||
+        mi > 9)
+      return 0;
+    return ma * 10 + mi;
+  }
+
   std::string target_text() const {
     return ast_.target.empty() ? std::string("the emulator (no .target)") : ast_.target;
   }
@@ -1039,6 +1048,7 @@ void Decoder::decode_instruction(const AstInstruction &ai,
   CheckContext check;
   check.source_name = ast_.source_name;
   check.sm_version = sm_version_of(ast_.target);
+  check.ptx_version = ptx_version();
   check.lookup = [this](const std::string &name) { return checked_name(name); };
   const InstructionForm *form = check_instruction(ai, check);
   if (!ai.guard.empty()) {

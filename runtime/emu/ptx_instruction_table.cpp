@@ -89,6 +89,38 @@ constexpr InstructionForm in_spaces(std::initializer_list<Space> spaces, Instruc
   return f;
 }
 
+// mma.sync.aligned.<shape>.row.col{.satfinite}.<d>.<a>.<b>.<c> {D}, {A}, {B}, {C}, selected by
+// `shape_and_type` ("m16n8k16.f16"): per thread, `a_values` elements of A, `b_values` of B and
+// `cd_values` of C and D.
+constexpr InstructionForm mma(std::string_view shape_and_type, TypeSet d, TypeSet ab, TypeSet c,
+                              uint8_t a_values, uint8_t b_values, uint8_t cd_values,
+                              Requires req = Requires::Nothing) {
+  InstructionForm f = form("mma", Op::Mma, decode_mma, d,
+                           {{ArgKind::DestFragment, TypeRule::Type, "D", cd_values},
+                            {ArgKind::Fragment, TypeRule::Type2, "A", a_values},
+                            {ArgKind::Fragment, TypeRule::Type3, "B", b_values},
+                            {ArgKind::Fragment, TypeRule::Type4, "C", cd_values}},
+                           req);
+  f.when = shape_and_type;
+  f.type_count = 4;
+  f.types2 = ab;
+  f.types3 = ab;
+  f.types4 = c;
+  return f;
+}
+
+// ldmatrix.sync.aligned.m8n8.<num>{.trans}{.shared}.b16 {d..}, [a]: `values` b16 elements per
+// thread (two per register).
+constexpr InstructionForm ldmatrix(std::string_view num, uint8_t values) {
+  InstructionForm f = form("ldmatrix", Op::Ldmatrix, decode_ldmatrix, {DType::B16},
+                           {{ArgKind::DestFragment, TypeRule::Type, "destination", values},
+                            {ArgKind::Address, TypeRule::None, "address"}});
+  f.when = num;
+  f.mods |= mods::kSpace;
+  f.spaces = space_bit(Space::Generic) | space_bit(Space::Shared);
+  return f;
+}
+
 using namespace mods;
 constexpr uint16_t kArith = kRound | kFtz | kFtzHalf | kSat;
 constexpr TypeSet kSetpTypes = kCompareTypes | TypeSet{F16, F16x2, BF16, BF16x2};
@@ -196,6 +228,34 @@ const InstructionForm kForms[] = {
     form("activemask", Op::Activemask, decode_activemask, {B32}, {d}),
     form("redux", Op::Redux, decode_redux, {B32, U32, S32}, {d, a, mask}),
     form("match", Op::MatchAny, decode_match, {B32, B64}, {{ArgKind::DestPair, TypeRule::B32, "destination"}, a, mask}),
+
+    // tensor cores: the shapes and types of sm_80 the emulator runs
+    mma("m16n8k16.f16", {F16, F32}, {F16}, {F16, F32}, 8, 4, 4, Requires::SameAccumulatorType),
+    mma("m16n8k8.f16", {F16, F32}, {F16}, {F16, F32}, 4, 2, 4, Requires::SameAccumulatorType),
+    mma("m16n8k16.bf16", {F32}, {BF16}, {F32}, 8, 4, 4),
+    mma("m16n8k8.bf16", {F32}, {BF16}, {F32}, 4, 2, 4),
+    mma("m16n8k8.tf32", {F32}, {TF32}, {F32}, 4, 2, 4),
+    mma("m16n8k4.tf32", {F32}, {TF32}, {F32}, 2, 1, 4),
+    mma("m16n8k32.s8", {S32}, {S8, U8}, {S32}, 16, 8, 4),
+    mma("m16n8k32.u8", {S32}, {S8, U8}, {S32}, 16, 8, 4),
+    mma("m16n8k16.s8", {S32}, {S8, U8}, {S32}, 8, 4, 4),
+    mma("m16n8k16.u8", {S32}, {S8, U8}, {S32}, 8, 4, 4),
+    mma("m16n8k64.s4", {S32}, {S4, U4}, {S32}, 32, 16, 4),
+    mma("m16n8k64.u4", {S32}, {S4, U4}, {S32}, 32, 16, 4),
+    mma("m16n8k32.s4", {S32}, {S4, U4}, {S32}, 16, 8, 4),
+    mma("m16n8k32.u4", {S32}, {S4, U4}, {S32}, 16, 8, 4),
+    mma("m8n8k4.f64", {F64}, {F64}, {F64}, 1, 1, 2),
+    ldmatrix("x1", 2),
+    ldmatrix("x2", 4),
+    ldmatrix("x4", 8),
+
+    // asynchronous copies to shared memory
+    when("commit_group", no_type(form("cp", Op::CpAsyncCommit, decode_cp_async, {}, {}))),
+    when("wait_group", no_type(form("cp", Op::CpAsyncWait, decode_cp_async, {}, {{ArgKind::Imm, TypeRule::None, "pending groups"}}))),
+    when("wait_all", no_type(form("cp", Op::CpAsyncWaitAll, decode_cp_async, {}, {}))),
+    optional_from(3, in_spaces({Space::Shared, Space::Global}, no_type(form("cp", Op::CpAsync, decode_cp_async, {},
+         {{ArgKind::SharedAddress, TypeRule::None, "destination"}, {ArgKind::GlobalAddress, TypeRule::None, "source"},
+          {ArgKind::Imm, TypeRule::None, "cp-size"}, {ArgKind::Src, TypeRule::SizeOrIgnoreSrc, "src-size or ignore-src"}})))),
 };
 // clang-format on
 
@@ -209,6 +269,16 @@ std::span<const InstructionForm> instruction_forms(std::string_view opcode) {
   return {first, last};
 }
 
+bool form_selected_by(std::string_view when, std::string_view modifier) {
+  while (!when.empty()) {
+    const size_t dot = when.find('.');
+    if (when.substr(0, dot) == modifier)
+      return true;
+    when = dot == std::string_view::npos ? std::string_view() : when.substr(dot + 1);
+  }
+  return false;
+}
+
 const InstructionForm *select_form(std::string_view opcode,
                                    std::span<const std::string_view> modifiers) {
   const InstructionForm *fallback = nullptr;
@@ -217,10 +287,33 @@ const InstructionForm *select_form(std::string_view opcode,
       fallback = fallback ? fallback : &f;
       continue;
     }
-    if (std::find(modifiers.begin(), modifiers.end(), f.when) != modifiers.end())
+    bool all = true;
+    for (std::string_view w = f.when; !w.empty();) {
+      const size_t dot = w.find('.');
+      all &= std::find(modifiers.begin(), modifiers.end(), w.substr(0, dot)) != modifiers.end();
+      w = dot == std::string_view::npos ? std::string_view() : w.substr(dot + 1);
+    }
+    if (all)
       return &f;
   }
   return fallback;
+}
+
+TypeSet fragment_registers(DType element) {
+  switch (element) {
+  case F16: return {F16x2, B32};
+  case BF16:
+  case TF32: return {B32};
+  case F32: return {F32, B32};
+  case S32: return {S32, U32, B32};
+  case F64: return {F64, B64, U64, S64};
+  case S8:
+  case U8:
+  case S4:
+  case U4:
+  case B16: return {B32, U32, S32, F32, F16x2, Pred}; // any 32-bit register, .pred too
+  default: return {};
+  }
 }
 
 const UncheckedInstruction *unchecked_instruction(std::string_view opcode) {
@@ -239,9 +332,6 @@ const UncheckedInstruction *unchecked_instruction(std::string_view opcode) {
       {"exit", decode_return},
       {"trap", decode_return},
       {"brkpt", decode_return},
-      {"mma", decode_mma},
-      {"ldmatrix", decode_ldmatrix},
-      {"cp", decode_cp_async},
   };
   for (const UncheckedInstruction &u : kUnchecked) {
     if (u.opcode == opcode)
