@@ -763,8 +763,7 @@ private:
                  ai_.opcode + "' accesses " + std::to_string(vec_) + " element" +
                  (vec_ == 1 ? "" : "s") + ", operand " + std::to_string(i + 1) + " (" + spec.role +
                  ") has " + std::to_string(op.elements.size()));
-    DType common = DType::None;
-    std::string first_name;
+    VectorMerge merged;
     for (const AstOperand &e : op.elements) {
       if (e.kind == Kind::Sink)
         continue;
@@ -781,24 +780,9 @@ private:
         check_value(i, spec, e, false, false);
         continue;
       }
-      if (common == DType::None) {
-        common = t;
-        first_name = e.name;
-        continue;
-      }
-      if (vector_bits(t) != vector_bits(common))
-        fail_plain("Incompatible elements of vector expression in '" + ai_.opcode + "': '" +
-                   first_name + "' is " + dot(common) + ", '" + e.name + "' is " + dot(t) +
-                   " (the elements of a vector need one size)");
-      if (t != common) {
-        const bool mix_ok = is_bits(t) || is_bits(common) || (is_int(t) && is_int(common));
-        if (!mix_ok)
-          fail_plain("Vector with elements of different types are not allowed in " +
-                     std::string(base_) + " instruction '" + ai_.opcode + "': '" + first_name +
-                     "' is " + dot(common) + ", '" + e.name + "' is " + dot(t));
-        common = bits_type(vector_bits(t));
-      }
+      merge_element(merged, t, e.name);
     }
+    const DType common = merged.common;
     if (common != DType::None && !fits(spec.rule, rule_type(spec.rule), common))
       mismatch(i, spec,
                "is a vector of " + dot(common) + " registers" +
@@ -806,6 +790,35 @@ private:
   }
 
   static uint32_t vector_bits(DType t) { return t == DType::Pred ? 32 : bits_of(t); }
+
+  // The elements of a {..} vector seen so far: their merged type (.bN once two differ) and the
+  // last one.
+  struct VectorMerge {
+    DType common = DType::None;
+    DType previous = DType::None;
+    std::string previous_name;
+  };
+
+  // Adds element `name` of type `t`: it must suit the element before it (one size; the same type,
+  // a .bN on either side, or two integers). ptxas compares neighbours: {%r, %f, %u} (.b32 .f32
+  // .u32) is refused, {%f, %r, %u} taken.
+  void merge_element(VectorMerge &v, DType t, const std::string &name) const {
+    if (v.previous != DType::None) {
+      if (vector_bits(t) != vector_bits(v.previous))
+        fail_plain("Incompatible elements of vector expression in '" + ai_.opcode + "': '" +
+                   v.previous_name + "' is " + dot(v.previous) + ", '" + name + "' is " + dot(t) +
+                   " (the elements of a vector need one size)");
+      const bool mix_ok =
+          t == v.previous || is_bits(t) || is_bits(v.previous) || (is_int(t) && is_int(v.previous));
+      if (!mix_ok)
+        fail_plain("Vector with elements of different types are not allowed in " +
+                   std::string(base_) + " instruction '" + ai_.opcode + "': '" + v.previous_name +
+                   "' is " + dot(v.previous) + ", '" + name + "' is " + dot(t));
+    }
+    v.common = v.common == DType::None || v.common == t ? t : bits_type(vector_bits(t));
+    v.previous = t;
+    v.previous_name = name;
+  }
 
   // An mma or ldmatrix fragment: a {..} of exactly the registers its elements take, whose types
   // merge into one (as ld/st data's do; an integer constant is an .s32 element) that may hold
@@ -822,8 +835,7 @@ private:
                  ai_.opcode + "' needs " + std::to_string(registers) + " registers in operand " +
                  std::to_string(i + 1) + " (" + spec.role + "), got " +
                  std::to_string(op.elements.size()));
-    DType common = DType::None;
-    std::string first_name;
+    VectorMerge merged;
     for (const AstOperand &e : op.elements) {
       if (e.kind == Kind::Sink) {
         if (!is_dest)
@@ -841,23 +853,9 @@ private:
         check_value(i, spec, e, false, false);
         continue;
       }
-      if (common == DType::None) {
-        common = t;
-        first_name = e_name;
-        continue;
-      }
-      if (vector_bits(t) != vector_bits(common))
-        fail_plain("Incompatible elements of vector expression in '" + ai_.opcode + "': '" +
-                   first_name + "' is " + dot(common) + ", '" + e_name + "' is " + dot(t) +
-                   " (the elements of a vector need one size)");
-      if (t != common) {
-        if (!(is_bits(t) || is_bits(common) || (is_int(t) && is_int(common))))
-          fail_plain("Vector with elements of different types are not allowed in " +
-                     std::string(base_) + " instruction '" + ai_.opcode + "': '" + first_name +
-                     "' is " + dot(common) + ", '" + e_name + "' is " + dot(t));
-        common = bits_type(vector_bits(t));
-      }
+      merge_element(merged, t, e_name);
     }
+    const DType common = merged.common;
     if (common == DType::None && is_dest)
       fail_plain("Unable to infer type of vector elements in operand " + std::to_string(i + 1) +
                  " of '" + ai_.opcode + "'");
