@@ -662,6 +662,7 @@ void decode_mma(DecodeState &s) {
   if (!m.take("row") || !m.take("col"))
     decode_fail(s, "only the .row.col layout of mma is supported");
   in.satfinite = m.take("satfinite");
+  in.rnd = take_rounding(m); // f64 only (the checker refuses it elsewhere)
   std::string shape;
   for (const char *name : {"m16n8k16", "m16n8k8", "m16n8k32", "m16n8k64", "m8n8k4", "m16n8k4"}) {
     if (m.take(name))
@@ -681,6 +682,9 @@ void decode_mma(DecodeState &s) {
   in.mma = *kind;
   if (in.satfinite && in.type != DType::S32)
     decode_fail(s, ".satfinite applies to integer mma only");
+  if (in.rnd != Round::None && in.rnd != Round::Rn)
+    decode_fail(s, "'" + s.ai.opcode +
+                       "' is not supported: the emulator's f64 mma rounds to nearest (.rn only)");
   expect_operands(s, 4, 4);
   for (int i = 0; i < 4; ++i) {
     if (ops[i].kind != AstOperand::Kind::Vector)

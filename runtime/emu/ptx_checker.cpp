@@ -577,11 +577,11 @@ private:
   }
   static bool relaxed(TypeRule r) { return r == TypeRule::Relaxed || r == TypeRule::Relaxed2; }
 
-  // Relaxed rules, except for cvt to or from .bf16 and to .tf32: ptxas takes those operands
-  // strictly (no wider .b64)
+  // Relaxed rules, except for cvt to or from .bf16, to .bf16x2 and to .tf32: ptxas takes those
+  // operands strictly (no wider .b64)
   bool relaxed_here(TypeRule r) const {
     const bool strict_cvt = base_ == "cvt" && (type() == DType::TF32 || type() == DType::BF16 ||
-                                               type2() == DType::BF16);
+                                               type() == DType::BF16x2 || type2() == DType::BF16);
     return relaxed(r) && !strict_cvt;
   }
   bool fits(TypeRule r, DType need, DType reg) const {

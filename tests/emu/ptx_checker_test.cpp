@@ -278,6 +278,31 @@ TEST(PtxChecker, MmaF16AccumulatorsHaveOneType) {
                       "Illegal rounding modifier for instruction 'mma'");
 }
 
+TEST(PtxChecker, MmaF64TakesARoundingMode) {
+  const std::string f64 = "  mma.sync.aligned.m8n8k4.row.col";
+  const std::string operands = ".f64.f64.f64.f64 {%fd0, %fd1}, {%fd2}, {%fd3}, {%fd0, %fd1};";
+  expect_tensor_loads(f64 + ".rn" + operands);
+  // valid PTX; the emulator's fma chain rounds to nearest only
+  expect_tensor_error(f64 + ".rz" + operands,
+                      "is not supported: the emulator's f64 mma rounds to nearest (.rn only)");
+  expect_tensor_error(f64 + ".rna" + operands, "Illegal rounding modifier for instruction 'mma'");
+  expect_tensor_error("  mma.sync.aligned.m16n8k8.row.col.rn.f32.tf32.tf32.f32 "
+                      "{%f0, %f1, %f2, %f3}, {%r0, %r1, %r2, %r3}, {%r4, %r5}, "
+                      "{%f4, %f5, %f6, %f7};",
+                      "Illegal rounding modifier for instruction 'mma'");
+}
+
+TEST(PtxChecker, PrmtSelectorAndCvtPackingSources) {
+  // found by the differential test's other seeds: prmt's selector is any 32-bit register, the
+  // f32 sources of cvt.f16x2 may be wider .b registers (not those of cvt.bf16x2)
+  expect_loads("  prmt.b32 %r0, %r1, %r2, %f2;");
+  expect_error("  prmt.b32 %r0, %r1, %r2, %rd1;", "operand 4 (c) of 'prmt.b32' '%rd1'");
+  expect_loads("  cvt.rn.f16x2.f32 %r0, %f1, %rd1;");
+  expect_error("  cvt.rn.f16x2.f32 %r0, %f1, %u1;", "operand 3 (b) of 'cvt.rn.f16x2.f32' '%u1'");
+  expect_error("  cvt.rn.bf16x2.f32 %r0, %f1, %rd1;",
+               "operand 3 (b) of 'cvt.rn.bf16x2.f32' '%rd1' is a .b64 register");
+}
+
 TEST(PtxChecker, LdmatrixDestinationAndAddress) {
   // any 32-bit registers, each suiting the one before it (ptxas compares neighbours)
   expect_tensor_loads("  ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%f1, %r0, %p0, _}, "
