@@ -7,6 +7,7 @@
 
 #include "runtime/emu/exec_context.h"
 #include "runtime/emu/exec_families.h"
+#include "runtime/emu/instruction_decode.h"
 #include "runtime/emu/memory_access.h"
 
 namespace tcjit::emu {
@@ -133,6 +134,45 @@ void exec_atomic(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
   case DType::E5M2: break;
   }
   fault(ctx, w, in, -1, "unsupported atomic type");
+}
+
+void decode_atomic(DecodeState &s) {
+  Instr &in = s.in;
+  Modifiers &m = s.mods;
+  in.op = s.base == "atom" ? Op::Atom : Op::Red;
+  in.cls = InstrClass::Memory;
+  in.exec = exec_atomic;
+  drop_memory_hints(m);
+  in.space = take_space(m);
+  static const std::pair<const char *, AtomOp> kOps[] = {
+      {"add", AtomOp::Add}, {"min", AtomOp::Min}, {"max", AtomOp::Max}, {"exch", AtomOp::Exch},
+      {"cas", AtomOp::Cas}, {"and", AtomOp::And}, {"or", AtomOp::Or},   {"xor", AtomOp::Xor},
+      {"inc", AtomOp::Inc}, {"dec", AtomOp::Dec}};
+  bool found = false;
+  for (const auto &[name, op] : kOps) {
+    if (m.take(name)) {
+      in.mode = static_cast<uint8_t>(op);
+      found = true;
+    }
+  }
+  if (!found)
+    decode_fail(s, "'" + s.ai.opcode + "' needs an operation (.add, .cas, ...)");
+  m.take("noftz");
+  in.type = take_one_type(s);
+  expect_no_modifiers_left(s);
+  in.access_bytes = static_cast<uint8_t>(dtype_bytes(in.type));
+  if (!(in.access_bytes == 4 || in.access_bytes == 8) || in.type == DType::F16x2 ||
+      in.type == DType::BF16x2)
+    decode_unsupported(s);
+  size_t first = 0;
+  if (in.op == Op::Atom) {
+    in.dst = dest_operand(s, s.ai.operands.at(0), in.type);
+    first = 1;
+  }
+  in.src[0] = address_operand(s, s.ai.operands[first], in.space);
+  in.src[1] = source_operand(s, first + 1, in.type);
+  if (static_cast<AtomOp>(in.mode) == AtomOp::Cas)
+    in.src[2] = source_operand(s, first + 2, in.type);
 }
 
 } // namespace tcjit::emu

@@ -4,6 +4,7 @@
 #include "runtime/emu/exec_context.h"
 #include "runtime/emu/exec_families.h"
 #include "runtime/emu/float_format.h"
+#include "runtime/emu/instruction_decode.h"
 
 namespace tcjit::emu {
 
@@ -233,6 +234,67 @@ void exec_compare(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
     return;
   }
   fault(ctx, w, in, -1, "internal error: not a compare instruction");
+}
+
+void decode_setp(DecodeState &s) {
+  Instr &in = s.in;
+  const auto &ops = s.ai.operands;
+  in.op = Op::Setp;
+  in.cls = InstrClass::Integer;
+  in.cmp = take_comparison(s.mods);
+  if (in.cmp == CmpOp::None)
+    decode_fail(s, "setp needs a comparison");
+  if (s.mods.take("and"))
+    in.bop = BoolOp::And;
+  else if (s.mods.take("or"))
+    in.bop = BoolOp::Or;
+  else if (s.mods.take("xor"))
+    in.bop = BoolOp::Xor;
+  in.ftz = s.mods.take("ftz");
+  in.type2 = take_one_type(s);
+  if (dtype_is_float(in.type2))
+    in.cls = InstrClass::Float;
+  expect_no_modifiers_left(s);
+  in.exec = exec_compare;
+  if (ops[0].kind == AstOperand::Kind::Pair) {
+    in.dst = dest_operand(s, ops[0].elements[0], DType::Pred);
+    in.dst2 = dest_operand(s, ops[0].elements[1], DType::Pred);
+  } else {
+    in.dst = dest_operand(s, ops[0], DType::Pred);
+  }
+  in.src[0] = source_operand(s, 1, in.type2);
+  in.src[1] = source_operand(s, 2, in.type2);
+  if (in.bop != BoolOp::None)
+    in.src[2] = source_operand(s, 3, DType::Pred);
+}
+
+void decode_selp(DecodeState &s) {
+  Instr &in = s.in;
+  in.op = Op::Selp;
+  in.type = take_one_type(s);
+  expect_no_modifiers_left(s);
+  in.exec = exec_compare;
+  in.dst = dest_operand(s, s.ai.operands[0], in.type);
+  in.src[0] = source_operand(s, 1, in.type);
+  in.src[1] = source_operand(s, 2, in.type);
+  in.src[2] = source_operand(s, 3, DType::Pred);
+}
+
+void decode_slct(DecodeState &s) {
+  Instr &in = s.in;
+  in.op = Op::Slct;
+  in.ftz = s.mods.take("ftz");
+  auto ts = s.mods.take_types();
+  if (ts.size() != 2)
+    decode_fail(s, "slct needs two types");
+  in.type = ts[0];
+  in.type2 = ts[1];
+  expect_no_modifiers_left(s);
+  in.exec = exec_compare;
+  in.dst = dest_operand(s, s.ai.operands[0], in.type);
+  in.src[0] = source_operand(s, 1, in.type);
+  in.src[1] = source_operand(s, 2, in.type);
+  in.src[2] = source_operand(s, 3, in.type2);
 }
 
 } // namespace tcjit::emu

@@ -8,6 +8,7 @@
 #include "runtime/emu/exec_context.h"
 #include "runtime/emu/exec_families.h"
 #include "runtime/emu/float_format.h"
+#include "runtime/emu/instruction_decode.h"
 #include "runtime/emu/memory_layout.h"
 
 namespace tcjit::emu {
@@ -343,6 +344,57 @@ void exec_convert(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
     return;
   }
   for_each_lane(mask, [&](uint32_t l) { d[l] = convert(v0[l], in); });
+}
+
+void decode_cvt(DecodeState &s) {
+  Instr &in = s.in;
+  Modifiers &m = s.mods;
+  in.op = Op::Cvt;
+  in.cls = InstrClass::Convert;
+  in.exec = exec_convert;
+  in.rnd = take_rounding(m);
+  in.ftz = m.take("ftz");
+  in.sat = m.take("sat");
+  in.satfinite = m.take("satfinite");
+  in.relu = m.take("relu");
+  auto ts = m.take_types();
+  expect_no_modifiers_left(s);
+  if (ts.size() != 2)
+    decode_fail(s, "cvt needs a destination and a source type");
+  in.type = ts[0];
+  in.type2 = ts[1];
+  if (in.type == DType::F16x2 || in.type == DType::BF16x2) {
+    if (in.type2 != DType::F32)
+      decode_unsupported(s);
+    in.op = Op::Cvtpack;
+    in.dst = dest_operand(s, s.ai.operands[0], in.type);
+    in.src[0] = source_operand(s, 1, DType::F32);
+    in.src[1] = source_operand(s, 2, DType::F32);
+    return;
+  }
+  auto ok = [](DType t) {
+    return t != DType::None && t != DType::B128 && t != DType::Pred && t != DType::S4 &&
+           t != DType::U4 && t != DType::E4M3 && t != DType::E5M2 && t != DType::F16x2 &&
+           t != DType::BF16x2;
+  };
+  if (!ok(in.type) || !ok(in.type2))
+    decode_unsupported(s);
+  in.dst = dest_operand(s, s.ai.operands[0], in.type);
+  in.src[0] = source_operand(s, 1, in.type2);
+}
+
+void decode_cvta(DecodeState &s) {
+  Instr &in = s.in;
+  in.op = Op::Cvta;
+  in.cls = InstrClass::Convert;
+  in.exec = exec_convert;
+  in.to_space = s.mods.take("to");
+  in.space = take_space(s.mods); // the checker required one
+  in.type = take_one_type(s);
+  expect_no_modifiers_left(s);
+  in.dst = dest_operand(s, s.ai.operands[0], in.type);
+  // cvta.shared.u64 %rd, sym: the symbol's own address
+  in.src[0] = value_operand(s, s.ai.operands[1], in.type, in.space);
 }
 
 } // namespace tcjit::emu

@@ -1,8 +1,11 @@
 // cp.async.{ca,cg}.shared.global with zero-fill (src-size) and ignore-src, commit_group,
 // wait_group N and wait_all. Source bytes are read at issue; the destination is written only when
 // the issuing thread waits for the copy's group, and until then any access to it is an error.
+#include <algorithm>
+
 #include "runtime/emu/cp_async_state.h"
 #include "runtime/emu/exec_families.h"
+#include "runtime/emu/instruction_decode.h"
 #include "runtime/emu/memory_access.h"
 
 namespace tcjit::emu {
@@ -96,6 +99,88 @@ void exec_cp_async(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
   if (read_mask)
     count_global_request(ctx, src_addresses, read_mask, size, false);
   count_shared_request(ctx, dst_addresses, mask, size, true);
+}
+
+namespace {
+
+// cp.async.{ca,cg}.shared.global [dst], [src], cp-size{, src-size}{, ignore-src};
+void decode_async_copy(DecodeState &s) {
+  Instr &in = s.in;
+  Modifiers &m = s.mods;
+  const auto &ops = s.ai.operands;
+  in.op = Op::CpAsync;
+  const bool cg = m.take("cg");
+  if (!cg && !m.take("ca"))
+    decode_fail(s, "cp.async needs .ca or .cg");
+  // the destination space comes first: .shared{::cta}.global
+  auto shared_at = std::find_if(m.list.begin(), m.list.end(), [](const std::string &x) {
+    return x == "shared" || x == "shared::cta";
+  });
+  auto global_at = std::find(m.list.begin(), m.list.end(), "global");
+  const bool ordered =
+      shared_at != m.list.end() && global_at != m.list.end() && shared_at < global_at;
+  const Space dst_space = take_space(m);
+  const Space src_space = take_space(m);
+  if (!ordered || (dst_space != Space::Global && dst_space != Space::Shared) ||
+      (src_space != Space::Global && src_space != Space::Shared))
+    decode_fail(s, "only cp.async.{ca,cg}.shared.global is supported");
+  drop_memory_hints(m);
+  expect_no_modifiers_left(s);
+  expect_operands(s, 3, 5);
+  Space shared = Space::Shared, global = Space::Global;
+  in.src[0] = address_operand(s, ops[0], shared);
+  in.src[1] = address_operand(s, ops[1], global);
+  if (ops[2].kind != AstOperand::Kind::Integer)
+    decode_fail(s, "cp.async cp-size must be an integer constant");
+  in.access_bytes = static_cast<uint8_t>(ops[2].int_value);
+  if (!(in.access_bytes == 4 || in.access_bytes == 8 || in.access_bytes == 16))
+    decode_fail(s, "cp.async cp-size must be 4, 8 or 16");
+  if (cg && in.access_bytes != 16)
+    decode_fail(s, "cp.async.cg needs cp-size 16");
+  in.src[2] = immediate_operand(in.access_bytes); // src-size
+  if (ops.size() >= 4 && ops[3].kind == AstOperand::Kind::Integer &&
+      ops[3].int_value > in.access_bytes)
+    decode_fail(s, "cp.async src-size " + std::to_string(static_cast<int64_t>(ops[3].int_value)) +
+                       " is out of range [0.." + std::to_string(in.access_bytes) + "]");
+  if (ops.size() >= 4) {
+    Operand o = source_operand(s, 3, DType::U32);
+    if (register_type(s, o) == DType::Pred) {
+      in.src[3] = o; // ignore-src predicate
+    } else {
+      in.src[2] = o;
+      if (ops.size() == 5)
+        decode_fail(s, "cache-policy operands of cp.async are not supported");
+    }
+  }
+}
+
+} // namespace
+
+// cp.async, cp.async.commit_group, cp.async.wait_group, cp.async.wait_all
+void decode_cp_async(DecodeState &s) {
+  Instr &in = s.in;
+  Modifiers &m = s.mods;
+  in.cls = InstrClass::Memory;
+  in.exec = exec_cp_async;
+  if (!m.take("async"))
+    decode_unsupported(s);
+  if (m.take("commit_group")) {
+    in.op = Op::CpAsyncCommit;
+    expect_operands(s, 0, 0);
+  } else if (m.take("wait_group")) {
+    in.op = Op::CpAsyncWait;
+    expect_operands(s, 1, 1);
+    in.src[0] = source_operand(s, 0, DType::U32);
+    if (in.src[0].kind != OperandKind::Imm)
+      decode_fail(s, "cp.async.wait_group needs an integer constant");
+  } else if (m.take("wait_all")) {
+    in.op = Op::CpAsyncWaitAll;
+    expect_operands(s, 0, 0);
+  } else {
+    decode_async_copy(s);
+    return;
+  }
+  expect_no_modifiers_left(s);
 }
 
 } // namespace tcjit::emu

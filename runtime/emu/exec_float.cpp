@@ -10,6 +10,7 @@
 #include "runtime/emu/exec_context.h"
 #include "runtime/emu/exec_families.h"
 #include "runtime/emu/float_format.h"
+#include "runtime/emu/instruction_decode.h"
 
 namespace tcjit::emu {
 
@@ -285,6 +286,27 @@ void exec_float(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
     run<double>(ctx, w, in, mask);
   else
     run<float>(ctx, w, in, mask);
+}
+
+void decode_testp(DecodeState &s) {
+  Instr &in = s.in;
+  static const char *const kModes[] = {"finite",     "infinite", "number",
+                                       "notanumber", "normal",   "subnormal"};
+  bool found = false;
+  for (int i = 0; i < 6; ++i) {
+    if (s.mods.take(kModes[i])) {
+      in.mode = static_cast<uint8_t>(i);
+      found = true;
+    }
+  }
+  if (!found)
+    decode_fail(s, "testp needs an operation (.finite, .normal, ...)");
+  decode_arithmetic_modifiers(s);
+  in.exec = exec_float;
+  in.cls = InstrClass::Float;
+  in.type2 = in.type;
+  in.dst = dest_operand(s, s.ai.operands[0], DType::Pred);
+  in.src[0] = source_operand(s, 1, in.type);
 }
 
 } // namespace tcjit::emu

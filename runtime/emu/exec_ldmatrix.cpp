@@ -5,6 +5,7 @@
 
 #include "runtime/emu/exec_context.h"
 #include "runtime/emu/exec_families.h"
+#include "runtime/emu/instruction_decode.h"
 #include "runtime/emu/memory_access.h"
 
 namespace tcjit::emu {
@@ -45,6 +46,39 @@ void exec_ldmatrix(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
     }
   }
   count_ldmatrix_request(ctx, addresses, matrices);
+}
+
+void decode_ldmatrix(DecodeState &s) {
+  Instr &in = s.in;
+  Modifiers &m = s.mods;
+  const auto &ops = s.ai.operands;
+  in.op = Op::Ldmatrix;
+  in.cls = InstrClass::Memory;
+  in.exec = exec_ldmatrix;
+  if (!m.take("sync") || !m.take("aligned") || !m.take("m8n8"))
+    decode_fail(s, "only ldmatrix.sync.aligned.m8n8 is supported");
+  if (m.take("x1"))
+    in.vec = 1;
+  else if (m.take("x2"))
+    in.vec = 2;
+  else if (m.take("x4"))
+    in.vec = 4;
+  else
+    decode_fail(s, "ldmatrix needs .x1, .x2 or .x4");
+  in.trans = m.take("trans");
+  in.space = take_space(m);
+  if (in.space != Space::Shared)
+    decode_fail(s, "ldmatrix reads .shared memory only");
+  in.type = take_one_type(s);
+  expect_no_modifiers_left(s);
+  if (in.type != DType::B16)
+    decode_unsupported(s);
+  expect_operands(s, 2, 2);
+  if (ops[0].kind != AstOperand::Kind::Vector || ops[0].elements.size() != in.vec)
+    decode_fail(s, "ldmatrix destination must be a {..} vector of " + std::to_string(in.vec) +
+                       " registers");
+  in.dst = dest_operand(s, ops[0], DType::B32);
+  in.src[0] = address_operand(s, ops[1], in.space);
 }
 
 } // namespace tcjit::emu

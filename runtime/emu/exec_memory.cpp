@@ -3,6 +3,7 @@
 
 #include "runtime/emu/exec_context.h"
 #include "runtime/emu/exec_families.h"
+#include "runtime/emu/instruction_decode.h"
 #include "runtime/emu/memory_access.h"
 #include "runtime/emu/memory_layout.h"
 
@@ -186,6 +187,70 @@ void exec_memory(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
     }
   });
   record_request(ctx, spaces, addresses, mask, total, is_store);
+}
+
+void decode_load_store(DecodeState &s) {
+  Instr &in = s.in;
+  Modifiers &m = s.mods;
+  const bool is_store = s.base == "st";
+  in.op = is_store ? Op::St : Op::Ld;
+  in.cls = InstrClass::Memory;
+  in.exec = exec_memory;
+  drop_memory_hints(m);
+  in.space = take_space(m);
+  if (m.take("v2"))
+    in.vec = 2;
+  else if (m.take("v4"))
+    in.vec = 4;
+  else if (m.take("v8"))
+    in.vec = 8;
+  in.type = take_one_type(s);
+  expect_no_modifiers_left(s);
+  in.access_bytes = static_cast<uint8_t>(dtype_bytes(in.type));
+  if (in.access_bytes == 0)
+    decode_unsupported(s);
+  const AstOperand &data = is_store ? s.ai.operands[1] : s.ai.operands[0];
+  const AstOperand &addr = is_store ? s.ai.operands[0] : s.ai.operands[1];
+  in.src[0] = address_operand(s, addr, in.space); // arity: checked against the table
+  if (is_store)
+    in.src[1] = value_operand(s, data, in.type, Space::Generic);
+  else
+    in.dst = dest_operand(s, data, in.type);
+}
+
+void decode_isspacep(DecodeState &s) {
+  Instr &in = s.in;
+  in.op = Op::Isspacep;
+  in.cls = InstrClass::Memory;
+  in.exec = exec_memory;
+  in.space = take_space(s.mods);
+  expect_no_modifiers_left(s);
+  in.dst = dest_operand(s, s.ai.operands[0], DType::Pred);
+  in.src[0] = source_operand(s, 1, DType::U64);
+}
+
+void decode_prefetch(DecodeState &s) {
+  s.in.op = Op::Prefetch;
+  s.in.cls = InstrClass::Memory;
+  s.in.exec = exec_nop;
+}
+
+// prefetchu, discard, applypriority: cache hints without an emulated effect
+void decode_cache_hint(DecodeState &s) {
+  s.in.op = Op::Fence;
+  s.in.cls = InstrClass::Memory;
+  s.in.exec = exec_nop;
+}
+
+// The policy value is never inspected: createpolicy writes 0.
+void decode_createpolicy(DecodeState &s) {
+  Instr &in = s.in;
+  in.op = Op::Mov;
+  in.cls = InstrClass::Memory;
+  in.type = DType::B64;
+  in.exec = exec_move;
+  in.dst = dest_operand(s, s.ai.operands.at(0), DType::B64);
+  in.src[0] = immediate_operand(0);
 }
 
 } // namespace tcjit::emu

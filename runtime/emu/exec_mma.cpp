@@ -19,10 +19,13 @@
 #include <immintrin.h>
 #endif
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "runtime/emu/exec_context.h"
 #include "runtime/emu/exec_families.h"
 #include "runtime/emu/float_format.h"
+#include "runtime/emu/instruction_decode.h"
 
 namespace tcjit::emu {
 
@@ -587,6 +590,116 @@ void exec_mma(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
   const Layout &L = kLayouts[static_cast<uint32_t>(kind)];
   ++ctx.counters.mma_instructions;
   ctx.counters.mma_flops += 2ull * L.m * L.n * L.k;
+}
+
+namespace {
+
+// The kind of mma.sync a shape and the D, A, B, C types name; nullopt for an unsupported one.
+std::optional<MmaKind> mma_kind(std::string_view shape, DType d, DType a, DType b, DType c) {
+  auto is8 = [](DType t) { return t == DType::S8 || t == DType::U8; };
+  auto is4 = [](DType t) { return t == DType::S4 || t == DType::U4; };
+  const bool fp_acc = (d == DType::F32 || d == DType::F16) && (c == DType::F32 || c == DType::F16);
+  const bool f32_acc = d == DType::F32 && c == DType::F32;
+  const bool s32_acc = d == DType::S32 && c == DType::S32;
+  if (shape == "m16n8k16" && a == DType::F16 && b == DType::F16 && fp_acc)
+    return MmaKind::F16_M16N8K16;
+  if (shape == "m16n8k8" && a == DType::F16 && b == DType::F16 && fp_acc)
+    return MmaKind::F16_M16N8K8;
+  if (shape == "m16n8k16" && a == DType::BF16 && b == DType::BF16 && f32_acc)
+    return MmaKind::BF16_M16N8K16;
+  if (shape == "m16n8k8" && a == DType::BF16 && b == DType::BF16 && f32_acc)
+    return MmaKind::BF16_M16N8K8;
+  if ((shape == "m16n8k8" || shape == "m16n8k4") && a == DType::TF32 && b == DType::TF32 && f32_acc)
+    return shape == "m16n8k8" ? MmaKind::TF32_M16N8K8 : MmaKind::TF32_M16N8K4;
+  if ((shape == "m16n8k32" || shape == "m16n8k16") && is8(a) && is8(b) && s32_acc)
+    return shape == "m16n8k32" ? MmaKind::I8_M16N8K32 : MmaKind::I8_M16N8K16;
+  if ((shape == "m16n8k64" || shape == "m16n8k32") && is4(a) && is4(b) && s32_acc)
+    return shape == "m16n8k64" ? MmaKind::I4_M16N8K64 : MmaKind::I4_M16N8K32;
+  if (shape == "m8n8k4" && a == DType::F64 && b == DType::F64 && d == DType::F64 && c == DType::F64)
+    return MmaKind::F64_M8N8K4;
+  return std::nullopt;
+}
+
+// Registers per thread in each fragment of an mma.
+struct MmaFragmentSizes {
+  uint32_t a = 0, b = 0, c = 0, d = 0;
+};
+
+MmaFragmentSizes mma_fragment_sizes(MmaKind kind, DType d, DType c) {
+  MmaFragmentSizes n;
+  switch (kind) {
+  case MmaKind::F16_M16N8K16:
+  case MmaKind::BF16_M16N8K16:
+  case MmaKind::I8_M16N8K32:
+  case MmaKind::I4_M16N8K64:
+  case MmaKind::TF32_M16N8K8: n = {4, 2, 0, 4}; break;
+  case MmaKind::F16_M16N8K8:
+  case MmaKind::BF16_M16N8K8:
+  case MmaKind::I8_M16N8K16:
+  case MmaKind::I4_M16N8K32:
+  case MmaKind::TF32_M16N8K4: n = {2, 1, 0, 4}; break;
+  case MmaKind::F64_M8N8K4: n = {1, 1, 0, 2}; break;
+  }
+  if (d == DType::F16)
+    n.d = 2;
+  n.c = c == DType::F16 ? 2 : n.d;
+  if (kind == MmaKind::F16_M16N8K16 || kind == MmaKind::F16_M16N8K8)
+    n.c = c == DType::F16 ? 2 : 4;
+  return n;
+}
+
+} // namespace
+
+void decode_mma(DecodeState &s) {
+  Instr &in = s.in;
+  Modifiers &m = s.mods;
+  const auto &ops = s.ai.operands;
+  in.op = Op::Mma;
+  in.cls = InstrClass::Mma;
+  in.exec = exec_mma;
+  if (!m.take("sync") || !m.take("aligned"))
+    decode_fail(s, "only mma.sync.aligned is supported");
+  if (!m.take("row") || !m.take("col"))
+    decode_fail(s, "only the .row.col layout of mma is supported");
+  in.satfinite = m.take("satfinite");
+  in.rnd = take_rounding(m); // f64 only (the checker refuses it elsewhere)
+  std::string shape;
+  for (const char *name : {"m16n8k16", "m16n8k8", "m16n8k32", "m16n8k64", "m8n8k4", "m16n8k4"}) {
+    if (m.take(name))
+      shape = name;
+  }
+  auto ts = m.take_types();
+  expect_no_modifiers_left(s);
+  if (shape.empty() || ts.size() != 4)
+    decode_fail(s, "mma needs a shape and four types (.dtype.atype.btype.ctype)");
+  in.type = ts[0];
+  in.type2 = ts[1];
+  in.type4 = ts[2];
+  in.type3 = ts[3];
+  std::optional<MmaKind> kind = mma_kind(shape, in.type, in.type2, in.type4, in.type3);
+  if (!kind)
+    decode_fail(s, "unsupported mma shape/type combination '" + s.ai.opcode + "'");
+  in.mma = *kind;
+  if (in.satfinite && in.type != DType::S32)
+    decode_fail(s, ".satfinite applies to integer mma only");
+  if (in.rnd != Round::None && in.rnd != Round::Rn)
+    decode_fail(s, "'" + s.ai.opcode +
+                       "' is not supported: the emulator's f64 mma rounds to nearest (.rn only)");
+  expect_operands(s, 4, 4);
+  for (int i = 0; i < 4; ++i) {
+    if (ops[i].kind != AstOperand::Kind::Vector)
+      decode_fail(s, "mma operands are {..} register vectors");
+  }
+  in.dst = dest_operand(s, ops[0], in.type);
+  in.src[0] = source_operand(s, 1, DType::B32);
+  in.src[1] = source_operand(s, 2, DType::B32);
+  in.src[2] = source_operand(s, 3, in.type3);
+  const MmaFragmentSizes n = mma_fragment_sizes(in.mma, in.type, in.type3);
+  if (in.src[0].count != n.a || in.src[1].count != n.b || in.dst.count != n.d ||
+      in.src[2].count != n.c)
+    decode_fail(s, "mma fragment sizes do not match the shape: expected A " + std::to_string(n.a) +
+                       ", B " + std::to_string(n.b) + ", C " + std::to_string(n.c) + ", D " +
+                       std::to_string(n.d) + " registers");
 }
 
 } // namespace tcjit::emu

@@ -2,6 +2,7 @@
 // vectors ({%r1, %r2} <-> %rd).
 #include "runtime/emu/exec_context.h"
 #include "runtime/emu/exec_families.h"
+#include "runtime/emu/instruction_decode.h"
 
 namespace tcjit::emu {
 
@@ -57,6 +58,16 @@ void exec_move(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
   // an immediate or a special register: one value for every lane
   const uint64_t v = read_operand(ctx, w, in.src[0], 0) & keep;
   for_each_lane(mask, [&](uint32_t l) { d[l] = v; });
+}
+
+void decode_move(DecodeState &s) {
+  Instr &in = s.in;
+  in.op = Op::Mov;
+  in.type = take_one_type(s);
+  in.exec = exec_move;
+  expect_no_modifiers_left(s);
+  in.dst = dest_operand(s, s.ai.operands[0], in.type);
+  in.src[0] = source_operand(s, 1, in.type);
 }
 
 } // namespace tcjit::emu

@@ -4,6 +4,7 @@
 
 #include "runtime/emu/exec_context.h"
 #include "runtime/emu/exec_families.h"
+#include "runtime/emu/instruction_decode.h"
 
 namespace tcjit::emu {
 
@@ -165,6 +166,125 @@ void exec_warp(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
     return;
   }
   fault(ctx, w, in, -1, "internal error: not a warp collective");
+}
+
+void decode_shfl(DecodeState &s) {
+  Instr &in = s.in;
+  Modifiers &m = s.mods;
+  const auto &ops = s.ai.operands;
+  if (!m.take("sync"))
+    decode_fail(s, "only shfl.sync is supported (the non-.sync shfl was removed in sm_70)");
+  in.op = Op::Shfl;
+  in.cls = InstrClass::Warp;
+  in.exec = exec_warp;
+  if (m.take("up"))
+    in.mode = static_cast<uint8_t>(ShflMode::Up);
+  else if (m.take("down"))
+    in.mode = static_cast<uint8_t>(ShflMode::Down);
+  else if (m.take("bfly"))
+    in.mode = static_cast<uint8_t>(ShflMode::Bfly);
+  else if (m.take("idx"))
+    in.mode = static_cast<uint8_t>(ShflMode::Idx);
+  else
+    decode_fail(s, "shfl.sync needs a mode (.up .down .bfly .idx)");
+  in.type = take_one_type(s);
+  expect_no_modifiers_left(s);
+  if (ops[0].kind == AstOperand::Kind::Pair) {
+    in.dst = dest_operand(s, ops[0].elements[0], in.type);
+    in.dst2 = dest_operand(s, ops[0].elements[1], DType::Pred);
+  } else {
+    in.dst = dest_operand(s, ops[0], in.type);
+  }
+  for (int i = 0; i < 4; ++i)
+    in.src[i] = source_operand(s, i + 1, DType::U32);
+}
+
+void decode_vote(DecodeState &s) {
+  Instr &in = s.in;
+  Modifiers &m = s.mods;
+  if (!m.take("sync"))
+    decode_fail(s, "only vote.sync is supported");
+  in.op = Op::Vote;
+  in.cls = InstrClass::Warp;
+  in.exec = exec_warp;
+  if (m.take("all"))
+    in.mode = static_cast<uint8_t>(VoteMode::All);
+  else if (m.take("any"))
+    in.mode = static_cast<uint8_t>(VoteMode::Any);
+  else if (m.take("uni"))
+    in.mode = static_cast<uint8_t>(VoteMode::Uni);
+  else if (m.take("ballot"))
+    in.mode = static_cast<uint8_t>(VoteMode::Ballot);
+  else
+    decode_fail(s, "vote.sync needs a mode (.all .any .uni .ballot)");
+  in.type = take_one_type(s);
+  expect_no_modifiers_left(s);
+  in.dst = dest_operand(s, s.ai.operands[0], in.type);
+  in.src[0] = source_operand(s, 1, DType::Pred);
+  in.src[1] = source_operand(s, 2, DType::U32);
+}
+
+void decode_activemask(DecodeState &s) {
+  Instr &in = s.in;
+  in.op = Op::Activemask;
+  in.cls = InstrClass::Warp;
+  in.exec = exec_warp;
+  in.type = take_one_type(s);
+  expect_no_modifiers_left(s);
+  in.dst = dest_operand(s, s.ai.operands[0], in.type);
+}
+
+void decode_redux(DecodeState &s) {
+  Instr &in = s.in;
+  if (!s.mods.take("sync"))
+    decode_unsupported(s);
+  in.op = Op::Redux;
+  in.cls = InstrClass::Warp;
+  in.exec = exec_warp;
+  static const std::pair<const char *, AtomOp> kOps[] = {
+      {"add", AtomOp::Add}, {"min", AtomOp::Min}, {"max", AtomOp::Max},
+      {"and", AtomOp::And}, {"or", AtomOp::Or},   {"xor", AtomOp::Xor}};
+  bool found = false;
+  for (const auto &[name, op] : kOps) {
+    if (s.mods.take(name)) {
+      in.mode = static_cast<uint8_t>(op);
+      found = true;
+    }
+  }
+  if (!found)
+    decode_unsupported(s);
+  in.type = take_one_type(s);
+  expect_no_modifiers_left(s);
+  if (dtype_bytes(in.type) != 4 || dtype_is_float(in.type))
+    decode_unsupported(s);
+  in.dst = dest_operand(s, s.ai.operands[0], in.type);
+  in.src[0] = source_operand(s, 1, in.type);
+  in.src[1] = source_operand(s, 2, DType::U32);
+}
+
+void decode_match(DecodeState &s) {
+  Instr &in = s.in;
+  const auto &ops = s.ai.operands;
+  if (!s.mods.take("sync"))
+    decode_unsupported(s);
+  in.cls = InstrClass::Warp;
+  in.exec = exec_warp;
+  if (s.mods.take("any"))
+    in.op = Op::MatchAny;
+  else if (s.mods.take("all"))
+    in.op = Op::MatchAll;
+  else
+    decode_unsupported(s);
+  in.type = take_one_type(s);
+  expect_no_modifiers_left(s);
+  if (ops[0].kind == AstOperand::Kind::Pair) {
+    in.dst = dest_operand(s, ops[0].elements[0], DType::B32);
+    in.dst2 = dest_operand(s, ops[0].elements[1], DType::Pred);
+  } else {
+    in.dst = dest_operand(s, ops[0], DType::B32);
+  }
+  in.src[0] = source_operand(s, 1, in.type);
+  in.src[1] = source_operand(s, 2, DType::U32);
 }
 
 } // namespace tcjit::emu

@@ -11,6 +11,8 @@
 
 #include "runtime/emu/cp_async_state.h"
 #include "runtime/emu/exec_context.h"
+#include "runtime/emu/exec_families.h"
+#include "runtime/emu/instruction_decode.h"
 
 namespace tcjit::emu {
 
@@ -141,9 +143,116 @@ std::string lane_list(uint32_t mask) {
   return s.empty() ? "none" : s;
 }
 
+// ret: back to the caller (copying the return values), or exit from the kernel
+void exec_ret(ExecContext &ctx, Warp &w, uint32_t pc, uint32_t active, uint32_t exec) {
+  const Program &prog = *ctx.program;
+  std::array<uint32_t, 32> next;
+  uint32_t exiting = 0;
+  for_each_lane(active, [&](uint32_t l) {
+    if (!(exec >> l & 1)) {
+      next[l] = pc + 1;
+      return;
+    }
+    auto &stack = w.call_stack[l];
+    if (stack.empty()) {
+      exiting |= 1u << l;
+      next[l] = pc + 1;
+      return;
+    }
+    uint32_t call_pc = stack.back();
+    stack.pop_back();
+    const Instr &call = prog.code[call_pc];
+    const Function &callee = prog.functions[call.callee];
+    uint8_t *scratch =
+        ctx.cta->param_scratch.data() + size_t{thread_index(w, l)} * prog.param_scratch_bytes;
+    for (uint32_t i = 0; i < call.dst.count; ++i) {
+      std::memmove(scratch + vector_reg(ctx, call.dst, i), scratch + callee.return_offsets[i],
+                   callee.return_sizes[i]);
+    }
+    next[l] = call_pc + 1;
+  });
+  set_next_pcs(w, active & ~exiting, next);
+  if (exiting)
+    exit_lanes(ctx, w, exiting);
+  try_reconverge(w);
+}
+
+// call: pass the arguments through the thread's parameter scratch, push the return pc
+void exec_call(ExecContext &ctx, Warp &w, const Instr &in, uint32_t pc, uint32_t active,
+               uint32_t exec) {
+  const Program &prog = *ctx.program;
+  std::array<uint32_t, 32> next;
+  const Function &callee = prog.functions[in.callee];
+  for_each_lane(active, [&](uint32_t l) {
+    if (!(exec >> l & 1)) {
+      next[l] = pc + 1;
+      return;
+    }
+    uint8_t *scratch =
+        ctx.cta->param_scratch.data() + size_t{thread_index(w, l)} * prog.param_scratch_bytes;
+    for (uint32_t i = 0; i < in.src[0].count; ++i) {
+      std::memmove(scratch + callee.param_offsets[i], scratch + vector_reg(ctx, in.src[0], i),
+                   callee.param_sizes[i]);
+    }
+    if (w.call_stack[l].size() > 64)
+      fault(ctx, w, in, static_cast<int>(l), "call stack deeper than 64 frames");
+    w.call_stack[l].push_back(pc);
+    next[l] = in.target;
+  });
+  set_next_pcs(w, active, next);
+  try_reconverge(w);
+}
+
+// bar.sync / bar.arrive (barrier.sync, barrier.arrive)
+void exec_barrier(ExecContext &ctx, Warp &w, const Instr &in, uint32_t pc, uint32_t active,
+                  uint32_t exec) {
+  std::array<uint32_t, 32> next;
+  for_each_lane(active, [&](uint32_t l) { next[l] = pc + 1; });
+  set_next_pcs(w, active, next);
+  if (exec == 0) {
+    try_reconverge(w);
+    return;
+  }
+  if (exec != w.live) {
+    fault(ctx, w, in, -1,
+          std::string("divergent barrier: ") + (in.op == Op::BarSync ? "bar.sync" : "bar.arrive") +
+              " executed by lanes " + lane_list(exec) + " while lanes " +
+              lane_list(w.live & ~exec) +
+              " of the same warp have not exited and did not arrive (every thread of the "
+              "block must reach the same barrier; move the barrier out of the divergent code)");
+  }
+  uint32_t lane0 = static_cast<uint32_t>(std::countr_zero(exec));
+  uint64_t id = read_operand(ctx, w, in.src[0], lane0);
+  if (id >= 16)
+    fault(ctx, w, in, -1, "barrier id " + std::to_string(id) + " is out of range (0..15)");
+  Barrier &b = ctx.cta->barriers[id];
+  if (in.src[1].kind != OperandKind::None) {
+    uint64_t count = read_operand(ctx, w, in.src[1], lane0);
+    if (count == 0 || count % 32 != 0)
+      fault(ctx, w, in, -1,
+            "barrier thread count " + std::to_string(count) + " must be a non-zero multiple of 32");
+    if (b.arrived != 0 && b.expected != count)
+      fault(ctx, w, in, -1,
+            "barrier " + std::to_string(id) + " used with thread counts " +
+                std::to_string(b.expected) + " and " + std::to_string(count));
+    b.expected = static_cast<uint32_t>(count);
+  }
+  b.arrived += static_cast<uint32_t>(std::popcount(exec));
+  if (in.op == Op::BarSync) {
+    ++ctx.counters.barriers;
+    w.state = WarpState::AtBarrier;
+    w.barrier_id = static_cast<uint32_t>(id);
+    w.barrier_pc = pc;
+    ++b.waiting_warps;
+  }
+  uint32_t expected = b.expected ? b.expected : ctx.cta->live_threads;
+  if (b.arrived >= expected)
+    release_barrier(*ctx.cta, static_cast<uint32_t>(id));
+  try_reconverge(w);
+}
+
 void exec_control(ExecContext &ctx, Warp &w, const Instr &in, uint32_t pc, uint32_t active,
                   uint32_t exec) {
-  const Program &prog = *ctx.program;
   std::array<uint32_t, 32> next;
   switch (in.op) {
   case Op::Bra: {
@@ -174,59 +283,8 @@ void exec_control(ExecContext &ctx, Warp &w, const Instr &in, uint32_t pc, uint3
     try_reconverge(w);
     return;
   }
-  case Op::Ret: {
-    uint32_t exiting = 0;
-    for_each_lane(active, [&](uint32_t l) {
-      if (!(exec >> l & 1)) {
-        next[l] = pc + 1;
-        return;
-      }
-      auto &stack = w.call_stack[l];
-      if (stack.empty()) {
-        exiting |= 1u << l;
-        next[l] = pc + 1;
-        return;
-      }
-      uint32_t call_pc = stack.back();
-      stack.pop_back();
-      const Instr &call = prog.code[call_pc];
-      const Function &callee = prog.functions[call.callee];
-      uint8_t *scratch =
-          ctx.cta->param_scratch.data() + size_t{thread_index(w, l)} * prog.param_scratch_bytes;
-      for (uint32_t i = 0; i < call.dst.count; ++i) {
-        std::memmove(scratch + vector_reg(ctx, call.dst, i), scratch + callee.return_offsets[i],
-                     callee.return_sizes[i]);
-      }
-      next[l] = call_pc + 1;
-    });
-    set_next_pcs(w, active & ~exiting, next);
-    if (exiting)
-      exit_lanes(ctx, w, exiting);
-    try_reconverge(w);
-    return;
-  }
-  case Op::Call: {
-    const Function &callee = prog.functions[in.callee];
-    for_each_lane(active, [&](uint32_t l) {
-      if (!(exec >> l & 1)) {
-        next[l] = pc + 1;
-        return;
-      }
-      uint8_t *scratch =
-          ctx.cta->param_scratch.data() + size_t{thread_index(w, l)} * prog.param_scratch_bytes;
-      for (uint32_t i = 0; i < in.src[0].count; ++i) {
-        std::memmove(scratch + callee.param_offsets[i], scratch + vector_reg(ctx, in.src[0], i),
-                     callee.param_sizes[i]);
-      }
-      if (w.call_stack[l].size() > 64)
-        fault(ctx, w, in, static_cast<int>(l), "call stack deeper than 64 frames");
-      w.call_stack[l].push_back(pc);
-      next[l] = in.target;
-    });
-    set_next_pcs(w, active, next);
-    try_reconverge(w);
-    return;
-  }
+  case Op::Ret: exec_ret(ctx, w, pc, active, exec); return;
+  case Op::Call: exec_call(ctx, w, in, pc, active, exec); return;
   case Op::Trap:
     if (exec)
       fault(ctx, w, in, std::countr_zero(exec), "trap executed (the kernel aborted itself)");
@@ -234,52 +292,7 @@ void exec_control(ExecContext &ctx, Warp &w, const Instr &in, uint32_t pc, uint3
     set_next_pcs(w, active, next);
     return;
   case Op::BarSync:
-  case Op::BarArrive: {
-    for_each_lane(active, [&](uint32_t l) { next[l] = pc + 1; });
-    set_next_pcs(w, active, next);
-    if (exec == 0) {
-      try_reconverge(w);
-      return;
-    }
-    if (exec != w.live) {
-      fault(ctx, w, in, -1,
-            std::string("divergent barrier: ") +
-                (in.op == Op::BarSync ? "bar.sync" : "bar.arrive") + " executed by lanes " +
-                lane_list(exec) + " while lanes " + lane_list(w.live & ~exec) +
-                " of the same warp have not exited and did not arrive (every thread of the "
-                "block must reach the same barrier; move the barrier out of the divergent code)");
-    }
-    uint32_t lane0 = static_cast<uint32_t>(std::countr_zero(exec));
-    uint64_t id = read_operand(ctx, w, in.src[0], lane0);
-    if (id >= 16)
-      fault(ctx, w, in, -1, "barrier id " + std::to_string(id) + " is out of range (0..15)");
-    Barrier &b = ctx.cta->barriers[id];
-    if (in.src[1].kind != OperandKind::None) {
-      uint64_t count = read_operand(ctx, w, in.src[1], lane0);
-      if (count == 0 || count % 32 != 0)
-        fault(ctx, w, in, -1,
-              "barrier thread count " + std::to_string(count) +
-                  " must be a non-zero multiple of 32");
-      if (b.arrived != 0 && b.expected != count)
-        fault(ctx, w, in, -1,
-              "barrier " + std::to_string(id) + " used with thread counts " +
-                  std::to_string(b.expected) + " and " + std::to_string(count));
-      b.expected = static_cast<uint32_t>(count);
-    }
-    b.arrived += static_cast<uint32_t>(std::popcount(exec));
-    if (in.op == Op::BarSync) {
-      ++ctx.counters.barriers;
-      w.state = WarpState::AtBarrier;
-      w.barrier_id = static_cast<uint32_t>(id);
-      w.barrier_pc = pc;
-      ++b.waiting_warps;
-    }
-    uint32_t expected = b.expected ? b.expected : ctx.cta->live_threads;
-    if (b.arrived >= expected)
-      release_barrier(*ctx.cta, static_cast<uint32_t>(id));
-    try_reconverge(w);
-    return;
-  }
+  case Op::BarArrive: exec_barrier(ctx, w, in, pc, active, exec); return;
   case Op::BarWarpSync: {
     ++w.sync_epoch; // racecheck: the warp's lanes see each other's shared accesses from here
     for_each_lane(active, [&](uint32_t l) { next[l] = pc + 1; });
@@ -945,6 +958,88 @@ LaunchCounters execute_launch(const LaunchRequest &req) {
   for (const auto &c : per_worker)
     total_counters.add(c);
   return total_counters;
+}
+
+// ---- decode hooks of the control and synchronization instructions ----------------------------
+
+void decode_branch(DecodeState &s) {
+  Instr &in = s.in;
+  in.op = Op::Bra;
+  in.cls = InstrClass::Control;
+  in.is_control = true;
+  in.uni = s.mods.take("uni");
+  expect_no_modifiers_left(s);
+  in.target = label_target(s, s.ai.operands[0]);
+}
+
+void decode_call(DecodeState &s) {
+  Instr &in = s.in;
+  in.op = Op::Call;
+  in.cls = InstrClass::Control;
+  in.is_control = true;
+  in.uni = s.mods.take("uni");
+  expect_no_modifiers_left(s);
+  decode_call_operands(s);
+}
+
+// ret, exit, trap, brkpt
+void decode_return(DecodeState &s) {
+  Instr &in = s.in;
+  in.op = s.base == "ret" ? Op::Ret : (s.base == "exit" ? Op::Exit : Op::Trap);
+  in.cls = InstrClass::Control;
+  in.is_control = true;
+  s.mods.take("uni");
+  expect_no_modifiers_left(s);
+  if (in.op == Op::Ret && decoding_kernel(s))
+    in.op = Op::Exit;
+}
+
+// bar, barrier
+void decode_barrier(DecodeState &s) {
+  Instr &in = s.in;
+  Modifiers &m = s.mods;
+  in.cls = InstrClass::Sync;
+  in.is_control = true;
+  if (m.take("warp")) {
+    m.take("sync");
+    expect_no_modifiers_left(s);
+    in.op = Op::BarWarpSync;
+    in.src[0] = source_operand(s, 0, DType::U32);
+    return;
+  }
+  m.take("aligned");
+  if (m.take("sync") || (s.base == "bar" && m.list.empty()))
+    in.op = Op::BarSync;
+  else if (m.take("arrive"))
+    in.op = Op::BarArrive;
+  else
+    decode_unsupported(s);
+  m.take("aligned");
+  m.take("cta");
+  expect_no_modifiers_left(s);
+  expect_operands(s, in.op == Op::BarArrive ? 2 : 1, 2);
+  in.src[0] = source_operand(s, 0, DType::U32);
+  if (s.ai.operands.size() == 2)
+    in.src[1] = source_operand(s, 1, DType::U32);
+}
+
+// membar, fence
+void decode_fence(DecodeState &s) {
+  s.in.op = Op::Fence;
+  s.in.cls = InstrClass::Sync;
+  s.in.exec = exec_nop;
+}
+
+void decode_nanosleep(DecodeState &s) {
+  s.in.op = Op::Nanosleep;
+  s.in.cls = InstrClass::Memory;
+  s.in.exec = exec_nop;
+}
+
+void decode_griddepcontrol(DecodeState &s) {
+  s.in.op = Op::Fence;
+  s.in.cls = InstrClass::Memory;
+  s.in.exec = exec_nop;
 }
 
 } // namespace tcjit::emu

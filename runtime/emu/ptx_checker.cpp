@@ -152,6 +152,13 @@ public:
     if (form_->type_count == 2 && !form_->types2.empty() && !form_->types2.has(types_[1]))
       fail_plain("Unexpected instruction types specified for '" + std::string(base_) +
                  "': " + dot(types_[1]) + " is not a source type of '" + std::string(base_) + "'");
+    for (size_t k = 2; k < 4 && k < types_.size(); ++k) {
+      const TypeSet &allowed = k == 2 ? form_->types3 : form_->types4;
+      if (!allowed.empty() && !allowed.has(types_[k]))
+        fail_plain("Unexpected instruction types specified for '" + std::string(base_) +
+                   "': " + dot(types_[k]) + " is not type " + std::to_string(k + 1) + " of '" +
+                   ai_.opcode + "'");
+    }
     if (form_->type_count >= 1 && form_->sm90_types.has(type()) && ctx_.sm_version < 90)
       fail_plain("Feature '" + std::string(base_) + dot(type()) +
                  "' requires .target sm_90 or higher");
@@ -255,7 +262,7 @@ private:
                  ai_.opcode + "')");
     };
     for (std::string_view m : mods_) {
-      if (dtype_from_name(m) || m == form_->when)
+      if (dtype_from_name(m) || form_selected_by(form_->when, m))
         continue;
       if (m == "rn" || m == "rz" || m == "rm" || m == "rp" || m == "rna") {
         const bool ok =
@@ -446,6 +453,11 @@ private:
                    "' needs .approx");
       break;
     case Requires::CvtRounding: check_cvt_rounding(); break;
+    case Requires::SameAccumulatorType:
+      if (types_.size() == 4 && types_[0] != types_[3])
+        fail_plain(".dtype must be '" + dot(types_[3]) + "' when .ctype is '" + dot(types_[3]) +
+                   "' for '" + name + "' ('" + ai_.opcode + "')");
+      break;
     }
     if (name == "abs" && !is_int(t) && !is_real(t) && t != DType::None && !types::kHalf.has(t))
       fail_plain("Instruction 'abs' applies only to signed numeric types");
@@ -546,13 +558,16 @@ private:
     case TypeRule::Relaxed: return type();
     case TypeRule::Type2:
     case TypeRule::Relaxed2: return type2();
+    case TypeRule::Type3: return types_.size() > 2 ? types_[2] : DType::None;
+    case TypeRule::Type4: return types_.size() > 3 ? types_[3] : DType::None;
     case TypeRule::Wide: {
       const uint32_t n = bits_of(type()) * 2;
       return is_int(type()) && dtype_is_signed(type()) ? (n == 32 ? DType::S32 : DType::S64)
                                                        : unsigned_type(n);
     }
     case TypeRule::Pred: return DType::Pred;
-    case TypeRule::U32: return DType::U32;
+    case TypeRule::U32:
+    case TypeRule::SizeOrIgnoreSrc: return DType::U32;
     case TypeRule::U64: return DType::U64;
     case TypeRule::B32: return DType::B32;
     case TypeRule::AddressOf: return type();
@@ -562,15 +577,16 @@ private:
   }
   static bool relaxed(TypeRule r) { return r == TypeRule::Relaxed || r == TypeRule::Relaxed2; }
 
-  // Relaxed rules, except for cvt to or from .bf16 and to .tf32: ptxas takes those operands
-  // strictly (no wider .b64)
+  // Relaxed rules, except for cvt to or from .bf16, to .bf16x2 and to .tf32: ptxas takes those
+  // operands strictly (no wider .b64)
   bool relaxed_here(TypeRule r) const {
     const bool strict_cvt = base_ == "cvt" && (type() == DType::TF32 || type() == DType::BF16 ||
-                                               type2() == DType::BF16);
+                                               type() == DType::BF16x2 || type2() == DType::BF16);
     return relaxed(r) && !strict_cvt;
   }
   bool fits(TypeRule r, DType need, DType reg) const {
     const bool from_instruction_type = r == TypeRule::Type || r == TypeRule::Type2 ||
+                                       r == TypeRule::Type3 || r == TypeRule::Type4 ||
                                        r == TypeRule::Relaxed || r == TypeRule::Relaxed2;
     return relaxed_here(r) ? relaxed_fits(need, reg, from_instruction_type)
                            : strict_fits(need, reg, from_instruction_type);
@@ -587,6 +603,13 @@ private:
     const DType need = rule_type(spec.rule);
     if (need == DType::None)
       return;
+    if (spec.rule == TypeRule::SizeOrIgnoreSrc && reg == DType::Pred) {
+      if (ctx_.ptx_version != 0 && ctx_.ptx_version < 75)
+        fail_plain("Feature 'ignore-src on cp.async' requires PTX ISA .version 7.5 or later: "
+                   "operand " +
+                   std::to_string(i + 1) + " of '" + ai_.opcode + "' is the .pred '" + name + "'");
+      return;
+    }
     if (!fits(spec.rule, need, reg))
       mismatch(i, spec, "'" + name + "' is a " + dot(reg) + " register" + want(spec.rule, need));
   }
@@ -740,8 +763,7 @@ private:
                  ai_.opcode + "' accesses " + std::to_string(vec_) + " element" +
                  (vec_ == 1 ? "" : "s") + ", operand " + std::to_string(i + 1) + " (" + spec.role +
                  ") has " + std::to_string(op.elements.size()));
-    DType common = DType::None;
-    std::string first_name;
+    VectorMerge merged;
     for (const AstOperand &e : op.elements) {
       if (e.kind == Kind::Sink)
         continue;
@@ -758,24 +780,9 @@ private:
         check_value(i, spec, e, false, false);
         continue;
       }
-      if (common == DType::None) {
-        common = t;
-        first_name = e.name;
-        continue;
-      }
-      if (vector_bits(t) != vector_bits(common))
-        fail_plain("Incompatible elements of vector expression in '" + ai_.opcode + "': '" +
-                   first_name + "' is " + dot(common) + ", '" + e.name + "' is " + dot(t) +
-                   " (the elements of a vector need one size)");
-      if (t != common) {
-        const bool mix_ok = is_bits(t) || is_bits(common) || (is_int(t) && is_int(common));
-        if (!mix_ok)
-          fail_plain("Vector with elements of different types are not allowed in " +
-                     std::string(base_) + " instruction '" + ai_.opcode + "': '" + first_name +
-                     "' is " + dot(common) + ", '" + e.name + "' is " + dot(t));
-        common = bits_type(vector_bits(t));
-      }
+      merge_element(merged, t, e.name);
     }
+    const DType common = merged.common;
     if (common != DType::None && !fits(spec.rule, rule_type(spec.rule), common))
       mismatch(i, spec,
                "is a vector of " + dot(common) + " registers" +
@@ -783,6 +790,90 @@ private:
   }
 
   static uint32_t vector_bits(DType t) { return t == DType::Pred ? 32 : bits_of(t); }
+
+  // The elements of a {..} vector seen so far: their merged type (.bN once two differ) and the
+  // last one.
+  struct VectorMerge {
+    DType common = DType::None;
+    DType previous = DType::None;
+    std::string previous_name;
+  };
+
+  // Adds element `name` of type `t`: it must suit the element before it (one size; the same type,
+  // a .bN on either side, or two integers). ptxas compares neighbours: {%r, %f, %u} (.b32 .f32
+  // .u32) is refused, {%f, %r, %u} taken.
+  void merge_element(VectorMerge &v, DType t, const std::string &name) const {
+    if (v.previous != DType::None) {
+      if (vector_bits(t) != vector_bits(v.previous))
+        fail_plain("Incompatible elements of vector expression in '" + ai_.opcode + "': '" +
+                   v.previous_name + "' is " + dot(v.previous) + ", '" + name + "' is " + dot(t) +
+                   " (the elements of a vector need one size)");
+      const bool mix_ok =
+          t == v.previous || is_bits(t) || is_bits(v.previous) || (is_int(t) && is_int(v.previous));
+      if (!mix_ok)
+        fail_plain("Vector with elements of different types are not allowed in " +
+                   std::string(base_) + " instruction '" + ai_.opcode + "': '" + v.previous_name +
+                   "' is " + dot(v.previous) + ", '" + name + "' is " + dot(t));
+    }
+    v.common = v.common == DType::None || v.common == t ? t : bits_type(vector_bits(t));
+    v.previous = t;
+    v.previous_name = name;
+  }
+
+  // An mma or ldmatrix fragment: a {..} of exactly the registers its elements take, whose types
+  // merge into one (as ld/st data's do; an integer constant is an .s32 element) that may hold
+  // the fragment (fragment_registers).
+  void check_fragment(size_t i, const OperandSpec &spec, const AstOperand &op, bool is_dest) {
+    const DType element = rule_type(spec.rule);
+    if (op.kind != Kind::Vector)
+      fail_plain("Vector expected for argument " + std::to_string(i) + " of '" + ai_.opcode +
+                 "': operand " + std::to_string(i + 1) + " (" + spec.role + ") is not a {..}");
+    const uint32_t bits = element == DType::S4 || element == DType::U4 ? 4 : bits_of(element);
+    const size_t registers = bits >= 32 ? spec.values : spec.values * bits / 32;
+    if (op.elements.size() != registers)
+      fail_plain("Argument vector size mismatch for instruction '" + std::string(base_) + "': '" +
+                 ai_.opcode + "' needs " + std::to_string(registers) + " registers in operand " +
+                 std::to_string(i + 1) + " (" + spec.role + "), got " +
+                 std::to_string(op.elements.size()));
+    VectorMerge merged;
+    for (const AstOperand &e : op.elements) {
+      if (e.kind == Kind::Sink) {
+        if (!is_dest)
+          mismatch(i, spec, "has a '_' element; sinks are not allowed in a source operand");
+        continue;
+      }
+      if ((e.kind == Kind::Integer || e.kind == Kind::Float) && is_dest)
+        fail_plain("Result register required for instruction '" + std::string(base_) +
+                   "': an element of operand " + std::to_string(i + 1) + " is a constant");
+      if (e.kind == Kind::Float)
+        continue; // a floating-point constant takes the vector's type
+      DType t = e.kind == Kind::Integer ? DType::S32 : element_type(e);
+      const std::string e_name = e.kind == Kind::Integer ? std::to_string(e.int_value) : e.name;
+      if (t == DType::None) {
+        check_value(i, spec, e, false, false);
+        continue;
+      }
+      merge_element(merged, t, e_name);
+    }
+    const DType common = merged.common;
+    if (common == DType::None && is_dest)
+      fail_plain("Unable to infer type of vector elements in operand " + std::to_string(i + 1) +
+                 " of '" + ai_.opcode + "'");
+    if (common != DType::None && !fragment_registers(element).has(common))
+      mismatch(i, spec,
+               "is a vector of " + dot(common) + " registers; " + dot(element) + " elements need " +
+                   fragment_need(element) + " registers");
+  }
+
+  static std::string fragment_need(DType element) {
+    std::string list;
+    for (DType t : {DType::B32, DType::U32, DType::S32, DType::F32, DType::F16x2, DType::B64,
+                    DType::U64, DType::S64, DType::F64, DType::Pred}) {
+      if (fragment_registers(element).has(t))
+        list += (list.empty() ? "" : " or ") + dot(t);
+    }
+    return list;
+  }
 
   // mov's vector forms: {a, b} packs registers into (or splits a value across) a .bN value.
   void check_mov_vector(size_t i, const OperandSpec &spec, const AstOperand &op) {
@@ -812,11 +903,13 @@ private:
                    std::to_string(bits_of(t)) + " bits in 2 or 4 elements");
   }
 
-  void check_address(size_t i, const OperandSpec &spec, const AstOperand &op) {
+  // An address in `space`; `wide_register` asks for 64 bits where a .global or generic address
+  // is in a register (ld, st, atom; cp.async's source takes any integer register).
+  void check_address(size_t i, const OperandSpec &spec, const AstOperand &op, Space space,
+                     bool wide_register = true) {
     const std::string name(base_);
     if (op.kind != Kind::Address)
       mismatch(i, spec, "is not an address: write [reg], [var] or [var+offset]");
-    const Space space = space_;
     if (op.name.empty()) {
       if (space != Space::Local)
         fail_plain("Immediate addresses allowed only for .local state space: operand " +
@@ -834,7 +927,8 @@ private:
       if (!is_int(n.type) && !is_bits(n.type))
         fail_plain("Illegal to use symbol '" + op.name + "' of type " + dot(n.type) +
                    " as address operand. Use integer or bit only (in '" + ai_.opcode + "')");
-      if (bits_of(n.type) == 32 && (space == Space::Global || space == Space::Generic))
+      if (wide_register && bits_of(n.type) == 32 &&
+          (space == Space::Global || space == Space::Generic))
         fail_plain("Program uses 32-bit address in '" + ai_.opcode + "': '" + op.name +
                    "' is a 32-bit register, and a " +
                    (space == Space::Global ? std::string(".global") : std::string("generic")) +
@@ -890,7 +984,11 @@ private:
       if (op.kind != Kind::Integer)
         mismatch(i, spec, "must be an integer constant");
       return;
-    case ArgKind::Address: check_address(i, spec, op); return;
+    case ArgKind::Address: check_address(i, spec, op, space_); return;
+    case ArgKind::SharedAddress: check_address(i, spec, op, Space::Shared); return;
+    case ArgKind::GlobalAddress: check_address(i, spec, op, Space::Global, false); return;
+    case ArgKind::Fragment: check_fragment(i, spec, op, false); return;
+    case ArgKind::DestFragment: check_fragment(i, spec, op, true); return;
     case ArgKind::Label:
       if (op.kind != Kind::Name)
         mismatch(i, spec, "must be a label");

@@ -25,13 +25,14 @@ struct CheckedName {
 
 struct CheckContext {
   std::string_view source_name;
-  int sm_version = 0; // from .target sm_XY (0: none)
+  int sm_version = 0;  // from .target sm_XY (0: none)
+  int ptx_version = 0; // 75 for .version 7.5 (0: none: no version checks)
   std::function<CheckedName(const std::string &)> lookup;
 };
 
 // Checks `ai`; throws on a violation. Returns the table's form of the instruction, or null when
-// the table has none for its opcode (the decoder then handles it: mma, ldmatrix, cp.async, call,
-// ret, ... and the unsupported ones).
+// the table has none for its opcode and modifiers (the decoder then handles it: call, ret,
+// fence, ... and the unsupported ones).
 const InstructionForm *check_instruction(const AstInstruction &ai, const CheckContext &ctx);
 
 // 80 for "sm_80", 90 for "sm_90a"; 0 when `target` is not sm_<digits>.

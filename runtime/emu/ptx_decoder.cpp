@@ -1,6 +1,8 @@
 // Decodes an AstModule into a Program: lays out parameters, shared/local/global variables,
-// resolves names to registers, symbols to addresses and labels to instruction indices, and turns
-// opcode strings into enums and flags. Everything unsupported fails here, at load time.
+// resolves names to registers, symbols to addresses and labels to instruction indices, checks each
+// instruction against the instruction table (ptx_checker.h) and hands it to the decode hook the
+// table names for its opcode (instruction_decode.h), which turns the opcode's modifiers and the
+// operands into an Instr. Everything unsupported fails here, at load time.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -8,6 +10,7 @@
 #include <set>
 
 #include "runtime/emu/exec_families.h"
+#include "runtime/emu/instruction_decode.h"
 #include "runtime/emu/memory_layout.h"
 #include "runtime/emu/ptx_checker.h"
 #include "runtime/emu/ptx_error.h"
@@ -152,6 +155,8 @@ const SpecialName kSpecialNames[] = {
     {"%clock64", true, uint32_t(DynamicSpecial::Clock64)},
     {"%globaltimer", true, uint32_t(DynamicSpecial::GlobalTimer)},
 };
+
+} // namespace
 
 class Decoder {
 public:
@@ -375,6 +380,15 @@ private:
     return ma > major || (ma == major && mi >= minor);
   }
 
+  // 75 for .version 7.5; 0 without a readable .version
+  int ptx_version() const {
+    int ma = 0, mi = 0;
+    if (std::sscanf(ast_.version.c_str(), "%d.%d", &ma, &mi) != 2 || ma < 0 || ma > 99 || mi < 0 ||
+        mi > 9)
+      return 0;
+    return ma * 10 + mi;
+  }
+
   std::string target_text() const {
     return ast_.target.empty() ? std::string("the emulator (no .target)") : ast_.target;
   }
@@ -595,19 +609,33 @@ private:
     }
   }
 
+  // ---- services of the decode hooks (instruction_decode.h) -----------------------------------
+
+public:
+  [[noreturn]] void fail_at(int line, const std::string &what) { fail(line, what); }
+
+  bool decoding_kernel() const { return prog_->functions[current_function_].is_entry; }
+
+  uint32_t label_target(const AstOperand &a, int line) const {
+    if (a.kind != AstOperand::Kind::Name)
+      throw_load_error(ast_.source_name, line, "expected a label");
+    auto it = labels_->find(a.name);
+    if (it == labels_->end())
+      throw_load_error(ast_.source_name, line, "unknown label '" + a.name + "'");
+    return it->second;
+  }
+
+  void decode_call_operands(Instr &in, const AstInstruction &ai);
+
+  void decode_instruction(const AstInstruction &ai,
+                          const std::unordered_map<std::string, uint32_t> &labels);
+
   // ---- operands -------------------------------------------------------------------------
 
   Operand reg_operand(uint32_t reg) {
     Operand o;
     o.kind = OperandKind::Reg;
     o.reg = reg;
-    return o;
-  }
-
-  Operand imm_operand(uint64_t v) {
-    Operand o;
-    o.kind = OperandKind::Imm;
-    o.imm = v;
     return o;
   }
 
@@ -648,24 +676,24 @@ private:
       }
       // mov/cvta of a variable: its address in its own state space (cvta makes it generic)
       (void)symbol_context;
-      return imm_operand(e->symbol.address + a.int_value);
+      return immediate_operand(e->symbol.address + a.int_value);
     }
     case AstOperand::Kind::Integer: {
       if (type == DType::F32 || type == DType::F64) {
         AstOperand f = a;
-        return imm_operand(init_bits(f, type));
+        return immediate_operand(init_bits(f, type));
       }
-      return imm_operand(a.int_value);
+      return immediate_operand(a.int_value);
     }
     case AstOperand::Kind::Float: {
       // 0d and decimal literals are f64 values: a .b64/.u64 operand takes their bits
       if (type == DType::F64 || (dtype_bytes(type) == 8 && !a.float_is_f32_bits)) {
-        return imm_operand(init_bits(a, DType::F64));
+        return immediate_operand(init_bits(a, DType::F64));
       }
       if (type == DType::F32 || dtype_bytes(type) == 4)
-        return imm_operand(init_bits(a, DType::F32));
+        return immediate_operand(init_bits(a, DType::F32));
       if (a.float_is_f32_bits || a.float_is_f64_bits)
-        return imm_operand(a.float_bits);
+        return immediate_operand(a.float_bits);
       fail(line,
            "a floating-point literal is not valid for type ." + std::string(dtype_name(type)));
     }
@@ -731,7 +759,7 @@ private:
     }
     Operand o;
     if (a.name.empty()) {
-      o = imm_operand(a.int_value);
+      o = immediate_operand(a.int_value);
       if (space == Space::ParamKernel && current_is_func())
         space = Space::ParamThread;
       return o;
@@ -753,14 +781,14 @@ private:
       if (s.space != Space::ParamKernel && s.space != Space::ParamThread)
         fail(line, "'" + a.name + "' is not a parameter");
       space = s.space;
-      return imm_operand(s.address + a.int_value);
+      return immediate_operand(s.address + a.int_value);
     }
     if (space != Space::Generic && s.space != space &&
         !(space == Space::Global && s.space == Space::Const) &&
         !(space == Space::Const && s.space == Space::Global))
       fail(line, "'" + a.name + "' is in the ." + space_name(s.space) + " state space, not ." +
                      space_name(space));
-    return imm_operand(symbol_value(s, space) + a.int_value);
+    return immediate_operand(symbol_value(s, space) + a.int_value);
   }
 
   bool current_is_func() const { return !prog_->functions[current_function_].is_entry; }
@@ -793,42 +821,34 @@ private:
     return o.kind == OperandKind::Reg ? reg_types_[o.reg] : DType::None;
   }
 
-  // ---- instructions ------------------------------------------------------------------------
-
-  void decode_instruction(const AstInstruction &ai,
-                          const std::unordered_map<std::string, uint32_t> &labels);
+private:
+  const std::unordered_map<std::string, uint32_t> *labels_ = nullptr; // the current function's
 };
 
-struct Mods {
-  std::vector<std::string> list;
-  bool take(std::string_view m) {
-    auto it = std::find(list.begin(), list.end(), m);
-    if (it == list.end())
-      return false;
-    list.erase(it);
-    return true;
-  }
-  bool take_any(std::initializer_list<std::string_view> ms) {
-    bool any = false;
-    for (std::string_view m : ms)
-      any |= take(m);
-    return any;
-  }
-  std::vector<DType> take_types() {
-    std::vector<DType> out;
-    for (auto it = list.begin(); it != list.end();) {
-      if (auto t = parse_dtype(*it)) {
-        out.push_back(*t);
-        it = list.erase(it);
-      } else {
-        ++it;
-      }
+// ---- modifiers ----------------------------------------------------------------------------
+
+bool Modifiers::take(std::string_view m) {
+  auto it = std::find(list.begin(), list.end(), m);
+  if (it == list.end())
+    return false;
+  list.erase(it);
+  return true;
+}
+
+std::vector<DType> Modifiers::take_types() {
+  std::vector<DType> out;
+  for (auto it = list.begin(); it != list.end();) {
+    if (auto t = parse_dtype(*it)) {
+      out.push_back(*t);
+      it = list.erase(it);
+    } else {
+      ++it;
     }
-    return out;
   }
-};
+  return out;
+}
 
-Round take_rounding(Mods &m) {
+Round take_rounding(Modifiers &m) {
   static const std::pair<const char *, Round> kR[] = {
       {"rn", Round::Rn},   {"rz", Round::Rz},   {"rm", Round::Rm},
       {"rp", Round::Rp},   {"rna", Round::Rna}, {"rni", Round::Rni},
@@ -840,7 +860,7 @@ Round take_rounding(Mods &m) {
   return Round::None;
 }
 
-CmpOp take_cmp(Mods &m) {
+CmpOp take_comparison(Modifiers &m) {
   static const std::pair<const char *, CmpOp> kC[] = {
       {"eq", CmpOp::Eq},   {"ne", CmpOp::Ne},   {"lt", CmpOp::Lt},   {"le", CmpOp::Le},
       {"gt", CmpOp::Gt},   {"ge", CmpOp::Ge},   {"lo", CmpOp::Lo},   {"ls", CmpOp::Ls},
@@ -854,7 +874,7 @@ CmpOp take_cmp(Mods &m) {
   return CmpOp::None;
 }
 
-Space take_space(Mods &m) {
+Space take_space(Modifiers &m) {
   if (m.take("global"))
     return Space::Global;
   if (m.take("shared") || m.take("shared::cta"))
@@ -868,8 +888,7 @@ Space take_space(Mods &m) {
   return Space::Generic;
 }
 
-// cache, ordering and scope qualifiers that do not change the emulated result
-void drop_memory_hints(Mods &m) {
+void drop_memory_hints(Modifiers &m) {
   for (auto it = m.list.begin(); it != m.list.end();) {
     const std::string &s = *it;
     bool hint = s == "ca" || s == "cg" || s == "cs" || s == "lu" || s == "cv" || s == "wb" ||
@@ -881,17 +900,135 @@ void drop_memory_hints(Mods &m) {
   }
 }
 
+// ---- services of the decode hooks -----------------------------------------------------------
+
+void decode_fail(const DecodeState &s, const std::string &what) {
+  s.decoder.fail_at(s.ai.line, what);
+}
+
+void decode_unsupported(const DecodeState &s) {
+  decode_fail(s, "unsupported instruction '" + s.ai.opcode + "'");
+}
+
+void expect_operands(const DecodeState &s, size_t lo, size_t hi) {
+  const size_t n = s.ai.operands.size();
+  if (n < lo || n > hi)
+    decode_fail(
+        s, "'" + s.ai.opcode + "' expects " +
+               (lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi)) +
+               " operands, got " + std::to_string(n));
+}
+
+DType take_one_type(DecodeState &s) {
+  auto ts = s.mods.take_types();
+  if (ts.size() != 1)
+    decode_fail(s, "'" + s.ai.opcode + "' needs exactly one type");
+  return ts[0];
+}
+
+void expect_no_modifiers_left(const DecodeState &s) {
+  if (!s.mods.list.empty())
+    decode_fail(s, "unsupported modifier '." + s.mods.list.front() + "' in '" + s.ai.opcode + "'");
+}
+
+Operand source_operand(DecodeState &s, size_t i, DType t) {
+  return s.decoder.value_operand(s.ai.operands[i], t, s.ai.line, Space::Generic);
+}
+
+Operand value_operand(DecodeState &s, const AstOperand &a, DType t, Space symbol_context) {
+  return s.decoder.value_operand(a, t, s.ai.line, symbol_context);
+}
+
+Operand dest_operand(DecodeState &s, const AstOperand &a, DType t) {
+  return s.decoder.dest_operand(a, t, s.ai.line);
+}
+
+Operand address_operand(DecodeState &s, const AstOperand &a, Space &space) {
+  return s.decoder.address_operand(a, space, s.ai.line);
+}
+
+uint32_t label_target(DecodeState &s, const AstOperand &a) {
+  return s.decoder.label_target(a, s.ai.line);
+}
+
+DType register_type(const DecodeState &s, const Operand &o) {
+  return s.decoder.reg_type(o);
+}
+
+bool decoding_kernel(const DecodeState &s) {
+  return s.decoder.decoding_kernel();
+}
+
+void decode_call_operands(DecodeState &s) {
+  s.decoder.decode_call_operands(s.in, s.ai);
+}
+
+Operand immediate_operand(uint64_t v) {
+  Operand o;
+  o.kind = OperandKind::Imm;
+  o.imm = v;
+  return o;
+}
+
+// ---- instructions ---------------------------------------------------------------------------
+
+// call (ret), fn, (args);  call fn, (args);  call fn;
+void Decoder::decode_call_operands(Instr &in, const AstInstruction &ai) {
+  const int line = ai.line;
+  const auto &ops = ai.operands;
+  size_t i = 0;
+  std::vector<uint32_t> rets, args;
+  auto param_offsets = [&](const AstOperand &list, std::vector<uint32_t> &out) {
+    for (const AstOperand &e : list.elements) {
+      const NameEntry *p = e.kind == AstOperand::Kind::Name ? lookup(e.name) : nullptr;
+      if (!p || p->is_reg || p->symbol.space != Space::ParamThread)
+        fail(line, "call arguments must be .param variables declared before the call");
+      out.push_back(static_cast<uint32_t>(p->symbol.address));
+    }
+  };
+  if (i < ops.size() && ops[i].kind == AstOperand::Kind::List)
+    param_offsets(ops[i++], rets);
+  if (i >= ops.size() || ops[i].kind != AstOperand::Kind::Name)
+    fail(line, "call needs a function name");
+  auto fit = prog_->function_index.find(ops[i].name);
+  if (fit == prog_->function_index.end()) {
+    const NameEntry *e = lookup(ops[i].name);
+    if (e && e->is_reg)
+      fail(line, "indirect calls (through a register) are not supported");
+    fail(line, "call to unknown function '" + ops[i].name + "'");
+  }
+  ++i;
+  if (i < ops.size() && ops[i].kind == AstOperand::Kind::List)
+    param_offsets(ops[i++], args);
+  if (i != ops.size())
+    fail(line, "unsupported call form (prototypes / indirect calls)");
+  in.callee = fit->second;
+  if (in.callee == current_function_)
+    fail(line, "recursive calls are not supported");
+  const AstFunction &callee_ast = ast_.functions[ast_index_[in.callee]];
+  if (callee_ast.params.size() != args.size() || callee_ast.returns.size() != rets.size())
+    fail(line, "call to '" + ops[i - (args.empty() ? 1 : 2)].name +
+                   "' passes a different number of arguments or results than it declares");
+  in.src[0].kind = OperandKind::Vector;
+  in.src[0].reg = static_cast<uint32_t>(prog_->vector_regs.size());
+  in.src[0].count = static_cast<uint8_t>(args.size());
+  prog_->vector_regs.insert(prog_->vector_regs.end(), args.begin(), args.end());
+  in.dst.kind = OperandKind::Vector;
+  in.dst.reg = static_cast<uint32_t>(prog_->vector_regs.size());
+  in.dst.count = static_cast<uint8_t>(rets.size());
+  prog_->vector_regs.insert(prog_->vector_regs.end(), rets.begin(), rets.end());
+  call_fixups_.push_back({static_cast<uint32_t>(prog_->code.size()), in.callee, line});
+}
+
 void Decoder::decode_instruction(const AstInstruction &ai,
                                  const std::unordered_map<std::string, uint32_t> &labels) {
   const int line = ai.line;
   Instr in;
   in.line = static_cast<uint32_t>(line);
   in.function = current_function_;
-  Mods m;
-  std::string base;
+  std::vector<std::string> parts;
   {
     size_t start = 0;
-    std::vector<std::string> parts;
     const std::string &op = ai.opcode;
     while (start <= op.size()) {
       size_t dot = op.find('.', start);
@@ -900,25 +1037,18 @@ void Decoder::decode_instruction(const AstInstruction &ai,
       parts.push_back(op.substr(start, dot - start));
       start = dot + 1;
     }
-    base = parts[0];
-    m.list.assign(parts.begin() + 1, parts.end());
   }
-  auto unsupported = [&]() { fail(line, "unsupported instruction '" + ai.opcode + "'"); };
+  const std::string &base = parts[0];
+  const UncheckedInstruction *unchecked = unchecked_instruction(base);
   if (!ai.operand_error.empty()) {
-    // instructions the emulator knows: the table's, and those decoded without a form
-    static const char *const kFormless[] = {"prefetch", "membar", "fence",    "call",
-                                            "ret",      "exit",   "trap",     "mma",
-                                            "ldmatrix", "cp",     "nanosleep"};
-    bool known = !instruction_forms(base).empty();
-    for (const char *k : kFormless)
-      known |= base == k;
-    if (!known)
-      unsupported();
+    if (instruction_forms(base).empty() && !unchecked)
+      fail(line, "unsupported instruction '" + ai.opcode + "'");
     throw device::DeviceError(device::ErrorKind::ModuleLoad, ai.operand_error);
   }
   CheckContext check;
   check.source_name = ast_.source_name;
   check.sm_version = sm_version_of(ast_.target);
+  check.ptx_version = ptx_version();
   check.lookup = [this](const std::string &name) { return checked_name(name); };
   const InstructionForm *form = check_instruction(ai, check);
   if (!ai.guard.empty()) {
@@ -929,700 +1059,12 @@ void Decoder::decode_instruction(const AstInstruction &ai,
     in.guard = g->reg;
     in.guard_negated = ai.guard_negated;
   }
-  const auto &ops = ai.operands;
-  auto need = [&](size_t lo, size_t hi) {
-    if (ops.size() < lo || ops.size() > hi)
-      fail(line,
-           "'" + ai.opcode + "' expects " +
-               (lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi)) +
-               " operands, got " + std::to_string(ops.size()));
-  };
-  auto one_type = [&]() {
-    auto ts = m.take_types();
-    if (ts.size() != 1)
-      fail(line, "'" + ai.opcode + "' needs exactly one type");
-    return ts[0];
-  };
-  auto finish = [&]() {
-    if (!m.list.empty())
-      fail(line, "unsupported modifier '." + m.list.front() + "' in '" + ai.opcode + "'");
-  };
-  auto src = [&](size_t i, DType t) { return value_operand(ops[i], t, line, Space::Generic); };
-  auto label_target = [&](const AstOperand &a) -> uint32_t {
-    if (a.kind != AstOperand::Kind::Name)
-      fail(line, "expected a label");
-    auto it = labels.find(a.name);
-    if (it == labels.end())
-      fail(line, "unknown label '" + a.name + "'");
-    return it->second;
-  };
-  auto arith_family = [&](DType t) -> ExecFn {
-    if (t == DType::F32 || t == DType::F64)
-      return exec_float;
-    if (t == DType::F16 || t == DType::F16x2 || t == DType::BF16 || t == DType::BF16x2)
-      return exec_half;
-    return exec_integer;
-  };
-
-  // the arithmetic and logic family: Op::Add .. Op::Testp in the table
-  std::optional<Op> arith;
-  if (form && form->op >= Op::Add && form->op <= Op::Testp)
-    arith = form->op;
-
-  if (base == "mov") {
-    in.op = Op::Mov;
-    in.type = one_type();
-    in.exec = exec_move;
-    finish();
-    in.dst = dest_operand(ops[0], in.type, line);
-    in.src[0] = src(1, in.type);
-  } else if (base == "setp" || base == "set") {
-    if (base == "set")
-      unsupported();
-    in.op = Op::Setp;
-    in.cls = InstrClass::Integer;
-    in.cmp = take_cmp(m);
-    if (in.cmp == CmpOp::None)
-      fail(line, "setp needs a comparison");
-    if (m.take("and"))
-      in.bop = BoolOp::And;
-    else if (m.take("or"))
-      in.bop = BoolOp::Or;
-    else if (m.take("xor"))
-      in.bop = BoolOp::Xor;
-    in.ftz = m.take("ftz");
-    in.type2 = one_type();
-    if (dtype_is_float(in.type2))
-      in.cls = InstrClass::Float;
-    finish();
-    in.exec = exec_compare;
-    if (ops[0].kind == AstOperand::Kind::Pair) {
-      in.dst = dest_operand(ops[0].elements[0], DType::Pred, line);
-      in.dst2 = dest_operand(ops[0].elements[1], DType::Pred, line);
-    } else {
-      in.dst = dest_operand(ops[0], DType::Pred, line);
-    }
-    in.src[0] = src(1, in.type2);
-    in.src[1] = src(2, in.type2);
-    if (in.bop != BoolOp::None)
-      in.src[2] = src(3, DType::Pred);
-  } else if (base == "selp") {
-    in.op = Op::Selp;
-    in.type = one_type();
-    finish();
-    in.exec = exec_compare;
-    in.dst = dest_operand(ops[0], in.type, line);
-    in.src[0] = src(1, in.type);
-    in.src[1] = src(2, in.type);
-    in.src[2] = src(3, DType::Pred);
-  } else if (base == "slct") {
-    in.op = Op::Slct;
-    in.ftz = m.take("ftz");
-    auto ts = m.take_types();
-    if (ts.size() != 2)
-      fail(line, "slct needs two types");
-    in.type = ts[0];
-    in.type2 = ts[1];
-    finish();
-    in.exec = exec_compare;
-    in.dst = dest_operand(ops[0], in.type, line);
-    in.src[0] = src(1, in.type);
-    in.src[1] = src(2, in.type);
-    in.src[2] = src(3, in.type2);
-  } else if (arith) {
-    in.op = *arith;
-    in.carry_in = base == "addc" || base == "subc" || base == "madc";
-    in.carry_out = m.take("cc");
-    if (base == "shf") {
-      in.mode = m.take("r") ? 1 : (m.take("l") ? 0 : 2);
-      if (in.mode == 2)
-        fail(line, "shf needs .l or .r");
-      if (m.take("wrap"))
-        in.mode |= 2;
-      else if (!m.take("clamp"))
-        fail(line, "shf needs .wrap or .clamp");
-    }
-    if (m.take("hi"))
-      in.mul = MulMode::Hi;
-    else if (m.take("wide"))
-      in.mul = MulMode::Wide;
-    else
-      m.take("lo");
-    if (base == "prmt" && !m.list.empty()) {
-      static const char *const kModes[] = {"f4e", "b4e", "rc8", "ecl", "ecr", "rc16"};
-      for (int i = 0; i < 6; ++i) {
-        if (m.take(kModes[i]))
-          in.mode = static_cast<uint8_t>(i + 1);
-      }
-    }
-    if (base == "bfind")
-      in.mode = m.take("shiftamt") ? 1 : 0;
-    if (base == "testp") {
-      static const char *const kModes[] = {"finite",     "infinite", "number",
-                                           "notanumber", "normal",   "subnormal"};
-      bool found = false;
-      for (int i = 0; i < 6; ++i) {
-        if (m.take(kModes[i])) {
-          in.mode = static_cast<uint8_t>(i);
-          found = true;
-        }
-      }
-      if (!found)
-        fail(line, "testp needs an operation (.finite, .normal, ...)");
-    }
-    in.rnd = take_rounding(m);
-    in.ftz = m.take("ftz");
-    in.sat = m.take("sat");
-    in.approx = m.take("approx");
-    if (m.take("full"))
-      in.approx = false;
-    in.relu = m.take("relu");
-    if (m.take("NaN"))
-      in.mode = 1; // min/max.NaN: propagate NaN
-    in.type = one_type();
-    finish();
-    in.exec = arith_family(in.type);
-    in.cls = dtype_is_float(in.type) ? InstrClass::Float : InstrClass::Integer;
-    if (in.op == Op::Testp) {
-      in.exec = exec_float;
-      in.cls = InstrClass::Float;
-    }
-    // the table's type sets keep float-only operations off integer types and the reverse
-    if (in.op == Op::Testp) {
-      in.type2 = in.type;
-      in.dst = dest_operand(ops[0], DType::Pred, line);
-      in.src[0] = src(1, in.type);
-    } else {
-      DType src_type = in.type;
-      in.dst = dest_operand(ops[0], in.type, line);
-      for (size_t i = 1; i < ops.size(); ++i) {
-        if (i - 1 >= in.src.size())
-          fail(line, "too many operands");
-        in.src[i - 1] = src(i, src_type);
-      }
-      // the checker held the operand count to the table's form
-    }
-  } else if (base == "cvt") {
-    in.op = Op::Cvt;
-    in.cls = InstrClass::Convert;
-    in.exec = exec_convert;
-    in.rnd = take_rounding(m);
-    in.ftz = m.take("ftz");
-    in.sat = m.take("sat");
-    in.satfinite = m.take("satfinite");
-    in.relu = m.take("relu");
-    auto ts = m.take_types();
-    finish();
-    if (ts.size() != 2)
-      fail(line, "cvt needs a destination and a source type");
-    in.type = ts[0];
-    in.type2 = ts[1];
-    if (in.type == DType::F16x2 || in.type == DType::BF16x2) {
-      if (in.type2 != DType::F32)
-        unsupported();
-      in.op = Op::Cvtpack;
-      in.dst = dest_operand(ops[0], in.type, line);
-      in.src[0] = src(1, DType::F32);
-      in.src[1] = src(2, DType::F32);
-    } else {
-      auto ok = [](DType t) {
-        return t != DType::None && t != DType::B128 && t != DType::Pred && t != DType::S4 &&
-               t != DType::U4 && t != DType::E4M3 && t != DType::E5M2 && t != DType::F16x2 &&
-               t != DType::BF16x2;
-      };
-      if (!ok(in.type) || !ok(in.type2))
-        unsupported();
-      in.dst = dest_operand(ops[0], in.type, line);
-      in.src[0] = src(1, in.type2);
-    }
-  } else if (base == "cvta") {
-    in.op = Op::Cvta;
-    in.cls = InstrClass::Convert;
-    in.exec = exec_convert;
-    in.to_space = m.take("to");
-    in.space = take_space(m); // the checker required one
-    in.type = one_type();
-    finish();
-    in.dst = dest_operand(ops[0], in.type, line);
-    // cvta.shared.u64 %rd, sym: the symbol's own address
-    in.src[0] = value_operand(ops[1], in.type, line, in.space);
-  } else if (base == "ld" || base == "ldu" || base == "st") {
-    bool is_store = base == "st";
-    in.op = is_store ? Op::St : Op::Ld;
-    in.cls = InstrClass::Memory;
-    in.exec = exec_memory;
-    drop_memory_hints(m);
-    in.space = take_space(m);
-    if (m.take("v2"))
-      in.vec = 2;
-    else if (m.take("v4"))
-      in.vec = 4;
-    else if (m.take("v8"))
-      in.vec = 8;
-    in.type = one_type();
-    finish();
-    in.access_bytes = static_cast<uint8_t>(dtype_bytes(in.type));
-    if (in.access_bytes == 0)
-      unsupported();
-    const AstOperand &data = is_store ? ops[1] : ops[0];
-    const AstOperand &addr = is_store ? ops[0] : ops[1];
-    in.src[0] = address_operand(addr, in.space, line); // arity: checked against the table
-    if (is_store)
-      in.src[1] = value_operand(data, in.type, line, Space::Generic);
-    else
-      in.dst = dest_operand(data, in.type, line);
-  } else if (base == "prefetch" || base == "prefetchu" || base == "membar" || base == "fence" ||
-             base == "nanosleep" || base == "discard" || base == "applypriority" ||
-             base == "createpolicy" || base == "griddepcontrol") {
-    in.op = base == "nanosleep" ? Op::Nanosleep : (base == "prefetch" ? Op::Prefetch : Op::Fence);
-    in.cls = base == "membar" || base == "fence" ? InstrClass::Sync : InstrClass::Memory;
-    in.exec = exec_nop;
-    if (base == "createpolicy") {
-      // the policy value is never inspected: write 0
-      in.op = Op::Mov;
-      in.type = DType::B64;
-      in.exec = exec_move;
-      in.dst = dest_operand(ops.at(0), DType::B64, line);
-      in.src[0] = imm_operand(0);
-    }
-  } else if (base == "isspacep") {
-    in.op = Op::Isspacep;
-    in.cls = InstrClass::Memory;
-    in.exec = exec_memory;
-    in.space = take_space(m);
-    finish();
-    in.dst = dest_operand(ops[0], DType::Pred, line);
-    in.src[0] = src(1, DType::U64);
-  } else if (base == "atom" || base == "red") {
-    in.op = base == "atom" ? Op::Atom : Op::Red;
-    in.cls = InstrClass::Memory;
-    in.exec = exec_atomic;
-    drop_memory_hints(m);
-    in.space = take_space(m);
-    static const std::pair<const char *, AtomOp> kA[] = {
-        {"add", AtomOp::Add}, {"min", AtomOp::Min}, {"max", AtomOp::Max}, {"exch", AtomOp::Exch},
-        {"cas", AtomOp::Cas}, {"and", AtomOp::And}, {"or", AtomOp::Or},   {"xor", AtomOp::Xor},
-        {"inc", AtomOp::Inc}, {"dec", AtomOp::Dec}};
-    bool found = false;
-    for (const auto &[n, a] : kA) {
-      if (m.take(n)) {
-        in.mode = static_cast<uint8_t>(a);
-        found = true;
-      }
-    }
-    if (!found)
-      fail(line, "'" + ai.opcode + "' needs an operation (.add, .cas, ...)");
-    m.take("noftz");
-    in.type = one_type();
-    finish();
-    in.access_bytes = static_cast<uint8_t>(dtype_bytes(in.type));
-    if (!(in.access_bytes == 4 || in.access_bytes == 8) || in.type == DType::F16x2 ||
-        in.type == DType::BF16x2)
-      unsupported();
-    size_t first = 0;
-    if (in.op == Op::Atom) {
-      in.dst = dest_operand(ops.at(0), in.type, line);
-      first = 1;
-    }
-    AtomOp aop = static_cast<AtomOp>(in.mode);
-    in.src[0] = address_operand(ops[first], in.space, line);
-    in.src[1] = src(first + 1, in.type);
-    if (aop == AtomOp::Cas)
-      in.src[2] = src(first + 2, in.type);
-  } else if (base == "bra" || base == "brx") {
-    if (base == "brx")
-      unsupported();
-    in.op = Op::Bra;
-    in.cls = InstrClass::Control;
-    in.is_control = true;
-    in.uni = m.take("uni");
-    finish();
-    in.target = label_target(ops[0]);
-  } else if (base == "call") {
-    in.op = Op::Call;
-    in.cls = InstrClass::Control;
-    in.is_control = true;
-    in.uni = m.take("uni");
-    finish();
-    // call (ret), fn, (args);  call fn, (args);  call fn;
-    size_t i = 0;
-    std::vector<uint32_t> rets, args;
-    auto param_offsets = [&](const AstOperand &list, std::vector<uint32_t> &out) {
-      for (const AstOperand &e : list.elements) {
-        const NameEntry *p = e.kind == AstOperand::Kind::Name ? lookup(e.name) : nullptr;
-        if (!p || p->is_reg || p->symbol.space != Space::ParamThread)
-          fail(line, "call arguments must be .param variables declared before the call");
-        out.push_back(static_cast<uint32_t>(p->symbol.address));
-      }
-    };
-    if (i < ops.size() && ops[i].kind == AstOperand::Kind::List)
-      param_offsets(ops[i++], rets);
-    if (i >= ops.size() || ops[i].kind != AstOperand::Kind::Name)
-      fail(line, "call needs a function name");
-    auto fit = prog_->function_index.find(ops[i].name);
-    if (fit == prog_->function_index.end()) {
-      const NameEntry *e = lookup(ops[i].name);
-      if (e && e->is_reg)
-        fail(line, "indirect calls (through a register) are not supported");
-      fail(line, "call to unknown function '" + ops[i].name + "'");
-    }
-    ++i;
-    if (i < ops.size() && ops[i].kind == AstOperand::Kind::List)
-      param_offsets(ops[i++], args);
-    if (i != ops.size())
-      fail(line, "unsupported call form (prototypes / indirect calls)");
-    in.callee = fit->second;
-    if (in.callee == current_function_)
-      fail(line, "recursive calls are not supported");
-    const AstFunction &callee_ast = ast_.functions[ast_index_[in.callee]];
-    if (callee_ast.params.size() != args.size() || callee_ast.returns.size() != rets.size())
-      fail(line, "call to '" + ops[i - (args.empty() ? 1 : 2)].name +
-                     "' passes a different number of arguments or results than it declares");
-    in.src[0].kind = OperandKind::Vector;
-    in.src[0].reg = static_cast<uint32_t>(prog_->vector_regs.size());
-    in.src[0].count = static_cast<uint8_t>(args.size());
-    prog_->vector_regs.insert(prog_->vector_regs.end(), args.begin(), args.end());
-    in.dst.kind = OperandKind::Vector;
-    in.dst.reg = static_cast<uint32_t>(prog_->vector_regs.size());
-    in.dst.count = static_cast<uint8_t>(rets.size());
-    prog_->vector_regs.insert(prog_->vector_regs.end(), rets.begin(), rets.end());
-    call_fixups_.push_back({static_cast<uint32_t>(prog_->code.size()), in.callee, line});
-  } else if (base == "ret" || base == "exit" || base == "trap" || base == "brkpt") {
-    in.op = base == "ret" ? Op::Ret : (base == "exit" ? Op::Exit : Op::Trap);
-    in.cls = InstrClass::Control;
-    in.is_control = true;
-    m.take("uni");
-    finish();
-    if (in.op == Op::Ret && prog_->functions[current_function_].is_entry)
-      in.op = Op::Exit;
-  } else if (base == "bar" || base == "barrier") {
-    in.cls = InstrClass::Sync;
-    in.is_control = true;
-    if (m.take("warp")) {
-      m.take("sync");
-      finish();
-      in.op = Op::BarWarpSync;
-      in.src[0] = src(0, DType::U32);
-    } else {
-      m.take("aligned");
-      if (m.take("sync") || (base == "bar" && m.list.empty()))
-        in.op = Op::BarSync;
-      else if (m.take("arrive"))
-        in.op = Op::BarArrive;
-      else
-        unsupported();
-      m.take("aligned");
-      m.take("cta");
-      finish();
-      need(in.op == Op::BarArrive ? 2 : 1, 2);
-      in.src[0] = src(0, DType::U32);
-      if (ops.size() == 2)
-        in.src[1] = src(1, DType::U32);
-    }
-  } else if (base == "shfl") {
-    if (!m.take("sync"))
-      fail(line, "only shfl.sync is supported (the non-.sync shfl was removed in sm_70)");
-    in.op = Op::Shfl;
-    in.cls = InstrClass::Warp;
-    in.exec = exec_warp;
-    if (m.take("up"))
-      in.mode = static_cast<uint8_t>(ShflMode::Up);
-    else if (m.take("down"))
-      in.mode = static_cast<uint8_t>(ShflMode::Down);
-    else if (m.take("bfly"))
-      in.mode = static_cast<uint8_t>(ShflMode::Bfly);
-    else if (m.take("idx"))
-      in.mode = static_cast<uint8_t>(ShflMode::Idx);
-    else
-      fail(line, "shfl.sync needs a mode (.up .down .bfly .idx)");
-    in.type = one_type();
-    finish();
-    if (ops[0].kind == AstOperand::Kind::Pair) {
-      in.dst = dest_operand(ops[0].elements[0], in.type, line);
-      in.dst2 = dest_operand(ops[0].elements[1], DType::Pred, line);
-    } else {
-      in.dst = dest_operand(ops[0], in.type, line);
-    }
-    for (int i = 0; i < 4; ++i)
-      in.src[i] = src(i + 1, DType::U32);
-  } else if (base == "vote") {
-    if (!m.take("sync"))
-      fail(line, "only vote.sync is supported");
-    in.op = Op::Vote;
-    in.cls = InstrClass::Warp;
-    in.exec = exec_warp;
-    if (m.take("all"))
-      in.mode = static_cast<uint8_t>(VoteMode::All);
-    else if (m.take("any"))
-      in.mode = static_cast<uint8_t>(VoteMode::Any);
-    else if (m.take("uni"))
-      in.mode = static_cast<uint8_t>(VoteMode::Uni);
-    else if (m.take("ballot"))
-      in.mode = static_cast<uint8_t>(VoteMode::Ballot);
-    else
-      fail(line, "vote.sync needs a mode (.all .any .uni .ballot)");
-    in.type = one_type();
-    finish();
-    in.dst = dest_operand(ops[0], in.type, line);
-    in.src[0] = src(1, DType::Pred);
-    in.src[1] = src(2, DType::U32);
-  } else if (base == "activemask") {
-    in.op = Op::Activemask;
-    in.cls = InstrClass::Warp;
-    in.exec = exec_warp;
-    in.type = one_type();
-    finish();
-    in.dst = dest_operand(ops[0], in.type, line);
-  } else if (base == "redux") {
-    if (!m.take("sync"))
-      unsupported();
-    in.op = Op::Redux;
-    in.cls = InstrClass::Warp;
-    in.exec = exec_warp;
-    static const std::pair<const char *, AtomOp> kR[] = {
-        {"add", AtomOp::Add}, {"min", AtomOp::Min}, {"max", AtomOp::Max},
-        {"and", AtomOp::And}, {"or", AtomOp::Or},   {"xor", AtomOp::Xor}};
-    bool found = false;
-    for (const auto &[n, a] : kR) {
-      if (m.take(n)) {
-        in.mode = static_cast<uint8_t>(a);
-        found = true;
-      }
-    }
-    if (!found)
-      unsupported();
-    in.type = one_type();
-    finish();
-    if (dtype_bytes(in.type) != 4 || dtype_is_float(in.type))
-      unsupported();
-    in.dst = dest_operand(ops[0], in.type, line);
-    in.src[0] = src(1, in.type);
-    in.src[1] = src(2, DType::U32);
-  } else if (base == "match") {
-    if (!m.take("sync"))
-      unsupported();
-    in.cls = InstrClass::Warp;
-    in.exec = exec_warp;
-    if (m.take("any"))
-      in.op = Op::MatchAny;
-    else if (m.take("all"))
-      in.op = Op::MatchAll;
-    else
-      unsupported();
-    in.type = one_type();
-    finish();
-    if (ops[0].kind == AstOperand::Kind::Pair) {
-      in.dst = dest_operand(ops[0].elements[0], DType::B32, line);
-      in.dst2 = dest_operand(ops[0].elements[1], DType::Pred, line);
-    } else {
-      in.dst = dest_operand(ops[0], DType::B32, line);
-    }
-    in.src[0] = src(1, in.type);
-    in.src[1] = src(2, DType::U32);
-  } else if (base == "mma") {
-    in.op = Op::Mma;
-    in.cls = InstrClass::Mma;
-    in.exec = exec_mma;
-    if (!m.take("sync") || !m.take("aligned"))
-      fail(line, "only mma.sync.aligned is supported");
-    if (!m.take("row") || !m.take("col"))
-      fail(line, "only the .row.col layout of mma is supported");
-    in.satfinite = m.take("satfinite");
-    std::string shape;
-    for (const char *s : {"m16n8k16", "m16n8k8", "m16n8k32", "m16n8k64", "m8n8k4", "m16n8k4"}) {
-      if (m.take(s))
-        shape = s;
-    }
-    auto ts = m.take_types();
-    finish();
-    if (shape.empty() || ts.size() != 4)
-      fail(line, "mma needs a shape and four types (.dtype.atype.btype.ctype)");
-    in.type = ts[0];
-    in.type2 = ts[1];
-    in.type4 = ts[2];
-    in.type3 = ts[3];
-    auto is8 = [](DType t) { return t == DType::S8 || t == DType::U8; };
-    auto is4 = [](DType t) { return t == DType::S4 || t == DType::U4; };
-    auto fp_acc = [&](DType d, DType c) {
-      return (d == DType::F32 || d == DType::F16) && (c == DType::F32 || c == DType::F16);
-    };
-    DType a = in.type2, b = in.type4;
-    bool ok = false;
-    if (shape == "m16n8k16" && a == DType::F16 && b == DType::F16 && fp_acc(in.type, in.type3)) {
-      in.mma = MmaKind::F16_M16N8K16;
-      ok = true;
-    } else if (shape == "m16n8k8" && a == DType::F16 && b == DType::F16 &&
-               fp_acc(in.type, in.type3)) {
-      in.mma = MmaKind::F16_M16N8K8;
-      ok = true;
-    } else if (shape == "m16n8k16" && a == DType::BF16 && b == DType::BF16 &&
-               in.type == DType::F32 && in.type3 == DType::F32) {
-      in.mma = MmaKind::BF16_M16N8K16;
-      ok = true;
-    } else if (shape == "m16n8k8" && a == DType::BF16 && b == DType::BF16 &&
-               in.type == DType::F32 && in.type3 == DType::F32) {
-      in.mma = MmaKind::BF16_M16N8K8;
-      ok = true;
-    } else if ((shape == "m16n8k8" || shape == "m16n8k4") && a == DType::TF32 && b == DType::TF32 &&
-               in.type == DType::F32 && in.type3 == DType::F32) {
-      in.mma = shape == "m16n8k8" ? MmaKind::TF32_M16N8K8 : MmaKind::TF32_M16N8K4;
-      ok = true;
-    } else if ((shape == "m16n8k32" || shape == "m16n8k16") && is8(a) && is8(b) &&
-               in.type == DType::S32 && in.type3 == DType::S32) {
-      in.mma = shape == "m16n8k32" ? MmaKind::I8_M16N8K32 : MmaKind::I8_M16N8K16;
-      ok = true;
-    } else if ((shape == "m16n8k64" || shape == "m16n8k32") && is4(a) && is4(b) &&
-               in.type == DType::S32 && in.type3 == DType::S32) {
-      in.mma = shape == "m16n8k64" ? MmaKind::I4_M16N8K64 : MmaKind::I4_M16N8K32;
-      ok = true;
-    } else if (shape == "m8n8k4" && a == DType::F64 && b == DType::F64 && in.type == DType::F64 &&
-               in.type3 == DType::F64) {
-      in.mma = MmaKind::F64_M8N8K4;
-      ok = true;
-    }
-    if (!ok)
-      fail(line, "unsupported mma shape/type combination '" + ai.opcode + "'");
-    if (in.satfinite && in.type != DType::S32)
-      fail(line, ".satfinite applies to integer mma only");
-    need(4, 4);
-    for (int i = 0; i < 4; ++i) {
-      if (ops[i].kind != AstOperand::Kind::Vector)
-        fail(line, "mma operands are {..} register vectors");
-    }
-    in.dst = dest_operand(ops[0], in.type, line);
-    in.src[0] = src(1, DType::B32);
-    in.src[1] = src(2, DType::B32);
-    in.src[2] = src(3, in.type3);
-    // check the fragment register counts
-    uint32_t na = 0, nb = 0, ncd = 0;
-    switch (in.mma) {
-    case MmaKind::F16_M16N8K16:
-    case MmaKind::BF16_M16N8K16:
-    case MmaKind::I8_M16N8K32:
-    case MmaKind::I4_M16N8K64:
-    case MmaKind::TF32_M16N8K8:
-      na = 4;
-      nb = 2;
-      ncd = 4;
-      break;
-    case MmaKind::F16_M16N8K8:
-    case MmaKind::BF16_M16N8K8:
-    case MmaKind::I8_M16N8K16:
-    case MmaKind::I4_M16N8K32:
-    case MmaKind::TF32_M16N8K4:
-      na = 2;
-      nb = 1;
-      ncd = 4;
-      break;
-    case MmaKind::F64_M8N8K4:
-      na = 1;
-      nb = 1;
-      ncd = 2;
-      break;
-    }
-    if (in.type == DType::F16)
-      ncd = 2;
-    uint32_t nc = in.type3 == DType::F16 ? 2 : ncd;
-    if (in.mma == MmaKind::F16_M16N8K16 || in.mma == MmaKind::F16_M16N8K8) {
-      nc = in.type3 == DType::F16 ? 2 : 4;
-    }
-    if (in.src[0].count != na || in.src[1].count != nb || in.dst.count != ncd ||
-        in.src[2].count != nc)
-      fail(line, "mma fragment sizes do not match the shape: expected A " + std::to_string(na) +
-                     ", B " + std::to_string(nb) + ", C " + std::to_string(nc) + ", D " +
-                     std::to_string(ncd) + " registers");
-  } else if (base == "ldmatrix") {
-    in.op = Op::Ldmatrix;
-    in.cls = InstrClass::Memory;
-    in.exec = exec_ldmatrix;
-    if (!m.take("sync") || !m.take("aligned") || !m.take("m8n8"))
-      fail(line, "only ldmatrix.sync.aligned.m8n8 is supported");
-    if (m.take("x1"))
-      in.vec = 1;
-    else if (m.take("x2"))
-      in.vec = 2;
-    else if (m.take("x4"))
-      in.vec = 4;
-    else
-      fail(line, "ldmatrix needs .x1, .x2 or .x4");
-    in.trans = m.take("trans");
-    in.space = take_space(m);
-    if (in.space != Space::Shared)
-      fail(line, "ldmatrix reads .shared memory only");
-    in.type = one_type();
-    finish();
-    if (in.type != DType::B16)
-      unsupported();
-    need(2, 2);
-    if (ops[0].kind != AstOperand::Kind::Vector || ops[0].elements.size() != in.vec)
-      fail(line, "ldmatrix destination must be a {..} vector of " + std::to_string(in.vec) +
-                     " registers");
-    in.dst = dest_operand(ops[0], DType::B32, line);
-    in.src[0] = address_operand(ops[1], in.space, line);
-  } else if (base == "cp") {
-    in.cls = InstrClass::Memory;
-    in.exec = exec_cp_async;
-    if (!m.take("async"))
-      unsupported();
-    if (m.take("commit_group")) {
-      in.op = Op::CpAsyncCommit;
-      need(0, 0);
-    } else if (m.take("wait_group")) {
-      in.op = Op::CpAsyncWait;
-      need(1, 1);
-      in.src[0] = src(0, DType::U32);
-      if (in.src[0].kind != OperandKind::Imm)
-        fail(line, "cp.async.wait_group needs an integer constant");
-    } else if (m.take("wait_all")) {
-      in.op = Op::CpAsyncWaitAll;
-      need(0, 0);
-    } else {
-      in.op = Op::CpAsync;
-      bool cg = m.take("cg");
-      if (!cg && !m.take("ca"))
-        fail(line, "cp.async needs .ca or .cg");
-      // the destination space comes first: .shared{::cta}.global
-      auto shared_at = std::find_if(m.list.begin(), m.list.end(), [](const std::string &x) {
-        return x == "shared" || x == "shared::cta";
-      });
-      auto global_at = std::find(m.list.begin(), m.list.end(), "global");
-      bool ordered =
-          shared_at != m.list.end() && global_at != m.list.end() && shared_at < global_at;
-      Space dst_space = take_space(m);
-      Space src_space = take_space(m);
-      if (!ordered || (dst_space != Space::Global && dst_space != Space::Shared) ||
-          (src_space != Space::Global && src_space != Space::Shared))
-        fail(line, "only cp.async.{ca,cg}.shared.global is supported");
-      drop_memory_hints(m);
-      finish();
-      need(3, 5);
-      Space sh = Space::Shared, gl = Space::Global;
-      in.src[0] = address_operand(ops[0], sh, line);
-      in.src[1] = address_operand(ops[1], gl, line);
-      if (ops[2].kind != AstOperand::Kind::Integer)
-        fail(line, "cp.async cp-size must be an integer constant");
-      in.access_bytes = static_cast<uint8_t>(ops[2].int_value);
-      if (!(in.access_bytes == 4 || in.access_bytes == 8 || in.access_bytes == 16))
-        fail(line, "cp.async cp-size must be 4, 8 or 16");
-      if (cg && in.access_bytes != 16)
-        fail(line, "cp.async.cg needs cp-size 16");
-      in.src[2] = imm_operand(in.access_bytes); // src-size
-      if (ops.size() >= 4) {
-        Operand o = src(3, DType::U32);
-        if (reg_type(o) == DType::Pred) {
-          in.src[3] = o; // ignore-src predicate
-        } else {
-          in.src[2] = o;
-          if (ops.size() == 5)
-            fail(line, "cache-policy operands of cp.async are not supported");
-        }
-      }
-    }
-    if (in.op != Op::CpAsync)
-      finish();
-  } else {
-    unsupported();
-  }
+  const DecodeFn decode = form ? form->decode : unchecked ? unchecked->decode : nullptr;
+  if (!decode)
+    fail(line, "unsupported instruction '" + ai.opcode + "'");
+  labels_ = &labels;
+  DecodeState state{*this, ai, base, Modifiers{{parts.begin() + 1, parts.end()}}, form, in};
+  decode(state);
   if (in.exec == nullptr && !in.is_control)
     in.exec = exec_nop;
   in.is_collective = in.op == Op::BarSync || in.op == Op::BarArrive || in.op == Op::BarWarpSync ||
@@ -1632,8 +1074,6 @@ void Decoder::decode_instruction(const AstInstruction &ai,
   prog_->code.push_back(in);
   prog_->opcode_text.push_back(ai.opcode);
 }
-
-} // namespace
 
 std::unique_ptr<Program> load_program(std::string_view ptx, std::string_view source_name,
                                       const GlobalAllocator &allocate_global) {

@@ -2,6 +2,8 @@
 // (each confirmed on small PTX files; see docs/emulator.md, "PTX checker").
 #include "runtime/emu/ptx_instruction_table.h"
 
+#include "runtime/emu/exec_families.h"
+
 #include <algorithm>
 #include <array>
 
@@ -36,12 +38,13 @@ constexpr OperandSpec src(const char *role, TypeRule rule = TypeRule::Type) {
   return {ArgKind::Src, rule, role};
 }
 
-constexpr InstructionForm form(std::string_view opcode, Op op, TypeSet types,
+constexpr InstructionForm form(std::string_view opcode, Op op, DecodeFn decode, TypeSet types,
                                std::initializer_list<OperandSpec> operands,
                                Requires req = Requires::Nothing, TypeSet sm90 = {}) {
   InstructionForm f;
   f.opcode = opcode;
   f.op = op;
+  f.decode = decode;
   f.types = types;
   f.sm90_types = sm90;
   f.requires_mod = req;
@@ -86,6 +89,38 @@ constexpr InstructionForm in_spaces(std::initializer_list<Space> spaces, Instruc
   return f;
 }
 
+// mma.sync.aligned.<shape>.row.col{.satfinite}.<d>.<a>.<b>.<c> {D}, {A}, {B}, {C}, selected by
+// `shape_and_type` ("m16n8k16.f16"): per thread, `a_values` elements of A, `b_values` of B and
+// `cd_values` of C and D.
+constexpr InstructionForm mma(std::string_view shape_and_type, TypeSet d, TypeSet ab, TypeSet c,
+                              uint8_t a_values, uint8_t b_values, uint8_t cd_values,
+                              Requires req = Requires::Nothing) {
+  InstructionForm f = form("mma", Op::Mma, decode_mma, d,
+                           {{ArgKind::DestFragment, TypeRule::Type, "D", cd_values},
+                            {ArgKind::Fragment, TypeRule::Type2, "A", a_values},
+                            {ArgKind::Fragment, TypeRule::Type3, "B", b_values},
+                            {ArgKind::Fragment, TypeRule::Type4, "C", cd_values}},
+                           req);
+  f.when = shape_and_type;
+  f.type_count = 4;
+  f.types2 = ab;
+  f.types3 = ab;
+  f.types4 = c;
+  return f;
+}
+
+// ldmatrix.sync.aligned.m8n8.<num>{.trans}{.shared}.b16 {d..}, [a]: `values` b16 elements per
+// thread (two per register).
+constexpr InstructionForm ldmatrix(std::string_view num, uint8_t values) {
+  InstructionForm f = form("ldmatrix", Op::Ldmatrix, decode_ldmatrix, {DType::B16},
+                           {{ArgKind::DestFragment, TypeRule::Type, "destination", values},
+                            {ArgKind::Address, TypeRule::None, "address"}});
+  f.when = num;
+  f.mods |= mods::kSpace;
+  f.spaces = space_bit(Space::Generic) | space_bit(Space::Shared);
+  return f;
+}
+
 using namespace mods;
 constexpr uint16_t kArith = kRound | kFtz | kFtzHalf | kSat;
 constexpr TypeSet kSetpTypes = kCompareTypes | TypeSet{F16, F16x2, BF16, BF16x2};
@@ -97,102 +132,130 @@ constexpr std::initializer_list<Space> kAllSpaces = {
 // clang-format off
 const InstructionForm kForms[] = {
     // data movement and selection
-    form("mov", Op::Mov, kMovTypes,
+    form("mov", Op::Mov, decode_move, kMovTypes,
          {{ArgKind::MovDest, TypeRule::Type, "destination"},
           {ArgKind::MovSrc, TypeRule::Type, "source"}}),
-    when("and", allow(kFtz | kFtzHalf, form("setp", Op::Setp, kSetpTypes, {pair_d, a, b, src("c", TypeRule::Pred)}))),
-    when("or", allow(kFtz | kFtzHalf, form("setp", Op::Setp, kSetpTypes, {pair_d, a, b, src("c", TypeRule::Pred)}))),
-    when("xor", allow(kFtz | kFtzHalf, form("setp", Op::Setp, kSetpTypes, {pair_d, a, b, src("c", TypeRule::Pred)}))),
-    allow(kFtz | kFtzHalf, form("setp", Op::Setp, kSetpTypes, {pair_d, a, b})),
-    form("selp", Op::Selp, kCompareTypes, {d, a, b, src("c", TypeRule::Pred)}),
-    allow(kFtz, two_types({S32, F32}, form("slct", Op::Slct, kCompareTypes, {d, a, b, src("c", TypeRule::Type2)}))),
+    when("and", allow(kFtz | kFtzHalf, form("setp", Op::Setp, decode_setp, kSetpTypes, {pair_d, a, b, src("c", TypeRule::Pred)}))),
+    when("or", allow(kFtz | kFtzHalf, form("setp", Op::Setp, decode_setp, kSetpTypes, {pair_d, a, b, src("c", TypeRule::Pred)}))),
+    when("xor", allow(kFtz | kFtzHalf, form("setp", Op::Setp, decode_setp, kSetpTypes, {pair_d, a, b, src("c", TypeRule::Pred)}))),
+    allow(kFtz | kFtzHalf, form("setp", Op::Setp, decode_setp, kSetpTypes, {pair_d, a, b})),
+    form("selp", Op::Selp, decode_selp, kCompareTypes, {d, a, b, src("c", TypeRule::Pred)}),
+    allow(kFtz, two_types({S32, F32}, form("slct", Op::Slct, decode_slct, kCompareTypes, {d, a, b, src("c", TypeRule::Type2)}))),
 
     // integer and floating-point arithmetic
-    allow(kArith | kSatS32 | kCc, form("add", Op::Add, kInt | kFloat | kHalf, {d, a, b}, Requires::Nothing, kBf16)),
-    allow(kArith | kSatS32 | kCc, form("sub", Op::Sub, kInt | kFloat | kHalf, {d, a, b}, Requires::Nothing, kBf16)),
-    allow(kCc, form("addc", Op::Add, kInt32_64, {d, a, b})),
-    allow(kCc, form("subc", Op::Sub, kInt32_64, {d, a, b})),
-    when("wide", form("mul", Op::Mul, {U16, U32, S16, S32}, {{ArgKind::Dest, TypeRule::Wide, "destination"}, a, b})),
-    allow(kArith | kLoHi, form("mul", Op::Mul, kInt | kFloat | kHalf, {d, a, b}, Requires::IntMulMode, kBf16)),
-    when("wide", form("mad", Op::Mad, {U16, U32, S16, S32}, {{ArgKind::Dest, TypeRule::Wide, "destination"}, a, b, src("c", TypeRule::Wide)})),
-    allow(kRound | kFtz | kSat | kSatS32 | kLoHi | kCc, form("mad", Op::Mad, kInt | kFloat, {d, a, b, c}, Requires::IntMulMode)),
-    allow(kLoHi | kCc, form("madc", Op::Mad, kInt32_64, {d, a, b, c}, Requires::IntMulMode)),
-    allow(kLoHi, form("mul24", Op::Mul24, {U32, S32}, {d, a, b}, Requires::IntHalfMode)),
-    allow(kLoHi | kSat, form("mad24", Op::Mad24, {U32, S32}, {d, a, b, c}, Requires::IntHalfMode)),
-    allow(kRound | kFtz | kApprox | kFull, form("div", Op::Div, kInt | kFloat, {d, a, b}, Requires::RoundOrApprox)),
-    form("rem", Op::Rem, kInt, {d, a, b}),
-    allow(kFtz | kFtzHalf | kNaN | kRelu, form("min", Op::Min, kInt | kFloat | kHalf, {d, a, b})),
-    allow(kFtz | kFtzHalf | kNaN | kRelu, form("max", Op::Max, kInt | kFloat | kHalf, {d, a, b})),
-    allow(kFtz | kFtzHalf, form("abs", Op::Abs, kSigned | kFloat | kHalf, {d, a})),
-    allow(kFtz | kFtzHalf, form("neg", Op::Neg, kSigned | kFloat | kHalf, {d, a})),
-    form("sad", Op::Sad, kInt, {d, a, b, c}),
-    allow(kArith, form("fma", Op::Fma, kFloat | kHalf, {d, a, b, c}, Requires::FloatRounding)),
-    allow(kRound | kFtz | kApprox, form("rcp", Op::Rcp, kFloat, {d, a}, Requires::RoundOrApprox)),
-    allow(kRound | kFtz | kApprox, form("sqrt", Op::Sqrt, kFloat, {d, a}, Requires::RoundOrApprox)),
-    allow(kFtz | kApprox, form("rsqrt", Op::Rsqrt, kFloat, {d, a}, Requires::Approx)),
-    allow(kFtz | kApprox, form("ex2", Op::Ex2, TypeSet{F32} | kHalf, {d, a}, Requires::Approx, kBf16)),
-    allow(kFtz | kApprox, form("lg2", Op::Lg2, {F32}, {d, a}, Requires::Approx)),
-    allow(kFtz | kApprox, form("sin", Op::Sin, {F32}, {d, a}, Requires::Approx)),
-    allow(kFtz | kApprox, form("cos", Op::Cos, {F32}, {d, a}, Requires::Approx)),
-    allow(kApprox, form("tanh", Op::Tanh, TypeSet{F32} | kHalf, {d, a}, Requires::Approx, kBf16)),
-    form("copysign", Op::Copysign, kFloat, {d, a, b}),
-    allow(kFtz, form("testp", Op::Testp, kFloat, {pred_d, a})),
+    allow(kArith | kSatS32 | kCc, form("add", Op::Add, decode_arithmetic, kInt | kFloat | kHalf, {d, a, b}, Requires::Nothing, kBf16)),
+    allow(kArith | kSatS32 | kCc, form("sub", Op::Sub, decode_arithmetic, kInt | kFloat | kHalf, {d, a, b}, Requires::Nothing, kBf16)),
+    allow(kCc, form("addc", Op::Add, decode_arithmetic, kInt32_64, {d, a, b})),
+    allow(kCc, form("subc", Op::Sub, decode_arithmetic, kInt32_64, {d, a, b})),
+    when("wide", form("mul", Op::Mul, decode_arithmetic, {U16, U32, S16, S32}, {{ArgKind::Dest, TypeRule::Wide, "destination"}, a, b})),
+    allow(kArith | kLoHi, form("mul", Op::Mul, decode_arithmetic, kInt | kFloat | kHalf, {d, a, b}, Requires::IntMulMode, kBf16)),
+    when("wide", form("mad", Op::Mad, decode_arithmetic, {U16, U32, S16, S32}, {{ArgKind::Dest, TypeRule::Wide, "destination"}, a, b, src("c", TypeRule::Wide)})),
+    allow(kRound | kFtz | kSat | kSatS32 | kLoHi | kCc, form("mad", Op::Mad, decode_arithmetic, kInt | kFloat, {d, a, b, c}, Requires::IntMulMode)),
+    allow(kLoHi | kCc, form("madc", Op::Mad, decode_arithmetic, kInt32_64, {d, a, b, c}, Requires::IntMulMode)),
+    allow(kLoHi, form("mul24", Op::Mul24, decode_arithmetic, {U32, S32}, {d, a, b}, Requires::IntHalfMode)),
+    allow(kLoHi | kSat, form("mad24", Op::Mad24, decode_arithmetic, {U32, S32}, {d, a, b, c}, Requires::IntHalfMode)),
+    allow(kRound | kFtz | kApprox | kFull, form("div", Op::Div, decode_arithmetic, kInt | kFloat, {d, a, b}, Requires::RoundOrApprox)),
+    form("rem", Op::Rem, decode_arithmetic, kInt, {d, a, b}),
+    allow(kFtz | kFtzHalf | kNaN | kRelu, form("min", Op::Min, decode_arithmetic, kInt | kFloat | kHalf, {d, a, b})),
+    allow(kFtz | kFtzHalf | kNaN | kRelu, form("max", Op::Max, decode_arithmetic, kInt | kFloat | kHalf, {d, a, b})),
+    allow(kFtz | kFtzHalf, form("abs", Op::Abs, decode_arithmetic, kSigned | kFloat | kHalf, {d, a})),
+    allow(kFtz | kFtzHalf, form("neg", Op::Neg, decode_arithmetic, kSigned | kFloat | kHalf, {d, a})),
+    form("sad", Op::Sad, decode_arithmetic, kInt, {d, a, b, c}),
+    allow(kArith, form("fma", Op::Fma, decode_arithmetic, kFloat | kHalf, {d, a, b, c}, Requires::FloatRounding)),
+    allow(kRound | kFtz | kApprox, form("rcp", Op::Rcp, decode_arithmetic, kFloat, {d, a}, Requires::RoundOrApprox)),
+    allow(kRound | kFtz | kApprox, form("sqrt", Op::Sqrt, decode_arithmetic, kFloat, {d, a}, Requires::RoundOrApprox)),
+    allow(kFtz | kApprox, form("rsqrt", Op::Rsqrt, decode_arithmetic, kFloat, {d, a}, Requires::Approx)),
+    allow(kFtz | kApprox, form("ex2", Op::Ex2, decode_arithmetic, TypeSet{F32} | kHalf, {d, a}, Requires::Approx, kBf16)),
+    allow(kFtz | kApprox, form("lg2", Op::Lg2, decode_arithmetic, {F32}, {d, a}, Requires::Approx)),
+    allow(kFtz | kApprox, form("sin", Op::Sin, decode_arithmetic, {F32}, {d, a}, Requires::Approx)),
+    allow(kFtz | kApprox, form("cos", Op::Cos, decode_arithmetic, {F32}, {d, a}, Requires::Approx)),
+    allow(kApprox, form("tanh", Op::Tanh, decode_arithmetic, TypeSet{F32} | kHalf, {d, a}, Requires::Approx, kBf16)),
+    form("copysign", Op::Copysign, decode_arithmetic, kFloat, {d, a, b}),
+    allow(kFtz, form("testp", Op::Testp, decode_testp, kFloat, {pred_d, a})),
 
     // bit manipulation and logic
-    form("shl", Op::Shl, kBits, {d, a, src("b", TypeRule::U32)}),
-    form("shr", Op::Shr, kBits | kInt, {d, a, src("b", TypeRule::U32)}),
-    form("shf", Op::Shf, {B32}, {d, a, b, src("c", TypeRule::U32)}),
-    form("bfe", Op::Bfe, kInt32_64, {d, a, src("b", TypeRule::U32), src("c", TypeRule::U32)}),
-    form("bfi", Op::Bfi, {B32, B64}, {d, a, b, src("c", TypeRule::U32), src("d", TypeRule::U32)}),
-    form("prmt", Op::Prmt, {B32}, {d, a, b, src("c", TypeRule::U32)}),
-    form("popc", Op::Popc, {B32, B64}, {u32_d, a}),
-    form("clz", Op::Clz, {B32, B64}, {u32_d, a}),
-    form("bfind", Op::Bfind, kInt32_64, {u32_d, a}),
-    form("brev", Op::Brev, {B32, B64}, {d, a}),
-    form("lop3", Op::Lop3, {B32}, {d, a, b, c, {ArgKind::Imm, TypeRule::None, "immLut"}}),
-    form("and", Op::And, kBits | TypeSet{Pred}, {d, a, b}),
-    form("or", Op::Or, kBits | TypeSet{Pred}, {d, a, b}),
-    form("xor", Op::Xor, kBits | TypeSet{Pred}, {d, a, b}),
-    form("not", Op::Not, kBits | TypeSet{Pred}, {d, a}),
-    form("cnot", Op::Cnot, kBits, {d, a}),
+    form("shl", Op::Shl, decode_arithmetic, kBits, {d, a, src("b", TypeRule::U32)}),
+    form("shr", Op::Shr, decode_arithmetic, kBits | kInt, {d, a, src("b", TypeRule::U32)}),
+    form("shf", Op::Shf, decode_shf, {B32}, {d, a, b, src("c", TypeRule::U32)}),
+    form("bfe", Op::Bfe, decode_arithmetic, kInt32_64, {d, a, src("b", TypeRule::U32), src("c", TypeRule::U32)}),
+    form("bfi", Op::Bfi, decode_arithmetic, {B32, B64}, {d, a, b, src("c", TypeRule::U32), src("d", TypeRule::U32)}),
+    form("prmt", Op::Prmt, decode_prmt, {B32}, {d, a, b, c}),
+    form("popc", Op::Popc, decode_arithmetic, {B32, B64}, {u32_d, a}),
+    form("clz", Op::Clz, decode_arithmetic, {B32, B64}, {u32_d, a}),
+    form("bfind", Op::Bfind, decode_bfind, kInt32_64, {u32_d, a}),
+    form("brev", Op::Brev, decode_arithmetic, {B32, B64}, {d, a}),
+    form("lop3", Op::Lop3, decode_arithmetic, {B32}, {d, a, b, c, {ArgKind::Imm, TypeRule::None, "immLut"}}),
+    form("and", Op::And, decode_arithmetic, kBits | TypeSet{Pred}, {d, a, b}),
+    form("or", Op::Or, decode_arithmetic, kBits | TypeSet{Pred}, {d, a, b}),
+    form("xor", Op::Xor, decode_arithmetic, kBits | TypeSet{Pred}, {d, a, b}),
+    form("not", Op::Not, decode_arithmetic, kBits | TypeSet{Pred}, {d, a}),
+    form("cnot", Op::Cnot, decode_arithmetic, kBits, {d, a}),
 
     // conversions
-    when("f16x2", allow(kRound | kRelu, two_types({F32}, form("cvt", Op::Cvtpack, {F16x2},
-         {{ArgKind::Dest, TypeRule::Relaxed, "destination"}, src("a", TypeRule::Type2), src("b", TypeRule::Type2)}, Requires::FloatRounding)))),
-    when("bf16x2", allow(kRound | kRelu, two_types({F32}, form("cvt", Op::Cvtpack, {BF16x2},
-         {{ArgKind::Dest, TypeRule::Relaxed, "destination"}, src("a", TypeRule::Type2), src("b", TypeRule::Type2)}, Requires::FloatRounding)))),
-    allow(kRound | kIntRound | kFtz | kSat | kSatS32 | kRelu, two_types(kCvtTypes, form("cvt", Op::Cvt, kCvtTypes | TypeSet{TF32},
+    when("f16x2", allow(kRound | kRelu, two_types({F32}, form("cvt", Op::Cvtpack, decode_cvt, {F16x2},
+         {{ArgKind::Dest, TypeRule::Relaxed, "destination"}, src("a", TypeRule::Relaxed2), src("b", TypeRule::Relaxed2)}, Requires::FloatRounding)))),
+    when("bf16x2", allow(kRound | kRelu, two_types({F32}, form("cvt", Op::Cvtpack, decode_cvt, {BF16x2},
+         {{ArgKind::Dest, TypeRule::Relaxed, "destination"}, src("a", TypeRule::Relaxed2), src("b", TypeRule::Relaxed2)}, Requires::FloatRounding)))),
+    allow(kRound | kIntRound | kFtz | kSat | kSatS32 | kRelu, two_types(kCvtTypes, form("cvt", Op::Cvt, decode_cvt, kCvtTypes | TypeSet{TF32},
          {{ArgKind::Dest, TypeRule::Relaxed, "destination"}, src("a", TypeRule::Relaxed2)}, Requires::CvtRounding))),
     in_spaces({Space::Global, Space::Shared, Space::Local, Space::Const, Space::ParamKernel},
-         form("cvta", Op::Cvta, {U32, U64}, {{ArgKind::Dest, TypeRule::AddressOf, "destination"},
+         form("cvta", Op::Cvta, decode_cvta, {U32, U64}, {{ArgKind::Dest, TypeRule::AddressOf, "destination"},
                                              {ArgKind::CvtaSrc, TypeRule::AddressOf, "source"}})),
 
     // memory
-    in_spaces(kAllSpaces, form("ld", Op::Ld, kMemTypes, {{ArgKind::Data, TypeRule::Relaxed, "destination"}, address})),
-    in_spaces({Space::Generic, Space::Global}, form("ldu", Op::Ld, kMemTypes, {{ArgKind::Data, TypeRule::Relaxed, "destination"}, address})),
+    in_spaces(kAllSpaces, form("ld", Op::Ld, decode_load_store, kMemTypes, {{ArgKind::Data, TypeRule::Relaxed, "destination"}, address})),
+    in_spaces({Space::Generic, Space::Global}, form("ldu", Op::Ld, decode_load_store, kMemTypes, {{ArgKind::Data, TypeRule::Relaxed, "destination"}, address})),
     in_spaces({Space::Generic, Space::Global, Space::Shared, Space::Local, Space::ParamKernel},
-         form("st", Op::St, kMemTypes, {address, {ArgKind::Data, TypeRule::Relaxed, "source"}})),
+         form("st", Op::St, decode_load_store, kMemTypes, {address, {ArgKind::Data, TypeRule::Relaxed, "source"}})),
     when("cas", in_spaces({Space::Generic, Space::Global, Space::Shared},
-         form("atom", Op::Atom, {B32, B64, U32, U64, S32, S64, F32, F64}, {d, address, b, c}))),
+         form("atom", Op::Atom, decode_atomic, {B32, B64, U32, U64, S32, S64, F32, F64}, {d, address, b, c}))),
     in_spaces({Space::Generic, Space::Global, Space::Shared},
-         form("atom", Op::Atom, {B32, B64, U32, U64, S32, S64, F32, F64}, {d, address, b})),
+         form("atom", Op::Atom, decode_atomic, {B32, B64, U32, U64, S32, S64, F32, F64}, {d, address, b})),
     in_spaces({Space::Generic, Space::Global, Space::Shared},
-         form("red", Op::Red, {B32, B64, U32, U64, S32, S64, F32, F64}, {address, b})),
+         form("red", Op::Red, decode_atomic, {B32, B64, U32, U64, S32, S64, F32, F64}, {address, b})),
     in_spaces({Space::Global, Space::Shared, Space::Local, Space::Const, Space::ParamKernel},
-         no_type(form("isspacep", Op::Isspacep, {}, {pred_d, src("a", TypeRule::U64)}))),
+         no_type(form("isspacep", Op::Isspacep, decode_isspacep, {}, {pred_d, src("a", TypeRule::U64)}))),
 
     // control and synchronization
-    no_type(form("bra", Op::Bra, {}, {{ArgKind::Label, TypeRule::None, "target"}})),
-    when("warp", no_type(form("bar", Op::BarWarpSync, {}, {mask}))),
-    optional_from(1, no_type(form("bar", Op::BarSync, {}, {src("barrier", TypeRule::U32), src("thread count", TypeRule::U32)}))),
-    optional_from(1, no_type(form("barrier", Op::BarSync, {}, {src("barrier", TypeRule::U32), src("thread count", TypeRule::U32)}))),
+    no_type(form("bra", Op::Bra, decode_branch, {}, {{ArgKind::Label, TypeRule::None, "target"}})),
+    when("warp", no_type(form("bar", Op::BarWarpSync, decode_barrier, {}, {mask}))),
+    optional_from(1, no_type(form("bar", Op::BarSync, decode_barrier, {}, {src("barrier", TypeRule::U32), src("thread count", TypeRule::U32)}))),
+    optional_from(1, no_type(form("barrier", Op::BarSync, decode_barrier, {}, {src("barrier", TypeRule::U32), src("thread count", TypeRule::U32)}))),
 
     // warp collectives
-    form("shfl", Op::Shfl, {B32}, {{ArgKind::DestPair, TypeRule::Type, "destination"}, a, src("b", TypeRule::B32), src("c", TypeRule::B32), mask}),
-    form("vote", Op::Vote, {Pred, B32}, {d, src("a", TypeRule::Pred), mask}),
-    form("activemask", Op::Activemask, {B32}, {d}),
-    form("redux", Op::Redux, {B32, U32, S32}, {d, a, mask}),
-    form("match", Op::MatchAny, {B32, B64}, {{ArgKind::DestPair, TypeRule::B32, "destination"}, a, mask}),
+    form("shfl", Op::Shfl, decode_shfl, {B32}, {{ArgKind::DestPair, TypeRule::Type, "destination"}, a, src("b", TypeRule::B32), src("c", TypeRule::B32), mask}),
+    form("vote", Op::Vote, decode_vote, {Pred, B32}, {d, src("a", TypeRule::Pred), mask}),
+    form("activemask", Op::Activemask, decode_activemask, {B32}, {d}),
+    form("redux", Op::Redux, decode_redux, {B32, U32, S32}, {d, a, mask}),
+    form("match", Op::MatchAny, decode_match, {B32, B64}, {{ArgKind::DestPair, TypeRule::B32, "destination"}, a, mask}),
+
+    // tensor cores: the shapes and types of sm_80 the emulator runs
+    mma("m16n8k16.f16", {F16, F32}, {F16}, {F16, F32}, 8, 4, 4, Requires::SameAccumulatorType),
+    mma("m16n8k8.f16", {F16, F32}, {F16}, {F16, F32}, 4, 2, 4, Requires::SameAccumulatorType),
+    mma("m16n8k16.bf16", {F32}, {BF16}, {F32}, 8, 4, 4),
+    mma("m16n8k8.bf16", {F32}, {BF16}, {F32}, 4, 2, 4),
+    mma("m16n8k8.tf32", {F32}, {TF32}, {F32}, 4, 2, 4),
+    mma("m16n8k4.tf32", {F32}, {TF32}, {F32}, 2, 1, 4),
+    mma("m16n8k32.s8", {S32}, {S8, U8}, {S32}, 16, 8, 4),
+    mma("m16n8k32.u8", {S32}, {S8, U8}, {S32}, 16, 8, 4),
+    mma("m16n8k16.s8", {S32}, {S8, U8}, {S32}, 8, 4, 4),
+    mma("m16n8k16.u8", {S32}, {S8, U8}, {S32}, 8, 4, 4),
+    mma("m16n8k64.s4", {S32}, {S4, U4}, {S32}, 32, 16, 4),
+    mma("m16n8k64.u4", {S32}, {S4, U4}, {S32}, 32, 16, 4),
+    mma("m16n8k32.s4", {S32}, {S4, U4}, {S32}, 16, 8, 4),
+    mma("m16n8k32.u4", {S32}, {S4, U4}, {S32}, 16, 8, 4),
+    allow(kRound, mma("m8n8k4.f64", {F64}, {F64}, {F64}, 1, 1, 2)),
+    ldmatrix("x1", 2),
+    ldmatrix("x2", 4),
+    ldmatrix("x4", 8),
+
+    // asynchronous copies to shared memory
+    when("commit_group", no_type(form("cp", Op::CpAsyncCommit, decode_cp_async, {}, {}))),
+    when("wait_group", no_type(form("cp", Op::CpAsyncWait, decode_cp_async, {}, {{ArgKind::Imm, TypeRule::None, "pending groups"}}))),
+    when("wait_all", no_type(form("cp", Op::CpAsyncWaitAll, decode_cp_async, {}, {}))),
+    optional_from(3, in_spaces({Space::Shared, Space::Global}, no_type(form("cp", Op::CpAsync, decode_cp_async, {},
+         {{ArgKind::SharedAddress, TypeRule::None, "destination"}, {ArgKind::GlobalAddress, TypeRule::None, "source"},
+          {ArgKind::Imm, TypeRule::None, "cp-size"}, {ArgKind::Src, TypeRule::SizeOrIgnoreSrc, "src-size or ignore-src"}})))),
 };
 // clang-format on
 
@@ -206,6 +269,16 @@ std::span<const InstructionForm> instruction_forms(std::string_view opcode) {
   return {first, last};
 }
 
+bool form_selected_by(std::string_view when, std::string_view modifier) {
+  while (!when.empty()) {
+    const size_t dot = when.find('.');
+    if (when.substr(0, dot) == modifier)
+      return true;
+    when = dot == std::string_view::npos ? std::string_view() : when.substr(dot + 1);
+  }
+  return false;
+}
+
 const InstructionForm *select_form(std::string_view opcode,
                                    std::span<const std::string_view> modifiers) {
   const InstructionForm *fallback = nullptr;
@@ -214,10 +287,57 @@ const InstructionForm *select_form(std::string_view opcode,
       fallback = fallback ? fallback : &f;
       continue;
     }
-    if (std::find(modifiers.begin(), modifiers.end(), f.when) != modifiers.end())
+    bool all = true;
+    for (std::string_view w = f.when; !w.empty();) {
+      const size_t dot = w.find('.');
+      all &= std::find(modifiers.begin(), modifiers.end(), w.substr(0, dot)) != modifiers.end();
+      w = dot == std::string_view::npos ? std::string_view() : w.substr(dot + 1);
+    }
+    if (all)
       return &f;
   }
   return fallback;
+}
+
+TypeSet fragment_registers(DType element) {
+  switch (element) {
+  case F16: return {F16x2, B32};
+  case BF16:
+  case TF32: return {B32};
+  case F32: return {F32, B32};
+  case S32: return {S32, U32, B32};
+  case F64: return {F64, B64, U64, S64};
+  case S8:
+  case U8:
+  case S4:
+  case U4:
+  case B16: return {B32, U32, S32, F32, F16x2, Pred}; // any 32-bit register, .pred too
+  default: return {};
+  }
+}
+
+const UncheckedInstruction *unchecked_instruction(std::string_view opcode) {
+  static constexpr UncheckedInstruction kUnchecked[] = {
+      {"prefetch", decode_prefetch},
+      {"prefetchu", decode_cache_hint},
+      {"discard", decode_cache_hint},
+      {"applypriority", decode_cache_hint},
+      {"createpolicy", decode_createpolicy},
+      {"membar", decode_fence},
+      {"fence", decode_fence},
+      {"nanosleep", decode_nanosleep},
+      {"griddepcontrol", decode_griddepcontrol},
+      {"call", decode_call},
+      {"ret", decode_return},
+      {"exit", decode_return},
+      {"trap", decode_return},
+      {"brkpt", decode_return},
+  };
+  for (const UncheckedInstruction &u : kUnchecked) {
+    if (u.opcode == opcode)
+      return &u;
+  }
+  return nullptr;
 }
 
 const TypeSet *atomic_operation_types(std::string_view operation) {

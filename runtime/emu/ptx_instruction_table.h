@@ -2,7 +2,8 @@
 // it takes, the modifiers it requires, and each operand's kind (register, immediate, address,
 // predicate, label, vector) and type rule. The loader's checker (ptx_checker.cpp) validates every
 // instruction against it and the decoder (ptx_decoder.cpp) takes the opcode enum and the operand
-// count from the same entry. The rules were confirmed with ptxas -arch=sm_80 (docs/emulator.md,
+// count from the same entry, and calls the entry's decode hook (each family's, in its exec_*.cpp
+// file). The rules were confirmed with ptxas -arch=sm_80 (docs/emulator.md,
 // "PTX checker"); ptxas is the ground truth, the PTX ISA's type-checking tables the starting point.
 #pragma once
 
@@ -40,23 +41,30 @@ private:
 
 // What an operand may be, syntactically.
 enum class ArgKind : uint8_t {
-  Dest,     // a register, `_` allowed
-  MovDest,  // mov's destination: a register, or {..} of registers splitting a .bN value
-  DestPair, // a register or `p|q` (setp, shfl: the second is a predicate)
-  Src,      // a register or an immediate
-  Imm,      // an integer constant only
-  Address,  // [reg+off], [symbol+off], [imm]
-  Label,    // a branch target
-  MovSrc,   // mov's source: register, immediate, a variable's name (its address), or {..}
-            // of registers packed into a .bN value
-  CvtaSrc,  // cvta's source: a register, or (not .to) a variable of the state space
-  Data,     // ld/st data: a register, or {..} with the form's vector arity (st: immediates too)
+  Dest,         // a register, `_` allowed
+  MovDest,      // mov's destination: a register, or {..} of registers splitting a .bN value
+  DestPair,     // a register or `p|q` (setp, shfl: the second is a predicate)
+  Src,          // a register or an immediate
+  Imm,          // an integer constant only
+  Address,      // [reg+off], [symbol+off], [imm]
+  Label,        // a branch target
+  MovSrc,       // mov's source: register, immediate, a variable's name (its address), or {..}
+                // of registers packed into a .bN value
+  CvtaSrc,      // cvta's source: a register, or (not .to) a variable of the state space
+  Data,         // ld/st data: a register, or {..} with the form's vector arity (st: immediates too)
+  Fragment,     // mma's A, B, C: {..} of the registers holding OperandSpec::values elements of
+                // the rule's type per thread (sub-32-bit elements packed into 32-bit registers)
+  DestFragment, // mma's D, ldmatrix's destination: a Fragment of registers (`_` allowed)
+  SharedAddress, // cp.async's destination: an address in .shared
+  GlobalAddress, // cp.async's source: an address in .global (any integer register)
 };
 
 // Which type an operand must agree with.
 enum class TypeRule : uint8_t {
   Type,      // the instruction type, strict (PTX ISA "type checking rules")
   Type2,     // the second instruction type, strict (slct selector, cvt packing sources)
+  Type3,     // the third (mma: B)
+  Type4,     // the fourth (mma: C)
   Wide,      // twice the size of the instruction type (mul.wide d, mad.wide c)
   Relaxed,   // ld/st/cvt destination/data: the register may be wider than the instruction type
   Relaxed2,  // cvt's source: as Relaxed, for the source type
@@ -65,18 +73,21 @@ enum class TypeRule : uint8_t {
   U64,       // a 64-bit integer (b64/u64/s64)
   B32,       // any 32-bit register
   AddressOf, // cvta: an integer register of the instruction type's size (u32/u64)
-  None,      // no type (labels, addresses checked by their own rules)
+  SizeOrIgnoreSrc, // cp.async: a 32-bit integer (src-size), or a .pred (ignore-src, PTX ISA 7.5)
+  None,            // no type (labels, addresses checked by their own rules)
 };
 
-// A modifier the form needs (ptxas refuses the instruction without it).
+// A modifier the form needs (ptxas refuses the instruction without it), or a rule between its
+// instruction types.
 enum class Requires : uint8_t {
   Nothing,
-  IntMulMode,    // integer types: .lo, .hi or .wide (mul, mad)
-  IntHalfMode,   // .lo or .hi (mul24, mad24)
-  FloatRounding, // f32/f64: a rounding mode (fma, mad)
-  RoundOrApprox, // f32: a rounding mode or .approx (.full for div); f64: a rounding mode
-  Approx,        // .approx (sin cos lg2 ex2.f32 rsqrt tanh)
-  CvtRounding,   // cvt: float<->int and narrowing float conversions need a rounding mode
+  IntMulMode,          // integer types: .lo, .hi or .wide (mul, mad)
+  IntHalfMode,         // .lo or .hi (mul24, mad24)
+  FloatRounding,       // f32/f64: a rounding mode (fma, mad)
+  RoundOrApprox,       // f32: a rounding mode or .approx (.full for div); f64: a rounding mode
+  Approx,              // .approx (sin cos lg2 ex2.f32 rsqrt tanh)
+  CvtRounding,         // cvt: float<->int and narrowing float conversions need a rounding mode
+  SameAccumulatorType, // mma: .dtype equals .ctype
 };
 
 // Modifier classes a form allows (InstructionForm::mods); the checker also applies each class's
@@ -106,16 +117,25 @@ struct OperandSpec {
   ArgKind kind = ArgKind::Src;
   TypeRule rule = TypeRule::Type;
   const char *role = "";
+  uint8_t values = 0; // Fragment: elements per thread
 };
 
+struct DecodeState; // instruction_decode.h
+// A decode hook: turns one checked instruction into an Instr (instruction_decode.h).
+using DecodeFn = void (*)(DecodeState &state);
+
 struct InstructionForm {
-  std::string_view opcode; // the first part of the opcode: "add", "ld"
-  std::string_view when;   // the modifier that selects this form ("wide", "cas"), "" default
-  Op op = Op::Mov;         // what the decoder emits
-  uint8_t type_count = 1;  // instruction types in the opcode (cvt and slct 2, bra 0)
-  TypeSet types;           // the first instruction type
-  TypeSet types2;          // the second (cvt source, slct selector)
-  TypeSet sm90_types;      // of `types`, those that need .target sm_90 or later
+  std::string_view opcode;   // the first part of the opcode: "add", "ld"
+  std::string_view when;     // the modifiers that select this form, '.'-separated ("wide",
+                             // "m16n8k16.f16"): all must be present; "" default
+  Op op = Op::Mov;           // what the decoder emits
+  DecodeFn decode = nullptr; // the family's decode hook
+  uint8_t type_count = 1;    // instruction types in the opcode (cvt and slct 2, bra 0)
+  TypeSet types;             // the first instruction type
+  TypeSet types2;            // the second (cvt source, slct selector, mma A)
+  TypeSet types3;            // the third (mma B)
+  TypeSet types4;            // the fourth (mma C)
+  TypeSet sm90_types;        // of `types`, those that need .target sm_90 or later
   Requires requires_mod = Requires::Nothing;
   uint16_t mods = 0;        // modifier classes allowed (mods::k...)
   uint8_t spaces = 0;       // state spaces allowed (space_bit), with mods::kSpace
@@ -128,12 +148,30 @@ struct InstructionForm {
 std::span<const InstructionForm> instruction_forms(std::string_view opcode);
 
 // The form of `opcode` selected by `modifiers` (the parts after the first '.'): the first form
-// whose `when` is among them, else the default form. Null when the opcode is unknown.
+// whose `when` modifiers are all among them, else the default form. Null when the opcode is
+// unknown or has no form for these modifiers.
 const InstructionForm *select_form(std::string_view opcode,
                                    std::span<const std::string_view> modifiers);
 
+// An instruction the decoder supports without operand rules in the table (the checker passes it
+// through): its decode hook validates what it needs.
+struct UncheckedInstruction {
+  std::string_view opcode;
+  DecodeFn decode = nullptr;
+};
+
+// The unchecked instruction `opcode`, or null.
+const UncheckedInstruction *unchecked_instruction(std::string_view opcode);
+
+// Whether `modifier` is one of the '.'-separated modifiers of a form's `when`.
+bool form_selected_by(std::string_view when, std::string_view modifier);
+
 // The types an atom/red operation (.add, .cas, ...) takes; null for an unknown operation.
 const TypeSet *atomic_operation_types(std::string_view operation);
+
+// The register types a fragment of `element`s (ArgKind::Fragment) may be held in, after the
+// vector's elements are merged into one type (ptxas -arch=sm_80).
+TypeSet fragment_registers(DType element);
 
 // "b32", "f16x2", ... without the dot.
 std::optional<DType> dtype_from_name(std::string_view name);

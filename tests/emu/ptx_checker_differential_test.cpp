@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -73,6 +74,18 @@ Verdict run_emulator(const std::string &ptx, size_t id) {
   } catch (const device::DeviceError &e) {
     return {false, e.what()};
   }
+}
+
+// The opcode's first part on an instruction line ("" for anything else).
+std::string mutated_opcode(const std::string &line) {
+  std::stringstream ss(line);
+  std::string word;
+  ss >> word;
+  if (!word.empty() && word[0] == '@')
+    ss >> word;
+  if (word.empty() || word[0] == '.' || word[0] == '%')
+    return "";
+  return word.substr(0, word.find('.'));
 }
 
 std::vector<std::pair<std::string, std::string>> seeds() {
@@ -143,12 +156,21 @@ TEST(TCJIT_PTX_DIFFERENTIAL_SUITE, EmulatorAgreesWithPtxasOnEveryMutant) {
 
   size_t agree = 0, rejected = 0;
   std::map<std::string, std::pair<size_t, size_t>> per_operator; // mutants, rejected by ptxas
+  // the tensor-core and async-copy instructions: mutants of their lines, rejected, agreements
+  std::map<std::string, std::array<size_t, 3>> per_opcode;
   for (size_t i = 0; i < corpus.size(); ++i) {
     const Mutant &m = corpus[i];
     auto &po = per_operator[m.operator_name];
     ++po.first;
     po.second += !ptxas[i].accepted;
     rejected += !ptxas[i].accepted;
+    const std::string opcode = mutated_opcode(m.before);
+    if (opcode == "mma" || opcode == "ldmatrix" || opcode == "cp") {
+      auto &n = per_opcode[opcode];
+      ++n[0];
+      n[1] += !ptxas[i].accepted;
+      n[2] += ptxas[i].accepted == emu[i].accepted;
+    }
     if (ptxas[i].accepted == emu[i].accepted) {
       ++agree;
       continue;
@@ -162,6 +184,9 @@ TEST(TCJIT_PTX_DIFFERENTIAL_SUITE, EmulatorAgreesWithPtxasOnEveryMutant) {
             << " rejected by ptxas, agreement " << agree << "/" << corpus.size() << "\n";
   for (const auto &[op, n] : per_operator)
     std::cout << "  " << op << ": " << n.first << " mutants, " << n.second << " rejected\n";
+  for (const auto &[op, n] : per_opcode)
+    std::cout << "  on " << op << " lines: " << n[0] << " mutants, " << n[1]
+              << " rejected by ptxas, agreement " << n[2] << "/" << n[0] << "\n";
   EXPECT_EQ(agree, corpus.size());
   // the corpus exercises the checker: a good share of mutants are invalid PTX
   EXPECT_GT(rejected, corpus.size() / 4);
