@@ -196,17 +196,29 @@ Error bad_request(const std::string &what) {
 
 } // namespace
 
-TuneReport tune_ops(const std::vector<WorkloadEntry> &ops, const TuneRequest &request) {
+namespace {
+
+// A TuneRequest's values, checked and parsed before anything is opened.
+struct CheckedTuneRequest {
   tuner::Budget budget;
+  tuner::StrategyKind strategy = tuner::StrategyKind::model_topk;
+  size_t shard_index = 0, shard_count = 1;
+  engine::Backend backend = engine::Backend::llvm;
+};
+
+// Throws Error(invalid_argument) naming the first value that is not valid.
+CheckedTuneRequest check_tune_request(const TuneRequest &request) {
+  CheckedTuneRequest checked;
   std::string error;
-  if (!tuner::parse_budget(request.budget, budget, error))
+  if (!tuner::parse_budget(request.budget, checked.budget, error))
     throw bad_request("--budget: " + error);
   const auto strategy = tuner::parse_strategy(request.strategy);
   if (!strategy)
     throw bad_request("--strategy '" + request.strategy +
                       "' is not one of exhaustive, random, anneal, model-topk");
-  size_t shard_index = 0, shard_count = 1;
-  if (!request.shard.empty() && !parse_shard(request.shard, shard_index, shard_count, error))
+  checked.strategy = *strategy;
+  if (!request.shard.empty() &&
+      !parse_shard(request.shard, checked.shard_index, checked.shard_count, error))
     throw bad_request(error);
   if (request.jobs < 0 || request.jobs > 256)
     throw bad_request("--jobs " + std::to_string(request.jobs) + " must be 0 (all cores) to 256");
@@ -216,9 +228,149 @@ TuneReport tune_ops(const std::vector<WorkloadEntry> &ops, const TuneRequest &re
   const std::optional<engine::Backend> backend = engine::parse_backend(request.backend);
   if (!backend)
     throw bad_request("--backend '" + request.backend + "' is not one of llvm, nvrtc");
+  checked.backend = *backend;
   if (request.device != "auto" && request.device != "emu" && request.device != "cuda")
     throw bad_request("unknown device '" + request.device + "' (emu, cuda or auto)");
+  return checked;
+}
 
+// The workload's distinct problems on `arch`; operations that cannot be tuned go to `skipped`,
+// each with why.
+std::vector<Problem> workload_problems(const std::vector<WorkloadEntry> &ops,
+                                       const std::string &arch, engine::Backend backend,
+                                       std::vector<std::string> &skipped) {
+  const bool tf32_off = tf32_disabled_by_environment();
+  std::vector<Problem> problems;
+  std::map<std::string, size_t> seen;
+  for (const WorkloadEntry &e : ops) {
+    const std::string where = e.name.empty() ? "line " + std::to_string(e.line) : e.name;
+    if (e.spec.kind != OpKind::gemm && !is_concrete(e.spec)) {
+      skipped.push_back(where + ": a " + std::string(to_string(e.spec.kind)) +
+                        " is tuned at one batch size: give n (e.g. n=32); the kernel "
+                        "chosen for it takes n at run time and serves every batch size "
+                        "(skipped)");
+      continue;
+    }
+    Problem p;
+    p.name = where;
+    p.weight = e.weight;
+    p.task.spec = e.spec;
+    p.task.arch = arch;
+    p.task.tf32_off = tf32_off;
+    p.task.backend = backend;
+    p.task.key = make_problem_key(e.spec, arch, tf32_off);
+    if (!is_concrete(e.spec)) {
+      std::string why;
+      p.sizes = tuner::representative_tasks(p.task, why);
+      if (p.sizes.empty()) { // the rest of the workload is still tuned
+        skipped.push_back(where + ": " + why + " (skipped)");
+        continue;
+      }
+    }
+    if (seen.emplace(p.task.key.text, problems.size()).second)
+      problems.push_back(std::move(p));
+  }
+  return problems;
+}
+
+// Tunes problems[mine[0]], problems[mine[1]], ... in that order into `db` until `topt.stop` is set,
+// reporting each (started, progress, finished) through `emit`; counts the failed in `report`.
+std::vector<ProblemOutcome> tune_problems(const std::vector<Problem> &problems,
+                                          const std::vector<size_t> &mine, tuner::TuneOptions topt,
+                                          kernels_db::KernelsDb &db, TuneReport &report,
+                                          const std::function<void(TuneEvent)> &emit) {
+  const std::atomic<bool> &stop = *topt.stop;
+  std::vector<ProblemOutcome> outcomes;
+  TuneEvent current;
+  topt.on_progress = [&](const tuner::TuneProgress &p) {
+    TuneEvent e = current;
+    e.kind = TuneEvent::Kind::progress;
+    e.done = p.done;
+    e.planned = p.planned;
+    e.failed = p.failed;
+    if (p.best) {
+      e.best_config = codegen::to_string(*p.best);
+      e.best_us = p.best_seconds * 1e6;
+    }
+    e.elapsed_seconds = p.elapsed_seconds;
+    emit(e);
+  };
+  for (size_t i = 0; i < mine.size() && !stop; ++i) {
+    const Problem &p = problems[mine[i]];
+    ProblemOutcome out;
+    out.problem = &p;
+    current = TuneEvent{};
+    current.index = i + 1;
+    current.count = mine.size();
+    current.name = p.name;
+    TuneEvent started = current;
+    started.kind = TuneEvent::Kind::started;
+    emit(started);
+    TuneEvent finished = current;
+    finished.kind = TuneEvent::Kind::finished;
+    try {
+      const std::vector<tuner::TuneTask> tasks =
+          p.sizes.empty() ? std::vector<tuner::TuneTask>{p.task} : p.sizes;
+      for (const tuner::TuneTask &t : tasks) {
+        out.results.push_back(tuner::tune_problem(t, topt, &db));
+        if (stop)
+          break;
+      }
+      if (!p.sizes.empty() && !stop)
+        out.dispatch_entries = tuner::store_dispatch_table(p.task, p.sizes, out.results, db);
+      const tuner::TuneResult &last = out.results.back();
+      if (last.best)
+        finished.text =
+            "best " + codegen::to_string(*last.best) + ", " + how_obtained(last, report.measurer);
+      else if (last.space_size == 0 && !last.already_tuned)
+        finished.text = "no legal config: every one of " + std::to_string(last.pruned) +
+                        " was pruned (" + last.pruned_summary + ")";
+      else
+        finished.text = "no usable config (" + how_obtained(last, report.measurer) + ")";
+      if (last.best && last.pruned > 0)
+        finished.text += "; pruned " + std::to_string(last.pruned) + ": " + last.pruned_summary;
+      for (const tuner::TuneResult &r : out.results)
+        if (!r.best && !r.interrupted) {
+          ++report.failed;
+          break;
+        }
+    } catch (const std::exception &e) { // the database, a spec the generator refuses, a device
+      out.error = e.what();
+      ++report.failed;
+      finished.text = "error: " + out.error;
+    }
+    emit(finished);
+    outcomes.push_back(std::move(out));
+  }
+  return outcomes;
+}
+
+// The report's JSON (the array of `tcjit tune --json`) and its summary table.
+void render_tune_report(const std::vector<ProblemOutcome> &outcomes, TuneReport &report) {
+  nlohmann::json all = nlohmann::json::array();
+  for (const ProblemOutcome &o : outcomes) {
+    nlohmann::json j;
+    j["name"] = o.problem->name;
+    if (!o.error.empty())
+      j["error"] = o.error;
+    j["sizes"] = nlohmann::json::array();
+    for (size_t i = 0; i < o.results.size(); ++i)
+      j["sizes"].push_back(
+          result_json(o.problem->sizes.empty() ? o.problem->task : o.problem->sizes[i],
+                      o.results[i], report.measurer));
+    if (o.dispatch_entries)
+      j["dispatch_entries"] = o.dispatch_entries;
+    all.push_back(j);
+  }
+  report.json = kernels_db::dump_json(all, -1);
+  report.text = summary_table(outcomes, report.measurer);
+}
+
+} // namespace
+
+TuneReport tune_ops(const std::vector<WorkloadEntry> &ops, const TuneRequest &request) {
+  const CheckedTuneRequest checked = check_tune_request(request);
+  std::string error;
   // The device measures (cuda) or probes and verifies (the emulator, for the model).
   std::unique_ptr<device::Device> dev;
   if (request.replay.empty()) {
@@ -259,40 +411,11 @@ TuneReport tune_ops(const std::vector<WorkloadEntry> &ops, const TuneRequest &re
     throw Error(ErrorCode::unsupported, e.what(), "tune", "");
   }
 
-  const bool tf32_off = tf32_disabled_by_environment();
-  std::vector<Problem> problems;
-  std::map<std::string, size_t> seen;
-  for (const WorkloadEntry &e : ops) {
-    const std::string where = e.name.empty() ? "line " + std::to_string(e.line) : e.name;
-    if (e.spec.kind != OpKind::gemm && !is_concrete(e.spec)) {
-      report.skipped.push_back(where + ": a " + std::string(to_string(e.spec.kind)) +
-                               " is tuned at one batch size: give n (e.g. n=32); the kernel "
-                               "chosen for it takes n at run time and serves every batch size "
-                               "(skipped)");
-      continue;
-    }
-    Problem p;
-    p.name = where;
-    p.weight = e.weight;
-    p.task.spec = e.spec;
-    p.task.arch = arch;
-    p.task.tf32_off = tf32_off;
-    p.task.backend = *backend;
-    p.task.key = make_problem_key(e.spec, arch, tf32_off);
-    if (!is_concrete(e.spec)) {
-      std::string why;
-      p.sizes = tuner::representative_tasks(p.task, why);
-      if (p.sizes.empty()) { // the rest of the workload is still tuned
-        report.skipped.push_back(where + ": " + why + " (skipped)");
-        continue;
-      }
-    }
-    if (seen.emplace(p.task.key.text, problems.size()).second)
-      problems.push_back(std::move(p));
-  }
+  std::vector<Problem> problems = workload_problems(ops, arch, checked.backend, report.skipped);
   // The shard's problems (slices of the workload's order, the same on every machine), the
   // heaviest first: a run that is stopped or runs out of time has spent it where it matters.
-  std::vector<size_t> mine = tuner::shard_indices(problems.size(), shard_index, shard_count);
+  std::vector<size_t> mine =
+      tuner::shard_indices(problems.size(), checked.shard_index, checked.shard_count);
   std::stable_sort(mine.begin(), mine.end(),
                    [&](size_t a, size_t b) { return problems[a].weight > problems[b].weight; });
   report.problems = mine.size();
@@ -315,103 +438,25 @@ TuneReport tune_ops(const std::vector<WorkloadEntry> &ops, const TuneRequest &re
     setup.count = mine.size();
     setup.text = std::to_string(mine.size()) + " of " + std::to_string(problems.size()) +
                  " problems" +
-                 (shard_count > 1 ? " (shard " + request.shard + ")" : std::string()) + " on " +
-                 arch + ", " + report.measurer + ", strategy " + request.strategy + ", budget " +
-                 request.budget + " per problem, database " + db->path();
+                 (checked.shard_count > 1 ? " (shard " + request.shard + ")" : std::string()) +
+                 " on " + arch + ", " + report.measurer + ", strategy " + request.strategy +
+                 ", budget " + request.budget + " per problem, database " + db->path();
     emit(setup);
   }
 
   std::atomic<bool> never{false};
-  const std::atomic<bool> &stop = request.stop ? *request.stop : never;
-  std::vector<ProblemOutcome> outcomes;
   tuner::TuneOptions topt;
-  topt.strategy = *strategy;
+  topt.strategy = checked.strategy;
   topt.seed = request.seed;
-  topt.budget = budget;
+  topt.budget = checked.budget;
   topt.jobs = request.jobs;
   topt.measurer = measurer.get();
-  topt.stop = &stop;
+  topt.stop = request.stop ? request.stop : &never;
   topt.retune = request.retune;
-  TuneEvent current;
-  topt.on_progress = [&](const tuner::TuneProgress &p) {
-    TuneEvent e = current;
-    e.kind = TuneEvent::Kind::progress;
-    e.done = p.done;
-    e.planned = p.planned;
-    e.failed = p.failed;
-    if (p.best) {
-      e.best_config = codegen::to_string(*p.best);
-      e.best_us = p.best_seconds * 1e6;
-    }
-    e.elapsed_seconds = p.elapsed_seconds;
-    emit(e);
-  };
-  for (size_t i = 0; i < mine.size() && !stop; ++i) {
-    const Problem &p = problems[mine[i]];
-    ProblemOutcome out;
-    out.problem = &p;
-    current = TuneEvent{};
-    current.index = i + 1;
-    current.count = mine.size();
-    current.name = p.name;
-    TuneEvent started = current;
-    started.kind = TuneEvent::Kind::started;
-    emit(started);
-    TuneEvent finished = current;
-    finished.kind = TuneEvent::Kind::finished;
-    try {
-      const std::vector<tuner::TuneTask> tasks =
-          p.sizes.empty() ? std::vector<tuner::TuneTask>{p.task} : p.sizes;
-      for (const tuner::TuneTask &t : tasks) {
-        out.results.push_back(tuner::tune_problem(t, topt, &*db));
-        if (stop)
-          break;
-      }
-      if (!p.sizes.empty() && !stop)
-        out.dispatch_entries = tuner::store_dispatch_table(p.task, p.sizes, out.results, *db);
-      const tuner::TuneResult &last = out.results.back();
-      if (last.best)
-        finished.text =
-            "best " + codegen::to_string(*last.best) + ", " + how_obtained(last, report.measurer);
-      else if (last.space_size == 0 && !last.already_tuned)
-        finished.text = "no legal config: every one of " + std::to_string(last.pruned) +
-                        " was pruned (" + last.pruned_summary + ")";
-      else
-        finished.text = "no usable config (" + how_obtained(last, report.measurer) + ")";
-      if (last.best && last.pruned > 0)
-        finished.text += "; pruned " + std::to_string(last.pruned) + ": " + last.pruned_summary;
-      for (const tuner::TuneResult &r : out.results)
-        if (!r.best && !r.interrupted) {
-          ++report.failed;
-          break;
-        }
-    } catch (const std::exception &e) { // the database, a spec the generator refuses, a device
-      out.error = e.what();
-      ++report.failed;
-      finished.text = "error: " + out.error;
-    }
-    emit(finished);
-    outcomes.push_back(std::move(out));
-  }
-  report.interrupted = stop;
-
-  nlohmann::json all = nlohmann::json::array();
-  for (const ProblemOutcome &o : outcomes) {
-    nlohmann::json j;
-    j["name"] = o.problem->name;
-    if (!o.error.empty())
-      j["error"] = o.error;
-    j["sizes"] = nlohmann::json::array();
-    for (size_t i = 0; i < o.results.size(); ++i)
-      j["sizes"].push_back(
-          result_json(o.problem->sizes.empty() ? o.problem->task : o.problem->sizes[i],
-                      o.results[i], report.measurer));
-    if (o.dispatch_entries)
-      j["dispatch_entries"] = o.dispatch_entries;
-    all.push_back(j);
-  }
-  report.json = kernels_db::dump_json(all, -1);
-  report.text = summary_table(outcomes, report.measurer);
+  const std::vector<ProblemOutcome> outcomes =
+      tune_problems(problems, mine, topt, *db, report, emit);
+  report.interrupted = *topt.stop;
+  render_tune_report(outcomes, report);
   return report;
 }
 

@@ -1,7 +1,7 @@
 // `tcjit compile`: a client of tcjit::compile (include/tcjit/tools.hpp), which writes the PTX or
 // the cubin it returns.
 #include "cli/compile_command.h"
-#include "kernels_db/record_json.h"
+#include "cli/json_text.h"
 
 #include "cli/exit_codes.h"
 #include "cli/spec_input.h"
@@ -136,7 +136,7 @@ int run_compile(const CompileCommandOptions &opt) {
     j["output"] = {{"path", opt.output}, {"kind", "ptx"}, {"bytes", m.ptx.size()}};
   }
   if (opt.json)
-    std::cout << kernels_db::dump_json(j, 2) << "\n"; // any bytes: invalid UTF-8 replaced
+    std::cout << json_text(j, 2) << "\n"; // any bytes: invalid UTF-8 replaced
   else
     std::cout << text;
   return kExitOk;

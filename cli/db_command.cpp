@@ -1,16 +1,11 @@
+// `tcjit db`: a client of include/tcjit/db.hpp, which does the work; here are the flags and the
+// printing (tables and --json).
 #include "cli/db_command.h"
 
 #include "cli/db_path_option.h"
 #include "cli/exit_codes.h"
-#include "compiler/codegen/plan/tile_config.h"
-#include "engine/kernel_records.h"
-#include "kernels_db/clock.h"
-#include "kernels_db/current_versions.h"
-#include "kernels_db/default_path.h"
-#include "kernels_db/error.h"
-#include "kernels_db/kernels_db.h"
-#include "kernels_db/key_hash.h"
-#include "kernels_db/record_json.h"
+#include "cli/json_text.h"
+#include "tcjit/db.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -22,14 +17,12 @@
 #include <iostream>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
 namespace tcjit::cli {
 namespace {
 
-namespace kdb = tcjit::kernels_db;
 using nlohmann::json;
 
 struct DbOptions {
@@ -60,26 +53,15 @@ struct Streams {
   std::ostream &err;
 };
 
-// A failure that ends the command with `exit_code` after the message is printed.
+// A failure of the command itself (not of the API) that ends it with `exit_code` after the
+// message is printed.
 struct CommandFailure {
   int exit_code;
   std::string message;
 };
 
-[[noreturn]] void fail(int exit_code, std::string message) {
-  throw CommandFailure{exit_code, std::move(message)};
-}
-
-enum class Access { read_only, write, create };
-
-// Read-only commands open the file read-only: they never create tables, migrate or change the
-// journal mode, and work on read-only files and directories (see docs/kernels_db.md).
-kdb::KernelsDb open_db(const DbOptions &options, Access access) {
-  kdb::OpenOptions open_options;
-  open_options.create_if_missing = access == Access::create;
-  open_options.read_only = access == Access::read_only;
-  return options.db.empty() ? kdb::KernelsDb::open_default(open_options)
-                            : kdb::KernelsDb::open(options.db, open_options);
+DbVersions versions(const DbOptions &options) {
+  return {options.toolkit_version, options.compiler_version};
 }
 
 std::string fixed(double value, int decimals) {
@@ -120,53 +102,45 @@ std::string time_text(const std::optional<double> &us) {
   return us ? fixed(*us, 2) : "-";
 }
 
-// The problem named by key text or hash; fails when none or several match.
-kdb::ProblemDetails resolve_problem(kdb::KernelsDb &db, const std::string &key_or_hash) {
-  std::vector<kdb::ProblemDetails> found = db.show(key_or_hash);
-  if (found.empty())
-    fail(kExitFailure, "no problem with key or hash '" + key_or_hash + "' in " + db.path() +
-                           " (`tcjit db ls` lists them)");
-  if (found.size() > 1) {
-    std::string keys;
-    for (const auto &details : found)
-      keys += "\n  " + details.problem.key_text;
-    fail(kExitUsage, "hash '" + key_or_hash + "' matches several problems; pass the key:" + keys);
-  }
-  return std::move(found.front());
+// A stored JSON text as a value; malformed text (a damaged file) as a string.
+json stored_json(const std::string &text) {
+  json value = json::parse(text.empty() ? "{}" : text, nullptr, false);
+  return value.is_discarded() ? json(text) : value;
+}
+
+std::string resource_field(const std::string &resources_json, const char *name) {
+  const json resources = stored_json(resources_json);
+  if (!resources.is_object())
+    return "?";
+  return resources.contains(name) ? json_text(resources.at(name)) : "-";
 }
 
 int run_ls(const DbOptions &options, Streams io) {
-  if (options.limit < 0)
-    fail(kExitUsage, "--limit " + std::to_string(options.limit) +
-                         " is negative; pass a count of problems, or 0 for all");
-  kdb::KernelsDb db = open_db(options, Access::read_only);
-  kdb::ListFilter filter;
-  if (!options.op.empty())
-    filter.op = options.op;
-  if (!options.dtype.empty())
-    filter.dtype = options.dtype;
-  if (!options.arch.empty())
-    filter.arch = options.arch;
-  filter.where = options.where;
-  filter.limit = options.limit;
-  const std::vector<kdb::ProblemSummary> problems = db.list(filter);
+  DbListRequest request;
+  request.db_path = options.db;
+  request.op = options.op;
+  request.dtype = options.dtype;
+  request.arch = options.arch;
+  request.where = options.where;
+  request.limit = options.limit;
+  const std::vector<DbProblemSummary> problems = db_list(request);
   if (options.json) {
     json all = json::array();
     for (const auto &summary : problems) {
-      json row = kdb::problem_to_json(summary.problem);
+      json row = json::parse(summary.problem.json);
       row["binaries"] = summary.binaries;
       row["results"] = summary.results;
       row["dispatch_tables"] = summary.dispatch_tables;
       row["best_median_us"] = summary.best_median_us ? json(*summary.best_median_us) : json();
       all.push_back(std::move(row));
     }
-    io.out << kdb::dump_json(all, 2) << '\n';
+    io.out << json_text(all, 2) << '\n';
     return kExitOk;
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto &summary : problems) {
     const auto &problem = summary.problem;
-    rows.push_back({kdb::format_key_hash(problem.key_hash), problem.op, problem.dtype, problem.arch,
+    rows.push_back({problem.key_hash, problem.op, problem.dtype, problem.arch,
                     shorten(problem.shape_json, 40), std::to_string(summary.binaries),
                     std::to_string(summary.results), time_text(summary.best_median_us),
                     problem.key_text});
@@ -178,45 +152,24 @@ int run_ls(const DbOptions &options, Streams io) {
   return kExitOk;
 }
 
-// A stored JSON text as a value; malformed text (a damaged file) as a string.
-json stored_json(const std::string &text) {
-  json value = json::parse(text.empty() ? "{}" : text, nullptr, false);
-  return value.is_discarded() ? json(text) : value;
-}
-
-std::string resource_field(const std::string &resources_json, const char *name) {
-  const json resources = stored_json(resources_json);
-  if (!resources.is_object())
-    return "?";
-  return resources.contains(name) ? kdb::dump_json(resources.at(name)) : "-";
-}
-
-bool is_stale(const kdb::BinaryKey &key, const DbOptions &options) {
-  return key.toolkit_version != options.toolkit_version ||
-         !kdb::is_current_compiler_version(key.compiler_version, options.compiler_version);
-}
-
-void print_details(const kdb::ProblemDetails &details, const DbOptions &options,
-                   std::ostream &out) {
+void print_details(const DbProblemDetails &details, std::ostream &out) {
   const auto &problem = details.problem;
   out << "problem   " << problem.key_text << '\n'
-      << "hash      " << kdb::format_key_hash(problem.key_hash) << '\n'
+      << "hash      " << problem.key_hash << '\n'
       << "op        " << problem.op << "  dtype " << problem.dtype << "  arch " << problem.arch
       << '\n'
       << "shape     " << problem.shape_json << '\n'
-      << "created   " << kdb::format_utc(problem.created_ms) << '\n'
+      << "created   " << db_time_text(problem.created_ms) << '\n'
       << "spec\n  " << problem.spec_text << '\n';
   // The best config per (arch, device): the first ok result of each in the ranking.
   out << "\nbest config per arch and device:\n";
   std::set<std::pair<std::string, std::string>> seen;
   for (const auto &result : details.results) {
-    if (result.status != kdb::ResultStatus::ok || !result.timing)
+    if (result.status != "ok" || !result.timing)
       continue;
-    if (!seen.emplace(result.arch, result.provenance.device).second)
+    if (!seen.emplace(result.arch, result.device).second)
       continue;
-    out << "  " << result.arch << " "
-        << (result.provenance.device.empty() ? std::string(kdb::to_string(result.provenance.kind))
-                                             : result.provenance.device)
+    out << "  " << result.arch << " " << (result.device.empty() ? result.provenance : result.device)
         << ": " << result.config_json << "  " << fixed(result.timing->median_us, 2) << " us\n";
   }
   if (seen.empty())
@@ -225,22 +178,21 @@ void print_details(const kdb::ProblemDetails &details, const DbOptions &options,
   std::vector<std::vector<std::string>> rows;
   int rank = 0;
   for (const auto &result : details.results) {
-    std::string provenance(kdb::to_string(result.provenance.kind));
-    if (result.provenance.kind == kdb::ProvenanceKind::measured)
-      provenance += " on " + result.provenance.device + " driver " + result.provenance.driver +
-                    (result.provenance.clock_mhz
-                         ? " @" + std::to_string(*result.provenance.clock_mhz) + " MHz"
-                         : std::string());
-    else if (result.provenance.kind == kdb::ProvenanceKind::predicted)
-      provenance += " by " + result.provenance.model;
+    std::string provenance = result.provenance;
+    if (result.provenance == "measured")
+      provenance +=
+          " on " + result.device + " driver " + result.driver +
+          (result.clock_mhz ? " @" + std::to_string(*result.clock_mhz) + " MHz" : std::string());
+    else if (result.provenance == "predicted")
+      provenance += " by " + result.model;
     rows.push_back(
-        {std::to_string(++rank), std::string(kdb::to_string(result.status)), result.arch,
+        {std::to_string(++rank), result.status, result.arch,
          result.timing ? fixed(result.timing->median_us, 2) : "-",
          result.timing ? fixed(result.timing->min_us, 2) : "-",
          result.timing ? fixed(result.timing->max_us, 2) : "-",
          result.timing ? fixed(result.timing->stddev_us, 2) : "-",
          result.tflops ? fixed(*result.tflops, 1) : "-", provenance, result.tuner_version,
-         kdb::format_utc(result.measured_ms),
+         db_time_text(result.measured_ms),
          result.config_json + (result.message.empty() ? "" : "  (" + result.message + ")")});
   }
   print_table(out,
@@ -250,14 +202,13 @@ void print_details(const kdb::ProblemDetails &details, const DbOptions &options,
   out << "\nbinaries (" << details.binaries.size() << "):\n";
   rows.clear();
   for (const auto &binary : details.binaries)
-    rows.push_back({binary.key.arch, binary.key.toolkit_version, binary.key.compiler_version,
-                    is_stale(binary.key, options) ? "stale" : "current",
+    rows.push_back({binary.arch, binary.toolkit_version, binary.compiler_version,
+                    binary.stale ? "stale" : "current",
                     resource_field(binary.resources_json, "registers"),
                     resource_field(binary.resources_json, "spill_bytes"),
                     resource_field(binary.resources_json, "shared_bytes"),
                     std::to_string(binary.cubin_bytes), fixed(binary.compile_ms, 1),
-                    binary.cubin_sha256.substr(0, 12), binary.compile_options,
-                    binary.key.config_json});
+                    binary.cubin_sha256.substr(0, 12), binary.compile_options, binary.config_json});
   print_table(out,
               {"ARCH", "TOOLKIT", "COMPILER", "STATE", "REGS", "SPILL_B", "SMEM_B", "CUBIN_B",
                "COMPILE_MS", "SHA256", "OPTIONS", "CONFIG"},
@@ -267,122 +218,88 @@ void print_details(const kdb::ProblemDetails &details, const DbOptions &options,
   out << "\ndispatch tables (" << details.dispatch_tables.size() << ", newest first):\n";
   for (const auto &table : details.dispatch_tables) {
     out << "  " << table.arch << "  tuner " << table.tuner_version << "  "
-        << kdb::format_utc(table.created_ms) << "  " << table.entries.size() << " bucket"
+        << db_time_text(table.created_ms) << "  " << table.entries.size() << " bucket"
         << (table.entries.size() == 1 ? "" : "s") << '\n';
     rows.clear();
     for (const auto &entry : table.entries)
-      rows.push_back({entry.dims_json, fixed(entry.time_us, 2),
-                      std::string(kdb::to_string(entry.provenance)), entry.config_json});
+      rows.push_back(
+          {entry.dims_json, fixed(entry.time_us, 2), entry.provenance, entry.config_json});
     print_table(out, {"BUCKET", "TIME_US", "PROVENANCE", "CONFIG"}, rows, "    ");
   }
 }
 
 int run_show(const DbOptions &options, Streams io) {
-  kdb::KernelsDb db = open_db(options, Access::read_only);
-  const kdb::ProblemDetails details = resolve_problem(db, options.key);
+  const DbProblemDetails details = db_show({options.db, options.key, versions(options)});
   if (options.json) {
-    json object = kdb::problem_to_json(details.problem);
+    json object = json::parse(details.problem.json);
     object["results"] = json::array();
     for (const auto &result : details.results)
-      object["results"].push_back(kdb::result_to_json(result));
+      object["results"].push_back(json::parse(result.json));
     object["binaries"] = json::array();
-    for (const auto &binary : details.binaries) {
-      json row = kdb::binary_info_to_json(binary);
-      row["stale"] = is_stale(binary.key, options);
-      object["binaries"].push_back(std::move(row));
-    }
+    for (const auto &binary : details.binaries)
+      object["binaries"].push_back(json::parse(binary.json));
     object["dispatch_tables"] = json::array();
     for (const auto &table : details.dispatch_tables)
-      object["dispatch_tables"].push_back(kdb::dispatch_table_to_json(table));
-    io.out << kdb::dump_json(object, 2) << '\n';
+      object["dispatch_tables"].push_back(json::parse(table.json));
+    io.out << json_text(object, 2) << '\n';
     return kExitOk;
   }
-  print_details(details, options, io.out);
+  print_details(details, io.out);
   return kExitOk;
 }
 
 // The binary that `ptx` and `cubin` print: the problem's own arch unless --arch is given.
-kdb::BinaryLookup lookup_binary(const DbOptions &options, kdb::KernelsDb &db, Streams io) {
-  const kdb::ProblemDetails details = resolve_problem(db, options.key);
-  kdb::BinaryQuery query;
-  query.problem_key = details.problem.key_text;
-  query.arch = options.arch.empty() ? details.problem.arch : options.arch;
-  query.toolkit_version = options.toolkit_version;
-  query.compiler_version = options.compiler_version;
-  if (!options.config.empty()) {
-    // One meaning for --config in every command: a tile config as `tcjit compile`, `run` and
-    // `tune` print it ("64x64x32 w32x32 s3 k1 g1 va8 vb8"); its stored JSON is accepted too.
-    std::optional<codegen::TileConfig> config;
-    std::string error;
-    if (options.config.front() == '{') {
-      config = engine::parse_config_json(options.config);
-    } else {
-      codegen::TileConfig c;
-      if (codegen::parse_tile_config(options.config, c, error))
-        config = c;
-    }
-    if (!config)
-      fail(kExitUsage, "--config '" + options.config +
-                           "': not a tile config; give it as `tcjit run` prints it (\"64x64x32 "
-                           "w32x32 s3 k1 g1 va8 vb8\") or as `tcjit db show` lists it (JSON)" +
-                           (error.empty() ? "" : ": " + error));
-    query.config_json = engine::config_json(*config);
-  }
-  kdb::BinaryLookup lookup = db.find_binary(query);
-  for (const auto &warning : lookup.warnings)
+DbBinaryFound find_binary(const DbOptions &options, Streams io) {
+  DbBinaryRequest request;
+  request.db_path = options.db;
+  request.key = options.key;
+  request.arch = options.arch;
+  request.config = options.config;
+  request.versions = versions(options);
+  request.on_warning = [&](const std::string &warning) {
     io.err << "tcjit db: warning: " << warning << '\n';
-  if (lookup.status != kdb::LookupStatus::hit)
-    fail(kExitFailure,
-         std::string(lookup.status == kdb::LookupStatus::corrupt ? "only damaged binaries"
-                                                                 : "no binary") +
-             " for '" + query.problem_key + "' on " + query.arch + " with toolkit " +
-             query.toolkit_version + " and compiler " + query.compiler_version +
-             (query.config_json ? " and config " + *query.config_json : std::string()) +
-             " (`tcjit db show KEY` lists the binaries; --arch, --config, --toolkit-version and "
-             "--compiler-version select another)");
-  return lookup;
+  };
+  return db_binary(request);
 }
 
 int run_ptx(const DbOptions &options, Streams io) {
-  kdb::KernelsDb db = open_db(options, Access::read_only);
-  const kdb::BinaryLookup lookup = lookup_binary(options, db, io);
+  const DbBinaryFound binary = find_binary(options, io);
   if (options.json)
-    io.out << kdb::dump_json(json{{"config", stored_json(lookup.binary->key.config_json)},
-                                  {"arch", lookup.binary->key.arch},
-                                  {"ptx", lookup.binary->ptx}},
-                             2)
+    io.out << json_text(json{{"config", stored_json(binary.config_json)},
+                             {"arch", binary.arch},
+                             {"ptx", binary.ptx}},
+                        2)
            << '\n';
   else
-    io.out << lookup.binary->ptx;
+    io.out << binary.ptx;
   return kExitOk;
 }
 
 int run_cubin(const DbOptions &options, Streams io) {
-  kdb::KernelsDb db = open_db(options, Access::read_only);
-  const kdb::BinaryLookup lookup = lookup_binary(options, db, io);
+  const DbBinaryFound binary = find_binary(options, io);
   std::ofstream file(options.output, std::ios::binary | std::ios::trunc);
-  file.write(reinterpret_cast<const char *>(lookup.binary->cubin.data()),
-             static_cast<std::streamsize>(lookup.binary->cubin.size()));
+  file.write(reinterpret_cast<const char *>(binary.cubin.data()),
+             static_cast<std::streamsize>(binary.cubin.size()));
   file.close();
   if (!file)
-    fail(kExitFailure, "cannot write '" + options.output + "' (check the directory and space)");
+    throw CommandFailure{kExitFailure,
+                         "cannot write '" + options.output + "' (check the directory and space)"};
   if (options.json)
-    io.out << json{{"file", options.output},
-                   {"bytes", lookup.binary->cubin.size()},
-                   {"sha256", lookup.binary->cubin_sha256}}
-                  .dump(2, ' ', false, json::error_handler_t::replace)
+    io.out << json_text(json{{"file", options.output},
+                             {"bytes", binary.cubin.size()},
+                             {"sha256", binary.cubin_sha256}},
+                        2)
            << '\n';
   else
-    io.out << "wrote " << lookup.binary->cubin.size() << " bytes to " << options.output
-           << " (sha256 " << lookup.binary->cubin_sha256 << ")\n";
+    io.out << "wrote " << binary.cubin.size() << " bytes to " << options.output << " (sha256 "
+           << binary.cubin_sha256 << ")\n";
   return kExitOk;
 }
 
 int run_stats(const DbOptions &options, Streams io) {
-  kdb::KernelsDb db = open_db(options, Access::read_only);
-  const kdb::DbStats stats = db.stats({options.toolkit_version, options.compiler_version});
+  const DbStats stats = db_stats({options.db, versions(options)});
   if (options.json) {
-    json object = {{"path", db.path()},
+    json object = {{"path", stats.path},
                    {"schema", stats.schema_version},
                    {"problems", stats.problems},
                    {"binaries", stats.binaries},
@@ -404,10 +321,10 @@ int run_stats(const DbOptions &options, Streams io) {
     object["binaries_by_arch"] = json::object();
     for (const auto &[arch, count] : stats.binaries_by_arch)
       object["binaries_by_arch"][arch] = count;
-    io.out << kdb::dump_json(object, 2) << '\n';
+    io.out << json_text(object, 2) << '\n';
     return kExitOk;
   }
-  io.out << "database        " << db.path() << " (schema " << stats.schema_version << ")\n"
+  io.out << "database        " << stats.path << " (schema " << stats.schema_version << ")\n"
          << "problems        " << stats.problems << '\n'
          << "binaries        " << stats.binaries << " (" << stats.stale_binaries
          << " stale: not toolkit " << stats.current.toolkit_version << " and compiler "
@@ -431,25 +348,14 @@ int run_stats(const DbOptions &options, Streams io) {
 }
 
 int run_prune(const DbOptions &options, Streams io) {
-  if (!options.stale && options.older_than.empty())
-    fail(kExitUsage, "nothing to prune: pass --stale and/or --older-than AGE (e.g. 30d)");
-  kdb::PruneOptions prune;
-  if (options.stale)
-    prune.stale_versions = kdb::CurrentVersions{options.toolkit_version, options.compiler_version};
-  if (!options.older_than.empty()) {
-    prune.older_than = kdb::parse_age(options.older_than);
-    if (!prune.older_than)
-      fail(kExitUsage, "--older-than '" + options.older_than +
-                           "' is not an age; write a count and a unit: 90s, 45m, 12h, 30d, 2w");
-  }
-  kdb::KernelsDb db = open_db(options, Access::write);
-  const kdb::PruneReport report = db.prune(prune);
+  const DbPruneReport report =
+      db_prune({options.db, options.stale, options.older_than, versions(options)});
   if (options.json)
-    io.out << json{{"binaries_removed", report.binaries_removed},
-                   {"results_removed", report.results_removed},
-                   {"problems_removed", report.problems_removed},
-                   {"dispatch_tables_removed", report.dispatch_tables_removed}}
-                  .dump(2, ' ', false, json::error_handler_t::replace)
+    io.out << json_text(json{{"binaries_removed", report.binaries_removed},
+                             {"results_removed", report.results_removed},
+                             {"problems_removed", report.problems_removed},
+                             {"dispatch_tables_removed", report.dispatch_tables_removed}},
+                        2)
            << '\n';
   else
     io.out << "removed " << report.binaries_removed << " binaries, " << report.results_removed
@@ -458,25 +364,25 @@ int run_prune(const DbOptions &options, Streams io) {
   return kExitOk;
 }
 
-json rejected_json(const kdb::TransferCounts &counts) {
+json rejected_json(const DbTransferCounts &counts) {
   json rejected = json::array();
   for (const auto &record : counts.rejected)
     rejected.push_back({{"where", record.where}, {"reason", record.reason}});
   return rejected;
 }
 
-void print_counts(const kdb::TransferCounts &counts, const char *verb, const DbOptions &options,
+void print_counts(const DbTransferCounts &counts, const char *verb, const DbOptions &options,
                   std::ostream &out) {
   if (options.json) {
-    out << json{{"problems", counts.problems},
-                {"binaries", counts.binaries},
-                {"binaries_rejected", counts.binaries_rejected},
-                {"results_added", counts.results_added},
-                {"results_already_present", counts.results_already_present},
-                {"dispatch_tables", counts.dispatch_tables},
-                {"dispatch_tables_rejected", counts.dispatch_tables_rejected},
-                {"rejected", rejected_json(counts)}}
-               .dump(2, ' ', false, json::error_handler_t::replace)
+    out << json_text(json{{"problems", counts.problems},
+                          {"binaries", counts.binaries},
+                          {"binaries_rejected", counts.binaries_rejected},
+                          {"results_added", counts.results_added},
+                          {"results_already_present", counts.results_already_present},
+                          {"dispatch_tables", counts.dispatch_tables},
+                          {"dispatch_tables_rejected", counts.dispatch_tables_rejected},
+                          {"rejected", rejected_json(counts)}},
+                     2)
         << '\n';
     return;
   }
@@ -494,7 +400,7 @@ void print_counts(const kdb::TransferCounts &counts, const char *verb, const DbO
 }
 
 // Lists the rejected records on `err`; the command then fails (the good records are stored).
-int report_rejected(const kdb::TransferCounts &counts, const char *command, std::ostream &err) {
+int report_rejected(const DbTransferCounts &counts, const char *command, std::ostream &err) {
   for (const auto &record : counts.rejected)
     err << "tcjit db " << command << ": rejected " << record.where << ": " << record.reason << '\n';
   if (counts.rejected.empty())
@@ -505,67 +411,47 @@ int report_rejected(const kdb::TransferCounts &counts, const char *command, std:
 }
 
 int run_export(const DbOptions &options, Streams io) {
-  kdb::KernelsDb db = open_db(options, Access::read_only);
-  auto warn = [&](const kdb::TransferCounts &counts) {
-    for (const auto &warning : counts.warnings)
-      io.err << "tcjit db export: warning: " << warning << '\n';
-  };
-  if (options.file.empty() || options.file == "-") {
-    warn(db.export_jsonl(io.out));
-    return kExitOk;
-  }
-  std::ofstream file(options.file, std::ios::trunc);
-  if (!file)
-    fail(kExitFailure, "cannot create '" + options.file + "' (check the directory)");
-  const kdb::TransferCounts counts = db.export_jsonl(file);
-  warn(counts);
-  print_counts(counts, "exported", options, io.err);
+  const DbTransferCounts counts = db_export({options.db, options.file}, io.out);
+  for (const auto &warning : counts.warnings)
+    io.err << "tcjit db export: warning: " << warning << '\n';
+  if (!options.file.empty() && options.file != "-")
+    print_counts(counts, "exported", options, io.err);
   return kExitOk;
 }
 
 int run_import(const DbOptions &options, Streams io) {
-  kdb::KernelsDb db = open_db(options, Access::create);
-  kdb::TransferCounts counts;
-  if (options.file == "-") {
-    counts = db.import_jsonl(std::cin);
-  } else {
-    std::ifstream file(options.file);
-    if (!file)
-      fail(kExitFailure, "cannot read '" + options.file + "' (check the path)");
-    counts = db.import_jsonl(file);
-  }
+  const DbTransferCounts counts = db_import({options.db, options.file}, std::cin);
   print_counts(counts, "imported", options, io.out);
   return report_rejected(counts, "import", io.err);
 }
 
 int run_merge(const DbOptions &options, Streams io) {
-  kdb::KernelsDb db = open_db(options, Access::create);
-  const kdb::TransferCounts counts = db.merge(options.file);
+  const DbTransferCounts counts = db_merge({options.db, options.file});
   print_counts(counts, "merged", options, io.out);
   return report_rejected(counts, "merge", io.err);
 }
 
 int run_check(const DbOptions &options, Streams io) {
-  const std::string path = options.db.empty() ? kdb::default_db_path().string() : options.db;
-  const kdb::CheckReport report = kdb::KernelsDb::check(path, options.full);
+  const DbCheckReport report = db_check(options.db, options.full);
   if (options.json) {
-    io.out << json{{"path", path},
-                   {"ok", report.ok},
-                   {"check", report.check},
-                   {"problems", report.problems},
-                   {"notes", report.notes},
-                   {"binaries_checked", report.binaries_checked},
-                   {"bad_cubins", report.bad_cubins},
-                   {"dispatch_tables_checked", report.dispatch_tables_checked},
-                   {"bad_dispatch_tables", report.bad_dispatch_tables},
-                   {"bad_values", report.bad_values},
-                   {"recovery", report.recovery}}
-                  .dump(2, ' ', false, json::error_handler_t::replace)
+    io.out << json_text(json{{"path", report.path},
+                             {"ok", report.ok},
+                             {"check", report.check},
+                             {"problems", report.problems},
+                             {"notes", report.notes},
+                             {"binaries_checked", report.binaries_checked},
+                             {"bad_cubins", report.bad_cubins},
+                             {"dispatch_tables_checked", report.dispatch_tables_checked},
+                             {"bad_dispatch_tables", report.bad_dispatch_tables},
+                             {"bad_values", report.bad_values},
+                             {"recovery", report.recovery}},
+                        2)
            << '\n';
   } else {
-    io.out << path << ": " << report.check << ' ' << (report.problems.empty() ? "ok" : "FAILED")
-           << "; " << report.binaries_checked << " cubins checked, " << report.bad_cubins.size()
-           << " damaged; " << report.dispatch_tables_checked << " dispatch tables checked, "
+    io.out << report.path << ": " << report.check << ' '
+           << (report.problems.empty() ? "ok" : "FAILED") << "; " << report.binaries_checked
+           << " cubins checked, " << report.bad_cubins.size() << " damaged; "
+           << report.dispatch_tables_checked << " dispatch tables checked, "
            << report.bad_dispatch_tables.size() << " invalid; " << report.bad_values.size()
            << " bad values\n";
     for (const auto &problem : report.problems)
@@ -585,19 +471,19 @@ int run_check(const DbOptions &options, Streams io) {
 }
 
 int run_vacuum(const DbOptions &options, Streams io) {
-  kdb::KernelsDb db = open_db(options, Access::write);
-  const kdb::VacuumReport report = db.vacuum();
+  const DbVacuumReport report = db_vacuum(options.db);
   if (options.json)
     io.out << json{{"bytes_before", report.bytes_before}, {"bytes_after", report.bytes_after}}.dump(
                   2)
            << '\n';
   else
-    io.out << "vacuumed " << db.path() << ": " << report.bytes_before << " -> "
+    io.out << "vacuumed " << report.path << ": " << report.bytes_before << " -> "
            << report.bytes_after << " bytes\n";
   return kExitOk;
 }
 
-// Runs a subcommand, turning its failures into a message and an exit status.
+// Runs a subcommand, turning its failures into a message and an exit status: a bad request is a
+// usage error, anything else a failure.
 int run_guarded(const char *name, const std::function<int(const DbOptions &, Streams)> &run,
                 const DbOptions &options, Streams io) {
   try {
@@ -605,9 +491,9 @@ int run_guarded(const char *name, const std::function<int(const DbOptions &, Str
   } catch (const CommandFailure &failure) {
     io.err << "tcjit db " << name << ": error: " << failure.message << '\n';
     return failure.exit_code;
-  } catch (const kdb::DbError &error) {
-    io.err << "tcjit db " << name << ": error: " << error.what() << '\n';
-    return error.kind() == kdb::DbErrorKind::invalid_argument ? kExitUsage : kExitFailure;
+  } catch (const Error &error) {
+    io.err << "tcjit db " << name << ": error: " << error.problem() << '\n';
+    return error.code() == ErrorCode::invalid_argument ? kExitUsage : kExitFailure;
   }
 }
 
@@ -636,7 +522,7 @@ void add_version_options(CLI::App *sub, DbOptions &options) {
 
 } // namespace
 
-void add_db_command(CLI::App &app, const kdb::CurrentVersions &current, std::ostream &out,
+void add_db_command(CLI::App &app, const DbVersions &current, std::ostream &out,
                     std::ostream &err) {
   auto options = std::make_shared<DbOptions>();
   options->toolkit_version = current.toolkit_version;
@@ -735,7 +621,7 @@ void add_db_command(CLI::App &app, const kdb::CurrentVersions &current, std::ost
     sub->footer(std::string("Example: ") + example);
 }
 
-void add_db_command(CLI::App &app, const kdb::CurrentVersions &current) {
+void add_db_command(CLI::App &app, const DbVersions &current) {
   add_db_command(app, current, std::cout, std::cerr);
 }
 

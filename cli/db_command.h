@@ -1,6 +1,6 @@
 #pragma once
 
-#include "kernels_db/current_versions.h"
+#include "tcjit/db.hpp"
 
 #include <iosfwd>
 
@@ -10,12 +10,12 @@ class App;
 
 namespace tcjit::cli {
 // `tcjit db ls|show|ptx|cubin|stats|prune|export|import|merge|check|vacuum`: the kernel
-// database. Every subcommand takes --db PATH (default $TCJIT_DB, $XDG_CACHE_HOME/tcjit/kernels.db
-// or ~/.cache/tcjit/kernels.db) and --json. `current`: the versions binaries must match to be
-// current (not stale) unless --toolkit-version/--compiler-version say otherwise; the tool passes
-// those it stores binaries with (engine::toolkit_version(), api::compiler_version()).
-void add_db_command(CLI::App &app, const kernels_db::CurrentVersions &current);
+// database, a client of include/tcjit/db.hpp. Every subcommand takes --db PATH (default
+// $TCJIT_DB, $XDG_CACHE_HOME/tcjit/kernels.db or ~/.cache/tcjit/kernels.db) and --json.
+// `current`: the versions binaries must match to be current (not stale) unless
+// --toolkit-version/--compiler-version say otherwise; the tool passes those it stores binaries
+// with (tcjit::current_db_versions()).
+void add_db_command(CLI::App &app, const DbVersions &current);
 // The same, writing to `out` and `err` (tests).
-void add_db_command(CLI::App &app, const kernels_db::CurrentVersions &current, std::ostream &out,
-                    std::ostream &err);
+void add_db_command(CLI::App &app, const DbVersions &current, std::ostream &out, std::ostream &err);
 } // namespace tcjit::cli

@@ -1,21 +1,20 @@
+// `tcjit emu run`: a client of tcjit::emu_run (include/tcjit/emu.hpp); here are the flags, the
+// kernel arguments' syntax, the progress line and the printing.
 #include "cli/emu_command.h"
+
+#include "cli/exit_codes.h"
+#include "cli/json_text.h"
+#include "cli/progress_line.h"
+#include "tcjit/emu.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-
-#include <chrono>
 
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
-
-#include "cli/exit_codes.h"
-#include "cli/progress_line.h"
-#include "runtime/device/npy_file.h"
-#include "runtime/emu/counters.h"
-#include "runtime/emu/emu_device.h"
 
 namespace tcjit::cli {
 
@@ -45,8 +44,8 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-device::Dim3 parse_dim3(const std::string &text, const char *what) {
-  device::Dim3 d;
+EmuDim3 parse_dim3(const std::string &text, const char *what) {
+  EmuDim3 d;
   uint32_t *parts[3] = {&d.x, &d.y, &d.z};
   std::stringstream ss(text);
   std::string item;
@@ -71,7 +70,7 @@ device::Dim3 parse_dim3(const std::string &text, const char *what) {
 }
 
 // CUDA's launch limits, checked before anything is loaded.
-void check_launch_dims(const device::Dim3 &grid, const device::Dim3 &block) {
+void check_launch_dims(const EmuDim3 &grid, const EmuDim3 &block) {
   auto over = [](const std::string &what, uint64_t value, uint64_t limit) {
     throw UsageError(what + " is " + std::to_string(value) + ", the limit is " +
                      std::to_string(limit));
@@ -88,26 +87,14 @@ void check_launch_dims(const device::Dim3 &grid, const device::Dim3 &block) {
     over("--block y", block.y, 1024);
   if (block.z > 64)
     over("--block z", block.z, 64);
-  if (block.count() > 1024)
-    over("--block x*y*z (threads per block)", block.count(), 1024);
+  const uint64_t threads = uint64_t{block.x} * block.y * block.z;
+  if (threads > 1024)
+    over("--block x*y*z (threads per block)", threads, 1024);
 }
 
-// Text from the command line or a PTX file may hold any bytes: invalid UTF-8 is replaced (U+FFFD)
-// instead of ending in nlohmann's type_error 316.
-std::string json_text(const nlohmann::json &j) {
-  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-struct ArgBinding {
-  bool is_buffer = false;
-  std::string path;
-  device::NpyArray array;
-  device::DevicePtr ptr = 0;
-  std::vector<std::byte> scalar;
-};
-
-ArgBinding parse_arg(const std::string &arg) {
-  ArgBinding b;
+// ARG: PATH.npy (a buffer) or TYPE:VALUE (a scalar: u32 s32 u64 s64 f32 f64).
+EmuArgument parse_arg(const std::string &arg) {
+  EmuArgument b;
   size_t colon = arg.find(':');
   static const char *const kScalars[] = {"u32", "s32", "u64", "s64", "f32", "f64"};
   std::string prefix = colon == std::string::npos ? "" : arg.substr(0, colon);
@@ -119,8 +106,7 @@ ArgBinding parse_arg(const std::string &arg) {
       throw UsageError("argument '" + arg +
                        "' is neither a .npy file nor a scalar (u32:V s32:V u64:V s64:V f32:V "
                        "f64:V)");
-    b.is_buffer = true;
-    b.path = arg;
+    b.npy_path = arg;
     return b;
   }
   const std::string value = arg.substr(colon + 1);
@@ -157,14 +143,13 @@ ArgBinding parse_arg(const std::string &arg) {
   return b;
 }
 
-nlohmann::json counters_json(const emu::LaunchCounters &c) {
+nlohmann::json counters_json(const EmuCounters &c) {
   nlohmann::json j;
   j["ctas"] = c.ctas;
   j["threads"] = c.threads;
   j["warp_instructions"] = c.warp_instructions;
-  for (size_t i = 0; i < emu::kInstrClassCount; ++i)
-    j["warp_instructions_by_class"][emu::instr_class_name(static_cast<emu::InstrClass>(i))] =
-        c.warp_instructions_by_class[i];
+  for (const auto &[name, count] : c.warp_instructions_by_class)
+    j["warp_instructions_by_class"][name] = count;
   j["thread_instructions"] = c.thread_instructions;
   j["mma_instructions"] = c.mma_instructions;
   j["mma_flops"] = c.mma_flops;
@@ -179,10 +164,10 @@ nlohmann::json counters_json(const emu::LaunchCounters &c) {
   j["cp_async_requests"] = c.cp_async_requests;
   j["global_load_sectors"] = c.global_load_sectors;
   j["global_store_sectors"] = c.global_store_sectors;
-  j["global_load_sectors_per_request"] = c.global_load_sectors_per_request();
-  j["global_store_sectors_per_request"] = c.global_store_sectors_per_request();
-  j["global_load_efficiency"] = c.global_load_efficiency();
-  j["global_store_efficiency"] = c.global_store_efficiency();
+  j["global_load_sectors_per_request"] = c.global_load_sectors_per_request;
+  j["global_store_sectors_per_request"] = c.global_store_sectors_per_request;
+  j["global_load_efficiency"] = c.global_load_efficiency;
+  j["global_store_efficiency"] = c.global_store_efficiency;
   j["global_bytes_read"] = c.global_bytes_read;
   j["global_bytes_written"] = c.global_bytes_written;
   j["local_requests"] = c.local_requests;
@@ -193,99 +178,59 @@ nlohmann::json counters_json(const emu::LaunchCounters &c) {
 int run_emu(const EmuRunOptions &opt) {
   auto fail = [&](int code, const std::string &msg) {
     if (opt.json)
-      std::cout << json_text(nlohmann::json{{"status", "error"}, {"error", msg}}) << "\n";
+      std::cout << json_text(nlohmann::json{{"status", "error"}, {"error", msg}}, 2) << "\n";
     std::cerr << "tcjit emu: " << msg << "\n";
     return code;
   };
-  std::vector<ArgBinding> bindings;
-  device::LaunchConfig config;
-  std::string ptx;
+  EmuRunRequest request;
   try {
-    config.grid = parse_dim3(opt.grid, "--grid");
-    config.block = parse_dim3(opt.block, "--block");
-    check_launch_dims(config.grid, config.block);
+    request.grid = parse_dim3(opt.grid, "--grid");
+    request.block = parse_dim3(opt.block, "--block");
+    check_launch_dims(request.grid, request.block);
     if (opt.max_instructions == 0)
       throw UsageError("--max-instructions must be at least 1");
     if (!(opt.timeout >= 0) || opt.timeout > 1e9)
       throw UsageError("--timeout must be between 0 (no limit) and 1e9 seconds");
-    config.dynamic_shared_bytes = opt.shared;
+    request.dynamic_shared_bytes = opt.shared;
     for (const std::string &a : opt.args)
-      bindings.push_back(parse_arg(a));
+      request.args.push_back(parse_arg(a));
     std::ifstream in(opt.ptx_file);
     if (!in)
       throw UsageError("cannot read '" + opt.ptx_file + "'");
     std::stringstream ss;
     ss << in.rdbuf();
-    ptx = ss.str();
+    request.ptx = ss.str();
   } catch (const UsageError &e) {
     return fail(kExitUsage, e.what());
   }
-  emu::EmuDeviceOptions dev_opt;
-  dev_opt.worker_threads = opt.threads;
-  dev_opt.max_warp_instructions_per_cta = opt.max_instructions;
-  dev_opt.timeout_seconds = opt.timeout;
-  emu::EmuDevice dev(dev_opt);
+  request.ptx_name = opt.ptx_file;
+  request.kernel = opt.kernel;
+  request.threads = opt.threads;
+  request.max_instructions = opt.max_instructions;
+  request.timeout_seconds = opt.timeout;
+  EmuCounters counters;
   try {
-    device::ModuleHandle m = dev.load_module(ptx, opt.ptx_file);
-    device::FunctionHandle f = dev.get_function(m, opt.kernel);
-    const device::KernelInfo &info = dev.kernel_info(f);
-    if (bindings.size() != info.params.size())
-      return fail(kExitUsage, "kernel '" + opt.kernel + "' takes " +
-                                  std::to_string(info.params.size()) + " parameters, " +
-                                  std::to_string(bindings.size()) + " arguments given after --");
-    device::ParamBuffer params(info);
-    for (size_t i = 0; i < bindings.size(); ++i) {
-      ArgBinding &b = bindings[i];
-      if (b.is_buffer) {
-        b.array = device::read_npy(b.path);
-        b.ptr = dev.allocate(b.array.data.size());
-        dev.copy_to_device(b.ptr, b.array.data.data(), b.array.data.size());
-        if (info.params[i].size != 8)
-          return fail(kExitUsage, "parameter " + std::to_string(i) + " ('" + info.params[i].name +
-                                      "') is " + std::to_string(info.params[i].size) +
-                                      " bytes; a .npy buffer passes an 8-byte pointer");
-        params.set(i, b.ptr);
-      } else {
-        params.set_bytes(i, b.scalar.data(), b.scalar.size());
+    // the blocks done, on a terminal, while the launch runs (erased at its end)
+    ProgressLine progress(opt.json);
+    request.on_progress = [&](const Progress &p) {
+      if (p.done == p.total) {
+        progress.clear();
+        return;
       }
-    }
-    {
-      // the blocks done, on a terminal, while the launch runs (erased at its end)
-      ProgressLine progress(opt.json);
-      const auto start = std::chrono::steady_clock::now();
-      dev.set_progress([&](uint64_t done, uint64_t total) {
-        if (done == total) {
-          progress.clear();
-          return;
-        }
-        const double elapsed =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        progress.show("tcjit emu run: " + opt.kernel + ": " + std::to_string(done) + "/" +
-                      std::to_string(total) + " blocks, " + short_duration(elapsed));
-      });
-      dev.launch(f, config, params.bytes());
-      dev.set_progress({});
-    }
-    for (ArgBinding &b : bindings) {
-      if (!b.is_buffer)
-        continue;
-      dev.copy_to_host(b.array.data.data(), b.ptr, b.array.data.size());
-      device::write_npy_data(b.path, b.array);
-    }
-  } catch (const device::DeviceError &e) {
-    int code = e.kind() == device::ErrorKind::InvalidArgument ? kExitUsage : kExitFailure;
-    return fail(code, e.what());
-  } catch (const std::runtime_error &e) { // .npy problems
-    return fail(kExitUsage, e.what());
+      progress.show("tcjit emu run: " + opt.kernel + ": " + std::to_string(p.done) + "/" +
+                    std::to_string(p.total) + " blocks, " + short_duration(p.elapsed_seconds));
+    };
+    counters = emu_run(request);
+  } catch (const Error &e) {
+    return fail(e.code() == ErrorCode::invalid_argument ? kExitUsage : kExitFailure, e.problem());
   }
-  const emu::LaunchCounters &c = dev.last_counters();
   if (opt.json) {
     nlohmann::json j{{"status", "ok"}, {"kernel", opt.kernel}};
     if (opt.stats)
-      j["counters"] = counters_json(c);
-    std::cout << json_text(j) << "\n";
+      j["counters"] = counters_json(counters);
+    std::cout << json_text(j, 2) << "\n";
   } else if (opt.stats) {
-    std::cout << emu::format_counters(c);
+    std::cout << counters.text;
   }
   return kExitOk;
 }

@@ -1,7 +1,7 @@
 // `tcjit explain`: a client of tcjit::explain_op (include/tcjit/tools.hpp), for each operation of
 // a workload.
 #include "cli/explain_command.h"
-#include "kernels_db/record_json.h"
+#include "cli/json_text.h"
 
 #include "cli/exit_codes.h"
 #include "cli/spec_input.h"
@@ -56,7 +56,7 @@ int run_explain(const ExplainOptions &opt) {
     std::cout << e.text;
   }
   if (opt.json)
-    std::cout << kernels_db::dump_json(all, 2) << "\n"; // any bytes: invalid UTF-8 replaced
+    std::cout << json_text(all, 2) << "\n"; // any bytes: invalid UTF-8 replaced
   return kExitOk;
 }
 

@@ -8,7 +8,7 @@
 #include "cli/explain_command.h"
 #include "cli/run_command.h"
 #include "cli/tune_command.h"
-#include "engine/kernel_records.h"
+#include "tcjit/db.hpp"
 
 #include <CLI/CLI.hpp>
 
@@ -59,8 +59,7 @@ int main(int argc, char **argv) {
   tcjit::cli::add_run_command(app);
   tcjit::cli::add_tune_command(app);
   tcjit::cli::add_emu_command(app);
-  tcjit::cli::add_db_command(app,
-                             {tcjit::engine::toolkit_version(), tcjit::engine::compiler_version()});
+  tcjit::cli::add_db_command(app, tcjit::current_db_versions());
   tcjit::cli::add_doctor_command(app);
   if (report_unknown_command(app, argc, argv))
     return tcjit::cli::kExitUsage;

@@ -2,7 +2,7 @@
 // spec: the kernel from the cache (or compiled and stored), run on random inputs, verified against
 // the CPU reference, the verified result recorded; a summary table after a workload.
 #include "cli/run_command.h"
-#include "kernels_db/record_json.h"
+#include "cli/json_text.h"
 
 #include "cli/db_path_option.h"
 #include "cli/exit_codes.h"
@@ -150,7 +150,7 @@ int run_run(const RunOptions &opt) {
     nlohmann::json all = nlohmann::json::array();
     for (const RunRecord &r : records)
       all.push_back(r.json);
-    std::cout << kernels_db::dump_json(all, 2) << "\n"; // any bytes: invalid UTF-8 replaced
+    std::cout << json_text(all, 2) << "\n"; // any bytes: invalid UTF-8 replaced
   } else if (records.size() > 1) {
     // The workload's summary: one row per operation.
     size_t width = 7;

@@ -1,7 +1,7 @@
 // `tcjit tune`: a client of tcjit::tune_ops (include/tcjit/tools.hpp), with a progress display,
 // Ctrl-C that keeps what is done, and the summary table.
 #include "cli/tune_command.h"
-#include "kernels_db/record_json.h"
+#include "cli/json_text.h"
 
 #include "cli/db_path_option.h"
 #include "cli/exit_codes.h"
@@ -102,7 +102,7 @@ int run_tune(TuneCommandOptions opt) {
   for (const std::string &s : report.skipped)
     std::cerr << cmd << ": error: " << s << "\n";
   if (opt.json)
-    std::cout << kernels_db::dump_json(nlohmann::json::parse(report.json), 2) << "\n";
+    std::cout << json_text(nlohmann::json::parse(report.json), 2) << "\n";
   else
     std::cout << report.text;
   if (report.interrupted) {

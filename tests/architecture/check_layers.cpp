@@ -46,11 +46,7 @@ const std::vector<Layer> &layers() {
       {"api",
        5,
        {"support", "op_spec", "compiler", "runtime", "kernels_db", "engine", "tuner", "public"}},
-      // TODO(architecture): the CLI is to include include/tcjit/ alone (its db, doctor and emu
-      // commands still use the layers below directly).
-      {"cli",
-       6,
-       {"support", "op_spec", "compiler", "runtime", "kernels_db", "engine", "tuner", "public"}},
+      {"cli", 6, {"op_spec", "public"}},
   };
   return table;
 }

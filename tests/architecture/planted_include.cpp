@@ -6,6 +6,12 @@
 #include "compiler/spec/shape.h" // layer 1, from layer 2 (the runtime never sees an OpSpec)
 #elif defined(PLANTED_compiler_sees_its_own)
 #include "compiler/spec/shape.h" // allowed: the control case
+#elif defined(PLANTED_cli_sees_engine)
+#include "engine/kernel_records.h" // layer 3, from layer 6 (the CLI is a client of include/tcjit/)
+#elif defined(PLANTED_cli_sees_public_api)
+#include "cli/exit_codes.h" // allowed: the CLI's own headers
+#include "tcjit/db.hpp"     // and the public API: the control case
+#include "tcjit/tools.hpp"
 #endif
 
 int planted_include_marker() {

@@ -39,7 +39,8 @@ CliRun run_cli(std::vector<std::string> args) {
   std::ostringstream out, err;
   CLI::App app{"tcjit test driver", "tcjit"};
   app.require_subcommand(1);
-  cli::add_db_command(app, build_versions(), out, err);
+  const CurrentVersions versions = build_versions();
+  cli::add_db_command(app, {versions.toolkit_version, versions.compiler_version}, out, err);
   std::vector<const char *> argv{"tcjit"};
   for (const auto &arg : args)
     argv.push_back(arg.c_str());

@@ -1,0 +1,139 @@
+// The state behind tcjit::Runtime and tcjit::Operation (include/tcjit/tcjit.hpp), shared by the
+// three files that implement them, one job each:
+//   runtime.cpp            Runtime: the device, the database and the kernel cache — prepare() finds
+//                          a problem's kernel in memory, the database or the code generator, loads
+//                          it once per identity, with the dispatch table of a spec with size ranges
+//   operation_launch.cpp   Operation: a prepared kernel launched at the sizes given
+//   background_tuning.cpp  tuning a missed problem now (MissPolicy::tune) or on the background
+//                          thread (MissPolicy::background), and switching its operation to the
+//                          winner
+#pragma once
+
+#include "tcjit/tcjit.hpp"
+
+#include "compiler/spec/problem_key.h"
+#include "engine/gemm_launch.h"
+#include "engine/kernel_cache.h"
+#include "kernels_db/dispatch.h"
+#include "kernels_db/kernels_db.h"
+#include "runtime/device/device.h"
+#include "tuner/tune.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace tcjit {
+namespace api {
+
+// The device with the lock that serializes its use (the emulator is not thread-safe).
+struct DeviceContext {
+  std::unique_ptr<device::Device> device;
+  std::mutex mutex;
+};
+
+// A device failure as Error at `where` (the device's messages already say how to fix them).
+Error device_error(const device::DeviceError &e, const std::string &where);
+
+// One compiled kernel loaded into the runtime's device, shared by every operation whose plan has
+// its identity (codegen::kernel_identity: the same PTX whatever the sizes).
+struct LoadedKernel {
+  std::string identity;
+  codegen::CompiledKernel kernel;
+  engine::KernelResources resources;
+  std::shared_ptr<DeviceContext> device;
+  engine::LoadedGemm loaded;
+
+  LoadedKernel() = default;
+  LoadedKernel(const LoadedKernel &) = delete;
+  LoadedKernel &operator=(const LoadedKernel &) = delete;
+  ~LoadedKernel() {
+    if (!device || loaded.module.id == 0)
+      return;
+    std::lock_guard lock(device->mutex);
+    try {
+      device->device->unload_module(loaded.module);
+    } catch (const device::DeviceError &) {
+      // Nothing to report from a destructor; the module dies with the device.
+    }
+  }
+};
+
+} // namespace api
+
+struct Operation::State {
+  OpSpec spec;           // may have symbolic sizes: the launch gives them
+  bool concrete = false; // no symbolic size: a launch without sizes uses spec as it is
+  std::string spec_text;
+  ProblemKey key;
+  // The kernel launches use: replaced once by the winner of a background tune
+  // (MissPolicy::background), so each launch takes one snapshot of it.
+  mutable std::atomic<std::shared_ptr<const api::LoadedKernel>> kernel;
+  // A spec with size ranges tuned by `tcjit tune`: the kernel of each size bucket (index i serves
+  // dispatch->table().entries[i]); sizes in no bucket take `kernel`.
+  std::optional<kernels_db::DispatchIndex> dispatch;
+  std::vector<std::shared_ptr<const api::LoadedKernel>> dispatch_kernels;
+};
+
+struct Runtime::Impl {
+  RuntimeOptions options;
+  std::shared_ptr<api::DeviceContext> device = std::make_shared<api::DeviceContext>();
+  std::string arch;
+  bool tf32_off = false;
+  engine::Backend backend = engine::Backend::llvm;
+  std::optional<kernels_db::KernelsDb> db;
+
+  std::mutex map_mutex; // guards operations and kernels
+  std::unordered_map<std::string, std::shared_ptr<const Operation::State>> operations;
+  std::unordered_map<std::string, std::shared_ptr<const api::LoadedKernel>> kernels; // by identity
+  std::mutex prepare_mutex; // one lookup/compile at a time
+
+  // The kernel cache (runtime.cpp).
+  std::shared_ptr<const Operation::State> find(const std::string &key_text);
+  std::shared_ptr<const api::LoadedKernel> find_kernel(const std::string &identity);
+  // Loads the kernel of `source` into the device, or finds it loaded (by identity).
+  std::shared_ptr<const api::LoadedKernel> load(engine::KernelSource &&source);
+  // The dispatch table `tcjit tune` stored for a spec with size ranges, its kernels loaded; none
+  // when there is no valid table (the spec's one kernel serves every size).
+  void load_dispatch(Operation::State &state);
+  // The operation of a problem, remembered with its kernel (and dispatch table).
+  std::shared_ptr<const Operation::State> remember(const OpSpec &spec, const ProblemKey &key,
+                                                   std::shared_ptr<const api::LoadedKernel> kernel);
+
+  // Background tunes (MissPolicy::background): one worker thread takes the operations queued by
+  // prepare() one at a time; wait_for_tuning() waits until the queue is done, ~Impl stops it.
+  std::mutex tuning_mutex; // guards the queue, tuning_busy and tuning_errors
+  std::condition_variable tuning_changed;
+  std::deque<std::shared_ptr<const Operation::State>> tuning_queue;
+  bool tuning_busy = false;
+  std::vector<std::string> tuning_errors;
+  std::atomic<bool> stop_tuning{false};
+  std::thread tuning_worker;
+
+  Impl() = default;
+  Impl(const Impl &) = delete;
+  Impl &operator=(const Impl &) = delete;
+  // Stops the background tune after the candidate it is measuring (what it stored is kept) and
+  // joins the worker before any member it uses is destroyed (background_tuning.cpp).
+  ~Impl();
+
+  // Tuning (background_tuning.cpp). Tunes one concrete problem now: measured on a GPU, else
+  // predicted by the cost model with each candidate verified on an emulator of its own. Results
+  // and the winner go to the database.
+  tuner::TuneResult tune(const OpSpec &spec, const ProblemKey &key);
+  // Queues `state`'s problem for the background worker; its winner replaces its kernel when
+  // ready.
+  void tune_in_background(std::shared_ptr<const Operation::State> state);
+  void tuning_loop();
+  void tune_and_switch(const Operation::State &state);
+  void wait_for_tunes();
+};
+
+} // namespace tcjit

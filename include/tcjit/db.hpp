@@ -1,0 +1,255 @@
+// The kernel database as an API: what `tcjit db` does (docs/kernels_db.md, docs/cli.md), an
+// application can do too. Each function opens the database named by its request (db_path "" =
+// $TCJIT_DB, else $XDG_CACHE_HOME/tcjit/kernels.db or ~/.cache/tcjit/kernels.db), does one thing
+// and returns plain data. Reading functions open the file read-only: they never create tables,
+// migrate or change the journal mode.
+//
+// Stored JSON columns (shapes, configs, resources, dispatch buckets) are given as their stored
+// text; each record's `json` is the record as `db_export` writes it (one JSON object, its JSON
+// columns as values). Every failure throws tcjit::Error (tcjit.hpp): invalid_argument for a bad
+// request (a bad
+// --where, an age or a config that does not parse, a hash that names several problems),
+// not_found for a problem or a binary that is not stored, database for a database that cannot be
+// opened or read, or a file that cannot be read or written.
+#pragma once
+
+#include "tcjit/tcjit.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tcjit {
+
+// The versions a stored binary must match to be current (else it is stale).
+struct DbVersions {
+  std::string toolkit_version;  // CUDA toolkit, e.g. "13.0.48"
+  std::string compiler_version; // tcjit's code generator, e.g. "0.1.0+3f2a..."
+};
+
+// The versions this build stores binaries with (the toolkit it compiles with, its code generator).
+DbVersions current_db_versions();
+
+// The database a request with db_path "" opens. Throws Error(database) when no location can be
+// determined (no $TCJIT_DB, $XDG_CACHE_HOME or $HOME).
+std::string default_db_path();
+
+// "2026-11-25 14:02:07 UTC": a record's time (milliseconds since 1970) as the tool prints it.
+std::string db_time_text(int64_t unix_ms);
+
+struct DbProblem {
+  std::string key_text; // the canonical problem key
+  std::string key_hash; // its hash, 16 hex digits
+  std::string op, dtype, arch;
+  std::string shape_json; // {"m":..,"n":..,"k":..}
+  std::string spec_text;  // the DSL text of the problem
+  int64_t created_ms = 0;
+  std::string json;
+};
+
+// ---- db_list ------------------------------------------------------------------------------------
+
+struct DbListRequest {
+  std::string db_path;
+  std::string op, dtype, arch; // exact matches; "" = any
+  std::string where;           // shape filter: FIELD OP INTEGER joined by 'and' ("m>=1024")
+  int64_t limit = 0;           // at most this many problems; 0 = all
+};
+
+struct DbProblemSummary {
+  DbProblem problem;
+  int64_t binaries = 0, results = 0, dispatch_tables = 0;
+  std::optional<double> best_median_us; // the fastest ok result, any device
+};
+
+std::vector<DbProblemSummary> db_list(const DbListRequest &request);
+
+// ---- db_show ------------------------------------------------------------------------------------
+
+struct DbShowRequest {
+  std::string db_path;
+  std::string key;                    // a problem key, or its hash (16 hex digits)
+  std::optional<DbVersions> versions; // binaries of others are stale; none: current_db_versions()
+};
+
+struct DbTiming {
+  double median_us = 0, min_us = 0, max_us = 0, stddev_us = 0;
+};
+
+struct DbResult {
+  std::string status; // "ok", "failed", "illegal"
+  std::string arch;
+  std::optional<DbTiming> timing; // absent for failed and illegal configs
+  std::optional<double> tflops;
+  std::string provenance; // "measured", "predicted", "emulated"
+  std::string device, driver;
+  std::optional<int64_t> clock_mhz;
+  std::string model; // predicted: the cost model
+  std::string tuner_version;
+  int64_t measured_ms = 0;
+  std::string config_json;
+  std::string message; // why a config failed or is illegal
+  std::string json;
+};
+
+struct DbBinary {
+  std::string arch, toolkit_version, compiler_version, config_json;
+  bool stale = false;         // of other versions than the request's
+  std::string resources_json; // {"registers":..,"spill_bytes":..,"shared_bytes":..}
+  int64_t cubin_bytes = 0, ptx_bytes = 0;
+  std::string cubin_sha256;
+  std::string compile_options;
+  double compile_ms = 0;
+  int64_t created_ms = 0;
+  std::string json; // the record, with "stale"
+};
+
+struct DbDispatchEntry {
+  std::string dims_json; // the bucket
+  std::string config_json;
+  double time_us = 0;
+  std::string provenance; // of time_us: "measured", "predicted", "emulated"
+};
+
+struct DbDispatchTable {
+  std::string arch, tuner_version;
+  int64_t created_ms = 0;
+  std::vector<DbDispatchEntry> entries;
+  std::string json;
+};
+
+struct DbProblemDetails {
+  DbProblem problem;
+  std::vector<DbResult> results; // best first
+  std::vector<DbBinary> binaries;
+  std::vector<DbDispatchTable> dispatch_tables; // newest first
+};
+
+// Throws Error(not_found) when no problem has the key or hash, Error(invalid_argument) when a hash
+// matches several (the message lists their keys).
+DbProblemDetails db_show(const DbShowRequest &request);
+
+// ---- db_binary ----------------------------------------------------------------------------------
+
+struct DbBinaryRequest {
+  std::string db_path;
+  std::string key;  // a problem key, or its hash
+  std::string arch; // "" = the problem's
+  // The binary's tile config as `tcjit run` prints it ("64x64x32 w32x32 s3 k1 g1 va8 vb8") or as
+  // stored (JSON); "" = the fastest measured.
+  std::string config;
+  std::optional<DbVersions> versions; // none: current_db_versions()
+  // Receives a sentence per damaged binary skipped (even when another is found); may be empty.
+  std::function<void(const std::string &)> on_warning;
+};
+
+struct DbBinaryFound {
+  std::string arch, config_json;
+  std::string ptx;
+  std::vector<uint8_t> cubin;
+  std::string cubin_sha256;
+};
+
+// The stored binary of a problem. Throws Error(not_found) when there is none (or only damaged
+// ones), Error(invalid_argument) for a config that does not parse.
+DbBinaryFound db_binary(const DbBinaryRequest &request);
+
+// ---- db_stats -----------------------------------------------------------------------------------
+
+struct DbStatsRequest {
+  std::string db_path;
+  std::optional<DbVersions> versions; // none: current_db_versions()
+};
+
+struct DbStats {
+  std::string path;
+  int schema_version = 0;
+  int64_t problems = 0, binaries = 0, results = 0, dispatch_tables = 0, dispatch_entries = 0;
+  int64_t stale_binaries = 0; // of other versions than `current`
+  DbVersions current;
+  int64_t cubin_bytes = 0, ptx_bytes = 0;
+  int64_t file_bytes = 0, wal_bytes = 0, free_pages = 0;
+  std::vector<std::pair<std::string, int64_t>> results_by_status; // by status name
+  std::vector<std::pair<std::string, int64_t>> binaries_by_arch;
+};
+
+DbStats db_stats(const DbStatsRequest &request);
+
+// ---- db_prune -----------------------------------------------------------------------------------
+
+struct DbPruneRequest {
+  std::string db_path;
+  bool stale = false;     // remove binaries of other versions than `versions`
+  std::string older_than; // remove binaries, results and dispatch tables older than 90s, 45m, ...
+  std::optional<DbVersions> versions; // none: current_db_versions()
+};
+
+struct DbPruneReport {
+  int64_t binaries_removed = 0, results_removed = 0, problems_removed = 0;
+  int64_t dispatch_tables_removed = 0;
+};
+
+// Throws Error(invalid_argument) when the request removes nothing or older_than is not an age.
+DbPruneReport db_prune(const DbPruneRequest &request);
+
+// ---- db_export, db_import, db_merge -------------------------------------------------------------
+
+struct DbRejectedRecord {
+  std::string where, reason;
+};
+
+struct DbTransferCounts {
+  int64_t problems = 0, binaries = 0;
+  int64_t binaries_rejected = 0; // their cubin does not match its sha256: not copied
+  int64_t results_added = 0, results_already_present = 0;
+  int64_t dispatch_tables = 0, dispatch_tables_rejected = 0;
+  std::vector<DbRejectedRecord> rejected; // import, merge: each record not stored, and why
+  std::vector<std::string> warnings;      // export: records written with invalid stored JSON
+};
+
+struct DbTransferRequest {
+  std::string db_path;
+  // export: the file written ("" or "-": the stream given); import: the file read ("-": the
+  // stream given); merge: the other database.
+  std::string file;
+};
+
+// Writes every row as JSON Lines (the database is opened before the file is created).
+DbTransferCounts db_export(const DbTransferRequest &request, std::ostream &out);
+// Adds the rows of an export, all or nothing per record (creates the database when missing).
+DbTransferCounts db_import(const DbTransferRequest &request, std::istream &in);
+// Adds every row of another database (keeps every measurement).
+DbTransferCounts db_merge(const DbTransferRequest &request);
+
+// ---- db_check, db_vacuum ------------------------------------------------------------------------
+
+struct DbCheckReport {
+  std::string path;
+  bool ok = true;
+  std::string check;                 // "quick_check" or "integrity_check"
+  std::vector<std::string> problems; // what is damaged
+  std::vector<std::string> notes;    // what was not checked, and why
+  int64_t binaries_checked = 0;
+  std::vector<std::string> bad_cubins; // cubins whose sha256 mismatches
+  int64_t dispatch_tables_checked = 0;
+  std::vector<std::string> bad_dispatch_tables;
+  std::vector<std::string> bad_values; // values the readers would refuse
+  std::string recovery;                // how to recover, when !ok
+};
+
+// Checks the file for damage (full: PRAGMA integrity_check, else quick_check) and every cubin's
+// hash. Damage is reported, not thrown.
+DbCheckReport db_check(const std::string &db_path, bool full);
+
+struct DbVacuumReport {
+  std::string path;
+  int64_t bytes_before = 0, bytes_after = 0;
+};
+
+DbVacuumReport db_vacuum(const std::string &db_path);
+
+} // namespace tcjit
