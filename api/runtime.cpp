@@ -1,8 +1,9 @@
 // tcjit::Runtime and tcjit::Operation (include/tcjit/tcjit.hpp): the kernel for a spec from
-// memory, the kernel database or the code generator (engine::find_or_compile_gemm, as `tcjit run`),
-// loaded once into the runtime's device and launched through engine::launch_gemm.
+// memory, the kernel database or the code generator (engine::find_or_compile_kernel, as `tcjit
+// run`), loaded once into the runtime's device and launched through engine::launch_kernel.
 #include "tcjit/tcjit.hpp"
 
+#include "api/served_kernel_error.h"
 #include "api/spec_check.h"
 #include "api/verify.h"
 #include "compiler/codegen/plan/conv_lowering.h"
@@ -15,8 +16,8 @@
 #include "compiler/spec/problem_key.h"
 #include "compiler/spec/shape.h"
 #include "compiler/spec/validate.h"
-#include "engine/gemm_launch.h"
 #include "engine/kernel_cache.h"
+#include "engine/kernel_launch.h"
 #include "engine/kernel_records.h"
 #include "kernels_db/dispatch.h"
 #include "kernels_db/kernels_db.h"
@@ -128,17 +129,17 @@ private:
 
 // One compiled kernel loaded into the runtime's device, shared by every operation whose plan has
 // its identity (codegen::kernel_identity: the same PTX whatever the sizes).
-struct LoadedKernel {
+struct SharedKernel {
   std::string identity;
   codegen::CompiledKernel kernel;
-  engine::KernelResources resources;
+  engine::MainKernelResources resources;
   std::shared_ptr<DeviceContext> device;
-  engine::LoadedGemm loaded;
+  engine::LoadedKernel loaded;
 
-  LoadedKernel() = default;
-  LoadedKernel(const LoadedKernel &) = delete;
-  LoadedKernel &operator=(const LoadedKernel &) = delete;
-  ~LoadedKernel() {
+  SharedKernel() = default;
+  SharedKernel(const SharedKernel &) = delete;
+  SharedKernel &operator=(const SharedKernel &) = delete;
+  ~SharedKernel() {
     if (!device || loaded.module.id == 0)
       return;
     std::lock_guard lock(device->mutex);
@@ -157,11 +158,11 @@ struct Operation::State {
   ProblemKey key;
   // The kernel launches use: replaced once by the winner of a background tune
   // (MissPolicy::background), so each launch takes one snapshot of it.
-  mutable std::atomic<std::shared_ptr<const LoadedKernel>> kernel;
+  mutable std::atomic<std::shared_ptr<const SharedKernel>> kernel;
   // A spec with size ranges tuned by `tcjit tune`: the kernel of each size bucket (index i serves
   // dispatch->table().entries[i]); sizes in no bucket take `kernel`.
   std::optional<kernels_db::DispatchIndex> dispatch;
-  std::vector<std::shared_ptr<const LoadedKernel>> dispatch_kernels;
+  std::vector<std::shared_ptr<const SharedKernel>> dispatch_kernels;
 };
 
 Operation::Operation(std::shared_ptr<const State> state, Origin origin)
@@ -191,8 +192,8 @@ std::string Operation::kernel_id() const {
 
 ResourceUsage Operation::resources() const {
   ResourceUsage r;
-  const std::shared_ptr<const LoadedKernel> kernel = state_->kernel.load();
-  const engine::KernelResources &k = kernel->resources;
+  const std::shared_ptr<const SharedKernel> kernel = state_->kernel.load();
+  const engine::MainKernelResources &k = kernel->resources;
   if (k.registers >= 0)
     r.registers = k.registers;
   if (k.spill_bytes >= 0)
@@ -245,7 +246,7 @@ OpSpec bind_launch_sizes(const Operation::State &s, const GemmArgs &args) {
 }
 
 // The kernel's vector widths need the alignment they were compiled for. Throws Error.
-void check_launch_alignment(const OpSpec &bound, const LoadedKernel &kernel) {
+void check_launch_alignment(const OpSpec &bound, const SharedKernel &kernel) {
   const codegen::KernelPlan &plan = kernel.kernel.plan;
   for (const OperandAlignment &al : analyze_alignment(bound)) {
     const int needed = al.operand == "a"   ? plan.a.vec
@@ -263,7 +264,7 @@ void check_launch_alignment(const OpSpec &bound, const LoadedKernel &kernel) {
 }
 
 // The kernel that runs `bound` (a launch's sizes): its dispatch bucket's, else the operation's.
-std::shared_ptr<const LoadedKernel> kernel_for(const Operation::State &s, const OpSpec &bound) {
+std::shared_ptr<const SharedKernel> kernel_for(const Operation::State &s, const OpSpec &bound) {
   if (s.dispatch) {
     const GemmSpec &g = bound.gemm;
     if (const kernels_db::DispatchEntry *e =
@@ -275,12 +276,12 @@ std::shared_ptr<const LoadedKernel> kernel_for(const Operation::State &s, const 
 
 // Runs `kernel` for the bound `spec` on its device, on `stream` (under the device's mutex);
 // device failures and sizes the kernel cannot take become Error (`how_to_fix` for the latter).
-void launch_on_device(const LoadedKernel &kernel, const OpSpec &spec,
-                      const engine::GemmPointers &ptrs, void *stream, const char *how_to_fix) {
+void launch_on_device(const SharedKernel &kernel, const OpSpec &spec,
+                      const engine::OperandPointers &ptrs, void *stream, const char *how_to_fix) {
   std::lock_guard lock(kernel.device->mutex);
   try {
     const StreamScope on_stream(*kernel.device->device, stream);
-    engine::launch_gemm(*kernel.device->device, kernel.loaded, spec, ptrs);
+    engine::launch_kernel(*kernel.device->device, kernel.loaded, spec, ptrs);
   } catch (const device::DeviceError &e) {
     throw device_error(e, "launch");
   } catch (const std::invalid_argument &e) {
@@ -335,9 +336,9 @@ void Operation::launch_conv(const ConvArgs &args, void *stream) const {
     }
   }
   const OpSpec &spec = as_prepared ? s.spec : bound;
-  std::shared_ptr<const LoadedKernel> kernel = s.kernel.load();
-  const engine::GemmPointers ptrs{ptr(roles.a), ptr(roles.b), ptr(roles.c), ptr(roles.c),
-                                  args.bias};
+  std::shared_ptr<const SharedKernel> kernel = s.kernel.load();
+  const engine::OperandPointers ptrs{ptr(roles.a), ptr(roles.b), ptr(roles.c), ptr(roles.c),
+                                     args.bias};
   launch_on_device(*kernel, spec, ptrs, stream, "pass a batch size n that fits");
 }
 
@@ -363,7 +364,7 @@ void Operation::launch(const GemmArgs &args, void *stream) const {
   // nothing to bind or check again on this path.
   const bool as_prepared =
       s.concrete && args.m == 0 && args.n == 0 && args.k == 0 && args.batch == 0;
-  std::shared_ptr<const LoadedKernel> kernel = s.kernel.load();
+  std::shared_ptr<const SharedKernel> kernel = s.kernel.load();
   OpSpec bound;
   if (!as_prepared) {
     bound = bind_launch_sizes(s, args);
@@ -371,7 +372,8 @@ void Operation::launch(const GemmArgs &args, void *stream) const {
     check_launch_alignment(bound, *kernel);
   }
   const OpSpec &spec = as_prepared ? s.spec : bound;
-  const engine::GemmPointers ptrs{args.a, args.b, args.c == 0 ? args.d : args.c, args.d, args.bias};
+  const engine::OperandPointers ptrs{args.a, args.b, args.c == 0 ? args.d : args.c, args.d,
+                                     args.bias};
   launch_on_device(*kernel, spec, ptrs, stream, "pass sizes the spec allows");
 }
 
@@ -380,12 +382,12 @@ struct Runtime::Impl {
   std::shared_ptr<DeviceContext> device = std::make_shared<DeviceContext>();
   std::string arch;
   bool tf32_off = false;
-  engine::Backend backend = engine::Backend::llvm;
+  codegen::Backend backend = codegen::Backend::llvm;
   std::optional<kernels_db::KernelsDb> db;
 
   std::mutex map_mutex; // guards operations and kernels
   std::unordered_map<std::string, std::shared_ptr<const Operation::State>> operations;
-  std::unordered_map<std::string, std::shared_ptr<const LoadedKernel>> kernels; // by identity
+  std::unordered_map<std::string, std::shared_ptr<const SharedKernel>> kernels; // by identity
   std::mutex prepare_mutex; // one lookup/compile at a time
 
   std::shared_ptr<const Operation::State> find(const std::string &key_text) {
@@ -393,7 +395,7 @@ struct Runtime::Impl {
     const auto it = operations.find(key_text);
     return it == operations.end() ? nullptr : it->second;
   }
-  std::shared_ptr<const LoadedKernel> find_kernel(const std::string &identity) {
+  std::shared_ptr<const SharedKernel> find_kernel(const std::string &identity) {
     std::lock_guard lock(map_mutex);
     const auto it = kernels.find(identity);
     return it == kernels.end() ? nullptr : it->second;
@@ -424,25 +426,25 @@ struct Runtime::Impl {
       tuning_worker.join();
   }
 
-  // Loads the kernel of `source` into the device, or finds it loaded (by identity).
-  std::shared_ptr<const LoadedKernel> load(engine::KernelSource &&source) {
-    const std::string identity = codegen::kernel_identity(source.kernel.plan);
+  // Loads the kernel of `served` into the device, or finds it loaded (by identity).
+  std::shared_ptr<const SharedKernel> load(engine::ServedKernel &&served) {
+    const std::string identity = codegen::kernel_identity(served.kernel.plan);
     if (auto kernel = find_kernel(identity))
       return kernel;
-    auto loaded = std::make_shared<LoadedKernel>();
+    auto loaded = std::make_shared<SharedKernel>();
     loaded->identity = identity;
-    loaded->kernel = std::move(source.kernel);
-    loaded->resources = source.resources;
+    loaded->kernel = std::move(served.kernel);
+    loaded->resources = served.resources;
     loaded->device = device;
     {
       std::lock_guard device_lock(device->mutex);
       try {
-        loaded->loaded = engine::load_gemm(*device->device, loaded->kernel, source.cubin);
+        loaded->loaded = engine::load_kernel(*device->device, loaded->kernel, served.cubin);
       } catch (const device::DeviceError &e) {
         throw device_error(e, "prepare");
       }
     }
-    std::shared_ptr<const LoadedKernel> kernel = std::move(loaded);
+    std::shared_ptr<const SharedKernel> kernel = std::move(loaded);
     std::lock_guard lock(map_mutex);
     return kernels.emplace(identity, kernel).first->second;
   }
@@ -533,13 +535,13 @@ struct Runtime::Impl {
     request.tf32_off = tf32_off;
     request.backend = backend;
     request.config = *r.best;
-    engine::KernelSource source = [&] {
+    engine::ServedKernel served = [&] {
       std::lock_guard prepare_lock(prepare_mutex);
       return tuner::serve_kernel(state.spec, state.key, request, db ? &*db : nullptr);
     }();
-    if (!source.ok())
-      throw Error(ErrorCode::internal, source.errors.front(), "tune", "");
-    state.kernel.store(load(std::move(source)));
+    if (!served.ok())
+      throw Error(ErrorCode::internal, served.errors.front(), "tune", "");
+    state.kernel.store(load(std::move(served)));
   }
 
   void wait_for_tunes() {
@@ -574,25 +576,25 @@ struct Runtime::Impl {
       request.backend = backend;
       request.config = engine::parse_config_json(entry.config_json);
       request.compile_on_miss = options.on_miss != MissPolicy::fail;
-      engine::KernelSource source;
+      engine::ServedKernel served;
       if (request.config)
-        source = tuner::serve_kernel(state.spec, state.key, request, &*db);
-      if (source.missed)
+        served = tuner::serve_kernel(state.spec, state.key, request, &*db);
+      if (served.missed)
         throw Error(ErrorCode::not_found,
                     "the dispatch table of " + state.spec_text + " names config " +
                         entry.config_json + ", whose kernel is not in the database " + db->path(),
                     "prepare", "re-run `tcjit tune` for it, or use MissPolicy::heuristic");
-      if (!request.config || !source.ok()) { // a table this code generator cannot follow
+      if (!request.config || !served.ok()) { // a table this code generator cannot follow
         state.dispatch.reset();
         state.dispatch_kernels.clear();
         return;
       }
-      state.dispatch_kernels.push_back(load(std::move(source)));
+      state.dispatch_kernels.push_back(load(std::move(served)));
     }
   }
 
   std::shared_ptr<const Operation::State> remember(const OpSpec &spec, const ProblemKey &key,
-                                                   std::shared_ptr<const LoadedKernel> kernel) {
+                                                   std::shared_ptr<const SharedKernel> kernel) {
     auto state = std::make_shared<Operation::State>();
     state->spec = spec;
     state->concrete = is_concrete(spec);
@@ -614,7 +616,7 @@ Runtime::Runtime(const RuntimeOptions &options) : impl_(std::make_unique<Impl>()
                 "RuntimeOptions::tune_budget = " + std::to_string(options.tune_budget) +
                     " is not in 1..100000",
                 "Runtime", "give the number of candidates a miss may tune (default 24)");
-  if (const auto backend = engine::parse_backend(options.backend))
+  if (const auto backend = codegen::parse_backend(options.backend))
     impl_->backend = *backend;
   else
     throw Error(ErrorCode::invalid_argument, "unknown backend '" + options.backend + "'", "Runtime",
@@ -700,7 +702,7 @@ Operation Runtime::prepare(const OpSpec &spec) {
     return Operation(std::move(state), Origin::memory);
   // A kernel already loaded for another problem serves this one when its plan is the one the
   // first chosen config (tuned, else the default chooser's) gives; not a fallback's: that one is
-  // taken only when the first spills, which find_or_compile_gemm finds out. The first's identity
+  // taken only when the first spills, which find_or_compile_kernel finds out. The first's identity
   // also names the fallback kernel chosen when it spilled.
   engine::KernelRequest request;
   request.arch = rt.arch;
@@ -741,35 +743,26 @@ Operation Runtime::prepare(const OpSpec &spec) {
     request.chosen = chosen;
     request.chosen_note = tuned_note;
   }
-  engine::KernelSource source;
+  engine::ServedKernel served;
   try {
-    source = tuner::serve_kernel(spec, key, request, rt.db ? &*rt.db : nullptr);
+    served = tuner::serve_kernel(spec, key, request, rt.db ? &*rt.db : nullptr);
   } catch (const kernels_db::DbError &e) {
     throw Error(ErrorCode::database, e.what(), "prepare", "check the database (`tcjit db check`)");
   } catch (const std::runtime_error &e) {
     throw Error(ErrorCode::internal, e.what(), "prepare", "");
   }
-  if (!source.ok()) {
-    std::string text;
-    for (const std::string &e : source.errors)
-      text += (text.empty() ? "" : "\n") + e;
-    const std::string fix = source.missed
-                                ? "compile and store it first (`tcjit run \"" + print_spec(spec) +
-                                      "\"" + (rt.db ? " --db " + rt.db->path() : std::string()) +
-                                      "` or `tcjit tune`), or open the runtime with "
-                                      "MissPolicy::heuristic"
-                                : "change the spec as the message says";
-    if (source.internal_error)
-      throw Error(ErrorCode::internal, text, "prepare",
-                  "report it with the spec (a bug in tcjit's code generator)");
-    throw Error(source.missed ? ErrorCode::not_found : ErrorCode::bad_spec, text, "prepare", fix);
-  }
+  if (!served.ok())
+    throw api::served_kernel_error(
+        served, "prepare", ErrorCode::bad_spec,
+        "compile and store it first (`tcjit run \"" + print_spec(spec) + "\"" +
+            (rt.db ? " --db " + rt.db->path() : std::string()) +
+            "` or `tcjit tune`), or open the runtime with MissPolicy::heuristic");
 
   // A tune stores its winner's kernel, so the lookup after it is a database hit: still tuned now.
   const Origin origin = tuned == Origin::tuned_now                        ? Origin::tuned_now
-                        : source.origin == engine::KernelOrigin::database ? Origin::database
+                        : served.origin == engine::KernelOrigin::database ? Origin::database
                                                                           : Origin::compiled_now;
-  std::shared_ptr<const LoadedKernel> kernel = rt.load(std::move(source));
+  std::shared_ptr<const SharedKernel> kernel = rt.load(std::move(served));
   if (!default_id.empty() && default_id != kernel->identity) { // the first spilled: a fallback
     std::lock_guard lock(rt.map_mutex);
     rt.kernels.emplace(default_id, kernel);

@@ -11,6 +11,7 @@
 #include "kernels_db/kernels_db.h"
 #include "kernels_db/record_json.h"
 #include "runtime/device_factory.h"
+#include "support/string_printf.h"
 #include "tuner/cost_model.h"
 #include "tuner/measure_cuda.h"
 #include "tuner/measure_model.h"
@@ -31,12 +32,6 @@
 namespace tcjit {
 
 namespace {
-
-std::string fmt(const char *format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
 
 // "I/N" with 0 <= I < N.
 bool parse_shard(const std::string &text, size_t &index, size_t &count, std::string &error) {
@@ -173,7 +168,8 @@ std::string summary_table(const std::vector<ProblemOutcome> &outcomes,
       }
       const tuner::Measurement &m = r.best_measurement;
       const bool predicted = m.provenance.kind == kernels_db::ProvenanceKind::predicted;
-      const std::string time = fmt("%.2f us", m.timing->median_us) + (predicted ? "*" : " ");
+      const std::string time =
+          support::string_printf("%.2f us", m.timing->median_us) + (predicted ? "*" : " ");
       const double tflops = m.tflops.value_or(0);
       line(std::snprintf(buf, sizeof buf, "%-*s %-40s %14s %9.1f %5.0f%%  %s\n", width,
                          name.c_str(), codegen::to_string(*r.best).c_str(), time.c_str(), tflops,
@@ -213,7 +209,7 @@ TuneReport tune_ops(const std::vector<WorkloadEntry> &ops, const TuneRequest &re
   if (request.arch != "auto" && !find_arch(request.arch))
     throw bad_request("unknown arch '" + request.arch + "' (tcjit targets " +
                       std::string(known_arch_list()) + ", or auto)");
-  const std::optional<engine::Backend> backend = engine::parse_backend(request.backend);
+  const std::optional<codegen::Backend> backend = codegen::parse_backend(request.backend);
   if (!backend)
     throw bad_request("--backend '" + request.backend + "' is not one of llvm, nvrtc");
   if (request.device != "auto" && request.device != "emu" && request.device != "cuda")

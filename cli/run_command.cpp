@@ -8,13 +8,13 @@
 #include "cli/exit_codes.h"
 #include "cli/progress_line.h"
 #include "cli/spec_input.h"
+#include "support/string_printf.h"
 #include "tcjit/tools.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cstdio>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -45,18 +45,12 @@ struct RunRecord {
   double worst = 0; // error / tolerance
 };
 
-std::string fmt(const char *format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
 // The live line of an emulator launch: "[2/23] conv3: 1234/2700 blocks (46%), 3s, about 4s left".
 std::string progress_text(const std::string &prefix, const Progress &p) {
   std::string text =
       prefix + ": " + std::to_string(p.done) + "/" + std::to_string(p.total) + " " + p.what;
   if (p.total > 0)
-    text += " (" + fmt("%.0f%%", 100.0 * double(p.done) / double(p.total)) + ")";
+    text += " (" + support::string_printf("%.0f%%", 100.0 * double(p.done) / double(p.total)) + ")";
   text += ", " + short_duration(p.elapsed_seconds);
   if (p.done > 0 && p.total > p.done)
     text += ", about " +
@@ -162,8 +156,8 @@ int run_run(const RunOptions &opt) {
     for (const RunRecord &r : records)
       std::cout << std::left << std::setw(int(width)) << r.name << "  " << std::setw(6) << r.result
                 << "  " << std::right << std::setw(8) << r.elements << "  " << std::setw(13)
-                << (r.elements ? fmt("%.3g", r.worst) : std::string("-")) << "  " << std::left
-                << r.config << "\n";
+                << (r.elements ? support::string_printf("%.3g", r.worst) : std::string("-")) << "  "
+                << std::left << r.config << "\n";
   }
   return status;
 }

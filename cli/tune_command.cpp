@@ -7,6 +7,7 @@
 #include "cli/exit_codes.h"
 #include "cli/progress_line.h"
 #include "cli/spec_input.h"
+#include "support/string_printf.h"
 #include "tcjit/tools.hpp"
 
 #include <CLI/CLI.hpp>
@@ -14,7 +15,6 @@
 
 #include <atomic>
 #include <csignal>
-#include <cstdio>
 #include <iostream>
 #include <memory>
 
@@ -35,12 +35,6 @@ extern "C" void on_stop_signal(int signal) {
   std::signal(signal, SIG_DFL); // a second Ctrl-C ends the process at once
 }
 
-std::string fmt(const char *format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
 // The display of tune_ops's events: the plan, then per problem a live line on a terminal (plain
 // "started" lines elsewhere) and its outcome.
 void show_event(ProgressLine &line, const TuneEvent &e) {
@@ -58,7 +52,7 @@ void show_event(ProgressLine &line, const TuneEvent &e) {
     if (e.failed)
       text += " (" + std::to_string(e.failed) + " failed)";
     if (!e.best_config.empty())
-      text += "  best " + fmt("%.2f us", e.best_us) + " " + e.best_config;
+      text += "  best " + support::string_printf("%.2f us", e.best_us) + " " + e.best_config;
     if (e.done > 0 && e.planned > e.done)
       text += "  ETA " +
               short_duration(e.elapsed_seconds / double(e.done) * double(e.planned - e.done));
