@@ -130,7 +130,7 @@ void Runtime::Impl::tune_and_switch(const Operation::State &state) {
   request.tf32_off = tf32_off;
   request.backend = backend;
   request.config = *r.best;
-  engine::KernelSource source = [&] {
+  engine::ServedKernel source = [&] {
     std::lock_guard prepare_lock(prepare_mutex);
     return tuner::serve_kernel(state.spec, state.key, request, db ? &*db : nullptr);
   }();

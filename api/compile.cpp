@@ -52,7 +52,7 @@ CompiledModule compile_module(const OpSpec &spec, const CompileRequest &request,
                 "unknown arch '" + request.arch + "' (tcjit targets " +
                     std::string(known_arch_list()) + ")",
                 "compile", "");
-  const std::optional<engine::Backend> backend = engine::parse_backend(request.backend);
+  const std::optional<codegen::Backend> backend = codegen::parse_backend(request.backend);
   if (!backend)
     throw Error(ErrorCode::invalid_argument,
                 "--backend '" + request.backend + "' is not one of llvm, nvrtc", "compile", "");
@@ -61,6 +61,7 @@ CompiledModule compile_module(const OpSpec &spec, const CompileRequest &request,
   copt.arch = request.arch;
   copt.tf32_off = tf32_disabled_by_environment();
   copt.libdevice = jit::current_cuda_toolkit().libdevice.path;
+  copt.backend = *backend;
   if (!request.config.empty()) {
     codegen::TileConfig c;
     std::string error;
@@ -70,7 +71,7 @@ CompiledModule compile_module(const OpSpec &spec, const CompileRequest &request,
   }
   codegen::CompiledKernel k;
   try {
-    k = engine::compile_kernel(spec, copt, *backend);
+    k = engine::compile_kernel(spec, copt);
   } catch (const std::logic_error &e) { // the generated source does not compile: a tcjit bug
     throw Error(ErrorCode::internal, e.what(), "compile", "");
   } catch (const std::runtime_error &e) { // NVRTC cannot be loaded
@@ -96,7 +97,7 @@ CompiledModule compile_module(const OpSpec &spec, const CompileRequest &request,
   m.plan_text = codegen::describe(k.plan);
   m.threads = k.plan.threads;
   m.dynamic_shared_bytes = k.plan.smem_bytes;
-  m.backend = engine::to_string(*backend);
+  m.backend = codegen::to_string(*backend);
   m.cuda_source = k.cuda_source;
   m.ptx = k.ptx;
   for (const device::KernelInfo &info : cuda::parse_ptx_entries(k.ptx, k.plan.kernel_name + ".ptx"))
@@ -109,7 +110,7 @@ CompiledModule compile_module(const OpSpec &spec, const CompileRequest &request,
   std::ostringstream out;
   out << "config   " << m.config << (m.default_config ? "  (default)" : "") << "\n";
   out << m.plan_text;
-  if (*backend == engine::Backend::nvrtc)
+  if (*backend == codegen::Backend::cuda_source)
     out << "backend  nvrtc (CUDA C++ " << m.cuda_source.size() << " bytes, NVRTC "
         << jit::nvrtc_library().major << "." << jit::nvrtc_library().minor << ")\n";
   nlohmann::json j = {{"spec", m.spec_text},
@@ -141,7 +142,7 @@ CompiledModule compile_module(const OpSpec &spec, const CompileRequest &request,
     m.cubin = std::move(build.cubin);
     m.cubin_compiler = build.stage;
     m.cubin_options = build.options;
-    for (const jit::KernelResources &r : build.resources) {
+    for (const jit::EntryResources &r : build.resources) {
       KernelUsage u;
       u.kernel = r.kernel;
       u.registers = r.registers;

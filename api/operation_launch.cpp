@@ -41,7 +41,7 @@ private:
 
 } // namespace
 
-using api::LoadedKernel;
+using api::SharedKernel;
 
 Operation::Operation(std::shared_ptr<const State> state, Origin origin)
     : state_(std::move(state)), origin_(origin) {}
@@ -70,8 +70,8 @@ std::string Operation::kernel_id() const {
 
 ResourceUsage Operation::resources() const {
   ResourceUsage r;
-  const std::shared_ptr<const LoadedKernel> kernel = state_->kernel.load();
-  const engine::KernelResources &k = kernel->resources;
+  const std::shared_ptr<const SharedKernel> kernel = state_->kernel.load();
+  const engine::MainKernelResources &k = kernel->resources;
   if (k.registers >= 0)
     r.registers = k.registers;
   if (k.spill_bytes >= 0)
@@ -124,7 +124,7 @@ OpSpec bind_launch_sizes(const Operation::State &s, const GemmArgs &args) {
 }
 
 // The kernel's vector widths need the alignment they were compiled for. Throws Error.
-void check_launch_alignment(const OpSpec &bound, const LoadedKernel &kernel) {
+void check_launch_alignment(const OpSpec &bound, const SharedKernel &kernel) {
   const codegen::KernelPlan &plan = kernel.kernel.plan;
   for (const OperandAlignment &al : analyze_alignment(bound)) {
     const int needed = al.operand == "a"   ? plan.a.vec
@@ -142,7 +142,7 @@ void check_launch_alignment(const OpSpec &bound, const LoadedKernel &kernel) {
 }
 
 // The kernel that runs `bound` (a launch's sizes): its dispatch bucket's, else the operation's.
-std::shared_ptr<const LoadedKernel> kernel_for(const Operation::State &s, const OpSpec &bound) {
+std::shared_ptr<const SharedKernel> kernel_for(const Operation::State &s, const OpSpec &bound) {
   if (s.dispatch) {
     const GemmSpec &g = bound.gemm;
     if (const kernels_db::DispatchEntry *e =
@@ -154,12 +154,12 @@ std::shared_ptr<const LoadedKernel> kernel_for(const Operation::State &s, const 
 
 // Runs `kernel` for the bound `spec` on its device, on `stream` (under the device's mutex);
 // device failures and sizes the kernel cannot take become Error (`how_to_fix` for the latter).
-void launch_on_device(const LoadedKernel &kernel, const OpSpec &spec,
-                      const engine::GemmPointers &ptrs, void *stream, const char *how_to_fix) {
+void launch_on_device(const SharedKernel &kernel, const OpSpec &spec,
+                      const engine::OperandPointers &ptrs, void *stream, const char *how_to_fix) {
   std::lock_guard lock(kernel.device->mutex);
   try {
     const StreamScope on_stream(*kernel.device->device, stream);
-    engine::launch_gemm(*kernel.device->device, kernel.loaded, spec, ptrs);
+    engine::launch_kernel(*kernel.device->device, kernel.loaded, spec, ptrs);
   } catch (const device::DeviceError &e) {
     throw api::device_error(e, "launch");
   } catch (const std::invalid_argument &e) {
@@ -214,9 +214,9 @@ void Operation::launch_conv(const ConvArgs &args, void *stream) const {
     }
   }
   const OpSpec &spec = as_prepared ? s.spec : bound;
-  std::shared_ptr<const LoadedKernel> kernel = s.kernel.load();
-  const engine::GemmPointers ptrs{ptr(roles.a), ptr(roles.b), ptr(roles.c), ptr(roles.c),
-                                  args.bias};
+  std::shared_ptr<const SharedKernel> kernel = s.kernel.load();
+  const engine::OperandPointers ptrs{ptr(roles.a), ptr(roles.b), ptr(roles.c), ptr(roles.c),
+                                     args.bias};
   launch_on_device(*kernel, spec, ptrs, stream, "pass a batch size n that fits");
 }
 
@@ -242,7 +242,7 @@ void Operation::launch(const GemmArgs &args, void *stream) const {
   // nothing to bind or check again on this path.
   const bool as_prepared =
       s.concrete && args.m == 0 && args.n == 0 && args.k == 0 && args.batch == 0;
-  std::shared_ptr<const LoadedKernel> kernel = s.kernel.load();
+  std::shared_ptr<const SharedKernel> kernel = s.kernel.load();
   OpSpec bound;
   if (!as_prepared) {
     bound = bind_launch_sizes(s, args);
@@ -250,7 +250,8 @@ void Operation::launch(const GemmArgs &args, void *stream) const {
     check_launch_alignment(bound, *kernel);
   }
   const OpSpec &spec = as_prepared ? s.spec : bound;
-  const engine::GemmPointers ptrs{args.a, args.b, args.c == 0 ? args.d : args.c, args.d, args.bias};
+  const engine::OperandPointers ptrs{args.a, args.b, args.c == 0 ? args.d : args.c, args.d,
+                                     args.bias};
   launch_on_device(*kernel, spec, ptrs, stream, "pass sizes the spec allows");
 }
 

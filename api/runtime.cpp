@@ -1,9 +1,10 @@
 // tcjit::Runtime (include/tcjit/tcjit.hpp): the device, the database and the kernel cache — the
 // kernel for a spec from memory, the kernel database or the code generator
-// (engine::find_or_compile_gemm, as `tcjit run`), loaded once into the runtime's device per
+// (engine::find_or_compile_kernel, as `tcjit run`), loaded once into the runtime's device per
 // identity, with the dispatch table of a spec with size ranges. Launching is
 // operation_launch.cpp's, tuning background_tuning.cpp's (api/runtime_state.h).
 #include "api/runtime_state.h"
+#include "api/served_kernel_error.h"
 
 #include "api/spec_check.h"
 #include "api/verify.h"
@@ -63,7 +64,7 @@ Error device_error(const device::DeviceError &e, const std::string &where) {
 } // namespace api
 
 using api::device_error;
-using api::LoadedKernel;
+using api::SharedKernel;
 
 std::shared_ptr<const Operation::State> Runtime::Impl::find(const std::string &key_text) {
   std::lock_guard lock(map_mutex);
@@ -71,17 +72,17 @@ std::shared_ptr<const Operation::State> Runtime::Impl::find(const std::string &k
   return it == operations.end() ? nullptr : it->second;
 }
 
-std::shared_ptr<const LoadedKernel> Runtime::Impl::find_kernel(const std::string &identity) {
+std::shared_ptr<const SharedKernel> Runtime::Impl::find_kernel(const std::string &identity) {
   std::lock_guard lock(map_mutex);
   const auto it = kernels.find(identity);
   return it == kernels.end() ? nullptr : it->second;
 }
 
-std::shared_ptr<const LoadedKernel> Runtime::Impl::load(engine::KernelSource &&source) {
+std::shared_ptr<const SharedKernel> Runtime::Impl::load(engine::ServedKernel &&source) {
   const std::string identity = codegen::kernel_identity(source.kernel.plan);
   if (auto kernel = find_kernel(identity))
     return kernel;
-  auto loaded = std::make_shared<LoadedKernel>();
+  auto loaded = std::make_shared<SharedKernel>();
   loaded->identity = identity;
   loaded->kernel = std::move(source.kernel);
   loaded->resources = source.resources;
@@ -89,12 +90,12 @@ std::shared_ptr<const LoadedKernel> Runtime::Impl::load(engine::KernelSource &&s
   {
     std::lock_guard device_lock(device->mutex);
     try {
-      loaded->loaded = engine::load_gemm(*device->device, loaded->kernel, source.cubin);
+      loaded->loaded = engine::load_kernel(*device->device, loaded->kernel, source.cubin);
     } catch (const device::DeviceError &e) {
       throw device_error(e, "prepare");
     }
   }
-  std::shared_ptr<const LoadedKernel> kernel = std::move(loaded);
+  std::shared_ptr<const SharedKernel> kernel = std::move(loaded);
   std::lock_guard lock(map_mutex);
   return kernels.emplace(identity, kernel).first->second;
 }
@@ -122,7 +123,7 @@ void Runtime::Impl::load_dispatch(Operation::State &state) {
     request.backend = backend;
     request.config = engine::parse_config_json(entry.config_json);
     request.compile_on_miss = options.on_miss != MissPolicy::fail;
-    engine::KernelSource source;
+    engine::ServedKernel source;
     if (request.config)
       source = tuner::serve_kernel(state.spec, state.key, request, &*db);
     if (source.missed)
@@ -141,7 +142,7 @@ void Runtime::Impl::load_dispatch(Operation::State &state) {
 
 std::shared_ptr<const Operation::State>
 Runtime::Impl::remember(const OpSpec &spec, const ProblemKey &key,
-                        std::shared_ptr<const LoadedKernel> kernel) {
+                        std::shared_ptr<const SharedKernel> kernel) {
   auto state = std::make_shared<Operation::State>();
   state->spec = spec;
   state->concrete = is_concrete(spec);
@@ -162,7 +163,7 @@ Runtime::Runtime(const RuntimeOptions &options) : impl_(std::make_unique<Impl>()
                 "RuntimeOptions::tune_budget = " + std::to_string(options.tune_budget) +
                     " is not in 1..100000",
                 "Runtime", "give the number of candidates a miss may tune (default 24)");
-  if (const auto backend = engine::parse_backend(options.backend))
+  if (const auto backend = codegen::parse_backend(options.backend))
     impl_->backend = *backend;
   else
     throw Error(ErrorCode::invalid_argument, "unknown backend '" + options.backend + "'", "Runtime",
@@ -232,7 +233,7 @@ Operation Runtime::prepare(const OpSpec &spec) {
     return Operation(std::move(state), Origin::memory);
   // A kernel already loaded for another problem serves this one when its plan is the one the
   // first chosen config (tuned, else the default chooser's) gives; not a fallback's: that one is
-  // taken only when the first spills, which find_or_compile_gemm finds out. The first's identity
+  // taken only when the first spills, which find_or_compile_kernel finds out. The first's identity
   // also names the fallback kernel chosen when it spilled.
   engine::KernelRequest request;
   request.arch = rt.arch;
@@ -273,35 +274,26 @@ Operation Runtime::prepare(const OpSpec &spec) {
     request.chosen = chosen;
     request.chosen_note = tuned_note;
   }
-  engine::KernelSource source;
+  engine::ServedKernel served;
   try {
-    source = tuner::serve_kernel(spec, key, request, rt.db ? &*rt.db : nullptr);
+    served = tuner::serve_kernel(spec, key, request, rt.db ? &*rt.db : nullptr);
   } catch (const kernels_db::DbError &e) {
     throw Error(ErrorCode::database, e.what(), "prepare", "check the database (`tcjit db check`)");
   } catch (const std::runtime_error &e) {
     throw Error(ErrorCode::internal, e.what(), "prepare", "");
   }
-  if (!source.ok()) {
-    std::string text;
-    for (const std::string &e : source.errors)
-      text += (text.empty() ? "" : "\n") + e;
-    const std::string fix = source.missed
-                                ? "compile and store it first (`tcjit run \"" + print_spec(spec) +
-                                      "\"" + (rt.db ? " --db " + rt.db->path() : std::string()) +
-                                      "` or `tcjit tune`), or open the runtime with "
-                                      "MissPolicy::heuristic"
-                                : "change the spec as the message says";
-    if (source.internal_error)
-      throw Error(ErrorCode::internal, text, "prepare",
-                  "report it with the spec (a bug in tcjit's code generator)");
-    throw Error(source.missed ? ErrorCode::not_found : ErrorCode::bad_spec, text, "prepare", fix);
-  }
+  if (!served.ok())
+    throw api::served_kernel_error(
+        served, "prepare", ErrorCode::bad_spec,
+        "compile and store it first (`tcjit run \"" + print_spec(spec) + "\"" +
+            (rt.db ? " --db " + rt.db->path() : std::string()) +
+            "` or `tcjit tune`), or open the runtime with MissPolicy::heuristic");
 
   // A tune stores its winner's kernel, so the lookup after it is a database hit: still tuned now.
   const Origin origin = tuned == Origin::tuned_now                        ? Origin::tuned_now
-                        : source.origin == engine::KernelOrigin::database ? Origin::database
+                        : served.origin == engine::KernelOrigin::database ? Origin::database
                                                                           : Origin::compiled_now;
-  std::shared_ptr<const LoadedKernel> kernel = rt.load(std::move(source));
+  std::shared_ptr<const SharedKernel> kernel = rt.load(std::move(served));
   if (!default_id.empty() && default_id != kernel->identity) { // the first spilled: a fallback
     std::lock_guard lock(rt.map_mutex);
     rt.kernels.emplace(default_id, kernel);

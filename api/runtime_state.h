@@ -12,8 +12,8 @@
 #include "tcjit/tcjit.hpp"
 
 #include "compiler/spec/problem_key.h"
-#include "engine/gemm_launch.h"
 #include "engine/kernel_cache.h"
+#include "engine/kernel_launch.h"
 #include "kernels_db/dispatch.h"
 #include "kernels_db/kernels_db.h"
 #include "runtime/device/device.h"
@@ -44,17 +44,17 @@ Error device_error(const device::DeviceError &e, const std::string &where);
 
 // One compiled kernel loaded into the runtime's device, shared by every operation whose plan has
 // its identity (codegen::kernel_identity: the same PTX whatever the sizes).
-struct LoadedKernel {
+struct SharedKernel {
   std::string identity;
   codegen::CompiledKernel kernel;
-  engine::KernelResources resources;
+  engine::MainKernelResources resources;
   std::shared_ptr<DeviceContext> device;
-  engine::LoadedGemm loaded;
+  engine::LoadedKernel loaded;
 
-  LoadedKernel() = default;
-  LoadedKernel(const LoadedKernel &) = delete;
-  LoadedKernel &operator=(const LoadedKernel &) = delete;
-  ~LoadedKernel() {
+  SharedKernel() = default;
+  SharedKernel(const SharedKernel &) = delete;
+  SharedKernel &operator=(const SharedKernel &) = delete;
+  ~SharedKernel() {
     if (!device || loaded.module.id == 0)
       return;
     std::lock_guard lock(device->mutex);
@@ -75,11 +75,11 @@ struct Operation::State {
   ProblemKey key;
   // The kernel launches use: replaced once by the winner of a background tune
   // (MissPolicy::background), so each launch takes one snapshot of it.
-  mutable std::atomic<std::shared_ptr<const api::LoadedKernel>> kernel;
+  mutable std::atomic<std::shared_ptr<const api::SharedKernel>> kernel;
   // A spec with size ranges tuned by `tcjit tune`: the kernel of each size bucket (index i serves
   // dispatch->table().entries[i]); sizes in no bucket take `kernel`.
   std::optional<kernels_db::DispatchIndex> dispatch;
-  std::vector<std::shared_ptr<const api::LoadedKernel>> dispatch_kernels;
+  std::vector<std::shared_ptr<const api::SharedKernel>> dispatch_kernels;
 };
 
 struct Runtime::Impl {
@@ -87,25 +87,25 @@ struct Runtime::Impl {
   std::shared_ptr<api::DeviceContext> device = std::make_shared<api::DeviceContext>();
   std::string arch;
   bool tf32_off = false;
-  engine::Backend backend = engine::Backend::llvm;
+  codegen::Backend backend = codegen::Backend::llvm;
   std::optional<kernels_db::KernelsDb> db;
 
   std::mutex map_mutex; // guards operations and kernels
   std::unordered_map<std::string, std::shared_ptr<const Operation::State>> operations;
-  std::unordered_map<std::string, std::shared_ptr<const api::LoadedKernel>> kernels; // by identity
+  std::unordered_map<std::string, std::shared_ptr<const api::SharedKernel>> kernels; // by identity
   std::mutex prepare_mutex; // one lookup/compile at a time
 
   // The kernel cache (runtime.cpp).
   std::shared_ptr<const Operation::State> find(const std::string &key_text);
-  std::shared_ptr<const api::LoadedKernel> find_kernel(const std::string &identity);
+  std::shared_ptr<const api::SharedKernel> find_kernel(const std::string &identity);
   // Loads the kernel of `source` into the device, or finds it loaded (by identity).
-  std::shared_ptr<const api::LoadedKernel> load(engine::KernelSource &&source);
+  std::shared_ptr<const api::SharedKernel> load(engine::ServedKernel &&source);
   // The dispatch table `tcjit tune` stored for a spec with size ranges, its kernels loaded; none
   // when there is no valid table (the spec's one kernel serves every size).
   void load_dispatch(Operation::State &state);
   // The operation of a problem, remembered with its kernel (and dispatch table).
   std::shared_ptr<const Operation::State> remember(const OpSpec &spec, const ProblemKey &key,
-                                                   std::shared_ptr<const api::LoadedKernel> kernel);
+                                                   std::shared_ptr<const api::SharedKernel> kernel);
 
   // Background tunes (MissPolicy::background): one worker thread takes the operations queued by
   // prepare() one at a time; wait_for_tuning() waits until the queue is done, ~Impl stops it.

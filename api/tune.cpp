@@ -11,6 +11,7 @@
 #include "kernels_db/kernels_db.h"
 #include "kernels_db/record_json.h"
 #include "runtime/device_factory.h"
+#include "support/string_printf.h"
 #include "tuner/cost_model.h"
 #include "tuner/measure_cuda.h"
 #include "tuner/measure_model.h"
@@ -31,12 +32,6 @@
 namespace tcjit {
 
 namespace {
-
-std::string fmt(const char *format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
 
 // "I/N" with 0 <= I < N.
 bool parse_shard(const std::string &text, size_t &index, size_t &count, std::string &error) {
@@ -173,7 +168,8 @@ std::string summary_table(const std::vector<ProblemOutcome> &outcomes,
       }
       const tuner::Measurement &m = r.best_measurement;
       const bool predicted = m.provenance.kind == kernels_db::ProvenanceKind::predicted;
-      const std::string time = fmt("%.2f us", m.timing->median_us) + (predicted ? "*" : " ");
+      const std::string time =
+          support::string_printf("%.2f us", m.timing->median_us) + (predicted ? "*" : " ");
       const double tflops = m.tflops.value_or(0);
       line(std::snprintf(buf, sizeof buf, "%-*s %-40s %14s %9.1f %5.0f%%  %s\n", width,
                          name.c_str(), codegen::to_string(*r.best).c_str(), time.c_str(), tflops,
@@ -203,7 +199,7 @@ struct CheckedTuneRequest {
   tuner::Budget budget;
   tuner::StrategyKind strategy = tuner::StrategyKind::model_topk;
   size_t shard_index = 0, shard_count = 1;
-  engine::Backend backend = engine::Backend::llvm;
+  codegen::Backend backend = codegen::Backend::llvm;
 };
 
 // Throws Error(invalid_argument) naming the first value that is not valid.
@@ -225,7 +221,7 @@ CheckedTuneRequest check_tune_request(const TuneRequest &request) {
   if (request.arch != "auto" && !find_arch(request.arch))
     throw bad_request("unknown arch '" + request.arch + "' (tcjit targets " +
                       std::string(known_arch_list()) + ", or auto)");
-  const std::optional<engine::Backend> backend = engine::parse_backend(request.backend);
+  const std::optional<codegen::Backend> backend = codegen::parse_backend(request.backend);
   if (!backend)
     throw bad_request("--backend '" + request.backend + "' is not one of llvm, nvrtc");
   checked.backend = *backend;
@@ -237,7 +233,7 @@ CheckedTuneRequest check_tune_request(const TuneRequest &request) {
 // The workload's distinct problems on `arch`; operations that cannot be tuned go to `skipped`,
 // each with why.
 std::vector<Problem> workload_problems(const std::vector<WorkloadEntry> &ops,
-                                       const std::string &arch, engine::Backend backend,
+                                       const std::string &arch, codegen::Backend backend,
                                        std::vector<std::string> &skipped) {
   const bool tf32_off = tf32_disabled_by_environment();
   std::vector<Problem> problems;

@@ -1,7 +1,9 @@
-// Runtime::verify and `tcjit run`: the kernel for one concrete spec (engine::find_or_compile_gemm,
-// the runtime's own path), run on random inputs, checked against the CPU reference, recorded.
+// Runtime::verify and `tcjit run`: the kernel for one concrete spec
+// (engine::find_or_compile_kernel, the runtime's own path), run on random inputs, checked against
+// the CPU reference, recorded.
 #include "api/verify.h"
 
+#include "api/served_kernel_error.h"
 #include "compiler/codegen/plan/conv_lowering.h"
 #include "compiler/reference/gemm_geometry.h"
 #include "compiler/spec/printer.h"
@@ -9,8 +11,9 @@
 #include "compiler/spec/shape.h"
 #include "engine/kernel_cache.h"
 #include "engine/kernel_records.h"
-#include "engine/verify_gemm.h"
+#include "engine/verify_kernel.h"
 #include "kernels_db/record_json.h"
+#include "support/string_printf.h"
 #include "tuner/chosen_configs.h"
 
 #include <nlohmann/json.hpp>
@@ -19,7 +22,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -28,12 +30,6 @@
 namespace tcjit::api {
 
 namespace {
-
-std::string fmt(const char *format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
 
 // Emulator runs estimated to take longer than this are refused unless allow_long is set.
 constexpr double kMaxEmuSeconds = 600;
@@ -140,17 +136,17 @@ std::string duration_text(double seconds) {
   if (seconds < 1)
     return "under a second";
   if (seconds < 120)
-    return fmt("%.0f s", seconds);
+    return support::string_printf("%.0f s", seconds);
   if (seconds < 7200)
-    return fmt("%.0f min", seconds / 60);
+    return support::string_printf("%.0f min", seconds / 60);
   if (seconds < 2 * 86400)
-    return fmt("%.1f h", seconds / 3600);
-  return fmt("%.3g days", seconds / 86400);
+    return support::string_printf("%.1f h", seconds / 3600);
+  return support::string_printf("%.3g days", seconds / 86400);
 }
 
 kernels_db::ResultRecord verified_result(const ProblemKey &key, const codegen::TileConfig &config,
                                          const std::string &arch, const device::DeviceInfo &dev,
-                                         const engine::GemmCheck &check) {
+                                         const engine::KernelCheck &check) {
   kernels_db::ResultRecord r;
   r.problem_key = key.text;
   r.config_json = engine::config_json(config);
@@ -224,7 +220,7 @@ private:
 } // namespace
 
 VerifyReport verify_on_device(device::Device &dev, kernels_db::KernelsDb *db,
-                              const std::string &arch, bool tf32_off, engine::Backend backend,
+                              const std::string &arch, bool tf32_off, codegen::Backend backend,
                               const OpSpec &spec, const VerifyRequest &request) {
   VerifyReport report;
   ReportText out(request.log);
@@ -250,16 +246,18 @@ VerifyReport verify_on_device(device::Device &dev, kernels_db::KernelsDb *db,
     const double need = host_bytes_needed(h, info.is_emulator);
     const double have = physical_memory_bytes();
     if (have > 0 && need > have)
-      throw Error(
-          ErrorCode::invalid_argument,
-          "the problem needs " + fmt("%.1f", gib(need)) + " GiB of host memory for its buffers (" +
-              h.in1 + " " + fmt("%.1f", gib(h.in1_bytes)) + " GiB, " + h.in2 + " " +
-              fmt("%.1f", gib(h.in2_bytes)) + " GiB, " + h.out + " " +
-              fmt("%.1f", gib(h.out_bytes)) + " GiB, with the reference's and the output's copies" +
-              (info.is_emulator ? " and the emulator's device copies" : "") +
-              "); the limit is this machine's physical memory, " + fmt("%.1f", gib(have)) +
-              " GiB: make the problem (or its leading dimensions) smaller",
-          "verify", "");
+      throw Error(ErrorCode::invalid_argument,
+                  "the problem needs " + support::string_printf("%.1f", gib(need)) +
+                      " GiB of host memory for its buffers (" + h.in1 + " " +
+                      support::string_printf("%.1f", gib(h.in1_bytes)) + " GiB, " + h.in2 + " " +
+                      support::string_printf("%.1f", gib(h.in2_bytes)) + " GiB, " + h.out + " " +
+                      support::string_printf("%.1f", gib(h.out_bytes)) +
+                      " GiB, with the reference's and the output's copies" +
+                      (info.is_emulator ? " and the emulator's device copies" : "") +
+                      "); the limit is this machine's physical memory, " +
+                      support::string_printf("%.1f", gib(have)) +
+                      " GiB: make the problem (or its leading dimensions) smaller",
+                  "verify", "");
   }
   const ProblemKey key = make_problem_key(spec, arch, tf32_off);
   report.key_hash = key.hash_hex();
@@ -278,25 +276,18 @@ VerifyReport verify_on_device(device::Device &dev, kernels_db::KernelsDb *db,
                   "verify", "");
     kernel_request.config = c;
   }
-  engine::KernelSource source;
+  engine::ServedKernel served;
   try {
-    source = tuner::serve_kernel(spec, key, kernel_request, db);
+    served = tuner::serve_kernel(spec, key, kernel_request, db);
   } catch (const kernels_db::DbError &e) {
     throw Error(ErrorCode::database, e.what(), "verify", "");
   }
-  if (!source.ok()) {
-    std::string text;
-    for (const std::string &e : source.errors)
-      text += (text.empty() ? "" : "\n") + e;
-    throw Error(source.internal_error    ? ErrorCode::internal
-                : source.user_code_error ? ErrorCode::bad_spec
-                                         : ErrorCode::unsupported,
-                text, "verify", "");
-  }
-  report.warnings = source.warnings;
-  report.config = codegen::to_string(source.kernel.config);
-  report.kernel = source.kernel.plan.kernel_name;
-  report.cache = source.how;
+  if (!served.ok())
+    throw served_kernel_error(served, "verify", ErrorCode::unsupported);
+  report.warnings = served.warnings;
+  report.config = codegen::to_string(served.kernel.config);
+  report.kernel = served.kernel.plan.kernel_name;
+  report.cache = served.how;
   report.device = info.name;
   j["config"] = report.config;
   j["kernel"] = report.kernel;
@@ -306,24 +297,24 @@ VerifyReport verify_on_device(device::Device &dev, kernels_db::KernelsDb *db,
   out.line("cache:    " + report.cache);
   out.line("device:   " + report.device);
   if (info.is_emulator) {
-    const EmuEstimate est = estimate_emulator(geo, source.kernel.plan, source.kernel.config);
+    const EmuEstimate est = estimate_emulator(geo, served.kernel.plan, served.kernel.config);
     report.estimate_warp_instructions = est.warp_instructions;
     report.estimate_seconds = est.seconds;
-    out.line("estimate: ~" + fmt("%.3g", est.warp_instructions) + " warp-instructions, " +
-             duration_text(est.seconds) + " on the emulator");
+    out.line("estimate: ~" + support::string_printf("%.3g", est.warp_instructions) +
+             " warp-instructions, " + duration_text(est.seconds) + " on the emulator");
     j["estimate"] = {{"warp_instructions", est.warp_instructions}, {"seconds", est.seconds}};
     if (est.seconds > kMaxEmuSeconds && !request.allow_long)
       throw Error(ErrorCode::invalid_argument,
                   "the emulator would take about " + duration_text(est.seconds) + " (" +
-                      fmt("%.3g", est.warp_instructions) + " warp-instructions); the limit is " +
-                      duration_text(kMaxEmuSeconds) +
+                      support::string_printf("%.3g", est.warp_instructions) +
+                      " warp-instructions); the limit is " + duration_text(kMaxEmuSeconds) +
                       ": pass --allow-long to run it anyway, or make the problem smaller",
                   "verify", "");
   }
-  engine::GemmCheck check;
+  engine::KernelCheck check;
   try {
     const ProgressScope progress(dev, request);
-    check = engine::run_and_check_gemm(dev, source.kernel, spec, request.seed, source.cubin);
+    check = engine::run_and_check_kernel(dev, served.kernel, spec, request.seed, served.cubin);
   } catch (const device::DeviceError &e) {
     throw Error(ErrorCode::device, std::string("the device failed: ") + e.what(), "verify", "");
   } catch (const std::invalid_argument &e) { // act=custom's function, evaluated for the reference
@@ -333,10 +324,10 @@ VerifyReport verify_on_device(device::Device &dev, kernels_db::KernelsDb *db,
   }
   const CompareReport &r = check.report;
   out.line("verify:   " + std::to_string(r.count) + " elements, " + std::to_string(r.mismatches) +
-           " outside tolerance, max |error| " + fmt("%.3g", r.max_abs_error) +
-           ", worst error/tolerance " + fmt("%.3g", r.max_error_over_tolerance) + " (" +
-           fmt("%.1f ms", check.device_ms) + " on the device, " +
-           fmt("%.1f ms", check.reference_ms) + " reference)");
+           " outside tolerance, max |error| " + support::string_printf("%.3g", r.max_abs_error) +
+           ", worst error/tolerance " + support::string_printf("%.3g", r.max_error_over_tolerance) +
+           " (" + support::string_printf("%.1f ms", check.device_ms) + " on the device, " +
+           support::string_printf("%.1f ms", check.reference_ms) + " reference)");
   report.elements = r.count;
   report.mismatches = r.mismatches;
   report.max_abs_error = r.max_abs_error;
@@ -357,7 +348,7 @@ VerifyReport verify_on_device(device::Device &dev, kernels_db::KernelsDb *db,
              std::to_string(c.mma_instructions) + " mma, " +
              std::to_string(c.shared_bank_conflicts) +
              " shared bank conflicts, global load efficiency " +
-             fmt("%.0f%%", 100.0 * c.global_load_efficiency()));
+             support::string_printf("%.0f%%", 100.0 * c.global_load_efficiency()));
     j["counters"] = {{"warp_instructions", c.warp_instructions},
                      {"mma", c.mma_instructions},
                      {"shared_bank_conflicts", c.shared_bank_conflicts},
@@ -365,7 +356,7 @@ VerifyReport verify_on_device(device::Device &dev, kernels_db::KernelsDb *db,
   }
   if (db) {
     try {
-      db->put_result(verified_result(key, source.kernel.config, arch, info, check));
+      db->put_result(verified_result(key, served.kernel.config, arch, info, check));
     } catch (const kernels_db::DbError &e) {
       throw Error(ErrorCode::database, e.what(), "verify", "");
     }

@@ -3,7 +3,7 @@
 // is recorded in the kernel database. What `tcjit run` does for each operation.
 #pragma once
 
-#include "engine/kernel_compile.h"
+#include "compiler/codegen/pipeline.h"
 #include "kernels_db/kernels_db.h"
 #include "runtime/device/device.h"
 #include "tcjit/tools.hpp"
@@ -14,7 +14,7 @@ namespace tcjit::api {
 
 // `device` must be held by the caller alone (its lock); `db` may be null (no cache). Throws Error.
 VerifyReport verify_on_device(device::Device &device, kernels_db::KernelsDb *db,
-                              const std::string &arch, bool tf32_off, engine::Backend backend,
+                              const std::string &arch, bool tf32_off, codegen::Backend backend,
                               const OpSpec &spec, const VerifyRequest &request);
 
 } // namespace tcjit::api

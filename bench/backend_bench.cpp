@@ -10,7 +10,7 @@
 
 namespace {
 
-using tcjit::engine::Backend;
+using tcjit::codegen::Backend;
 
 struct Workload {
   const char *name;
@@ -48,10 +48,10 @@ void compile(benchmark::State &state, const Workload &w, Backend backend, bool c
     spec.epilogue.custom.source = w.custom_source;
   tcjit::codegen::CompileOptions options;
   options.arch = "sm_80"; // the code generator's default config for the spec
+  options.backend = backend;
   for (auto _ : state) {
     try {
-      const tcjit::codegen::CompiledKernel k =
-          tcjit::engine::compile_kernel(spec, options, backend);
+      const tcjit::codegen::CompiledKernel k = tcjit::engine::compile_kernel(spec, options);
       if (!k.ok()) {
         state.SkipWithError(k.errors[0].message.c_str());
         break;
@@ -75,11 +75,11 @@ void compile(benchmark::State &state, const Workload &w, Backend backend, bool c
 
 const int kRegistered = [] {
   for (const Workload &w : kWorkloads)
-    for (const Backend b : {Backend::llvm, Backend::nvrtc})
+    for (const Backend b : {Backend::llvm, Backend::cuda_source})
       for (const bool cubin : {false, true})
         benchmark::RegisterBenchmark(
             (std::string(cubin ? "SpecToCubin/" : "SpecToPtx/") + w.name + "/" +
-             tcjit::engine::to_string(b))
+             tcjit::codegen::to_string(b))
                 .c_str(),
             [w, b, cubin](benchmark::State &s) { compile(s, w, b, cubin); })
             ->Unit(benchmark::kMillisecond);

@@ -2,7 +2,7 @@
 // printing one JSON object on stdout:
 //
 //   compile  spec -> PTX -> cubin exactly as the runtime does it on a cache miss
-//            (engine::find_or_compile_gemm into a fresh database), repeated; per-stage times, the
+//            (engine::find_or_compile_kernel into a fresh database), repeated; per-stage times, the
 //            resources the runtime recorded, and the PTX and the stored cubin written to --out.
 //   emu      runs a GEMM kernel on tcjit's PTX emulator with the inputs tcjit's own verification
 //            uses (fill_random with seeds S, S+1, S+2) and checks D against the CPU reference
@@ -22,7 +22,7 @@
 #include "compiler/reference/tolerance.h"
 #include "compiler/spec/problem_key.h"
 #include "engine/kernel_cache.h"
-#include "engine/verify_gemm.h"
+#include "engine/verify_kernel.h"
 #include "kernels_db/kernels_db.h"
 #include "runtime/emu/emu_device.h"
 #include "tuner/chosen_configs.h"
@@ -121,7 +121,7 @@ struct CompileArgs {
 json run_compile(const CompileArgs &a) {
   const bool tf32_off = tf32_disabled_by_environment();
   json runs = json::array();
-  engine::KernelSource last;
+  engine::ServedKernel last;
   const fs::path scratch =
       fs::temp_directory_path() / ("tcjit-bench-" + std::to_string(::getpid()));
   fs::create_directories(scratch);
@@ -136,7 +136,7 @@ json run_compile(const CompileArgs &a) {
     request.tf32_off = tf32_off;
     request.config = parse_config(a.config);
     const ProblemKey key = make_problem_key(spec, a.arch, tf32_off);
-    engine::KernelSource src = tuner::serve_kernel(spec, key, request, db.get());
+    engine::ServedKernel src = tuner::serve_kernel(spec, key, request, db.get());
     const double total_ms = ms_since(t0);
     if (!src.ok())
       throw std::runtime_error("compile failed: " + src.errors.front());
@@ -149,7 +149,7 @@ json run_compile(const CompileArgs &a) {
       else
         spec_to_ptx += s.ms;
     }
-    // What find_or_compile_gemm spent beyond the compiler's passes: nvJitLink and the store.
+    // What find_or_compile_kernel spent beyond the compiler's passes: nvJitLink and the store.
     const double rest = total_ms - parse_ms - src.kernel.total_ms();
     stages["link_and_store"] = rest;
     ptx_to_cubin += rest;
@@ -245,7 +245,7 @@ json run_emu(const EmuArgs &a) {
     const codegen::CompiledKernel kernel = codegen::compile_gemm(spec, copt);
     if (!kernel.ok())
       throw std::runtime_error("compile failed: " + kernel.errors.front().message);
-    const engine::GemmCheck check = engine::run_and_check_gemm(dev, kernel, spec, a.seed);
+    const engine::KernelCheck check = engine::run_and_check_kernel(dev, kernel, spec, a.seed);
     out["report"] = report_json(check.report);
     out["device_ms"] = check.device_ms;
     out["counters"] = counters_json(*check.counters);

@@ -141,7 +141,7 @@ class ConvBench:
         return result
 
     def tcjit_shipped_config(self, spec):
-        """The config tcjit's runtime ships on a cache miss (find_or_compile_gemm: the default,
+        """The config tcjit's runtime ships on a cache miss (find_or_compile_kernel: the default,
         or the next spill-free one), from tcjit_bench compile; None when it cannot be asked."""
         if not os.path.exists(self.tool):
             self.unmeasured.append("tcjit's shipped config: %s is not built" % self.tool)

@@ -14,15 +14,29 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cstdio>
 #include <iomanip>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 namespace tcjit::cli {
 
 namespace {
+
+// 0.416 -> "42%" (as printf's %.0f%%).
+std::string percent(double fraction) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(0) << 100.0 * fraction << '%';
+  return s.str();
+}
+
+// Three significant digits (as printf's %.3g).
+std::string three_digits(double v) {
+  std::ostringstream s;
+  s << std::setprecision(3) << v;
+  return s.str();
+}
 
 struct RunOptions {
   std::string spec;
@@ -45,18 +59,12 @@ struct RunRecord {
   double worst = 0; // error / tolerance
 };
 
-std::string fmt(const char *format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
 // The live line of an emulator launch: "[2/23] conv3: 1234/2700 blocks (46%), 3s, about 4s left".
 std::string progress_text(const std::string &prefix, const Progress &p) {
   std::string text =
       prefix + ": " + std::to_string(p.done) + "/" + std::to_string(p.total) + " " + p.what;
   if (p.total > 0)
-    text += " (" + fmt("%.0f%%", 100.0 * double(p.done) / double(p.total)) + ")";
+    text += " (" + percent(double(p.done) / double(p.total)) + ")";
   text += ", " + short_duration(p.elapsed_seconds);
   if (p.done > 0 && p.total > p.done)
     text += ", about " +
@@ -162,7 +170,7 @@ int run_run(const RunOptions &opt) {
     for (const RunRecord &r : records)
       std::cout << std::left << std::setw(int(width)) << r.name << "  " << std::setw(6) << r.result
                 << "  " << std::right << std::setw(8) << r.elements << "  " << std::setw(13)
-                << (r.elements ? fmt("%.3g", r.worst) : std::string("-")) << "  " << std::left
+                << (r.elements ? three_digits(r.worst) : std::string("-")) << "  " << std::left
                 << r.config << "\n";
   }
   return status;

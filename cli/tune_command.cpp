@@ -14,13 +14,21 @@
 
 #include <atomic>
 #include <csignal>
-#include <cstdio>
+#include <iomanip>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 namespace tcjit::cli {
 
 namespace {
+
+// 20.6234 -> "20.62 us".
+std::string microseconds(double us) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(2) << us << " us";
+  return s.str();
+}
 
 struct TuneCommandOptions {
   std::vector<std::string> workloads;
@@ -33,12 +41,6 @@ std::atomic<bool> g_stop{false};
 extern "C" void on_stop_signal(int signal) {
   g_stop.store(true);
   std::signal(signal, SIG_DFL); // a second Ctrl-C ends the process at once
-}
-
-std::string fmt(const char *format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
 }
 
 // The display of tune_ops's events: the plan, then per problem a live line on a terminal (plain
@@ -58,7 +60,7 @@ void show_event(ProgressLine &line, const TuneEvent &e) {
     if (e.failed)
       text += " (" + std::to_string(e.failed) + " failed)";
     if (!e.best_config.empty())
-      text += "  best " + fmt("%.2f us", e.best_us) + " " + e.best_config;
+      text += "  best " + microseconds(e.best_us) + " " + e.best_config;
     if (e.done > 0 && e.planned > e.done)
       text += "  ETA " +
               short_duration(e.elapsed_seconds / double(e.done) * double(e.planned - e.done));

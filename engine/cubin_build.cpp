@@ -4,21 +4,11 @@
 #include "runtime/jit/cuda_toolkit.h"
 #include "runtime/jit/ptx_compiler.h"
 #include "runtime/jit/ptxas_compiler.h"
+#include "support/string_printf.h"
 
 #include <chrono>
-#include <cstdio>
 
 namespace tcjit::engine {
-
-namespace {
-
-std::string fmt(const char *format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
-} // namespace
 
 CubinBuild build_cubin(const codegen::CompiledKernel &k, CubinRoute route) {
   CubinBuild b;
@@ -72,13 +62,13 @@ CubinBuild build_cubin(const codegen::CompiledKernel &k, CubinRoute route) {
   b.ms = compiled.compile_milliseconds;
   b.options = b.stage == "ptxas" ? compiled.options : "nvJitLink " + compiled.options;
   b.note = "cubin " + std::to_string(b.cubin.size()) + " B by " + b.options + " in " +
-           fmt("%.1f ms", b.ms);
+           support::string_printf("%.1f ms", b.ms);
   return b;
 }
 
 int spill_and_stack_bytes(const CubinBuild &build) {
   int bytes = 0;
-  for (const jit::KernelResources &r : build.resources)
+  for (const jit::EntryResources &r : build.resources)
     bytes += r.spill_bytes() + (build.stage == "ptxas" ? r.stack_frame : 0);
   return bytes;
 }

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "compiler/codegen/pipeline.h"
-#include "runtime/jit/kernel_resources.h"
+#include "runtime/jit/entry_resources.h"
 
 #include <cstdint>
 #include <string>
@@ -17,7 +17,7 @@ namespace tcjit::engine {
 // it loads it). `resources` come from that same compile's report.
 struct CubinBuild {
   std::vector<uint8_t> cubin;
-  std::vector<jit::KernelResources> resources;
+  std::vector<jit::EntryResources> resources;
   std::string note;    // "cubin 27168 B by ptxas -arch=sm_80 -O3 in 71.3 ms"
   std::string stage;   // "ptxas" or "nvJitLink"; "" when no compiler could run (note says why)
   std::string options; // "ptxas -arch=sm_80 -O3" or "nvJitLink 13.0 -arch=sm_80 ..."

@@ -4,14 +4,15 @@
 #include "compiler/spec/shape.h"
 #include "compiler/target/arch.h"
 #include "engine/cubin_build.h"
+#include "engine/kernel_compile.h"
 #include "engine/kernel_records.h"
 #include "kernels_db/dispatch.h"
 #include "runtime/device/device.h"
+#include "support/string_printf.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <cstdio>
 #include <optional>
 #include <stdexcept>
 #include <vector>
@@ -20,15 +21,9 @@ namespace tcjit::engine {
 
 namespace {
 
-std::string fmt(const char *format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
 // The resources recorded by binary_record(); unknown fields stay -1.
-KernelResources recorded_resources(const std::string &resources_json, int dynamic_shared) {
-  KernelResources r;
+MainKernelResources recorded_resources(const std::string &resources_json, int dynamic_shared) {
+  MainKernelResources r;
   r.shared_bytes = dynamic_shared;
   const nlohmann::json res = nlohmann::json::parse(resources_json, nullptr, false);
   if (!res.is_object())
@@ -71,9 +66,9 @@ std::string target_arch(std::string_view requested, const device::DeviceInfo &de
   return "";
 }
 
-KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
-                                  const KernelRequest &request, kernels_db::KernelsDb *db) {
-  KernelSource out;
+ServedKernel find_or_compile_kernel(const OpSpec &spec, const ProblemKey &key,
+                                    const KernelRequest &request, kernels_db::KernelsDb *db) {
+  ServedKernel out;
   std::string choice; // "tuned (...)" when the database had a tuned config
   // The configs to try, best first: the requested one alone, or the tuned one, or the default
   // chooser's (taken in order when a cubin spills: register use is known only after ptxas).
@@ -114,7 +109,8 @@ KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
       out.origin = KernelOrigin::database;
       out.resources = recorded_resources(found.binary->resources_json, out.kernel.plan.smem_bytes);
       out.how = (choice.empty() ? "" : choice + ", ") + "hit (database " + db->path() +
-                ", compiled " + fmt("%.1f ms", found.binary->compile_ms) + " earlier, " +
+                ", compiled " + support::string_printf("%.1f ms", found.binary->compile_ms) +
+                " earlier, " +
                 (out.cubin.empty() ? std::string("PTX only")
                                    : "cubin " + std::to_string(out.cubin.size()) + " B") +
                 ")";
@@ -141,9 +137,10 @@ KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
     copt.tf32_off = request.tf32_off;
     copt.config = candidate;
     copt.libdevice = jit::current_cuda_toolkit().libdevice.path;
+    copt.backend = request.backend;
     codegen::CompiledKernel kernel;
     try {
-      kernel = compile_kernel(spec, copt, request.backend);
+      kernel = compile_kernel(spec, copt);
     } catch (const std::logic_error &e) { // the generated CUDA C++ does not compile: a bug
       out.internal_error = true;
       out.errors.push_back(std::string("internal error: ") + e.what());
@@ -194,10 +191,10 @@ KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
   out.cubin = std::move(build.cubin);
   out.origin = KernelOrigin::compiled_now;
   out.resources.shared_bytes = out.kernel.plan.smem_bytes;
-  out.how =
-      (choice.empty() ? "" : choice + ", ") + "miss, compiled in " + fmt("%.1f ms", compile_ms);
-  if (const jit::KernelResources *r =
-          jit::find_kernel_resources(build.resources, out.kernel.plan.kernel_name)) {
+  out.how = (choice.empty() ? "" : choice + ", ") + "miss, compiled in " +
+            support::string_printf("%.1f ms", compile_ms);
+  if (const jit::EntryResources *r =
+          jit::find_entry_resources(build.resources, out.kernel.plan.kernel_name)) {
     out.resources.registers = r->registers;
     out.resources.spill_bytes = r->spill_bytes();
     out.resources.stack_bytes = r->stack_frame;

@@ -1,6 +1,6 @@
-// Where the kernel for one GEMM spec comes from: the kernel cache when a binary built by this very
-// compiler exists, else the code generator, now (and then it is stored). Shared by `tcjit run` and
-// the embedding API (include/tcjit/tcjit.hpp).
+// Where the kernel for one spec (a GEMM or a convolution) comes from: the kernel cache when a
+// binary built by this very compiler exists, else the code generator, now (and then it is stored).
+// Shared by `tcjit run` and the embedding API (include/tcjit/tcjit.hpp).
 #pragma once
 
 #include "compiler/codegen/pipeline.h"
@@ -23,7 +23,8 @@ struct KernelRequest {
   bool tf32_off = false;                     // tf32_disabled_by_environment()
   std::optional<codegen::TileConfig> config; // nullopt: the configs in `chosen`
   bool compile_on_miss = true;               // false: a cache miss is an error
-  Backend backend = Backend::llvm; // which backend writes the kernel (part of the binary's key)
+  // Which backend writes the kernel (part of the binary's key).
+  codegen::Backend backend = codegen::Backend::llvm;
   // Else the configs to try, best first (the tuner's tuner::chosen_configs(), with its note): the
   // first whose cubin neither spills nor needs a stack frame is taken.
   std::vector<codegen::TileConfig> chosen;
@@ -34,21 +35,22 @@ enum class KernelOrigin { database, compiled_now };
 
 // What the compile of the shipped cubin (now, or recorded in the cache) said about the main
 // kernel; -1 when unknown (no compile could run: the driver compiles the PTX at load).
-struct KernelResources {
+struct MainKernelResources {
   int registers = -1;
   int spill_bytes = -1; // stores + loads
   int stack_bytes = -1; // per thread
   int shared_bytes = 0; // dynamic (the plan's) + static (ptxas's, when known)
 };
 
-struct KernelSource {
+// The kernel that serves a request: found in the kernel cache, or compiled now.
+struct ServedKernel {
   codegen::CompiledKernel kernel; // set when ok()
   // The cubin of kernel.ptx for the request's arch (from the database, or compiled now: ptxas,
-  // whole program), empty when there is none. Pass it to load_gemm: a GPU of that arch loads it
+  // whole program), empty when there is none. Pass it to load_kernel: a GPU of that arch loads it
   // instead of compiling the PTX. `resources` are this cubin's.
   std::vector<uint8_t> cubin;
   KernelOrigin origin = KernelOrigin::compiled_now;
-  KernelResources resources;
+  MainKernelResources resources;
   std::string how;                 // "hit (database ..., compiled 12.3 ms earlier)", "miss, ..."
   std::vector<std::string> errors; // each a full sentence (no "tcjit run: error: " prefix)
   std::vector<std::string> warnings;
@@ -65,10 +67,10 @@ struct KernelSource {
 std::string target_arch(std::string_view requested, const device::DeviceInfo &device,
                         std::string &error);
 
-// `spec` must be a valid, concrete GEMM and `key` its make_problem_key(spec, request.arch,
-// request.tf32_off). `db` may be null (no cache). Throws kernels_db::DbError when the database
-// fails; std::runtime_error when the environment is unusable (see codegen::compile_gemm).
-KernelSource find_or_compile_gemm(const OpSpec &spec, const ProblemKey &key,
-                                  const KernelRequest &request, kernels_db::KernelsDb *db);
+// `spec` must be a valid, concrete GEMM or convolution and `key` its make_problem_key(spec,
+// request.arch, request.tf32_off). `db` may be null (no cache). Throws kernels_db::DbError when the
+// database fails; std::runtime_error when the environment is unusable (see codegen::compile_gemm).
+ServedKernel find_or_compile_kernel(const OpSpec &spec, const ProblemKey &key,
+                                    const KernelRequest &request, kernels_db::KernelsDb *db);
 
 } // namespace tcjit::engine

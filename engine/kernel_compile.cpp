@@ -7,25 +7,9 @@
 
 namespace tcjit::engine {
 
-std::optional<Backend> parse_backend(std::string_view text) {
-  if (text == "llvm")
-    return Backend::llvm;
-  if (text == "nvrtc")
-    return Backend::nvrtc;
-  return std::nullopt;
-}
-
-const char *to_string(Backend backend) {
-  return backend == Backend::llvm ? "llvm" : "nvrtc";
-}
-
-codegen::CompiledKernel compile_kernel(const OpSpec &spec, codegen::CompileOptions options,
-                                       Backend backend) {
-  if (backend == Backend::llvm) {
-    options.backend = codegen::Backend::llvm;
+codegen::CompiledKernel compile_kernel(const OpSpec &spec, const codegen::CompileOptions &options) {
+  if (options.backend == codegen::Backend::llvm)
     return codegen::compile_gemm(spec, options);
-  }
-  options.backend = codegen::Backend::cuda_source;
   codegen::CompiledKernel k = codegen::compile_gemm(spec, options);
   if (!k.ok())
     return k;

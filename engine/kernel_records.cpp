@@ -11,8 +11,8 @@ namespace tcjit::engine {
 std::string compiler_version() {
   return TCJIT_COMPILER_VERSION;
 }
-std::string compiler_version(Backend backend) {
-  return backend == Backend::llvm ? compiler_version() : compiler_version() + "/nvrtc";
+std::string compiler_version(codegen::Backend backend) {
+  return backend == codegen::Backend::llvm ? compiler_version() : compiler_version() + "/nvrtc";
 }
 std::string toolkit_version() {
   return TCJIT_TOOLKIT_VERSION;
@@ -76,10 +76,11 @@ kernels_db::ProblemRecord problem_record(const OpSpec &spec, const ProblemKey &k
 
 kernels_db::BinaryRecord binary_record(const ProblemKey &key, const codegen::CompiledKernel &k,
                                        std::string_view arch,
-                                       const std::vector<jit::KernelResources> &resources) {
+                                       const std::vector<jit::EntryResources> &resources) {
   kernels_db::BinaryRecord b;
   b.key = {key.text, config_json(k.config), std::string(arch), toolkit_version(),
-           compiler_version(k.cuda_source.empty() ? Backend::llvm : Backend::nvrtc)};
+           compiler_version(k.cuda_source.empty() ? codegen::Backend::llvm
+                                                  : codegen::Backend::cuda_source)};
   b.ptx = k.ptx;
   // The main kernel's figures at the top level (what `tcjit db show` lists), every kernel's under
   // "kernels". "shared_bytes" is the CTA's total: dynamic (the plan's) + static.
@@ -87,7 +88,7 @@ kernels_db::BinaryRecord binary_record(const ProblemKey &key, const codegen::Com
   res["dynamic_shared_bytes"] = k.plan.smem_bytes;
   res["threads"] = k.plan.threads;
   nlohmann::json kernels = nlohmann::json::object();
-  for (const jit::KernelResources &r : resources) {
+  for (const jit::EntryResources &r : resources) {
     nlohmann::json one = {
         {"registers", r.registers},          {"spill_stores", r.spill_stores},
         {"spill_loads", r.spill_loads},      {"spill_bytes", r.spill_bytes()},

@@ -6,7 +6,7 @@
 #include "compiler/spec/problem_key.h"
 #include "engine/kernel_compile.h"
 #include "kernels_db/records.h"
-#include "runtime/jit/kernel_resources.h"
+#include "runtime/jit/entry_resources.h"
 #include "tcjit/op_spec.h"
 
 #include <optional>
@@ -23,7 +23,7 @@ std::string compiler_version();
 // The compiler version a binary of `backend` is stored under: compiler_version() for llvm,
 // "<compiler_version()>/nvrtc" for the CUDA C++ backend, so a lookup for one backend never
 // returns the other's kernel (kernels_db::is_current_compiler_version: both are current).
-std::string compiler_version(Backend backend);
+std::string compiler_version(codegen::Backend backend);
 // The CUDA toolkit version tcjit was built with.
 std::string toolkit_version();
 
@@ -40,6 +40,6 @@ kernels_db::ProblemRecord problem_record(const OpSpec &, const ProblemKey &, std
 // under the compiler version of the backend that wrote it (cuda_source set: nvrtc).
 kernels_db::BinaryRecord binary_record(const ProblemKey &, const codegen::CompiledKernel &,
                                        std::string_view arch,
-                                       const std::vector<jit::KernelResources> &resources);
+                                       const std::vector<jit::EntryResources> &resources);
 
 } // namespace tcjit::engine

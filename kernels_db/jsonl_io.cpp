@@ -23,8 +23,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char *kHeaderType = "tcjit-kernels-db";
-
 json tagged(const char *type, json object) {
   object["type"] = type;
   return object;
@@ -48,7 +46,7 @@ void write_record(std::ostream &out, const char *type, json object, const std::s
 TransferCounts export_jsonl(Connection &connection, std::ostream &out) {
   ReadTransaction snapshot(connection);
   TransferCounts counts;
-  out << dump_json(json{{"type", kHeaderType}, {"schema", kSchemaVersion}}) << '\n';
+  out << dump_json(json{{"type", kJsonlHeaderType}, {"schema", kSchemaVersion}}) << '\n';
   {
     Statement statement = connection.prepare("SELECT " + std::string(kProblemColumns) +
                                              " FROM problems p ORDER BY p.id");
@@ -109,17 +107,7 @@ namespace {
 // when it is refused.
 void import_record(Connection &connection, const std::string &line, TransferCounts &counts,
                    std::string &type) {
-  check_json_depth(line, "the record");
-  json object;
-  try {
-    object = json::parse(line);
-  } catch (const json::exception &error) {
-    throw DbError(DbErrorKind::invalid_argument, std::string("not JSON: ") + error.what(), "",
-                  "each line must be one JSON object as written by `tcjit db export`");
-  }
-  if (!object.is_object() || !object.contains("type") || !object["type"].is_string())
-    throw DbError(DbErrorKind::invalid_argument, "a record without a \"type\"", "",
-                  "each line must be a JSON object with a \"type\"");
+  const json object = parse_jsonl_record(line);
   type = object["type"].get<std::string>();
   if (type == "problem") {
     upsert_problem(connection, problem_from_json(object));
@@ -145,7 +133,7 @@ void import_record(Connection &connection, const std::string &line, TransferCoun
   } else if (type == "dispatch") {
     replace_dispatch_table(connection, dispatch_table_from_json(object));
     ++counts.dispatch_tables;
-  } else if (type == kHeaderType) {
+  } else if (type == kJsonlHeaderType) {
     throw DbError(DbErrorKind::invalid_argument, "a second header line", "",
                   "concatenated exports: import each file on its own");
   } else {
@@ -154,13 +142,15 @@ void import_record(Connection &connection, const std::string &line, TransferCoun
   }
 }
 
-void read_header(const std::string &line, const std::string &where) {
+} // namespace
+
+void check_jsonl_header(const std::string &line, const std::string &where) {
   const std::string how = "the file must start with {\"type\":\"tcjit-kernels-db\",...} as "
                           "written by `tcjit db export`";
   check_json_depth(line, where);
   const json object = json::parse(line, nullptr, false);
   if (object.is_discarded() || !object.is_object() || !object.contains("type") ||
-      object["type"] != kHeaderType)
+      object["type"] != kJsonlHeaderType)
     throw DbError(DbErrorKind::invalid_argument, "missing header line", where, how);
   if (!object.contains("schema") || !object["schema"].is_number_integer())
     throw DbError(DbErrorKind::invalid_argument, "header without an integer \"schema\"", where,
@@ -173,24 +163,45 @@ void read_header(const std::string &line, const std::string &where) {
   refuse_newer_schema(static_cast<int>(std::min<int64_t>(schema, 1 << 30)), where);
 }
 
-} // namespace
+json parse_jsonl_record(const std::string &line) {
+  check_json_depth(line, "the record");
+  json object;
+  try {
+    object = json::parse(line);
+  } catch (const json::exception &error) {
+    throw DbError(DbErrorKind::invalid_argument, std::string("not JSON: ") + error.what(), "",
+                  "each line must be one JSON object as written by `tcjit db export`");
+  }
+  if (!object.is_object() || !object.contains("type") || !object["type"].is_string())
+    throw DbError(DbErrorKind::invalid_argument, "a record without a \"type\"", "",
+                  "each line must be a JSON object with a \"type\"");
+  return object;
+}
+
+JsonlRead
+read_jsonl(std::istream &in, std::string_view where_prefix,
+           const std::function<void(const std::string &where, const std::string &line)> &record) {
+  JsonlRead read;
+  std::string line;
+  while (std::getline(in, line)) {
+    ++read.lines;
+    if (line.find_first_not_of(" \t\r") == std::string::npos)
+      continue;
+    const std::string where = std::string(where_prefix) + std::to_string(read.lines);
+    if (!read.header_seen) {
+      check_jsonl_header(line, where);
+      read.header_seen = true;
+      continue;
+    }
+    record(where, line);
+  }
+  return read;
+}
 
 TransferCounts import_jsonl(Connection &connection, std::istream &in) {
   WriteTransaction transaction(connection);
   TransferCounts counts;
-  std::string line;
-  int64_t line_number = 0;
-  bool header_seen = false;
-  while (std::getline(in, line)) {
-    ++line_number;
-    if (line.find_first_not_of(" \t\r") == std::string::npos)
-      continue;
-    const std::string where = "import line " + std::to_string(line_number);
-    if (!header_seen) {
-      read_header(line, where);
-      header_seen = true;
-      continue;
-    }
+  read_jsonl(in, "import line ", [&](const std::string &where, const std::string &line) {
     std::string type;
     const std::optional<std::string> refused =
         run_record(connection, [&] { import_record(connection, line, counts, type); });
@@ -199,7 +210,7 @@ TransferCounts import_jsonl(Connection &connection, std::istream &in) {
         ++counts.binaries_rejected;
       counts.rejected.push_back({where, *refused});
     }
-  }
+  });
   if (in.bad())
     throw DbError(DbErrorKind::io, "reading the import failed", connection.path(),
                   "check that the file is readable");

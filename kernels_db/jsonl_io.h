@@ -8,9 +8,14 @@
 
 #include "kernels_db/connection.h"
 
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <functional>
 #include <istream>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tcjit::kernels_db {
@@ -47,5 +52,30 @@ TransferCounts export_jsonl(Connection &connection, std::ostream &out);
 // binaries are upserted, results added unless identical ones exist, dispatch tables replace the
 // stored table of the same (problem, arch, tuner version).
 TransferCounts import_jsonl(Connection &connection, std::istream &in);
+
+// The one reader of the JSON Lines export_jsonl writes, for import_jsonl and every other reader of
+// an export (the tuner's replay measurer). Blank lines are skipped; lines are numbered from 1,
+// blank ones included, and a line's place is `where_prefix` and its number ("import line 7"). The
+// first line that is not blank must be the header (check_jsonl_header); every later one goes to
+// `record` with its place. Returns the lines read and whether there was a header; a stream that
+// fails is the caller's to report (in.bad()).
+struct JsonlRead {
+  int64_t lines = 0;
+  bool header_seen = false;
+};
+JsonlRead
+read_jsonl(std::istream &in, std::string_view where_prefix,
+           const std::function<void(const std::string &where, const std::string &line)> &record);
+
+// The type of an export's header line.
+inline constexpr const char *kJsonlHeaderType = "tcjit-kernels-db";
+
+// Throws DbError invalid_argument when `line` is not a header ({"type":"tcjit-kernels-db",
+// "schema":N} with N >= 1), newer_schema when N is newer than this tcjit's; `where` names the line.
+void check_jsonl_header(const std::string &line, const std::string &where);
+
+// A record line of an export: a JSON object with a string "type". Throws DbError invalid_argument
+// when the line is not JSON, nests deeper than kMaxJsonDepth, or has no "type".
+nlohmann::json parse_jsonl_record(const std::string &line);
 
 } // namespace tcjit::kernels_db

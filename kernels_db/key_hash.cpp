@@ -1,14 +1,13 @@
 #include "kernels_db/key_hash.h"
 
+#include "support/hex16.h"
+
 #include <charconv>
-#include <cstdio>
 
 namespace tcjit::kernels_db {
 
 std::string format_key_hash(uint64_t hash) {
-  char buffer[17];
-  std::snprintf(buffer, sizeof buffer, "%016llx", static_cast<unsigned long long>(hash));
-  return buffer;
+  return support::hex16(hash);
 }
 
 std::optional<uint64_t> parse_key_hash(std::string_view text) {

@@ -1,6 +1,7 @@
 #include "tuner/candidate.h"
 #include "runtime/jit/cuda_toolkit.h"
 
+#include "engine/kernel_compile.h"
 #include "runtime/device/device.h"
 #include "runtime/jit/ptx_compiler.h"
 #include "runtime/jit/ptxas_compiler.h"
@@ -11,7 +12,7 @@
 namespace tcjit::tuner {
 
 BuiltCandidate build_candidate(const OpSpec &spec, const codegen::TileConfig &config,
-                               std::string_view arch, bool tf32_off, engine::Backend backend) {
+                               std::string_view arch, bool tf32_off, codegen::Backend backend) {
   const auto start = std::chrono::steady_clock::now();
   BuiltCandidate c;
   c.config = codegen::resolve_vectors(spec, config);
@@ -20,8 +21,9 @@ BuiltCandidate build_candidate(const OpSpec &spec, const codegen::TileConfig &co
   options.tf32_off = tf32_off;
   options.config = c.config;
   options.libdevice = jit::current_cuda_toolkit().libdevice.path;
+  options.backend = backend;
   try {
-    c.kernel = engine::compile_kernel(spec, options, backend);
+    c.kernel = engine::compile_kernel(spec, options);
   } catch (const std::exception &e) { // NVRTC missing, or its compile failed (a tcjit bug)
     c.kernel = codegen::CompiledKernel{};
     c.kernel.errors.push_back({"backend", e.what()});
@@ -44,8 +46,8 @@ BuiltCandidate build_candidate(const OpSpec &spec, const codegen::TileConfig &co
     c.failure = "the generated PTX does not compile (a tcjit bug): " + c.cubin.error;
     return c;
   }
-  if (const jit::KernelResources *r =
-          jit::find_kernel_resources(c.cubin.resources, c.kernel.plan.kernel_name)) {
+  if (const jit::EntryResources *r =
+          jit::find_entry_resources(c.cubin.resources, c.kernel.plan.kernel_name)) {
     c.facts.registers = r->registers;
     c.facts.spill_bytes = r->spill_bytes();
     c.facts.stack_bytes = c.cubin.stage == "ptxas" ? r->stack_frame : 0;

@@ -6,7 +6,6 @@
 
 #include "compiler/codegen/pipeline.h"
 #include "engine/cubin_build.h"
-#include "engine/kernel_compile.h"
 #include "tcjit/op_spec.h"
 #include "tuner/cost_model.h"
 
@@ -32,6 +31,6 @@ struct BuiltCandidate {
 
 BuiltCandidate build_candidate(const OpSpec &spec, const codegen::TileConfig &config,
                                std::string_view arch, bool tf32_off,
-                               engine::Backend backend = engine::Backend::llvm);
+                               codegen::Backend backend = codegen::Backend::llvm);
 
 } // namespace tcjit::tuner

@@ -74,11 +74,11 @@ std::vector<codegen::TileConfig> chosen_configs(const OpSpec &spec, const Proble
   return out;
 }
 
-engine::KernelSource serve_kernel(const OpSpec &spec, const ProblemKey &key,
+engine::ServedKernel serve_kernel(const OpSpec &spec, const ProblemKey &key,
                                   engine::KernelRequest request, kernels_db::KernelsDb *db) {
   if (!request.config && request.chosen.empty())
     request.chosen = chosen_configs(spec, key, request, db, request.chosen_note);
-  return engine::find_or_compile_gemm(spec, key, request, db);
+  return engine::find_or_compile_kernel(spec, key, request, db);
 }
 
 } // namespace tcjit::tuner

@@ -10,7 +10,7 @@
 
 namespace tcjit::tuner {
 
-// The configs engine::find_or_compile_gemm tries without a requested one, best first: what a
+// The configs engine::find_or_compile_kernel tries without a requested one, best first: what a
 // finished tune decided (its dispatch table: the entry of the spec's sizes), else the fastest
 // config measured on a GPU, else the kernel built last for the problem; then the default chooser's
 // (heuristic.h), then the code generator's defaults. `note` is set to "tuned (KIND...)" when the
@@ -19,9 +19,9 @@ std::vector<codegen::TileConfig> chosen_configs(const OpSpec &spec, const Proble
                                                 const engine::KernelRequest &request,
                                                 kernels_db::KernelsDb *db, std::string &note);
 
-// engine::find_or_compile_gemm with request.chosen set to chosen_configs() (and its note) unless
+// engine::find_or_compile_kernel with request.chosen set to chosen_configs() (and its note) unless
 // the request names a config or brings its own list.
-engine::KernelSource serve_kernel(const OpSpec &spec, const ProblemKey &key,
+engine::ServedKernel serve_kernel(const OpSpec &spec, const ProblemKey &key,
                                   engine::KernelRequest request, kernels_db::KernelsDb *db);
 
 } // namespace tcjit::tuner

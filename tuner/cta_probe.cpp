@@ -2,7 +2,7 @@
 
 #include "compiler/reference/bind_dims.h"
 #include "compiler/spec/validate.h"
-#include "engine/verify_gemm.h"
+#include "engine/verify_kernel.h"
 #include "runtime/emu/counters.h"
 #include "tuner/search_space.h"
 
@@ -32,7 +32,7 @@ namespace {
 
 // Why a probe run cannot be used ("" when it can): a result outside the tolerance at `where`, or
 // no emulator counters.
-std::string check_problem(const engine::GemmCheck &check, const std::string &where) {
+std::string check_problem(const engine::KernelCheck &check, const std::string &where) {
   if (!check.report.ok())
     return "wrong result at " + where + ": " + std::to_string(check.report.mismatches) + " of " +
            std::to_string(check.report.count) + " elements out of tolerance; worst " +
@@ -51,8 +51,8 @@ CtaProbe probe_conv(device::Device &emulator, const OpSpec &spec, const BuiltCan
   OpSpec one = spec;
   one.conv.n = Dim::fixed_size(1);
   try {
-    const engine::GemmCheck check =
-        engine::run_and_check_gemm(emulator, candidate.kernel, one, seed, candidate.cubin.cubin);
+    const engine::KernelCheck check =
+        engine::run_and_check_kernel(emulator, candidate.kernel, one, seed, candidate.cubin.cubin);
     probe.error = check_problem(check, "n=1");
     if (!probe.error.empty())
       return probe;
@@ -94,8 +94,8 @@ CtaProbe probe_one_cta(device::Device &emulator, const OpSpec &spec,
       return probe;
     }
     try {
-      const engine::GemmCheck check = engine::run_and_check_gemm(emulator, candidate.kernel, one,
-                                                                 seed + i, candidate.cubin.cubin);
+      const engine::KernelCheck check = engine::run_and_check_kernel(
+          emulator, candidate.kernel, one, seed + i, candidate.cubin.cubin);
       probe.error = check_problem(check, "m=" + std::to_string(one.gemm.m.value) +
                                              " n=" + std::to_string(one.gemm.n.value) +
                                              " k=" + std::to_string(ks[i]));

@@ -6,7 +6,7 @@
 // prediction is never shown as a measurement.
 #pragma once
 
-#include "engine/kernel_compile.h"
+#include "compiler/codegen/pipeline.h"
 
 #include "compiler/codegen/plan/tile_config.h"
 #include "compiler/spec/problem_key.h"
@@ -28,8 +28,8 @@ struct TuneTask {
   // Caps on the vector widths, in elements (0: none). A size range's representative sizes take
   // what every size of the range allows (k=1..4096 is aligned to 1 element, k=4096 to 8).
   int max_vec_a = 0, max_vec_b = 0;
-  engine::Backend backend =
-      engine::Backend::llvm; // which backend builds the candidates (kernel_compile.h)
+  // Which backend builds the candidates (engine/kernel_compile.h).
+  codegen::Backend backend = codegen::Backend::llvm;
 };
 
 struct Measurement {

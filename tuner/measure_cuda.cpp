@@ -4,9 +4,9 @@
 #include "compiler/reference/random_fill.h"
 #include "compiler/spec/shape.h"
 #include "engine/device_buffer.h"
-#include "engine/gemm_launch.h"
+#include "engine/kernel_launch.h"
 #include "engine/kernel_records.h"
-#include "engine/verify_gemm.h"
+#include "engine/verify_kernel.h"
 #include "runtime/cuda/cuda_device.h"
 #include "tuner/measure_stats.h"
 
@@ -39,8 +39,8 @@ std::unique_ptr<engine::DeviceBuffer> random_buffer(device::Device &dev, DType d
 // Unloads a module when it goes out of scope.
 struct LoadedModule {
   device::Device &dev;
-  engine::LoadedGemm gemm;
-  LoadedModule(device::Device &device, const engine::LoadedGemm &loaded)
+  engine::LoadedKernel gemm;
+  LoadedModule(device::Device &device, const engine::LoadedKernel &loaded)
       : dev(device), gemm(loaded) {}
   LoadedModule(const LoadedModule &) = delete;
   LoadedModule &operator=(const LoadedModule &) = delete;
@@ -108,8 +108,8 @@ public:
       const std::string checked_id =
           task.key.text + " " + engine::config_json(config) + " " + task.arch;
       if (!checked_.contains(checked_id)) {
-        const engine::GemmCheck check =
-            engine::run_and_check_gemm(dev_, built->kernel, task.spec, kCheckSeed, cubin);
+        const engine::KernelCheck check =
+            engine::run_and_check_kernel(dev_, built->kernel, task.spec, kCheckSeed, cubin);
         if (!check.report.ok())
           return failed("wrong result against the CPU reference: " + check.report.summary());
         checked_.insert(checked_id);
@@ -134,11 +134,11 @@ private:
     // D apart from C: each repetition computes the same values from the same inputs.
     const engine::DeviceBuffer d(dev_,
                                  static_cast<uint64_t>((buf.c * dtype_bits(buf.c_type) + 7) / 8));
-    const engine::GemmPointers ptrs{a->ptr(), b->ptr(), c->ptr(), d.ptr(),
-                                    has_bias ? bias->ptr() : 0};
+    const engine::OperandPointers ptrs{a->ptr(), b->ptr(), c->ptr(), d.ptr(),
+                                       has_bias ? bias->ptr() : 0};
 
-    const LoadedModule module(dev_, engine::load_gemm(dev_, built.kernel, built.cubin.cubin));
-    const uint64_t workspace_bytes = gemm_workspace_bytes(module.gemm, spec);
+    const LoadedModule module(dev_, engine::load_kernel(dev_, built.kernel, built.cubin.cubin));
+    const uint64_t workspace_bytes = kernel_workspace_bytes(module.gemm, spec);
     std::optional<engine::DeviceBuffer> workspace;
     if (workspace_bytes > 0)
       workspace.emplace(dev_, workspace_bytes);
@@ -146,7 +146,7 @@ private:
     if (flush_bytes_ > 0 && !flush_)
       flush_ = std::make_unique<engine::DeviceBuffer>(dev_, flush_bytes_);
 
-    const auto enqueue = [&] { engine::enqueue_gemm(dev_, module.gemm, spec, ptrs, ws); };
+    const auto enqueue = [&] { engine::enqueue_kernel(dev_, module.gemm, spec, ptrs, ws); };
     for (int i = 0; i < options_.warmup; ++i) {
       enqueue();
       dev_.synchronize();

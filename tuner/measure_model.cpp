@@ -1,19 +1,12 @@
 #include "tuner/measure_model.h"
 
+#include "support/string_printf.h"
 #include "tuner/cost_model.h"
 #include "tuner/cta_probe.h"
-
-#include <cstdio>
 
 namespace tcjit::tuner {
 
 namespace {
-
-std::string fmt(const char *format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
 
 class ModelMeasurer final : public Measurer {
 public:
@@ -45,9 +38,11 @@ public:
         facts.bank_conflicts_per_mma = probe.bank_conflicts_per_mma;
         facts.global_load_efficiency = probe.global_load_efficiency;
       }
-      notes = "verified on the emulator; " + fmt("%.2f", probe.instructions_per_mma) +
-              " instructions, " + fmt("%.2f", probe.shared_wavefronts_per_mma) +
-              " shared wavefronts per mma, " + fmt("%.0f%%", 100 * probe.global_load_efficiency) +
+      notes = "verified on the emulator; " +
+              support::string_printf("%.2f", probe.instructions_per_mma) + " instructions, " +
+              support::string_printf("%.2f", probe.shared_wavefronts_per_mma) +
+              " shared wavefronts per mma, " +
+              support::string_printf("%.0f%%", 100 * probe.global_load_efficiency) +
               " load efficiency; ";
     }
     const Prediction p = predict_config(gpu_, task.spec, config, task.tf32_off, facts);

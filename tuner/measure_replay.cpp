@@ -3,8 +3,8 @@
 #include "engine/kernel_records.h"
 #include "kernels_db/canonical_json.h"
 #include "kernels_db/error.h"
+#include "kernels_db/jsonl_io.h"
 #include "kernels_db/record_json.h"
-#include "kernels_db/schema.h"
 
 #include <nlohmann/json.hpp>
 
@@ -22,7 +22,6 @@ namespace {
 namespace kdb = kernels_db;
 using nlohmann::json;
 
-constexpr const char *kHeaderType = "tcjit-kernels-db"; // as kernels_db/jsonl_io writes it
 constexpr const char *kFormatHint =
     "the file must be JSON Lines as written by `tcjit db export` (a header line, then one "
     "{\"type\":...} object a line)";
@@ -94,42 +93,38 @@ private:
     if (!in)
       fail("", "cannot be opened for reading",
            "check the path and its permissions; write one with `tcjit db export -o FILE`");
-    std::string line;
-    int64_t line_number = 0;
-    bool header_seen = false;
-    while (std::getline(in, line)) {
-      ++line_number;
-      if (line.find_first_not_of(" \t\r") == std::string::npos)
-        continue;
-      const std::string where = " line " + std::to_string(line_number);
-      try {
-        const json object = json::parse(line);
-        if (!object.is_object() || !object.contains("type") || !object["type"].is_string())
-          fail(where, "a record without a \"type\"", kFormatHint);
-        const std::string type = object["type"].get<std::string>();
-        if (type == kHeaderType) {
-          kdb::refuse_newer_schema(object.value("schema", 0), file_.string() + where);
-          header_seen = true;
-        } else if (!header_seen) {
-          fail(where, "missing header line (" + json{{"type", kHeaderType}}.dump() + ")",
-               kFormatHint);
-        } else if (type == "result") {
-          add(kdb::result_from_json(object));
-        } else if (type != "problem" && type != "binary" && type != "dispatch") {
-          fail(where, "unknown record type '" + type + "'",
-               "use problem, binary, dispatch or result");
-        }
-      } catch (const json::exception &error) {
-        fail(where, std::string("not JSON: ") + error.what(), kFormatHint);
-      } catch (const kdb::DbError &error) {
-        fail(where, error.problem(), error.how_to_fix());
-      }
+    kdb::JsonlRead read;
+    try {
+      read = kdb::read_jsonl(in, " line ", [&](const std::string &where, const std::string &line) {
+        read_record(where, line);
+      });
+    } catch (const kdb::DbError &error) { // the header's (a record's are named in read_record)
+      fail(error.where(), error.problem(), error.how_to_fix());
     }
     if (in.bad())
-      fail("", "reading failed after line " + std::to_string(line_number),
+      fail("", "reading failed after line " + std::to_string(read.lines),
            "check that the file is readable");
-    if (!header_seen)
+    if (!read.header_seen)
       fail("", "is empty (no header line)", kFormatHint);
+  }
+
+  // One line after the header: results are kept, problems, binaries and dispatch tables skipped.
+  void read_record(const std::string &where, const std::string &line) {
+    try {
+      const json object = kdb::parse_jsonl_record(line);
+      const std::string type = object["type"].get<std::string>();
+      if (type == kdb::kJsonlHeaderType)
+        kdb::check_jsonl_header(line, where); // concatenated exports
+      else if (type == "result")
+        add(kdb::result_from_json(object));
+      else if (type != "problem" && type != "binary" && type != "dispatch")
+        fail(where, "unknown record type '" + type + "'",
+             "use problem, binary, dispatch or result");
+    } catch (const json::exception &error) {
+      fail(where, std::string("not JSON: ") + error.what(), kFormatHint);
+    } catch (const kdb::DbError &error) {
+      fail(where, error.problem(), error.how_to_fix());
+    }
   }
 
   void add(kdb::ResultRecord record) {

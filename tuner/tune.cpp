@@ -173,7 +173,7 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
   // act=custom: refused by the LLVM backend, and checked once here rather than failing every
   // candidate (and storing each as illegal).
   if (task.spec.epilogue.act == Activation::custom) {
-    if (task.backend == engine::Backend::llvm)
+    if (task.backend == codegen::Backend::llvm)
       throw std::invalid_argument("backend: act=custom:" + task.spec.epilogue.custom.path +
                                   " is a CUDA C++ function: only the CUDA C++ backend compiles it; "
                                   "use --backend nvrtc");

@@ -70,6 +70,22 @@ double CompiledKernel::total_ms() const {
   return t;
 }
 
+std::optional<Backend> parse_backend(std::string_view text) {
+  if (text == "llvm")
+    return Backend::llvm;
+  if (text == "nvrtc")
+    return Backend::cuda_source;
+  return std::nullopt;
+}
+
+const char *to_string(Backend backend) {
+  switch (backend) {
+  case Backend::llvm: return "llvm";
+  case Backend::cuda_source: return "nvrtc";
+  }
+  return "?";
+}
+
 const std::vector<std::string> &pass_names() {
   static const std::vector<std::string> names{"check_support", "choose_config", "validate_config",
                                               "plan_kernel",   "build_llvm_ir", "link_libdevice",

@@ -36,14 +36,21 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tcjit::codegen {
 
 // Which backend writes the kernel: LLVM's NVPTX backend (PTX), or CUDA C++ source for NVRTC
 // (cuda_source.h; the pass emit_cuda_source replaces build_llvm_ir .. emit_ptx, and the
-// runtime's JIT compiles the source to PTX).
+// runtime's JIT compiles the source to PTX). The one Backend of every layer: what `--backend`
+// names and binaries are keyed by (engine/kernel_compile.h runs NVRTC for cuda_source).
 enum class Backend { llvm, cuda_source };
+
+// The names users give the backends: "llvm", and "nvrtc" for cuda_source (the source is compiled
+// by NVRTC). nullopt for any other text.
+std::optional<Backend> parse_backend(std::string_view text);
+const char *to_string(Backend backend);
 
 struct CompileOptions {
   std::string arch = "sm_80";

@@ -2,31 +2,17 @@
 
 #include "compiler/spec/alignment.h"
 #include "compiler/spec/printer.h"
-
-#include <cstdio>
+#include "support/fnv1a.h"
+#include "support/hex16.h"
 
 namespace tcjit {
 
 std::string ProblemKey::hash_hex() const {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(hash));
-  return buf;
-}
-
-uint64_t fnv1a64(std::string_view bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char ch : bytes) {
-    h ^= ch;
-    h *= 0x100000001b3ull;
-  }
-  return h;
+  return support::hex16(hash);
 }
 
 std::string custom_activation_digest(const CustomActivation &custom) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx",
-                static_cast<unsigned long long>(fnv1a64(custom.source)));
-  return buf;
+  return support::hex16(support::fnv1a64(custom.source));
 }
 
 OpSpec with_resolved_math(const OpSpec &spec, bool tf32_override_off) {
@@ -43,7 +29,7 @@ ProblemKey make_problem_key(const OpSpec &spec, std::string_view arch, bool tf32
   ProblemKey key;
   key.text = print_spec(resolved) + " align=" + alignment_signature(analyze_alignment(resolved)) +
              " arch=" + std::string(arch);
-  key.hash = fnv1a64(key.text);
+  key.hash = support::fnv1a64(key.text);
   return key;
 }
 

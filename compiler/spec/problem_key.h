@@ -4,7 +4,8 @@
 //              resolved) + " align=" + per-operand alignment + " arch=" + target arch
 //              (act=custom: `act=custom:#<digest>`, custom_activation_digest of the file's text,
 //              in place of its path: the text decides, not where it was read from)
-//   key hash = FNV-1a 64 of the key text's UTF-8 bytes, printed as 16 lower-case hex digits
+//   key hash = FNV-1a 64 (support/fnv1a.h) of the key text's UTF-8 bytes, printed as 16 lower-case
+//   hex digits
 //
 // Both are stable across runs, machines and compilers (no std::hash, no pointer or locale
 // dependence); tests/spec/problem_key_test.cpp pins golden values. The database stores the full
@@ -26,11 +27,9 @@ struct ProblemKey {
   std::string hash_hex() const; // 16 hex digits
 };
 
-// FNV-1a, 64-bit (offset basis 0xcbf29ce484222325, prime 0x100000001b3).
-uint64_t fnv1a64(std::string_view bytes);
-
-// 16 hex digits of fnv1a64 of a custom activation's text: it names the kernel (kernel_plan.h) and
-// keys the cache, so that an edited file never reuses an old kernel or tuning result.
+// 16 hex digits of support::fnv1a64 of a custom activation's text: it names the kernel
+// (kernel_plan.h) and keys the cache, so that an edited file never reuses an old kernel or tuning
+// result.
 std::string custom_activation_digest(const CustomActivation &custom);
 
 // `tf32_override_off` resolves `math=auto` (pass tf32_disabled_by_environment() in tools).

@@ -1,5 +1,7 @@
 #include "runtime/jit/compile_service.h"
 
+#include "support/fnv1a.h"
+
 #include <algorithm>
 #include <memory>
 
@@ -48,7 +50,7 @@ void CompileService::worker_loop() {
 }
 
 std::shared_future<CompiledPtx> CompileService::submit(CompileRequest request) {
-  Key key{ptx_text_hash(request.ptx), request.ptx.size(), request.options.sm_arch,
+  Key key{support::fnv1a64(request.ptx), request.ptx.size(), request.options.sm_arch,
           options_text(request.options)};
   std::lock_guard lock(mutex_);
   if (auto found = in_flight_.find(key); found != in_flight_.end()) {

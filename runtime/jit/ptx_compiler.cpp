@@ -151,13 +151,4 @@ CompiledPtx compile_ptx(std::string_view ptx, std::string_view source_name,
   return compile_ptx(ptx, source_name, options, nvjitlink_library());
 }
 
-uint64_t ptx_text_hash(std::string_view ptx) {
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (char c : ptx) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 0x100000001b3ull;
-  }
-  return hash;
-}
-
 } // namespace tcjit::jit

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/jit/kernel_resources.h"
+#include "runtime/jit/entry_resources.h"
 #include "runtime/jit/nvjitlink_library.h"
 
 namespace tcjit::jit {
@@ -37,8 +37,8 @@ struct CompiledPtx {
   std::vector<char> cubin;     // empty for DriverJit
   std::string fallback_reason; // DriverJit: why nvJitLink was not used
   std::string info_log;        // the compiler's info log (ptxas resource use with -v, warnings)
-  std::vector<KernelResources> resources; // per kernel, parsed from info_log (when -v)
-  std::string options;                    // options_text() of the compile
+  std::vector<EntryResources> resources; // per kernel, parsed from info_log (when -v)
+  std::string options;                   // options_text() of the compile
   double compile_milliseconds = 0;
 };
 
@@ -51,8 +51,5 @@ CompiledPtx compile_ptx(std::string_view ptx, std::string_view source_name,
 // The same with the process-wide nvJitLink.
 CompiledPtx compile_ptx(std::string_view ptx, std::string_view source_name,
                         const PtxCompileOptions &options);
-
-// FNV-1a 64 of the PTX text (the single-flight key).
-uint64_t ptx_text_hash(std::string_view ptx);
 
 } // namespace tcjit::jit

@@ -5,7 +5,7 @@
 // printed (a table at the end; run the binary itself to see the whole table).
 #include "compiler/dsl/parser.h"
 #include "engine/kernel_compile.h"
-#include "engine/verify_gemm.h"
+#include "engine/verify_kernel.h"
 #include "runtime/emu/emu_device.h"
 #include "tests/common/test_names.h"
 #include "tuner/candidate.h"
@@ -153,11 +153,12 @@ std::vector<std::string> &table() {
   return rows;
 }
 
-Side run_side(const OpSpec &spec, const codegen::CompileOptions &options, engine::Backend backend,
+Side run_side(const OpSpec &spec, codegen::CompileOptions options, codegen::Backend backend,
               const std::string &what) {
-  SCOPED_TRACE(what + " [" + engine::to_string(backend) + "]");
+  SCOPED_TRACE(what + " [" + codegen::to_string(backend) + "]");
   Side side;
-  const codegen::CompiledKernel k = engine::compile_kernel(spec, options, backend);
+  options.backend = backend;
+  const codegen::CompiledKernel k = engine::compile_kernel(spec, options);
   if (!k.ok()) {
     ADD_FAILURE() << k.errors[0].field << ": " << k.errors[0].message;
     return side;
@@ -166,13 +167,13 @@ Side run_side(const OpSpec &spec, const codegen::CompileOptions &options, engine
   side.staged_epilogue = k.plan.stage_epilogue;
   const engine::CubinBuild cubin = engine::build_cubin(k, engine::CubinRoute::ptxas);
   EXPECT_EQ(cubin.error, "") << "ptxas rejects the PTX";
-  if (const jit::KernelResources *r =
-          jit::find_kernel_resources(cubin.resources, k.plan.kernel_name)) {
+  if (const jit::EntryResources *r =
+          jit::find_entry_resources(cubin.resources, k.plan.kernel_name)) {
     side.registers = r->registers;
     side.spill = r->spill_bytes();
   }
   emu::EmuDevice dev;
-  const engine::GemmCheck check = engine::run_and_check_gemm(dev, k, spec, /*seed=*/7);
+  const engine::KernelCheck check = engine::run_and_check_kernel(dev, k, spec, /*seed=*/7);
   EXPECT_GT(check.report.count, 0);
   EXPECT_TRUE(check.report.ok()) << check.report.summary();
   if (check.counters) {
@@ -198,8 +199,8 @@ TEST_P(BackendDiff, BothBackendsMatchTheReference) {
   }
   const std::string what =
       std::string(c.spec) + (*c.config ? std::string(" [") + c.config + "]" : "");
-  const Side llvm = run_side(spec, options, engine::Backend::llvm, what);
-  const Side nvrtc = run_side(spec, options, engine::Backend::nvrtc, what);
+  const Side llvm = run_side(spec, options, codegen::Backend::llvm, what);
+  const Side nvrtc = run_side(spec, options, codegen::Backend::cuda_source, what);
   // Both kernels follow one plan: the same swizzled shared-memory layout, so the same bank
   // behaviour (the LLVM backend's staged epilogue adds shared-memory traffic of its own).
   if (!llvm.staged_epilogue) {

@@ -8,7 +8,7 @@
 #include "compiler/spec/problem_key.h"
 #include "engine/custom_activation.h"
 #include "engine/kernel_compile.h"
-#include "engine/verify_gemm.h"
+#include "engine/verify_kernel.h"
 #include "runtime/emu/emu_device.h"
 #include "tests/common/test_names.h"
 
@@ -31,16 +31,17 @@ OpSpec custom_spec(const std::string &spec_text, const std::string &path,
   return spec;
 }
 
-codegen::CompiledKernel compile(const OpSpec &spec, engine::Backend backend,
+codegen::CompiledKernel compile(const OpSpec &spec, codegen::Backend backend,
                                 const std::string &config = "") {
   codegen::CompileOptions options;
+  options.backend = backend;
   if (!config.empty()) {
     codegen::TileConfig c;
     std::string error;
     EXPECT_TRUE(codegen::parse_tile_config(config, c, error)) << error;
     options.config = c;
   }
-  return engine::compile_kernel(spec, options, backend);
+  return engine::compile_kernel(spec, options);
 }
 
 std::string first_error(const codegen::CompiledKernel &k) {
@@ -87,7 +88,7 @@ TEST(CustomActivationText, EmbeddingKeepsTheUsersLines) {
 
 TEST(CustomActivationCompile, TheLlvmBackendRefusesWithTheFix) {
   const codegen::CompiledKernel k =
-      compile(custom_spec(kGemm, "a.cu", kLeaky), engine::Backend::llvm);
+      compile(custom_spec(kGemm, "a.cu", kLeaky), codegen::Backend::llvm);
   ASSERT_FALSE(k.ok());
   EXPECT_EQ(k.errors[0].field, "backend");
   EXPECT_NE(k.errors[0].message.find("only the CUDA C++ backend compiles it; use --backend nvrtc"),
@@ -100,7 +101,7 @@ TEST(CustomActivationCompile, ErrorsAtTheUsersLines) {
       compile(custom_spec(kGemm, "acts/typo.cu",
                           "// slope\n__device__ float act(float x) {\n"
                           "  return x * slope;\n}\n"),
-              engine::Backend::nvrtc);
+              codegen::Backend::cuda_source);
   const std::string e = first_error(typo);
   EXPECT_NE(e.find("act: act=custom:acts/typo.cu does not compile:\n"), std::string::npos) << e;
   EXPECT_NE(e.find("acts/typo.cu:3: error: identifier \"slope\" is undefined"), std::string::npos)
@@ -110,7 +111,7 @@ TEST(CustomActivationCompile, ErrorsAtTheUsersLines) {
 
   const codegen::CompiledKernel none =
       compile(custom_spec(kGemm, "other.cu", "__device__ float other(float x) { return x; }\n"),
-              engine::Backend::nvrtc);
+              codegen::Backend::cuda_source);
   EXPECT_NE(first_error(none).find("act=custom:other.cu must define __device__ float act(float x)"),
             std::string::npos)
       << first_error(none);
@@ -119,7 +120,7 @@ TEST(CustomActivationCompile, ErrorsAtTheUsersLines) {
       compile(custom_spec(kGemm, "inc.cu",
                           "#include <cuda_fp16.h>\n__device__ float act(float "
                           "x) { return x; }\n"),
-              engine::Backend::nvrtc);
+              codegen::Backend::cuda_source);
   EXPECT_NE(first_error(include).find("act: inc.cu:1: #include is not available"),
             std::string::npos)
       << first_error(include);
@@ -132,8 +133,8 @@ TEST(CustomActivationCompile, NameAndKeyFollowTheText) {
   const OpSpec a = custom_spec(kGemm, "a.cu", kLeaky);
   OpSpec edited = a;
   edited.epilogue.custom.source += "// edited\n";
-  const codegen::CompiledKernel ka = compile(a, engine::Backend::nvrtc);
-  const codegen::CompiledKernel ke = compile(edited, engine::Backend::nvrtc);
+  const codegen::CompiledKernel ka = compile(a, codegen::Backend::cuda_source);
+  const codegen::CompiledKernel ke = compile(edited, codegen::Backend::cuda_source);
   ASSERT_TRUE(ka.ok()) << first_error(ka);
   ASSERT_TRUE(ke.ok()) << first_error(ke);
   EXPECT_NE(ka.plan.kernel_name, ke.plan.kernel_name);
@@ -158,11 +159,11 @@ TEST(CustomActivationCompile, MacrosStayInTheUsersText) {
   const OpSpec spec = custom_spec(kGemm, "macros.cu",
                                   "#define K 0.5f\n#define  M(x) ((x) * K)\n"
                                   "__device__ float act(float x) { return M(x); }\n// end \\");
-  const codegen::CompiledKernel k = compile(spec, engine::Backend::nvrtc);
+  const codegen::CompiledKernel k = compile(spec, codegen::Backend::cuda_source);
   ASSERT_TRUE(k.ok()) << first_error(k);
   EXPECT_NE(k.cuda_source.find("#undef K\n#undef M\n"), std::string::npos);
   emu::EmuDevice dev;
-  const engine::GemmCheck check = engine::run_and_check_gemm(dev, k, spec, 5);
+  const engine::KernelCheck check = engine::run_and_check_kernel(dev, k, spec, 5);
   EXPECT_TRUE(check.report.ok()) << check.report.summary();
 }
 
@@ -214,11 +215,11 @@ class CustomActivationEmu : public ::testing::TestWithParam<Case> {};
 TEST_P(CustomActivationEmu, MatchesTheReference) {
   const Case &c = GetParam();
   const OpSpec spec = custom_spec(c.spec, "act.cu", c.source);
-  const codegen::CompiledKernel k = compile(spec, engine::Backend::nvrtc, c.config);
+  const codegen::CompiledKernel k = compile(spec, codegen::Backend::cuda_source, c.config);
   ASSERT_TRUE(k.ok()) << first_error(k);
   EXPECT_NE(k.cuda_source.find("#line 1 \"act.cu\""), std::string::npos);
   emu::EmuDevice dev;
-  const engine::GemmCheck check = engine::run_and_check_gemm(dev, k, spec, /*seed=*/11);
+  const engine::KernelCheck check = engine::run_and_check_kernel(dev, k, spec, /*seed=*/11);
   EXPECT_GT(check.report.count, 0);
   EXPECT_TRUE(check.report.ok()) << check.report.summary();
 }
@@ -234,11 +235,11 @@ TEST(CustomActivationVerify, AKernelOfAnotherFunctionFails) {
       custom_spec(kGemm, "act.cu", "__device__ float act(float x) { return 2.0f * x; }\n");
   OpSpec thrice = twice;
   thrice.epilogue.custom.source = "__device__ float act(float x) { return 3.0f * x; }\n";
-  const codegen::CompiledKernel k = compile(twice, engine::Backend::nvrtc);
+  const codegen::CompiledKernel k = compile(twice, codegen::Backend::cuda_source);
   ASSERT_TRUE(k.ok()) << first_error(k);
   emu::EmuDevice dev;
-  EXPECT_TRUE(engine::run_and_check_gemm(dev, k, twice, 3).report.ok());
-  const engine::GemmCheck wrong = engine::run_and_check_gemm(dev, k, thrice, 3);
+  EXPECT_TRUE(engine::run_and_check_kernel(dev, k, twice, 3).report.ok());
+  const engine::KernelCheck wrong = engine::run_and_check_kernel(dev, k, thrice, 3);
   EXPECT_GT(wrong.report.mismatches, wrong.report.count / 2) << wrong.report.summary();
 }
 

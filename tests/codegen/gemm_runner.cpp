@@ -1,7 +1,7 @@
 #include "gemm_runner.h"
 
 #include "compiler/dsl/parser.h"
-#include "engine/verify_gemm.h"
+#include "engine/verify_kernel.h"
 #include "runtime/emu/emu_device.h"
 
 #include <gtest/gtest.h>
@@ -35,7 +35,7 @@ EmuRun run_on_emulator(const std::string &spec_text, const std::string &config, 
   }
   try {
     emu::EmuDevice dev;
-    const engine::GemmCheck check = engine::run_and_check_gemm(dev, run.kernel, spec, seed);
+    const engine::KernelCheck check = engine::run_and_check_kernel(dev, run.kernel, spec, seed);
     run.report = check.report;
     run.counters = check.counters.value_or(emu::LaunchCounters{});
   } catch (const std::exception &e) {

@@ -184,13 +184,13 @@ TEST(Pipeline, PassesAreTimedInOrder) {
 }
 
 TEST(PtxasLog, Parses) {
-  const std::vector<jit::KernelResources> all = jit::parse_ptxas_resources(
+  const std::vector<jit::EntryResources> all = jit::parse_ptxas_resources(
       "ptxas info    : Compiling entry function 'k' for 'sm_80'\n"
       "ptxas info    : Function properties for k\n"
       "    8 bytes stack frame, 4 bytes spill stores, 8 bytes spill loads\n"
       "ptxas info    : Used 168 registers, used 1 barriers, 32 bytes cmem[0]\n");
   ASSERT_EQ(all.size(), 1u);
-  const jit::KernelResources &r = all[0];
+  const jit::EntryResources &r = all[0];
   EXPECT_EQ(r.registers, 168);
   EXPECT_EQ(r.spill_stores, 4);
   EXPECT_EQ(r.spill_loads, 8);

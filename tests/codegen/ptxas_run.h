@@ -11,9 +11,9 @@
 namespace tcjit::codegen {
 
 struct PtxasRun {
-  bool ok = false;             // ptxas accepted the PTX
-  std::string log;             // its -v log, or the error
-  jit::KernelResources kernel; // the main kernel's (plan.kernel_name)
+  bool ok = false;            // ptxas accepted the PTX
+  std::string log;            // its -v log, or the error
+  jit::EntryResources kernel; // the main kernel's (plan.kernel_name)
 };
 
 inline PtxasRun run_ptxas(const CompiledKernel &k) {
@@ -23,8 +23,8 @@ inline PtxasRun run_ptxas(const CompiledKernel &k) {
   try {
     const jit::CompiledPtx c = jit::compile_ptx_with_ptxas(k.ptx, k.plan.kernel_name, options);
     r.log = c.info_log;
-    if (const jit::KernelResources *main =
-            jit::find_kernel_resources(c.resources, k.plan.kernel_name)) {
+    if (const jit::EntryResources *main =
+            jit::find_entry_resources(c.resources, k.plan.kernel_name)) {
       r.kernel = *main;
       r.ok = true;
     } else {

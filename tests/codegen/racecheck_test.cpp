@@ -3,7 +3,7 @@
 // kernel with a barrier of its main loop, or the one before its shared-memory epilogue, removed.
 #include "compiler/codegen/pipeline.h"
 #include "compiler/dsl/parser.h"
-#include "engine/verify_gemm.h"
+#include "engine/verify_kernel.h"
 #include "runtime/device/device.h"
 #include "runtime/device_factory.h"
 
@@ -33,7 +33,7 @@ std::string without_barrier(const std::string &ptx, int index) {
 std::string run_error(device::Device &dev, const codegen::CompiledKernel &kernel,
                       const OpSpec &spec) {
   try {
-    const engine::GemmCheck check = engine::run_and_check_gemm(dev, kernel, spec, 1);
+    const engine::KernelCheck check = engine::run_and_check_kernel(dev, kernel, spec, 1);
     return check.report.ok() ? "" : "wrong result: " + check.report.summary();
   } catch (const device::DeviceError &e) {
     return e.what();

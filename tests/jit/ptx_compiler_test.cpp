@@ -188,10 +188,5 @@ TEST(PtxCompiler, ReportsTheLibraryVersion) {
   EXPECT_FALSE(library.path.empty());
 }
 
-TEST(PtxCompiler, HashIsFnv1a64) {
-  EXPECT_EQ(ptx_text_hash(""), 0xcbf29ce484222325ull);
-  EXPECT_EQ(ptx_text_hash("a"), 0xaf63dc4c8601ec8cull);
-}
-
 } // namespace
 } // namespace tcjit::jit

@@ -3,7 +3,7 @@
 // instead of a CALL to an sm_70 helper.
 #include "../common/cubin_elf.h"
 #include "runtime/device/device.h"
-#include "runtime/jit/kernel_resources.h"
+#include "runtime/jit/entry_resources.h"
 #include "runtime/jit/ptx_compiler.h"
 #include "runtime/jit/ptxas_compiler.h"
 #include "test_ptx.h"
@@ -84,14 +84,14 @@ TEST(PtxasCompiler, ReportsEachKernelOfTheModuleAsTheCubinRecordsIt) {
   options.sm_arch = 86;
   const CompiledPtx c = compile_ptx_with_ptxas(kWarpSyncPtx, "warp_sync.ptx", options);
   ASSERT_EQ(c.resources.size(), 2u) << c.info_log;
-  const KernelResources *first = find_kernel_resources(c.resources, "tcjit_warp_sync");
-  const KernelResources *second = find_kernel_resources(c.resources, "tcjit_second");
+  const EntryResources *first = find_entry_resources(c.resources, "tcjit_warp_sync");
+  const EntryResources *second = find_entry_resources(c.resources, "tcjit_second");
   ASSERT_TRUE(first && second) << c.info_log;
   EXPECT_EQ(first->static_shared_bytes, 512);
   EXPECT_EQ(second->static_shared_bytes, 0);
   EXPECT_EQ(first->spill_bytes(), 0);
   EXPECT_GT(first->constant_bytes, 0);
-  for (const KernelResources *r : {first, second}) {
+  for (const EntryResources *r : {first, second}) {
     EXPECT_GT(r->registers, 0);
     EXPECT_EQ(r->registers, cubin_registers(c.cubin, r->kernel)) << r->kernel;
   }
@@ -138,7 +138,7 @@ TEST(PtxasCompiler, BadOptionsAreRefusedBeforeRunningAnything) {
   EXPECT_THROW(compile_ptx_with_ptxas(test::kAxpyPtx, "axpy.ptx", options), device::DeviceError);
 }
 
-TEST(KernelResources, ParsesEveryEntryOfALogAndSkipsCallees) {
+TEST(EntryResources, ParsesEveryEntryOfALogAndSkipsCallees) {
   // A split-K module with a libdevice callee, as ptxas -v prints it.
   const char *log = R"(ptxas info    : 0 bytes gmem
 ptxas info    : Compiling entry function 'k_splitk_reduce' for 'sm_80'
@@ -153,7 +153,7 @@ ptxas info    : Function properties for k
     8 bytes stack frame, 8 bytes spill stores, 12 bytes spill loads
 ptxas info    : Used 255 registers, used 1 barriers, 8 bytes cumulative stack size, 1024 bytes smem, 464 bytes cmem[0]
 )";
-  const std::vector<KernelResources> r = parse_ptxas_resources(log);
+  const std::vector<EntryResources> r = parse_ptxas_resources(log);
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(r[0].kernel, "k_splitk_reduce");
   EXPECT_EQ(r[0].registers, 20);
@@ -167,8 +167,8 @@ ptxas info    : Used 255 registers, used 1 barriers, 8 bytes cumulative stack si
   EXPECT_EQ(r[1].spill_loads, 12);
   EXPECT_EQ(r[1].spill_bytes(), 20);
   EXPECT_EQ(r[1].static_shared_bytes, 1024);
-  EXPECT_EQ(find_kernel_resources(r, "k"), &r[1]);
-  EXPECT_EQ(find_kernel_resources(r, "nope"), nullptr);
+  EXPECT_EQ(find_entry_resources(r, "k"), &r[1]);
+  EXPECT_EQ(find_entry_resources(r, "nope"), nullptr);
   EXPECT_TRUE(parse_ptxas_resources("").empty());
   EXPECT_TRUE(parse_ptxas_resources("garbage\nUsed registers\n").empty());
 }

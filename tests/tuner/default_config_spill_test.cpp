@@ -1,5 +1,5 @@
 // No spills, ever, by default: the cubin the runtime ships for the default config (and its
-// fallbacks, engine::find_or_compile_gemm) has zero spill bytes and zero stack, over misaligned
+// fallbacks, engine::find_or_compile_kernel) has zero spill bytes and zero stack, over misaligned
 // sizes, every activation, every dtype, every A/B layout and every arch tcjit targets. The full
 // cross product is ~4,800 compiles; each (dtype, arch) test takes the 4 layouts and rotates the
 // sizes and activations through them so that every value of every dimension is compiled.
@@ -61,7 +61,7 @@ TEST_P(DefaultConfigSpill, ShippedCubinHasNoSpillAndNoStack) {
     engine::KernelRequest request;
     request.arch = arch;
     const ProblemKey key = make_problem_key(spec, arch, false);
-    const engine::KernelSource src = serve_kernel(spec, key, request, nullptr);
+    const engine::ServedKernel src = serve_kernel(spec, key, request, nullptr);
     ASSERT_TRUE(src.ok()) << (src.errors.empty() ? "" : src.errors.front());
     ASSERT_FALSE(src.cubin.empty()) << src.how;
     EXPECT_GT(src.resources.registers, 0) << src.how;
@@ -113,7 +113,7 @@ TEST_P(DefaultConvConfigSpill, ShippedCubinHasNoSpillAndNoStack) {
   const OpSpec &spec = parsed.entries.front().spec;
   engine::KernelRequest request;
   request.arch = arch;
-  const engine::KernelSource src =
+  const engine::ServedKernel src =
       serve_kernel(spec, make_problem_key(spec, arch, false), request, nullptr);
   ASSERT_TRUE(src.ok()) << (src.errors.empty() ? "" : src.errors.front());
   ASSERT_FALSE(src.cubin.empty()) << src.how;
@@ -124,7 +124,7 @@ TEST_P(DefaultConvConfigSpill, ShippedCubinHasNoSpillAndNoStack) {
   // The code generator's own default (what `tcjit compile` prints without --config) too.
   engine::KernelRequest as_default = request;
   as_default.config = codegen::default_tile_config(spec, arch, false);
-  const engine::KernelSource own =
+  const engine::ServedKernel own =
       serve_kernel(spec, make_problem_key(spec, arch, false), as_default, nullptr);
   ASSERT_TRUE(own.ok()) << (own.errors.empty() ? "" : own.errors.front());
   EXPECT_EQ(own.resources.spill_bytes, 0) << own.how;

@@ -5,7 +5,7 @@
 #include "compiler/dsl/parser.h"
 #include "compiler/reference/random_fill.h"
 #include "compiler/spec/problem_key.h"
-#include "engine/gemm_launch.h"
+#include "engine/kernel_launch.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/device_factory.h"
 #include "tuner/measure_cuda.h"
@@ -149,8 +149,8 @@ TEST(CudaMeasurer, MeasuresOnTheEmulatorWithEmulatedProvenance) {
   EXPECT_NE(m.message.find("wall clock of the emulator"), std::string::npos) << m.message;
 }
 
-// The timed launches (enqueue_gemm, split-K's slices into a caller's workspace) compute what
-// launch_gemm does; the measurer times a split-K candidate.
+// The timed launches (enqueue_kernel, split-K's slices into a caller's workspace) compute what
+// launch_kernel does; the measurer times a split-K candidate.
 TEST(CudaMeasurer, SplitKIsTimedThroughTheCallersWorkspace) {
   const std::string spec = "gemm m=40 n=24 k=128 a=f16:row b=f16:col c=f16:row acc=f32 beta=1";
   const auto emu = device::make_emulator_device();
@@ -165,16 +165,16 @@ TEST(CudaMeasurer, SplitKIsTimedThroughTheCallersWorkspace) {
     emu->copy_to_device(ptr, host.data(), static_cast<size_t>(bytes));
     return ptr;
   };
-  const engine::GemmPointers launched{upload(40 * 128 * 2, 1), upload(128 * 24 * 2, 2),
-                                      upload(40 * 24 * 2, 3), emu->allocate(40 * 24 * 2), 0};
-  engine::GemmPointers enqueued = launched;
+  const engine::OperandPointers launched{upload(40 * 128 * 2, 1), upload(128 * 24 * 2, 2),
+                                         upload(40 * 24 * 2, 3), emu->allocate(40 * 24 * 2), 0};
+  engine::OperandPointers enqueued = launched;
   enqueued.d = emu->allocate(40 * 24 * 2);
-  const engine::LoadedGemm gemm = engine::load_gemm(*emu, built.kernel);
-  engine::launch_gemm(*emu, gemm, task.spec, launched);
-  const uint64_t workspace_bytes = gemm_workspace_bytes(gemm, task.spec);
+  const engine::LoadedKernel gemm = engine::load_kernel(*emu, built.kernel);
+  engine::launch_kernel(*emu, gemm, task.spec, launched);
+  const uint64_t workspace_bytes = kernel_workspace_bytes(gemm, task.spec);
   EXPECT_EQ(workspace_bytes, uint64_t{2} * 40 * 24 * 4); // two f32 slices
   const device::DevicePtr workspace = emu->allocate(workspace_bytes);
-  engine::enqueue_gemm(*emu, gemm, task.spec, enqueued, workspace);
+  engine::enqueue_kernel(*emu, gemm, task.spec, enqueued, workspace);
   emu->synchronize();
   std::vector<uint16_t> by_launch(40 * 24), by_enqueue(40 * 24);
   emu->copy_to_host(by_launch.data(), launched.d, 40 * 24 * 2);

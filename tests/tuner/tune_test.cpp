@@ -7,6 +7,7 @@
 #include "engine/kernel_cache.h"
 #include "engine/kernel_records.h"
 #include "runtime/device_factory.h"
+#include "support/fnv1a.h"
 #include "tests/kernels_db/db_test_util.h"
 #include "tuner/chosen_configs.h"
 #include "tuner/cost_model.h"
@@ -84,7 +85,7 @@ TEST(Tune, ModelAndEmulatorFillTheDatabaseAndTheRuntimeUsesTheWinner) {
   ASSERT_FALSE(chosen.empty());
   EXPECT_EQ(chosen.front(), *r.best);
   EXPECT_EQ(note, "tuned (predicted)");
-  const engine::KernelSource src = serve_kernel(task.spec, task.key, request, &db);
+  const engine::ServedKernel src = serve_kernel(task.spec, task.key, request, &db);
   ASSERT_TRUE(src.ok());
   EXPECT_EQ(src.origin, engine::KernelOrigin::database) << src.how;
   EXPECT_EQ(src.kernel.config, *r.best);
@@ -139,7 +140,7 @@ TEST(Tune, AConvolutionTunesAndTheRuntimeUsesTheWinner) {
   const auto chosen = chosen_configs(task.spec, task.key, request, &db, note);
   ASSERT_FALSE(chosen.empty());
   EXPECT_EQ(chosen.front(), *r.best);
-  const engine::KernelSource src = serve_kernel(task.spec, task.key, request, &db);
+  const engine::ServedKernel src = serve_kernel(task.spec, task.key, request, &db);
   ASSERT_TRUE(src.ok());
   EXPECT_EQ(src.kernel.config, *r.best);
 }
@@ -219,7 +220,7 @@ public:
     return m;
   }
   static double seconds(const TuneTask &task, const codegen::TileConfig &c) {
-    const uint64_t h = fnv1a64(codegen::to_string(c));
+    const uint64_t h = support::fnv1a64(codegen::to_string(c));
     const double noise = double(h % 1000) / 1000.0 * 0.8 - 0.4;
     return predict_config(a100_model(), task.spec, c, false).seconds * (1 + noise);
   }
@@ -473,7 +474,7 @@ TEST(SizeRange, ATunedRangeIsServedFromTheDatabaseAlone) {
     engine::KernelRequest request;
     request.arch = "sm_80";
     request.compile_on_miss = false;
-    const engine::KernelSource src = serve_kernel(ranged.spec, ranged.key, request, &db);
+    const engine::ServedKernel src = serve_kernel(ranged.spec, ranged.key, request, &db);
     ASSERT_TRUE(src.ok()) << (src.errors.empty() ? "" : src.errors.front());
     EXPECT_EQ(src.origin, engine::KernelOrigin::database);
     EXPECT_NE(src.how.find("tuned (predicted"), std::string::npos) << src.how;

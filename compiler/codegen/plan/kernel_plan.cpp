@@ -4,6 +4,7 @@
 
 #include "compiler/spec/alignment.h"
 #include "compiler/target/arch.h"
+#include "support/fnv1a.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -94,14 +95,6 @@ int ptx_version_for(int sm) {
 
 namespace {
 
-// 32-bit FNV-1a, for a short deterministic tag of a conv kernel's constants in its name.
-uint32_t fnv1a(std::string_view s) {
-  uint32_t h = 2166136261u;
-  for (unsigned char ch : s)
-    h = (h ^ ch) * 16777619u;
-  return h;
-}
-
 KernelPlan plan_view(const OpSpec &spec, const TileConfig &c, std::string_view arch, bool tf32_off,
                      int c_vec);
 
@@ -134,7 +127,7 @@ KernelPlan plan_kernel(const OpSpec &spec, const TileConfig &c, std::string_view
   // tcjit_gemm_... -> tcjit_conv2d_fprop_..._c<hash of the constants>
   const std::string constants = describe(l.conv);
   char tag[16];
-  std::snprintf(tag, sizeof tag, "%08x", fnv1a(constants));
+  std::snprintf(tag, sizeof tag, "%08x", support::fnv1a32(constants));
   p.kernel_name = std::string("tcjit_") + (l.conv.three_d ? "conv3d_" : "conv2d_") +
                   std::string(to_string(l.conv.pass)) + (l.depthwise ? "_depthwise" : "") + "_" +
                   p.kernel_name.substr(std::string_view("tcjit_gemm_").size()) +

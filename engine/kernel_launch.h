@@ -1,4 +1,5 @@
-// Launching a generated GEMM kernel on any device, per compiler/codegen/plan/kernel_abi.h.
+// Launching a generated kernel (a GEMM, or a convolution as an implicit GEMM) on any device, per
+// compiler/codegen/plan/kernel_abi.h.
 //
 // engine/ (layer 3: the tuner measures candidates with it, the runtime facade launches with it): it
 // joins what the compiler produced (the kernel's plan and ABI) with a device (CUDA or the
@@ -15,8 +16,8 @@
 
 namespace tcjit::engine {
 
-// A compiled GEMM loaded into one device's module.
-struct LoadedGemm {
+// A compiled kernel loaded into one device's module.
+struct LoadedKernel {
   device::ModuleHandle module;
   device::FunctionHandle main;
   device::FunctionHandle splitk_reduce; // valid only when the config has split_k > 1
@@ -25,13 +26,13 @@ struct LoadedGemm {
 };
 
 // Loads `kernel` (which must be ok()) into `dev`; `cubin`, when given, is the kernel's PTX linked
-// for kernel.plan's arch (KernelSource::cubin), which a GPU of that arch loads instead of
+// for kernel.plan's arch (ServedKernel::cubin), which a GPU of that arch loads instead of
 // compiling the PTX. Throws device::DeviceError on failure.
-LoadedGemm load_gemm(device::Device &dev, const codegen::CompiledKernel &kernel,
-                     std::span<const uint8_t> cubin = {});
+LoadedKernel load_kernel(device::Device &dev, const codegen::CompiledKernel &kernel,
+                         std::span<const uint8_t> cubin = {});
 
 // Device pointers of the operands; bias may be 0 when the spec has none. D may equal C.
-struct GemmPointers {
+struct OperandPointers {
   device::DevicePtr a = 0, b = 0, c = 0, d = 0, bias = 0;
 };
 
@@ -48,16 +49,17 @@ OperandBuffers operand_buffers(const OpSpec &spec);
 // including split-K's workspace and reduction pass. `after_main_launch`, when set, runs right
 // after the main kernel's launch (before split-K's reduction: e.g. to read its counters).
 // Synchronizes before returning.
-void launch_gemm(device::Device &dev, const LoadedGemm &gemm, const OpSpec &spec,
-                 const GemmPointers &ptrs, const std::function<void()> &after_main_launch = {});
+void launch_kernel(device::Device &dev, const LoadedKernel &loaded, const OpSpec &spec,
+                   const OperandPointers &ptrs,
+                   const std::function<void()> &after_main_launch = {});
 
 // The bytes of the workspace: split-K's slices, and the channel-padded copies of x and the filter
 // (0 when the config has neither).
-uint64_t gemm_workspace_bytes(const LoadedGemm &gemm, const OpSpec &spec);
-// The launches of launch_gemm, only enqueued (no allocation, memset or synchronize), for timing
-// them (Device::time_ms): `workspace` holds gemm_workspace_bytes (every slot is written by its
+uint64_t kernel_workspace_bytes(const LoadedKernel &loaded, const OpSpec &spec);
+// The launches of launch_kernel, only enqueued (no allocation, memset or synchronize), for timing
+// them (Device::time_ms): `workspace` holds kernel_workspace_bytes (every slot is written by its
 // slice before the reduction reads it, so it needs no initialisation).
-void enqueue_gemm(device::Device &dev, const LoadedGemm &gemm, const OpSpec &spec,
-                  const GemmPointers &ptrs, device::DevicePtr workspace);
+void enqueue_kernel(device::Device &dev, const LoadedKernel &loaded, const OpSpec &spec,
+                    const OperandPointers &ptrs, device::DevicePtr workspace);
 
 } // namespace tcjit::engine

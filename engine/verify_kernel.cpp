@@ -1,4 +1,4 @@
-#include "engine/verify_gemm.h"
+#include "engine/verify_kernel.h"
 
 #include "compiler/codegen/plan/conv_lowering.h"
 #include "compiler/reference/conv_geometry.h"
@@ -9,7 +9,7 @@
 #include "compiler/reference/random_fill.h"
 #include "engine/custom_activation.h"
 #include "engine/device_buffer.h"
-#include "engine/gemm_launch.h"
+#include "engine/kernel_launch.h"
 #include "runtime/emu/emu_device.h"
 
 #include <algorithm>
@@ -60,9 +60,9 @@ namespace {
 
 // A convolution through its implicit GEMM: random x, filter and y (the written tensor also is C),
 // reference_conv, the kernel on the device with the tensors in their view roles.
-GemmCheck run_and_check_conv(device::Device &dev, const codegen::CompiledKernel &kernel,
-                             const OpSpec &spec, uint64_t seed, std::span<const uint8_t> cubin) {
-  GemmCheck check;
+KernelCheck run_and_check_conv(device::Device &dev, const codegen::CompiledKernel &kernel,
+                               const OpSpec &spec, uint64_t seed, std::span<const uint8_t> cubin) {
+  KernelCheck check;
   const ConvGeometry geo = conv_geometry(spec);
   std::vector<std::byte> x = random_bytes(geo.x_dtype, x_element_count(geo), seed);
   std::vector<std::byte> w = random_bytes(geo.filter_dtype, filter_element_count(geo), seed + 1);
@@ -91,20 +91,20 @@ GemmCheck run_and_check_conv(device::Device &dev, const codegen::CompiledKernel 
            : t == codegen::ConvTensor::filter ? dw.ptr()
                                               : dy.ptr();
   };
-  const LoadedGemm gemm = load_gemm(dev, kernel, cubin);
+  const LoadedKernel loaded = load_kernel(dev, kernel, cubin);
   const auto *emu_dev = dynamic_cast<const emu::EmuDevice *>(&dev);
-  launch_gemm(dev, gemm, spec,
-              {ptr(roles.a), ptr(roles.b), ptr(roles.c), ptr(roles.c), has_bias ? dbias.ptr() : 0},
-              [&] {
-                if (emu_dev)
-                  check.counters = emu_dev->last_counters();
-              });
+  launch_kernel(
+      dev, loaded, spec,
+      {ptr(roles.a), ptr(roles.b), ptr(roles.c), ptr(roles.c), has_bias ? dbias.ptr() : 0}, [&] {
+        if (emu_dev)
+          check.counters = emu_dev->last_counters();
+      });
   const std::vector<std::byte> &host_out = roles.c == codegen::ConvTensor::x        ? x
                                            : roles.c == codegen::ConvTensor::filter ? w
                                                                                     : y;
   std::vector<std::byte> out(host_out.size());
   dev.copy_to_host(out.data(), ptr(roles.c), out.size());
-  dev.unload_module(gemm.module);
+  dev.unload_module(loaded.module);
   check.device_ms = ms_since(t_dev);
   check.report = compare_with_reference(spec, kernel.plan.math, out.data(), ref);
   return check;
@@ -112,11 +112,12 @@ GemmCheck run_and_check_conv(device::Device &dev, const codegen::CompiledKernel 
 
 } // namespace
 
-GemmCheck run_and_check_gemm(device::Device &dev, const codegen::CompiledKernel &kernel,
-                             const OpSpec &spec, uint64_t seed, std::span<const uint8_t> cubin) {
+KernelCheck run_and_check_kernel(device::Device &dev, const codegen::CompiledKernel &kernel,
+                                 const OpSpec &spec, uint64_t seed,
+                                 std::span<const uint8_t> cubin) {
   if (spec.kind != OpKind::gemm)
     return run_and_check_conv(dev, kernel, spec, seed, cubin);
-  GemmCheck check;
+  KernelCheck check;
   const GemmGeometry geo = gemm_geometry(spec);
   const std::vector<std::byte> a = random_bytes(geo.a.dtype, geo.batch * geo.a.batch_stride, seed);
   const std::vector<std::byte> b =
@@ -137,16 +138,16 @@ GemmCheck run_and_check_gemm(device::Device &dev, const codegen::CompiledKernel 
 
   const auto t_dev = Clock::now();
   DeviceBuffer da(dev, a), db(dev, b), dc(dev, c), dbias(dev, bias);
-  const LoadedGemm gemm = load_gemm(dev, kernel, cubin);
+  const LoadedKernel loaded = load_kernel(dev, kernel, cubin);
   const auto *emu_dev = dynamic_cast<const emu::EmuDevice *>(&dev);
-  launch_gemm(dev, gemm, spec, {da.ptr(), db.ptr(), dc.ptr(), dc.ptr(), has_bias ? dbias.ptr() : 0},
-              [&] {
-                if (emu_dev)
-                  check.counters = emu_dev->last_counters(); // the main kernel's
-              });
+  launch_kernel(dev, loaded, spec,
+                {da.ptr(), db.ptr(), dc.ptr(), dc.ptr(), has_bias ? dbias.ptr() : 0}, [&] {
+                  if (emu_dev)
+                    check.counters = emu_dev->last_counters(); // the main kernel's
+                });
   std::vector<std::byte> out(c.size());
   dev.copy_to_host(out.data(), dc.ptr(), out.size());
-  dev.unload_module(gemm.module);
+  dev.unload_module(loaded.module);
   check.device_ms = ms_since(t_dev);
 
   check.report = compare_with_reference(spec, kernel.plan.math, out.data(), ref);

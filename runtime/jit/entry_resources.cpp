@@ -1,4 +1,4 @@
-#include "runtime/jit/kernel_resources.h"
+#include "runtime/jit/entry_resources.h"
 
 #include <algorithm>
 #include <charconv>
@@ -39,10 +39,10 @@ int number_before(std::string_view line, std::string_view suffix) {
 
 } // namespace
 
-std::vector<KernelResources> parse_ptxas_resources(std::string_view log) {
-  std::vector<KernelResources> entries;
+std::vector<EntryResources> parse_ptxas_resources(std::string_view log) {
+  std::vector<EntryResources> entries;
   std::string properties_for;
-  KernelResources *compiling = nullptr;
+  EntryResources *compiling = nullptr;
   while (!log.empty()) {
     const size_t nl = log.find('\n');
     const std::string_view line = log.substr(0, nl);
@@ -62,7 +62,7 @@ std::vector<KernelResources> parse_ptxas_resources(std::string_view log) {
       continue;
     }
     if (line.find("bytes stack frame") != std::string_view::npos) {
-      for (KernelResources &e : entries) {
+      for (EntryResources &e : entries) {
         if (e.kernel == properties_for) {
           e.stack_frame = std::max(0, number_before(line, "bytes stack frame"));
           e.spill_stores = std::max(0, number_before(line, "bytes spill stores"));
@@ -82,9 +82,9 @@ std::vector<KernelResources> parse_ptxas_resources(std::string_view log) {
   return entries;
 }
 
-const KernelResources *find_kernel_resources(const std::vector<KernelResources> &all,
-                                             std::string_view kernel) {
-  for (const KernelResources &r : all)
+const EntryResources *find_entry_resources(const std::vector<EntryResources> &all,
+                                           std::string_view kernel) {
+  for (const EntryResources &r : all)
     if (r.kernel == kernel)
       return &r;
   return nullptr;

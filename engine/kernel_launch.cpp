@@ -1,4 +1,4 @@
-#include "engine/gemm_launch.h"
+#include "engine/kernel_launch.h"
 
 #include "compiler/codegen/plan/conv_lowering.h"
 #include "compiler/codegen/plan/kernel_abi.h"
@@ -28,7 +28,7 @@ device::LaunchConfig to_launch_config(const codegen::LaunchDims &d) {
 
 // The 16 ABI parameters of the main kernel.
 device::ParamBuffer gemm_params(const device::KernelInfo &info, const codegen::KernelPlan &plan,
-                                const OpSpec &spec, const GemmPointers &ptrs) {
+                                const OpSpec &spec, const OperandPointers &ptrs) {
   const GemmGeometry geo = codegen::launch_geometry(
       plan.pad_from != 0 ? codegen::padded_conv(spec, plan.conv->c) : spec);
   device::ParamBuffer p(info);
@@ -58,9 +58,9 @@ device::ParamBuffer gemm_params(const device::KernelInfo &info, const codegen::K
 
 } // namespace
 
-LoadedGemm load_gemm(device::Device &dev, const codegen::CompiledKernel &kernel,
-                     std::span<const uint8_t> cubin) {
-  LoadedGemm g;
+LoadedKernel load_kernel(device::Device &dev, const codegen::CompiledKernel &kernel,
+                         std::span<const uint8_t> cubin) {
+  LoadedKernel g;
   g.plan = &kernel.plan;
   const std::string name = kernel.plan.kernel_name + ".ptx";
   g.module = cubin.empty() ? dev.load_module(kernel.ptx, name)
@@ -116,20 +116,20 @@ WorkspaceLayout workspace_layout(const codegen::KernelPlan &plan, const OpSpec &
   return w;
 }
 
-// The launches of one GEMM; split-K's slices go to `workspace`. `after_main_launch`: as for
-// launch_gemm.
-void enqueue_launches(device::Device &dev, const LoadedGemm &gemm, const OpSpec &spec,
-                      const GemmPointers &ptrs, device::DevicePtr workspace,
+// The launches of one kernel; split-K's slices go to `workspace`. `after_main_launch`: as for
+// launch_kernel.
+void enqueue_launches(device::Device &dev, const LoadedKernel &loaded, const OpSpec &spec,
+                      const OperandPointers &ptrs, device::DevicePtr workspace,
                       const std::function<void()> &after_main_launch) {
-  const codegen::KernelPlan &plan = *gemm.plan;
+  const codegen::KernelPlan &plan = *loaded.plan;
   const GemmGeometry geo = kernel_geometry(plan, spec);
   const int split = plan.config.split_k;
   const WorkspaceLayout layout = workspace_layout(plan, spec);
-  GemmPointers main_ptrs = ptrs;
+  OperandPointers main_ptrs = ptrs;
   if (plan.pad_from != 0) {
     // x and the filter first, channel-padded into the workspace (kernel_abi.h)
     const PaddedRows rows = padded_rows(spec);
-    const device::KernelInfo &pad_info = dev.kernel_info(gemm.pad_channels);
+    const device::KernelInfo &pad_info = dev.kernel_info(loaded.pad_channels);
     main_ptrs.a = workspace + round_up(layout.splitk);
     main_ptrs.b = main_ptrs.a + round_up(layout.x);
     const std::pair<device::DevicePtr, device::DevicePtr> copies[] = {{ptrs.a, main_ptrs.a},
@@ -145,16 +145,16 @@ void enqueue_launches(device::Device &dev, const LoadedGemm &gemm, const OpSpec 
           static_cast<uint32_t>((counts[i] * plan.conv->c + codegen::kPadChannelsThreads - 1) /
                                 codegen::kPadChannelsThreads);
       d.block_x = codegen::kPadChannelsThreads;
-      dev.launch(gemm.pad_channels, to_launch_config(d), pad.bytes());
+      dev.launch(loaded.pad_channels, to_launch_config(d), pad.bytes());
     }
   }
   const device::LaunchConfig main_launch = to_launch_config(
       codegen::gemm_launch_dims(geo.m, geo.n, geo.batch, plan.config.bm, plan.config.bn,
                                 plan.threads, plan.smem_bytes, split));
-  const device::KernelInfo &info = dev.kernel_info(gemm.main);
+  const device::KernelInfo &info = dev.kernel_info(loaded.main);
   device::ParamBuffer params = gemm_params(info, plan, spec, main_ptrs);
   if (split == 1) {
-    dev.launch(gemm.main, main_launch, params.bytes());
+    dev.launch(loaded.main, main_launch, params.bytes());
     if (after_main_launch)
       after_main_launch();
     return;
@@ -162,11 +162,11 @@ void enqueue_launches(device::Device &dev, const LoadedGemm &gemm, const OpSpec 
   // Split-K: slices into the workspace, then a second kernel sums them in slice order.
   device::ParamBuffer slices = params;
   slices.set(index(GemmParam::d), workspace);
-  dev.launch(gemm.main, main_launch, slices.bytes());
+  dev.launch(loaded.main, main_launch, slices.bytes());
   if (after_main_launch)
     after_main_launch();
 
-  const device::KernelInfo &reduce_info = dev.kernel_info(gemm.splitk_reduce);
+  const device::KernelInfo &reduce_info = dev.kernel_info(loaded.splitk_reduce);
   device::ParamBuffer reduce(reduce_info);
   const auto src = params.bytes();
   for (int i = 0; i < codegen::kGemmParamCount; ++i) {
@@ -174,7 +174,7 @@ void enqueue_launches(device::Device &dev, const LoadedGemm &gemm, const OpSpec 
     reduce.set_bytes(static_cast<size_t>(i), src.data() + pi.offset, pi.size);
   }
   reduce.set(static_cast<size_t>(codegen::kSplitKWorkspaceParam), workspace);
-  dev.launch(gemm.splitk_reduce,
+  dev.launch(loaded.splitk_reduce,
              to_launch_config(codegen::splitk_reduce_launch_dims(geo.m, geo.n, geo.batch)),
              reduce.bytes());
 }
@@ -209,27 +209,27 @@ OperandBuffers operand_buffers(const OpSpec &spec) {
   return o;
 }
 
-uint64_t gemm_workspace_bytes(const LoadedGemm &gemm, const OpSpec &spec) {
-  const WorkspaceLayout w = workspace_layout(*gemm.plan, spec);
+uint64_t kernel_workspace_bytes(const LoadedKernel &loaded, const OpSpec &spec) {
+  const WorkspaceLayout w = workspace_layout(*loaded.plan, spec);
   return w.splitk == 0 && w.x == 0 ? 0 : w.total();
 }
 
-void enqueue_gemm(device::Device &dev, const LoadedGemm &gemm, const OpSpec &spec,
-                  const GemmPointers &ptrs, device::DevicePtr workspace) {
-  enqueue_launches(dev, gemm, spec, ptrs, workspace, {});
+void enqueue_kernel(device::Device &dev, const LoadedKernel &loaded, const OpSpec &spec,
+                    const OperandPointers &ptrs, device::DevicePtr workspace) {
+  enqueue_launches(dev, loaded, spec, ptrs, workspace, {});
 }
 
-void launch_gemm(device::Device &dev, const LoadedGemm &gemm, const OpSpec &spec,
-                 const GemmPointers &ptrs, const std::function<void()> &after_main_launch) {
-  const uint64_t ws_bytes = gemm_workspace_bytes(gemm, spec);
+void launch_kernel(device::Device &dev, const LoadedKernel &loaded, const OpSpec &spec,
+                   const OperandPointers &ptrs, const std::function<void()> &after_main_launch) {
+  const uint64_t ws_bytes = kernel_workspace_bytes(loaded, spec);
   if (ws_bytes == 0) {
-    enqueue_launches(dev, gemm, spec, ptrs, 0, after_main_launch);
+    enqueue_launches(dev, loaded, spec, ptrs, 0, after_main_launch);
     dev.synchronize();
     return;
   }
   const DeviceBuffer ws(dev, ws_bytes);
   dev.memset(ws.ptr(), 0xff, ws_bytes); // NaN/-1 poison: every slot must be written by its slice
-  enqueue_launches(dev, gemm, spec, ptrs, ws.ptr(), after_main_launch);
+  enqueue_launches(dev, loaded, spec, ptrs, ws.ptr(), after_main_launch);
   dev.synchronize();
 }
 

@@ -9,7 +9,7 @@
 
 namespace tcjit::jit {
 
-struct KernelResources {
+struct EntryResources {
   std::string kernel;          // the .entry name
   int registers = -1;          // per thread; -1 when the log did not say
   int spill_stores = 0;        // bytes
@@ -23,10 +23,10 @@ struct KernelResources {
 
 // Parses a ptxas -v log: the entries it compiled, in order. Lines it does not know are skipped;
 // a .func's "Function properties" (stack of a callee) is not an entry and is not returned.
-std::vector<KernelResources> parse_ptxas_resources(std::string_view log);
+std::vector<EntryResources> parse_ptxas_resources(std::string_view log);
 
 // The record of `kernel` in `all`, or nullptr.
-const KernelResources *find_kernel_resources(const std::vector<KernelResources> &all,
-                                             std::string_view kernel);
+const EntryResources *find_entry_resources(const std::vector<EntryResources> &all,
+                                           std::string_view kernel);
 
 } // namespace tcjit::jit
