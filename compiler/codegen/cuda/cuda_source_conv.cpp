@@ -1,7 +1,5 @@
 #include "compiler/codegen/cuda/cuda_source_conv.h"
 
-#include "compiler/codegen/cuda/expr_source.h"
-#include "compiler/codegen/plan/formulas.h"
 #include "compiler/codegen/plan/kernel_abi.h"
 
 #include <stdexcept>
@@ -47,6 +45,61 @@ void emit_conv_constants(std::ostringstream &s, const KernelPlan &p) {
     << "} // namespace cv\n";
 }
 
+namespace {
+
+void emit_depthwise_helpers(std::ostringstream &s) {
+  s << R"(
+// The direct depthwise kernel's own coordinate arithmetic, the formulas of
+// compiler/codegen/plan/formulas.h (depthwise_point, depthwise_tap) as C++ functions: printed from
+// the formulas, its taps took NVRTC 6-15% more SASS instructions per FFMA (measured), so the
+// depthwise kernel keeps these. A pixel:
+struct Pixel {
+  u32 n, z, y, x;
+};
+// (n, z, y, x) of a pixel index of an n x depth x height x width grid, n last: it is the run-time
+// dimension and may be anything.
+__device__ __forceinline__ Pixel split_pixel(u32 index, u32 depth, u32 height, u32 width) {
+  Pixel p;
+  p.x = index % width;
+  index /= width;
+  p.y = index % height;
+  index /= height;
+  p.z = index % depth;
+  p.n = index / depth;
+  return p;
+}
+// ((((n * depth + z) * height + y) * width + x) * channels + channel), 64-bit.
+__device__ __forceinline__ s64 tensor_offset(Pixel at, u32 depth, u32 height, u32 width,
+                                             u32 channels, u32 channel) {
+  s64 v = at.n;
+  v = v * depth + at.z;
+  v = v * height + at.y;
+  v = v * width + at.x;
+  return v * channels + channel;
+}
+// The input coordinate that output coordinate o reads through tap t: o * stride + t * dilation
+// - pad; in the padding it wraps below zero to a huge value, which the caller's unsigned
+// `< extent` rejects.
+__device__ __forceinline__ u32 im2col_coordinate(u32 o, u32 t, u32 stride, u32 dilation,
+                                                 u32 pad) {
+  return o * stride + t * dilation - pad;
+}
+// The output coordinate that reads input coordinate i through tap t: (i + pad - t * dilation)
+// / stride, when that divides exactly and is in [0, extent); else `ok` becomes false.
+__device__ __forceinline__ u32 strided_coordinate(u32 i, u32 t, u32 pad, u32 dilation,
+                                                  u32 stride, u32 extent, bool &ok) {
+  const u32 v = i + pad - t * dilation; // below zero: wraps, out of range whatever the stride
+  ok = ok && v < extent * stride;
+  if (stride == 1)
+    return v;
+  ok = ok && v % stride == 0;
+  return v / stride;
+}
+)";
+}
+
+} // namespace
+
 void emit_pad_channels(std::ostringstream &s, const KernelPlan &p) {
   const int64_t to = constants(p).c, from = p.pad_from;
   const std::string T = bits_type(p.a.esize);
@@ -80,28 +133,10 @@ void emit_depthwise_kernel(std::ostringstream &s, const KernelPlan &p) {
       x = "round_tf32(" + x + ")";
     return "(" + A + ")" + x;
   };
-  // The output's pixel and channel, then each tap's source element (formulas.h): two graphs, the
-  // taps' with the point's values as inputs, so that the point is computed once per output.
-  ExprGraph point_graph;
-  const DepthwisePoint point = depthwise_point(k, input(point_graph, ExprType::i32, "row"),
-                                               input(point_graph, ExprType::i32, "col"));
-  const ExprSource point_src = expr_source({point.n64, point.z, point.y, point.x, point.channel64},
-                                           {{"row", "u32(row)"}, {"col", "u32(col)"}}, "    ");
-  ExprGraph tap_graph;
-  auto u32_input = [&](const char *name) { return input(tap_graph, ExprType::i32, name); };
-  const DepthwisePoint at{input(tap_graph, ExprType::i64, "n64"), u32_input("z"), u32_input("y"),
-                          u32_input("x"), input(tap_graph, ExprType::i64, "channel64")};
-  const DepthwiseTap tap = depthwise_tap(k, at, u32_input("t"), u32_input("r"), u32_input("s"));
-  const ExprSource tap_src = expr_source({tap.in, tap.elem, tap.filter_elem},
-                                         {{"n64", "pixel_n"},
-                                          {"z", "pixel_z"},
-                                          {"y", "pixel_y"},
-                                          {"x", "pixel_x"},
-                                          {"channel64", "channel"},
-                                          {"t", "t"},
-                                          {"r", "r"},
-                                          {"s", "s"}},
-                                         "          ");
+  // The source tensor (x for fprop, dy for dgrad): the pixel grid of `row` and the one read.
+  const char *row_grid = fprop ? "cv::O, cv::P, cv::Q" : "cv::D, cv::H, cv::W";
+  const char *src_grid = fprop ? "cv::D, cv::H, cv::W" : "cv::O, cv::P, cv::Q";
+  emit_depthwise_helpers(s);
   s << "__device__ __forceinline__ float round_tf32(float x) { // cvt.rna.tf32.f32\n"
     << "  u32 r;\n"
     << "  asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(x));\n"
@@ -125,20 +160,31 @@ void emit_depthwise_kernel(std::ostringstream &s, const KernelPlan &p) {
     << ";\n"
     << "    if (row >= M || col >= N) continue;\n"
     << "    // row: the " << (fprop ? "output" : "input") << " pixel; col: the channel\n"
-    << point_src.statements << "    const u64 pixel_n = " << point_src.values[0] << ";\n"
-    << "    const u32 pixel_z = " << point_src.values[1] << ", pixel_y = " << point_src.values[2]
-    << ", pixel_x = " << point_src.values[3] << ";\n"
-    << "    const u64 channel = " << point_src.values[4] << ";\n"
-    << "    (void)pixel_z; (void)pixel_y; (void)pixel_x;\n"
+    << "    const Pixel at = split_pixel(u32(row), " << row_grid << ");\n"
     << "    " << A << " acc = 0;\n"
     << "#pragma unroll\n    for (u32 t = 0; t < cv::T; ++t)\n"
     << "#pragma unroll\n      for (u32 r = 0; r < cv::R; ++r)\n"
     << "#pragma unroll\n        for (u32 s = 0; s < cv::S; ++s) {\n"
-    << tap_src.statements << "          const bool ok = " << tap_src.values[0] << ";\n"
-    << "          const u64 off = " << tap_src.values[1] << ";\n"
+    << "          bool ok = true;\n"
+    << "          Pixel src;\n"
+    << "          src.n = at.n;\n";
+  if (fprop)
+    s << "          src.z = im2col_coordinate(at.z, t, cv::stride_d, cv::dil_d, cv::pad_d);\n"
+      << "          src.y = im2col_coordinate(at.y, r, cv::stride_h, cv::dil_h, cv::pad_h);\n"
+      << "          src.x = im2col_coordinate(at.x, s, cv::stride_w, cv::dil_w, cv::pad_w);\n"
+      << "          ok = src.z < cv::D && src.y < cv::H && src.x < cv::W;\n";
+  else
+    s << "          src.z = strided_coordinate(at.z, t, cv::pad_d, cv::dil_d, cv::stride_d, cv::O, "
+         "ok);\n"
+      << "          src.y = strided_coordinate(at.y, r, cv::pad_h, cv::dil_h, cv::stride_h, cv::P, "
+         "ok);\n"
+      << "          src.x = strided_coordinate(at.x, s, cv::pad_w, cv::dil_w, cv::stride_w, cv::Q, "
+         "ok);\n";
+  s << "          const s64 off = tensor_offset(src, " << src_grid << ", "
+    << (fprop ? "cv::K" : "cv::C") << ", u32(col));\n"
     << "          const " << in_t << " v = ((const " << in_t << " *)A)[ok ? off : 0];\n"
-    << "          const " << w_t << " w = ((const " << w_t << " *)B)[" << tap_src.values[2]
-    << "];\n"
+    << "          const " << w_t << " w = ((const " << w_t
+    << " *)B)[(s64)col * cv::taps + (t * cv::R + r) * cv::S + s];\n"
     << "          const " << A << " x = " << to_acc("(ok ? v : (" + in_t + ")0)", p.a.dtype)
     << ", y = " << to_acc("w", p.b.dtype) << ";\n";
   if (p.mma.acc == DType::s32)

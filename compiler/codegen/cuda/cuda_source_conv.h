@@ -1,8 +1,8 @@
 // The convolution parts of the CUDA C++ backend (cuda_source.h), internal to compiler/codegen:
 // the plan's ConvConstants as constants of the source, channel padding's copy kernel and the
-// direct depthwise kernel (conv_lowering.h), its taps from the formulas both backends print
-// (plan/formulas.h; the implicit-GEMM gathers are printed with the tile copies, cuda_source.cpp).
-// Also declares the few helpers of cuda_source.cpp they share.
+// direct depthwise kernel (conv_lowering.h; the implicit-GEMM gathers are printed from their
+// formulas with the tile copies, cuda_source.cpp). Also declares the few helpers of
+// cuda_source.cpp they share.
 #pragma once
 
 #include "compiler/codegen/plan/kernel_plan.h"

@@ -61,6 +61,8 @@ GlobalElement global_element(const KernelPlan &, const OperandPlan &, Expr outer
 
 // The direct depthwise kernel (conv_lowering.h, llvm/depthwise.h): output `row` (i32: the output
 // pixel for fprop, the input pixel for dgrad) and channel `col` (i32), split once for all taps.
+// The LLVM backend's only (the CUDA backend's depthwise kernel keeps its own functions:
+// cuda_source_conv.cpp says why).
 struct DepthwisePoint {
   Expr n64, z, y, x; // the pixel, n widened to i64
   Expr channel64;
