@@ -287,7 +287,10 @@ void emit_operand(std::ostringstream &s, const KernelPlan &p, const OperandPlan 
     << "    const int row = int(idx / " << vecs_per_row << "u), col = int(idx % " << vecs_per_row
     << "u) * " << op.vec << ";\n"
     << "    const u32 outer = u32(outer0 + row), contig = u32(contig0 + col);\n"
-    << (op.gather == Gather::linear ? "" : "    (void)ld;\n") << element_src.statements;
+    << (op.gather == Gather::linear ? ""
+                                    : "    (void)ld; // (outer, contig) by the " +
+                                          std::string(to_string(op.gather)) + " gather\n")
+    << element_src.statements;
   if (op.gather == Gather::linear)
     s << "    const bool in = " << element_src.values[0] << ";\n"
       << "    const u8 *src = in ? base + " << element_src.values[1] << " * " << op.esize
