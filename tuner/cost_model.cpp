@@ -125,9 +125,9 @@ double estimated_instructions_per_mma(const OpSpec &spec, const codegen::TileCon
   // Each cp.async needs its address and predicate (~2 more); the K-tile's barrier, commit, wait,
   // pointer increments and loop branch about 20.
   double other = k.shared_loads + k.converts + 3 * k.global_copies + 20;
-  // A convolution's gathered copies (conv_gather.h) split the pixel and tap indices (the row's are
-  // loop-invariant and hoisted) and test the padding: about 12 more per copy, for about half of
-  // the copies (one of the two operands).
+  // A convolution's gathered copies (codegen/plan/formulas.h, global_element) split the pixel and
+  // tap indices (the row's are loop-invariant and hoisted) and test the padding: about 12 more per
+  // copy, for about half of the copies (one of the two operands).
   if (spec.kind != OpKind::gemm)
     other += 12 * k.global_copies / 2;
   return 1 + other / std::max(1.0, k.mma);

@@ -3,7 +3,8 @@
 // vectors. Checked on the PTX emulator against the CPU reference, with its counters: 100% global
 // store sector efficiency and no shared bank conflicts on aligned full tiles; every tail,
 // alignment, epilogue and config still matches the reference. Also: the plan's decision, and the
-// staging swizzle's host twin (bijective, conflict-free for every warp tile and vector width).
+// staging swizzle (plan/formulas.h), evaluated on the host (bijective, conflict-free for every warp
+// tile and vector width).
 #include "gemm_runner.h"
 
 #include "compiler/codegen/plan/kernel_plan.h"

@@ -1,7 +1,9 @@
 #include "compiler/codegen/cuda/cuda_source.h"
 
 #include "compiler/codegen/cuda/cuda_source_conv.h"
+#include "compiler/codegen/cuda/expr_source.h"
 #include "compiler/codegen/plan/custom_activation.h"
+#include "compiler/codegen/plan/formulas.h"
 #include "compiler/codegen/plan/kernel_abi.h"
 #include "compiler/target/mma_table.h"
 
@@ -66,15 +68,6 @@ using namespace cuda_detail;
 // A/B fragment registers: 32-bit patterns, or doubles for the f64 form.
 const char *frag_type(const KernelPlan &p) {
   return p.mma.kind == MmaKind::f64_f64 ? "double" : "u32";
-}
-
-// The swizzle's row shift (cp_async.cpp, smem_address): the plan's shift, plus one per halving of
-// rows shorter than a 128-byte line.
-int swizzle_row_shift(const OperandPlan &op) {
-  int shift = op.swizzle_shift;
-  for (int rows_per_line = 128 / std::min(op.row_bytes, 128); rows_per_line > 1; rows_per_line /= 2)
-    ++shift;
-  return shift;
 }
 
 // A constant table as a conditional chain on `i` (folded once loops over i are unrolled).
@@ -143,7 +136,7 @@ __device__ __forceinline__ int f32_to_s32(float f) { // round to nearest even, s
   asm("cvt.rni.s32.f32 %0, %1;" : "=r"(i) : "f"(f));
   return i;
 }
-// The f32 activations' building blocks, as the LLVM backend computes them (epilogue.cpp).
+// The f32 approximations of the formulas (compiler/codegen/plan/formulas.h), as PTX.
 __device__ __forceinline__ float ex2_approx(float x) {
   float r;
   asm("ex2.approx.f32 %0, %1;" : "=f"(r) : "f"(x));
@@ -159,73 +152,28 @@ __device__ __forceinline__ float div_approx(float a, float b) {
   asm("div.approx.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
   return r;
 }
-__device__ __forceinline__ float fast_exp(float x) { return ex2_approx(x * 1.4426950408889634f); }
-__device__ __forceinline__ float fast_tanh(float x) {
-  return 1.0f - div_approx(2.0f, fast_exp(x * 2.0f) + 1.0f);
-}
-__device__ __forceinline__ float fast_erfc(float z) { // A&S 7.1.26, reflected
-  const float az = fabsf(z);
-  const float t = div_approx(1.0f, 1.0f + 0.3275911f * az);
-  float poly = 1.061405429f;
-  poly = poly * t + -1.453152027f;
-  poly = poly * t + 1.421413741f;
-  poly = poly * t + -0.284496736f;
-  poly = poly * t + 0.254829592f;
-  const float r = poly * t * fast_exp(-(az * az));
-  return z < 0.0f ? 2.0f - r : r;
-}
 )";
 }
 
-// act(x) in the epilogue type, as the LLVM backend (epilogue.cpp, emit_activation).
+// act(x) in the epilogue type: the activation's formula (formulas.h), or the user's function.
 void emit_activation(std::ostringstream &s, const KernelPlan &p) {
-  const bool f32 = p.epi != DType::f64;
   const std::string T = epi_type(p);
   s << "__device__ __forceinline__ " << T << " activation(" << T << " x) {\n";
-  const std::string exp = f32 ? "fast_exp" : "exp", tanh = f32 ? "fast_tanh" : "tanh";
-  auto div = [&](const std::string &n, const std::string &d) {
-    return f32 ? "div_approx(" + n + ", " + d + ")" : "(" + n + ") / (" + d + ")";
-  };
-  const std::string one = f32 ? "1.0f" : "1.0", zero = f32 ? "0.0f" : "0.0",
-                    half = f32 ? "0.5f" : "0.5";
-  switch (p.epilogue.act) {
-  case Activation::none: s << "  return x;\n"; break;
-  case Activation::relu:
-    s << "  return !(x <= " << zero << ") ? x : " << zero << "; // NaN stays\n";
-    break;
-  case Activation::tanh: s << "  return " << tanh << "(x);\n"; break;
-  case Activation::sigmoid:
-    s << "  return " << div(one, one + " + " + exp + "(-x)") << ";\n";
-    break;
-  case Activation::elu:
-    s << "  return x > " << zero << " ? x : " << (f32 ? "fast_exp(x) - 1.0f" : "expm1(x)") << ";\n";
-    break;
-  case Activation::gelu:
-    s << "  const " << T << " z = x * " << (f32 ? "-0.70710678118654752f" : "-0.70710678118654752")
-      << ";\n  return " << half << " * x * " << (f32 ? "fast_erfc(z)" : "erfc(z)") << ";\n";
-    break;
-  case Activation::gelu_tanh:
-    s << "  const " << T << " inner = " << (f32 ? "0.7978845608028654f" : "0.7978845608028654")
-      << " * (x + " << (f32 ? "0.044715f" : "0.044715") << " * (x * x * x));\n"
-      << "  return " << half << " * x * (" << one << " + " << tanh << "(inner));\n";
-    break;
-  case Activation::softplus:
-    s << "  const bool pos = x > " << zero << ";\n  const " << T << " ax = pos ? -x : x;\n"
-      << "  const " << T << " l = "
-      << (f32 ? "lg2_approx(1.0f + fast_exp(ax)) * 0.6931471805599453f" : "log1p(exp(ax))")
-      << ";\n  return pos ? x + l : l;\n";
-    break;
-  case Activation::swish: s << "  return " << div("x", one + " + " + exp + "(-x)") << ";\n"; break;
-  case Activation::custom:
+  if (p.epilogue.act == Activation::custom) {
     s << "  return " << kCustomActivationNamespace
-      << "::act(x); // act=custom:" << p.epilogue.custom.path << "\n";
-    break;
+      << "::act(x); // act=custom:" << p.epilogue.custom.path << "\n}\n";
+    return;
   }
-  s << "}\n";
+  ExprGraph g;
+  const ExprType type = p.epi == DType::f64 ? ExprType::f64 : ExprType::f32;
+  const ExprSource act =
+      expr_source({activation(p.epilogue.act, input(g, type, "x"))}, {{"x", "x"}}, "  ");
+  s << "  // " << to_string(p.epilogue.act) << "\n"
+    << act.statements << "  return " << act.values[0] << ";\n}\n";
 }
 
-// The epilogue of one element: D's value from the accumulator (epilogue.cpp,
-// emit_epilogue_value); C and the bias are read here.
+// The epilogue of one element, D = convert(act(alpha * acc + beta * C + bias)) (docs/codegen.md);
+// C and the bias are read here.
 void emit_epilogue_value(std::ostringstream &s, const KernelPlan &p, const std::string &name) {
   const std::string O = storage_type(p.out), T = epi_type(p), A = acc_type(p);
   s << "__device__ __forceinline__ " << O << " " << name << "(" << A
@@ -294,16 +242,34 @@ std::string no_hoist(bool when, const std::string &index) {
   return "  asm volatile(\"\" : \"+r\"(" + index + ")); // opaque: not hoisted\n";
 }
 
-// The tile copy of one operand (cp_async.cpp, emit_tile_copy), with its swizzled offsets.
+// The tile copy of one operand: its global elements (formulas.h, global_element: linear or a
+// convolution's gather) and their swizzled offsets (formulas.h, swizzled_offset). A linear
+// element's offset is computed inside `in ? ... : base`, a gathered one's before `in` (measured,
+// SASS instructions per mma of the main loop: the other way round, NVRTC selects between both
+// pointers where it branched, 12.0 -> 13.25 on a 16x16x32 f16 GEMM tile, and an im2col copy takes
+// 10.0 -> 10.8 on a 64x32x32 fprop tile).
 void emit_operand(std::ostringstream &s, const KernelPlan &p, const OperandPlan &op) {
   const std::string x(1, op.name);
+  ExprGraph element_graph;
+  auto u32_input = [&](const char *name) { return input(element_graph, ExprType::i32, name); };
+  const GlobalElement element =
+      global_element(p, op, u32_input("outer"), u32_input("contig"), u32_input("outer_extent"),
+                     u32_input("contig_extent"), input(element_graph, ExprType::i64, "ld"));
+  const ExprSource element_src = expr_source({element.in, element.elem},
+                                             {{"outer", "outer"},
+                                              {"contig", "contig"},
+                                              {"outer_extent", "u32(outer_extent)"},
+                                              {"contig_extent", "u32(contig_extent)"},
+                                              {"ld", "u64(ld)"}},
+                                             "    ");
   s << "// operand " << x << ": " << op.rows << " x " << op.cols << " per stage ("
     << (op.k_contiguous ? "K" : "M/N") << "-contiguous), " << op.copy_bytes << "-byte copies\n";
+  ExprGraph g;
+  const ExprSource offset = expr_source(
+      {swizzled_offset(op, input(g, ExprType::i32, "row"), input(g, ExprType::i32, "col"))},
+      {{"row", "u32(row)"}, {"col", "u32(col)"}}, "  ");
   s << "__device__ __forceinline__ u32 " << x << "_offset(int row, int col) {\n"
-    << "  u32 o = u32(row) * " << op.row_bytes << "u + u32(col) * " << op.esize << "u;\n"
-    << "  u32 r = u32(row) >> " << swizzle_row_shift(op) << ";\n"
-    << "  r <<= " << op.swizzle_spread << ";\n"
-    << "  return " << op.smem_offset << "u + (o ^ ((r & 7u) << 4));\n}\n";
+    << offset.statements << "  return " << op.smem_offset << "u + " << offset.values[0] << ";\n}\n";
   const int vecs_per_row = op.cols / op.vec;
   s << "__device__ __forceinline__ void " << x
     << "_copy(u32 smem, const u8 *base, s64 ld, int outer_extent, int contig_extent, int mn0, "
@@ -320,13 +286,20 @@ void emit_operand(std::ostringstream &s, const KernelPlan &p, const OperandPlan 
     << "u) break;\n"
     << "    const int row = int(idx / " << vecs_per_row << "u), col = int(idx % " << vecs_per_row
     << "u) * " << op.vec << ";\n"
-    << "    const int grow = outer0 + row, gcol = contig0 + col;\n"
-    << (op.gather != Gather::linear
-            ? gathered_source(op)
-            : "    const bool in = grow < outer_extent && gcol < contig_extent;\n"
-              "    const u8 *src = in ? base + ((s64)u32(grow) * ld + u32(gcol)) * " +
-                  std::to_string(op.esize) + " : base;\n")
-    << "    const u32 off = u32(stage) * " << op.stage_bytes << "u + " << x
+    << "    const u32 outer = u32(outer0 + row), contig = u32(contig0 + col);\n"
+    << (op.gather == Gather::linear ? ""
+                                    : "    (void)ld; // (outer, contig) by the " +
+                                          std::string(to_string(op.gather)) + " gather\n")
+    << element_src.statements;
+  if (op.gather == Gather::linear)
+    s << "    const bool in = " << element_src.values[0] << ";\n"
+      << "    const u8 *src = in ? base + " << element_src.values[1] << " * " << op.esize
+      << " : base;\n";
+  else
+    s << "    const u64 elem = " << element_src.values[1] << ";\n"
+      << "    const bool in = " << element_src.values[0] << ";\n"
+      << "    const u8 *src = in ? base + elem * " << op.esize << " : base;\n";
+  s << "    const u32 off = u32(stage) * " << op.stage_bytes << "u + " << x
     << "_offset(row, col);\n";
   if (op.copy_bytes >= 4) {
     const char *cache = op.copy_bytes == 16 ? "cg" : "ca";
@@ -341,7 +314,7 @@ void emit_operand(std::ostringstream &s, const KernelPlan &p, const OperandPlan 
   s << "  }\n}\n";
 }
 
-// Fragment loads of one operand for k-step `ks` (ldmatrix.cpp).
+// Fragment loads of one operand for k-step `ks`, as the plan's FragmentLoad says.
 void emit_fragment_loads(std::ostringstream &s, const KernelPlan &p, const OperandPlan &op) {
   const bool is_a = op.name == 'a';
   const std::string x(1, op.name), F = frag_type(p);
@@ -433,7 +406,7 @@ void emit_fragment_tables(std::ostringstream &s, const KernelPlan &p) {
   s << table_function("a_mn", a_mn) << table_function("a_k", a_k) << table_function("b_k", b_k);
 }
 
-// The mma of one tile (mma_emit.cpp).
+// The mma of one tile (the plan's MmaForm).
 void emit_mma(std::ostringstream &s, const KernelPlan &p) {
   const std::string F = frag_type(p), A = acc_type(p);
   s << "__device__ __forceinline__ void mma(" << A << " *c, const " << F << " *a, const " << F
@@ -463,8 +436,8 @@ void emit_mma(std::ostringstream &s, const KernelPlan &p) {
   }
 }
 
-// A grouped convolution's bias (bias_per_batch): group g's N values start at g * N
-// (llvm_module.cpp, bias_base); every batch of a GEMM shares one.
+// A grouped convolution's bias (bias_per_batch): group g's N values start at g * N; every batch
+// of a GEMM shares one.
 std::string per_group_bias(const KernelPlan &p) {
   if (!p.bias_per_batch)
     return "";
@@ -475,7 +448,7 @@ std::string per_group_bias(const KernelPlan &p) {
 void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
   const int SK = p.config.split_k, S = p.config.stages;
   const bool simt = p.mma.kind == MmaKind::simt_f32;
-  // The main loop's unroll (llvm_module.cpp): by the stage count, so that every shared-memory
+  // The main loop's unroll: by the stage count, so that every shared-memory
   // address is a register plus a constant; one body for SIMT (nothing to gain) and for byte-wise
   // fragments (too many addresses).
   const int U = simt || bytewise_fragments(p) ? 1 : S;
@@ -524,7 +497,7 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
     << "    b_copy(smem, b, ldb, b_outer, b_contig, n0, s, kt_begin + s, tid);\n"
     << "    cp_async_commit();\n  }\n"
     << "  // main loop: one barrier per K-tile, unrolled by " << U
-    << " (llvm_module.cpp): copy u of the body reads stage u and refills\n"
+    << ": copy u of the body reads stage u and refills\n"
     << "  // stage (u + stages - 1) % stages, constants; each copy may leave the loop. An empty "
        "slice\n"
     << "  // runs once over zeros.\n"
@@ -566,7 +539,7 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
     << "  }\n"
     << "main_loop_done:\n"
     << "  cp_async_wait<0>();\n";
-  // epilogue: straight from the fragments (epilogue.cpp, the direct path)
+  // epilogue: straight from the fragments (no staging through shared memory)
   const bool raw = SK > 1; // split-K pass 1: raw accumulators to the workspace (D)
   const DType out = raw ? p.mma.acc : p.out;
   const bool row_major = raw || p.out_layout == MatrixLayout::row;
@@ -611,7 +584,7 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
   s << "      }\n}\n";
 }
 
-// Split-K, pass 2 (llvm_module.cpp, build_splitk_reduce).
+// Split-K, pass 2 (kernel_abi.h).
 void emit_splitk_reduce(std::ostringstream &s, const KernelPlan &p) {
   const int SK = p.config.split_k;
   const int out_esize = dtype_bits(p.out) / 8;
@@ -674,11 +647,6 @@ std::string emit_cuda_source(const KernelPlan &p) {
   s << table_function("c_row", c_row) << table_function("c_col", c_col);
   emit_fragment_tables(s, p);
   s << "\n";
-  for (const OperandPlan *op : {&p.a, &p.b})
-    if (op->gather != Gather::linear) {
-      emit_gather(s, p, *op);
-      s << "\n";
-    }
   emit_operand(s, p, p.a);
   emit_operand(s, p, p.b);
   s << "\n";

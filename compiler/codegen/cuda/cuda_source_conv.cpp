@@ -42,17 +42,22 @@ void emit_conv_constants(std::ostringstream &s, const KernelPlan &p) {
     << ", dil_w = " << k.dilation[2] << ";\n"
     << "constexpr u32 groups = " << k.groups << ", Cg = " << k.cg << ", Kg = " << k.kg
     << ", taps = T * R * S;\n"
-    << "} // namespace cv\n"
-    << R"(
-// A pixel or a tap, split (conv_gather.cpp: Pixel, Tap).
+    << "} // namespace cv\n";
+}
+
+namespace {
+
+void emit_depthwise_helpers(std::ostringstream &s) {
+  s << R"(
+// The direct depthwise kernel's own coordinate arithmetic, the formulas of
+// compiler/codegen/plan/formulas.h (depthwise_point, depthwise_tap) as C++ functions: printed from
+// the formulas, its taps took NVRTC 6-15% more SASS instructions per FFMA (measured), so the
+// depthwise kernel keeps these. A pixel:
 struct Pixel {
   u32 n, z, y, x;
 };
-struct Tap {
-  u32 t, r, s;
-};
 // (n, z, y, x) of a pixel index of an n x depth x height x width grid, n last: it is the run-time
-// dimension and may be anything (conv_gather.cpp, split_pixel).
+// dimension and may be anything.
 __device__ __forceinline__ Pixel split_pixel(u32 index, u32 depth, u32 height, u32 width) {
   Pixel p;
   p.x = index % width;
@@ -63,17 +68,7 @@ __device__ __forceinline__ Pixel split_pixel(u32 index, u32 depth, u32 height, u
   p.n = index / depth;
   return p;
 }
-// (t, r, s) of a tap index (conv_gather.cpp, split_tap).
-__device__ __forceinline__ Tap split_tap(u32 tap) {
-  Tap f;
-  f.s = tap % cv::S;
-  tap /= cv::S;
-  f.r = tap % cv::R;
-  f.t = tap / cv::R;
-  return f;
-}
-// ((((n * depth + z) * height + y) * width + x) * channels + channel), 64-bit
-// (conv_gather.cpp, tensor_offset).
+// ((((n * depth + z) * height + y) * width + x) * channels + channel), 64-bit.
 __device__ __forceinline__ s64 tensor_offset(Pixel at, u32 depth, u32 height, u32 width,
                                              u32 channels, u32 channel) {
   s64 v = at.n;
@@ -84,14 +79,13 @@ __device__ __forceinline__ s64 tensor_offset(Pixel at, u32 depth, u32 height, u3
 }
 // The input coordinate that output coordinate o reads through tap t: o * stride + t * dilation
 // - pad; in the padding it wraps below zero to a huge value, which the caller's unsigned
-// `< extent` rejects (conv_gather.cpp, Gather::im2col; depthwise.cpp, fprop).
+// `< extent` rejects.
 __device__ __forceinline__ u32 im2col_coordinate(u32 o, u32 t, u32 stride, u32 dilation,
                                                  u32 pad) {
   return o * stride + t * dilation - pad;
 }
 // The output coordinate that reads input coordinate i through tap t: (i + pad - t * dilation)
-// / stride, when that divides exactly and is in [0, extent); else `ok` becomes false
-// (conv_gather.cpp, Gather::strided; depthwise.cpp, dgrad).
+// / stride, when that divides exactly and is in [0, extent); else `ok` becomes false.
 __device__ __forceinline__ u32 strided_coordinate(u32 i, u32 t, u32 pad, u32 dilation,
                                                   u32 stride, u32 extent, bool &ok) {
   const u32 v = i + pad - t * dilation; // below zero: wraps, out of range whatever the stride
@@ -104,68 +98,12 @@ __device__ __forceinline__ u32 strided_coordinate(u32 i, u32 t, u32 pad, u32 dil
 )";
 }
 
-void emit_gather(std::ostringstream &s, const KernelPlan &p, const OperandPlan &op) {
-  const bool three_d = constants(p).three_d;
-  const std::string x(1, op.name);
-  s << "// operand " << x << "'s " << to_string(op.gather)
-    << " gather (conv_gather.cpp, emit_gathered_element): element (outer, contig) of the view,\n"
-    << "// its offset from the group's base in `elem`; false outside the tensor (zero-filled)\n"
-    << "__device__ __forceinline__ bool " << x
-    << "_gather(int outer, int contig, int outer_extent, int contig_extent, s64 &elem) {\n"
-    << "  bool in = outer < outer_extent && contig < contig_extent;\n";
-  switch (op.gather) {
-  case Gather::im2col:
-    s << "  // outer: output pixel (n, o, p, q); contig: tap * Cg + c\n"
-      << "  const Pixel out = split_pixel(u32(outer), cv::O, cv::P, cv::Q);\n"
-      << "  const Tap f = split_tap(u32(contig) / cv::Cg);\n"
-      << "  const u32 c = u32(contig) % cv::Cg;\n"
-      << "  Pixel at;\n"
-      << "  at.n = out.n;\n"
-      << "  at.z = im2col_coordinate(out.z, f.t, cv::stride_d, cv::dil_d, cv::pad_d);\n"
-      << "  at.y = im2col_coordinate(out.y, f.r, cv::stride_h, cv::dil_h, cv::pad_h);\n"
-      << "  at.x = im2col_coordinate(out.x, f.s, cv::stride_w, cv::dil_w, cv::pad_w);\n"
-      << "  in = in" << (three_d ? " && at.z < cv::D" : "") << " && at.y < cv::H && at.x < cv::W;\n"
-      << "  elem = tensor_offset(at, cv::D, cv::H, cv::W, cv::C, c);\n";
-    break;
-  case Gather::strided:
-    s << "  // outer: input pixel (n, d, h, w); contig: tap * Kg + k\n"
-      << "  const Pixel px = split_pixel(u32(outer), cv::D, cv::H, cv::W);\n"
-      << "  const Tap f = split_tap(u32(contig) / cv::Kg);\n"
-      << "  const u32 k = u32(contig) % cv::Kg;\n"
-      << "  Pixel at;\n"
-      << "  at.n = px.n;\n";
-    if (three_d)
-      s << "  at.z = strided_coordinate(px.z, f.t, cv::pad_d, cv::dil_d, cv::stride_d, cv::O, "
-           "in);\n";
-    else
-      s << "  at.z = 0;\n";
-    s << "  at.y = strided_coordinate(px.y, f.r, cv::pad_h, cv::dil_h, cv::stride_h, cv::P, in);\n"
-      << "  at.x = strided_coordinate(px.x, f.s, cv::pad_w, cv::dil_w, cv::stride_w, cv::Q, in);\n"
-      << "  elem = tensor_offset(at, cv::O, cv::P, cv::Q, cv::K, k);\n";
-    break;
-  case Gather::tap_rows:
-    s << "  // outer: tap * Kg + k; contig: c. filter[k][tap][c] of the group's Kg x taps x Cg "
-         "block\n"
-      << "  const u32 tap = u32(outer) / cv::Kg, k = u32(outer) % cv::Kg;\n"
-      << "  elem = ((s64)k * cv::taps + tap) * cv::Cg + u32(contig);\n";
-    break;
-  case Gather::linear: throw std::logic_error("cuda_source: emit_gather on a linear operand");
-  }
-  s << "  return in;\n}\n";
-}
-
-std::string gathered_source(const OperandPlan &op) {
-  return std::string("    s64 elem;\n") + "    const bool in = " + op.name +
-         "_gather(grow, gcol, outer_extent, contig_extent, elem);\n" +
-         "    const u8 *src = in ? base + elem * " + std::to_string(op.esize) + " : base;\n" +
-         "    (void)ld;\n";
-}
+} // namespace
 
 void emit_pad_channels(std::ostringstream &s, const KernelPlan &p) {
   const int64_t to = constants(p).c, from = p.pad_from;
   const std::string T = bits_type(p.a.esize);
-  s << "// Channel padding (kernel_abi.h; llvm_module.cpp, build_pad_channels): dst[row][c] = c < "
-    << from << " ? src[row][c] : 0\n"
+  s << "// Channel padding (kernel_abi.h): dst[row][c] = c < " << from << " ? src[row][c] : 0\n"
     << "// for c < " << to << ", one thread per element of dst; x (rows = n*d*h*w) and the filter\n"
     << "// (rows = k*t*r*s) are copied so, then the main kernel reads the copies.\n"
     << "extern \"C\" __global__ void " << p.kernel_name
@@ -186,8 +124,7 @@ void emit_depthwise_kernel(std::ostringstream &s, const KernelPlan &p) {
   const std::string in_t = storage_type(p.a.dtype), w_t = storage_type(p.b.dtype);
   const int per_thread = p.config.bm * p.config.bn / p.threads;
   const int out_esize = dtype_bits(p.out) / 8;
-  // An input element widened to the accumulator type, tf32-rounded under math=tf32
-  // (depthwise.cpp, to_acc).
+  // An input element widened to the accumulator type, tf32-rounded under math=tf32.
   auto to_acc = [&](const std::string &v, DType t) {
     std::string x = t == DType::f16    ? "f16_to_f32(" + v + ")"
                     : t == DType::bf16 ? "bf16_to_f32(" + v + ")"
@@ -199,13 +136,13 @@ void emit_depthwise_kernel(std::ostringstream &s, const KernelPlan &p) {
   // The source tensor (x for fprop, dy for dgrad): the pixel grid of `row` and the one read.
   const char *row_grid = fprop ? "cv::O, cv::P, cv::Q" : "cv::D, cv::H, cv::W";
   const char *src_grid = fprop ? "cv::D, cv::H, cv::W" : "cv::O, cv::P, cv::Q";
-  s << "__device__ __forceinline__ float round_tf32(float x) { // cvt.rna.tf32.f32 (mma_emit.cpp)\n"
+  emit_depthwise_helpers(s);
+  s << "__device__ __forceinline__ float round_tf32(float x) { // cvt.rna.tf32.f32\n"
     << "  u32 r;\n"
     << "  asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(r) : \"f\"(x));\n"
     << "  return __uint_as_float(r);\n"
     << "}\n\n"
-    << "// The direct depthwise kernel (depthwise.cpp, build_depthwise_module): thread t of the "
-       "CTA\n"
+    << "// The direct depthwise kernel (conv_lowering.h): thread t of the CTA\n"
     << "// computes outputs t, t + " << p.threads << ", ... of its " << p.config.bm << " x "
     << p.config.bn << " tile (pixel-major, channel fastest), each the sum over\n"
     << "// the taps in (t, r, s) order of " << (fprop ? "x" : "dy")

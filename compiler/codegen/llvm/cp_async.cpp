@@ -1,6 +1,7 @@
 #include "compiler/codegen/llvm/cp_async.h"
 
-#include "compiler/codegen/llvm/conv_gather.h"
+#include "compiler/codegen/llvm/expr_lowering.h"
+#include "compiler/codegen/plan/formulas.h"
 
 #include <algorithm>
 
@@ -32,19 +33,10 @@ llvm::Type *element_type(EmitContext &e, DType t) {
 
 Value *smem_address(EmitContext &e, const OperandPlan &op, Value *stage, Value *row, Value *col) {
   auto &b = e.b;
-  Value *o = b.CreateAdd(b.CreateMul(row, e.c32(op.row_bytes)), b.CreateMul(col, e.c32(op.esize)));
-  // R (kernel_plan.h): the row, or for rows of < 128 bytes (a power of two) the 128-byte line
-  // o >> 7, which is row / (128 / row_bytes) as col * esize < row_bytes: the same value in a
-  // shorter expression, which instruction selection analyses much faster (measured).
-  int shift = op.swizzle_shift;
-  for (int rows_per_line = 128 / std::min(op.row_bytes, 128); rows_per_line > 1; rows_per_line /= 2)
-    ++shift;
-  Value *r = row;
-  if (shift > 0)
-    r = b.CreateLShr(r, e.c32(shift));
-  if (op.swizzle_spread > 0)
-    r = b.CreateShl(r, e.c32(op.swizzle_spread));
-  o = b.CreateXor(o, b.CreateShl(b.CreateAnd(r, e.c32(7)), e.c32(4)));
+  ExprGraph g;
+  Value *o = emit_expr(
+      e, swizzled_offset(op, input(g, ExprType::i32, "row"), input(g, ExprType::i32, "col")),
+      {{"row", row}, {"col", col}});
   Value *base = b.CreateAdd(e.c32(op.smem_offset), b.CreateMul(stage, e.c32(op.stage_bytes)));
   return b.CreateInBoundsGEP(e.i8(), e.smem, b.CreateAdd(base, o));
 }
@@ -73,17 +65,20 @@ void emit_tile_copy(EmitContext &e, const OperandPlan &op, const GlobalOperand &
     Value *col = b.CreateMul(b.CreateURem(idx, e.c32(vecs_per_row)), e.c32(op.vec));
     Value *grow = b.CreateAdd(outer0, row);
     Value *gcol = b.CreateAdd(contig0, col);
-    Value *in = nullptr, *elem = nullptr;
-    if (op.gather == Gather::linear) {
-      in = b.CreateAnd(b.CreateICmpSLT(grow, g.outer_extent),
-                       b.CreateICmpSLT(gcol, g.contig_extent));
-      elem =
-          b.CreateAdd(b.CreateMul(b.CreateZExt(grow, e.i64()), g.ld), b.CreateZExt(gcol, e.i64()));
-    } else {
-      const GatheredElement x = emit_gathered_element(e, op, g, grow, gcol);
-      in = x.in;
-      elem = x.elem;
-    }
+    ExprGraph graph;
+    auto i32 = [&](const char *name) { return input(graph, ExprType::i32, name); };
+    const GlobalElement x =
+        global_element(e.plan, op, i32("outer"), i32("contig"), i32("outer_extent"),
+                       i32("contig_extent"), input(graph, ExprType::i64, "ld"));
+    EmittedExpr emitted;
+    const std::vector<Value *> v = emit_expr(e, {x.in, x.elem},
+                                             {{"outer", grow},
+                                              {"contig", gcol},
+                                              {"outer_extent", g.outer_extent},
+                                              {"contig_extent", g.contig_extent},
+                                              {"ld", g.ld}},
+                                             emitted);
+    Value *in = v[0], *elem = v[1];
     Value *src_in = b.CreateGEP(e.i8(), g.base, b.CreateMul(elem, e.c64(op.esize)));
     Value *src = b.CreateSelect(in, src_in, g.base);
     Value *dst = smem_address(e, op, stage, row, col);

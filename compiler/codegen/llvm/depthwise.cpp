@@ -2,7 +2,9 @@
 
 #include "compiler/codegen/llvm/emit_context.h"
 #include "compiler/codegen/llvm/epilogue.h"
+#include "compiler/codegen/llvm/expr_lowering.h"
 #include "compiler/codegen/llvm/mma_emit.h"
+#include "compiler/codegen/plan/formulas.h"
 #include "compiler/codegen/plan/kernel_abi.h"
 
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -64,8 +66,6 @@ std::unique_ptr<llvm::Module> build_depthwise_module(llvm::LLVMContext &ctx, con
   llvm::Type *in_t = element_type(e, p.a.dtype);
   llvm::Type *w_t = element_type(e, p.b.dtype);
   const int out_esize = dtype_bits(p.out) / 8;
-  const bool fprop = k.pass == ConvPass::fprop;
-  const int64_t channels = fprop ? k.k : k.c;
 
   // One loop iteration per output of the thread (a loop, not unrolled: the taps already are).
   const int per_thread = p.config.bm * p.config.bn / p.threads;
@@ -83,61 +83,32 @@ std::unique_ptr<llvm::Module> build_depthwise_module(llvm::LLVMContext &ctx, con
     auto *next = llvm::BasicBlock::Create(ctx, "next", f);
     b.CreateCondBr(b.CreateAnd(b.CreateICmpSLT(row, M), b.CreateICmpSLT(col, N)), body, next);
     b.SetInsertPoint(body);
-    // row -> (n, z, y, x): output pixel (fprop) or input pixel (dgrad)
-    const int64_t ex = fprop ? k.q : k.w, ey = fprop ? k.p : k.h, ez = fprop ? k.o : k.d;
-    Value *xq = b.CreateURem(row, e.c32(ex));
-    Value *rest = b.CreateUDiv(row, e.c32(ex));
-    Value *yq = b.CreateURem(rest, e.c32(ey));
-    rest = b.CreateUDiv(rest, e.c32(ey));
-    Value *zq = b.CreateURem(rest, e.c32(ez));
-    Value *n = b.CreateZExt(b.CreateUDiv(rest, e.c32(ez)), e.i64());
-    Value *col64 = b.CreateZExt(col, e.i64());
-    // The source tensor (x for fprop, dy for dgrad) and its extents.
-    const int64_t sd = fprop ? k.d : k.o, sh = fprop ? k.h : k.p, sw = fprop ? k.w : k.q;
+    // row: the output pixel (fprop) or input pixel (dgrad); col: the channel (plan/formulas.h)
+    ExprGraph graph;
+    const DepthwisePoint at =
+        depthwise_point(k, input(graph, ExprType::i32, "row"), input(graph, ExprType::i32, "col"));
+    const ExprIrInputs inputs{{"row", row}, {"col", col}};
+    EmittedExpr emitted;
     Value *acc = llvm::Constant::getNullValue(acc_t);
     for (int64_t t = 0; t < k.t; ++t)
       for (int64_t r = 0; r < k.r; ++r)
         for (int64_t s = 0; s < k.s; ++s) {
-          const int64_t taps[3] = {t, r, s};
-          Value *coord[3] = {zq, yq, xq};
-          Value *src[3] = {nullptr, nullptr, nullptr};
-          const int64_t extent[3] = {sd, sh, sw};
-          Value *ok = b.getTrue();
-          for (int dim = 0; dim < 3; ++dim) {
-            if (fprop) {
-              // x coordinate: out * stride - pad + tap * dilation
-              src[dim] = b.CreateAdd(b.CreateMul(coord[dim], e.c32(k.stride[dim])),
-                                     e.c32(taps[dim] * k.dilation[dim] - k.pad[dim]));
-              ok = b.CreateAnd(ok, b.CreateICmpULT(src[dim], e.c32(extent[dim])));
-            } else {
-              // dy coordinate: (in + pad - tap * dilation) / stride, when exact
-              Value *v = b.CreateAdd(coord[dim], e.c32(k.pad[dim] - taps[dim] * k.dilation[dim]));
-              ok = b.CreateAnd(ok, b.CreateICmpULT(v, e.c32(extent[dim] * k.stride[dim])));
-              if (k.stride[dim] > 1) {
-                ok = b.CreateAnd(ok,
-                                 b.CreateICmpEQ(b.CreateURem(v, e.c32(k.stride[dim])), e.c32(0)));
-                v = b.CreateUDiv(v, e.c32(k.stride[dim]));
-              }
-              src[dim] = v;
-            }
-          }
-          // ((((n * sd + z) * sh + y) * sw + x) * channels + channel)
-          Value *off = b.CreateAdd(b.CreateMul(n, e.c64(sd)), b.CreateZExt(src[0], e.i64()));
-          off = b.CreateAdd(b.CreateMul(off, e.c64(sh)), b.CreateZExt(src[1], e.i64()));
-          off = b.CreateAdd(b.CreateMul(off, e.c64(sw)), b.CreateZExt(src[2], e.i64()));
-          off = b.CreateAdd(b.CreateMul(off, e.c64(channels)), col64);
+          auto tap_index = [&](int64_t v) { return constant(graph, ExprType::i32, v); };
+          const DepthwiseTap tap = depthwise_tap(k, at, tap_index(t), tap_index(r), tap_index(s));
+          const std::vector<Value *> source = emit_expr(e, {tap.in, tap.elem}, inputs, emitted);
+          Value *ok = source[0], *off = source[1];
           Value *addr = b.CreateGEP(in_t, arg(GemmParam::a), b.CreateSelect(ok, off, e.c64(0)));
           Value *in = b.CreateSelect(ok, b.CreateAlignedLoad(in_t, addr, llvm::Align(p.a.esize)),
                                      llvm::Constant::getNullValue(in_t));
-          const int64_t tap = (t * k.r + r) * k.s + s;
           Value *waddr = b.CreateGEP(w_t, arg(GemmParam::b),
-                                     b.CreateAdd(b.CreateMul(col64, e.c64(k.taps())), e.c64(tap)));
+                                     emit_expr(e, {tap.filter_elem}, inputs, emitted).front());
           Value *w = b.CreateAlignedLoad(w_t, waddr, llvm::Align(p.b.esize));
           Value *x = to_acc(e, in, p.a.dtype, acc_t), *y = to_acc(e, w, p.b.dtype, acc_t);
           acc = acc_t->isIntegerTy()
                     ? b.CreateAdd(acc, b.CreateMul(x, y))
                     : b.CreateCall(e.intrinsic(llvm::Intrinsic::fma, {acc_t}), {x, y, acc});
         }
+    Value *col64 = emit_expr(e, {at.channel64}, inputs, emitted).front();
     Value *elem = b.CreateAdd(b.CreateMul(b.CreateZExt(row, e.i64()), ea.ldc), col64);
     Value *off = b.CreateMul(elem, e.c64(out_esize));
     Value *value = emit_epilogue_value(e, ea, acc, row, col, off);

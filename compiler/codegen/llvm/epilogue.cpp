@@ -1,13 +1,13 @@
 #include "compiler/codegen/llvm/epilogue.h"
 
 #include "compiler/codegen/llvm/cp_async.h"
+#include "compiler/codegen/llvm/expr_lowering.h"
 #include "compiler/codegen/llvm/mma_emit.h"
+#include "compiler/codegen/plan/formulas.h"
 
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
-#include <array>
-#include <cmath>
 #include <string>
 
 namespace tcjit::codegen {
@@ -15,19 +15,6 @@ namespace tcjit::codegen {
 using llvm::Value;
 
 namespace {
-
-// libdevice: __nv_<name>f for f32, __nv_<name> for f64.
-Value *libdevice_call(EmitContext &e, const std::string &name, Value *x) {
-  const bool f32 = x->getType()->isFloatTy();
-  llvm::FunctionCallee f =
-      e.module.getOrInsertFunction("__nv_" + name + (f32 ? "f" : ""),
-                                   llvm::FunctionType::get(x->getType(), {x->getType()}, false));
-  return e.b.CreateCall(f, {x});
-}
-
-Value *fconst(Value *like, double v) {
-  return llvm::ConstantFP::get(like->getType(), v);
-}
 
 Value *to_epi(EmitContext &e, Value *v, llvm::Type *epi) {
   llvm::Type *t = v->getType();
@@ -69,27 +56,15 @@ void warp_sync(EmitContext &e) {
   e.b.CreateCall(e.intrinsic(llvm::Intrinsic::nvvm_bar_warp_sync), {e.c32(-1)});
 }
 
-// IR twin of staging_offset() (kernel_plan.cpp): the swizzled byte offset of (line, pos) in the
-// warp's slab; line and pos are i32.
+// The swizzled byte offset of (line, pos) (i32) in the warp's slab (plan/formulas.h).
 Value *staging_offset_ir(EmitContext &e, Value *line, Value *pos) {
-  const KernelPlan &p = e.plan;
-  auto &b = e.b;
-  const int line_bytes = p.stage_line_len * 4;
-  Value *o = b.CreateAdd(b.CreateMul(line, e.c32(line_bytes)), b.CreateShl(pos, e.c32(2)));
-  // seg (o >> 7) from line and pos where lines are whole 128-byte segments: the same value in
-  // shorter expressions, which instruction selection analyses much faster (measured).
-  Value *seg = line_bytes >= 256   ? b.CreateLShr(pos, e.c32(5))
-               : line_bytes == 128 ? b.CreateAdd(line, b.CreateLShr(pos, e.c32(5)))
-                                   : b.CreateLShr(o, e.c32(7));
-  Value *r = line_bytes >= 128
-                 ? b.CreateLShr(line, e.c32(p.out_layout == MatrixLayout::row ? 0 : 1))
-                 : seg;
-  Value *x = b.CreateOr(b.CreateShl(b.CreateAnd(r, e.c32(3)), e.c32(5)),
-                        b.CreateShl(b.CreateAnd(seg, e.c32(1)), e.c32(4)));
-  return b.CreateXor(o, x);
+  ExprGraph g;
+  return emit_expr(
+      e, staging_offset(e.plan, input(g, ExprType::i32, "line"), input(g, ExprType::i32, "pos")),
+      {{"line", line}, {"pos", pos}});
 }
 
-// The staged epilogue (see epilogue.h). Row-major D: one pass per mma row-block mi (16 rows x wn
+// The staged epilogue (epilogue.h). Row-major D: one pass per mma row-block mi (16 rows x wn
 // columns), col-major D: one pass per mma column-block ni (8 columns x wm rows); a slab "line" is
 // a row (column) of D, so lines run along D's contiguous dimension.
 void emit_staged_epilogue(EmitContext &e, const EpilogueArgs &a,
@@ -252,90 +227,12 @@ void emit_staged_epilogue(EmitContext &e, const EpilogueArgs &a,
 
 } // namespace
 
-// f32 activations from the approximate hardware forms, inline: ex2.approx and lg2.approx (MUFU),
-// div.approx, and erfc by Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7), so that no epilogue
-// calls a libdevice function (ptxas keeps those calls, ~128 per thread, with a stack frame in
-// relocatable code). Their errors are within the activation term of the tolerance model (16 ulps
-// of f32 relative to the value and the pre-activation scale, docs/numerics.md).
-namespace fast {
-
-Value *exp(EmitContext &e, Value *x) { // 2^(x log2 e): __expf's error, 2 + |x| ulps
-  return e.b.CreateCall(e.intrinsic(llvm::Intrinsic::nvvm_ex2_approx_f),
-                        {e.b.CreateFMul(x, fconst(x, M_LOG2E))});
-}
-
-Value *log1p(EmitContext &e, Value *t) { // for t in [0, 1]: lg2(1 + t) ln 2
-  Value *l2 = e.b.CreateCall(e.intrinsic(llvm::Intrinsic::nvvm_lg2_approx_f),
-                             {e.b.CreateFAdd(fconst(t, 1.0), t)});
-  return e.b.CreateFMul(l2, fconst(t, M_LN2));
-}
-
-Value *div(EmitContext &e, Value *n, Value *d) {
-  return e.b.CreateCall(e.intrinsic(llvm::Intrinsic::nvvm_div_approx_f), {n, d});
-}
-
-Value *tanh(EmitContext &e, Value *x) { // 1 - 2 / (e^(2x) + 1): +-1 at the extremes, NaN kept
-  Value *one = fconst(x, 1.0);
-  Value *ex = exp(e, e.b.CreateFMul(x, fconst(x, 2.0)));
-  return e.b.CreateFSub(one, div(e, fconst(x, 2.0), e.b.CreateFAdd(ex, one)));
-}
-
-Value *erfc(EmitContext &e, Value *z) { // A&S 7.1.26 on |z|, reflected: erfc(-z) = 2 - erfc(z)
-  auto &b = e.b;
-  Value *az = b.CreateCall(e.intrinsic(llvm::Intrinsic::fabs, {z->getType()}), {z});
-  Value *t =
-      div(e, fconst(z, 1.0), b.CreateFAdd(fconst(z, 1.0), b.CreateFMul(fconst(z, 0.3275911), az)));
-  const double a[] = {1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592};
-  Value *poly = fconst(z, a[0]);
-  for (int i = 1; i < 5; ++i)
-    poly = b.CreateFAdd(b.CreateFMul(poly, t), fconst(z, a[i]));
-  poly = b.CreateFMul(poly, t);
-  Value *r = b.CreateFMul(poly, exp(e, b.CreateFNeg(b.CreateFMul(az, az))));
-  return b.CreateSelect(b.CreateFCmpOLT(z, fconst(z, 0.0)), b.CreateFSub(fconst(z, 2.0), r), r);
-}
-
-} // namespace fast
-
-// f64: libdevice, inlined (nvptx_emit.cpp; there are no f64 approximate forms, and f64 tiles have
-// few accumulators per thread).
 Value *emit_activation(EmitContext &e, Activation act, Value *x) {
-  auto &b = e.b;
-  Value *zero = fconst(x, 0.0), *one = fconst(x, 1.0), *half = fconst(x, 0.5);
-  const bool f32 = x->getType()->isFloatTy();
-  auto exp = [&](Value *v) { return f32 ? fast::exp(e, v) : libdevice_call(e, "exp", v); };
-  auto tanh = [&](Value *v) { return f32 ? fast::tanh(e, v) : libdevice_call(e, "tanh", v); };
-  auto div = [&](Value *n, Value *d) { return f32 ? fast::div(e, n, d) : b.CreateFDiv(n, d); };
-  switch (act) {
-  case Activation::none: return x;
-  case Activation::relu: return b.CreateSelect(b.CreateFCmpUGT(x, zero), x, zero); // NaN stays
-  case Activation::tanh: return tanh(x);
-  case Activation::sigmoid: return div(one, b.CreateFAdd(one, exp(b.CreateFNeg(x))));
-  case Activation::elu:
-    return b.CreateSelect(b.CreateFCmpOGT(x, zero), x,
-                          f32 ? b.CreateFSub(fast::exp(e, x), one) : libdevice_call(e, "expm1", x));
-  case Activation::gelu: { // 0.5 x erfc(-x / sqrt 2)
-    Value *z = b.CreateFMul(x, fconst(x, -M_SQRT1_2));
-    return b.CreateFMul(b.CreateFMul(half, x),
-                        f32 ? fast::erfc(e, z) : libdevice_call(e, "erfc", z));
-  }
-  case Activation::gelu_tanh: {
-    Value *x3 = b.CreateFMul(b.CreateFMul(x, x), x);
-    Value *inner = b.CreateFMul(fconst(x, std::sqrt(2.0 / M_PI)),
-                                b.CreateFAdd(x, b.CreateFMul(fconst(x, 0.044715), x3)));
-    return b.CreateFMul(b.CreateFMul(half, x), b.CreateFAdd(one, tanh(inner)));
-  }
-  case Activation::softplus: { // x > 0 ? x + log1p(exp(-x)) : log1p(exp(x))
-    Value *pos = b.CreateFCmpOGT(x, zero);
-    Value *ax = b.CreateSelect(pos, b.CreateFNeg(x), x);
-    Value *l = f32 ? fast::log1p(e, fast::exp(e, ax))
-                   : libdevice_call(e, "log1p", libdevice_call(e, "exp", ax));
-    return b.CreateSelect(pos, b.CreateFAdd(x, l), l);
-  }
-  case Activation::swish: return div(x, b.CreateFAdd(one, exp(b.CreateFNeg(x))));
-  case Activation::custom: // refused by compile_gemm before any IR exists
+  if (act == Activation::custom) // refused by compile_gemm before any IR exists
     throw std::logic_error("act=custom reached the LLVM backend");
-  }
-  return x;
+  ExprGraph g;
+  const ExprType t = x->getType()->isFloatTy() ? ExprType::f32 : ExprType::f64;
+  return emit_expr(e, activation(act, input(g, t, "x")), {{"x", x}});
 }
 
 Value *emit_epilogue_value(EmitContext &e, const EpilogueArgs &a, Value *v, Value *row, Value *col,

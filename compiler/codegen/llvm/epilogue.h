@@ -2,8 +2,9 @@
 //   D[row, col] = convert(act(alpha * acc + beta * C[row, col] + bias[row or col]))
 // computed in f32 (f64 for f64), guarded by row < M && col < N. Conversions: f16/bf16 round to
 // nearest even (cvt.rn), integers round to nearest even and saturate (cvt.rni.sat; s8 clamps to
-// [-128, 127]). s32 accumulators with an identity epilogue stay integers (exact). Transcendental
-// activations call libdevice (__nv_expf, __nv_erfcf, ...), linked later by nvptx_emit.
+// [-128, 127]). s32 accumulators with an identity epilogue stay integers (exact). The activations
+// are the formulas of plan/formulas.h (f32 from the hardware approximations, f64 from libdevice,
+// linked later by nvptx_emit).
 //
 // Two ways to memory (KernelPlan::stage_epilogue, decided by plan_kernel):
 // - Direct (f32/s32/f64 output, SIMT, split-K workspace): each thread stores its fragment elements
@@ -20,7 +21,7 @@
 //   one vector (beta != 0), computes, and stores one vector of D (16 B for 8 x f16/bf16, 8 B for
 //   8 x s8) under one guard (stage_vec divides D's contiguous extent: the first element in range
 //   means all are); bar.warp.sync before the next pass reuses the slab. Conflict-free by the
-//   staging swizzle (kernel_plan.h staging_offset(), mirrored in the IR): byte offset
+//   staging swizzle (plan/formulas.h staging_offset()): byte offset
 //   o = line * len * 4 + pos * 4, seg = o >> 7, r = line >> (row-major ? 0 : 1) for lines of
 //   >= 128 B else seg, o ^= (2 * (r % 4) + seg % 2) << 4. An 8-byte fragment-store phase (4 rows x
 //   32 B) gets 4 disjoint chunk pairs from 2 * (r % 4); so does a 4-byte col-major store (4

@@ -1,5 +1,7 @@
 #include "compiler/codegen/plan/kernel_plan.h"
 
+#include "compiler/codegen/plan/formulas.h"
+
 #include "compiler/spec/problem_key.h"
 
 #include "compiler/spec/alignment.h"
@@ -189,17 +191,15 @@ KernelPlan plan_view(const OpSpec &spec, const TileConfig &c, std::string_view a
 } // namespace
 
 int64_t swizzled_offset(const OperandPlan &op, int64_t row, int64_t col) {
-  const int64_t o = row * op.row_bytes + col * op.esize;
-  const int64_t r = op.row_bytes >= 128 ? row : o >> 7;
-  return o ^ ((((r >> op.swizzle_shift) << op.swizzle_spread) & 7) << 4);
+  ExprGraph g;
+  return evaluate_integer(
+      swizzled_offset(op, constant(g, ExprType::i32, row), constant(g, ExprType::i32, col)));
 }
 
 int64_t staging_offset(const KernelPlan &p, int64_t line, int64_t pos) {
-  const int64_t line_bytes = int64_t{p.stage_line_len} * 4;
-  const int64_t o = line * line_bytes + pos * 4;
-  const int64_t seg = o >> 7;
-  const int64_t r = line_bytes >= 128 ? line >> (p.out_layout == MatrixLayout::row ? 0 : 1) : seg;
-  return o ^ ((((r & 3) << 1) | (seg & 1)) << 4);
+  ExprGraph g;
+  return evaluate_integer(
+      staging_offset(p, constant(g, ExprType::i32, line), constant(g, ExprType::i32, pos)));
 }
 
 std::string kernel_identity(const KernelPlan &p) {

@@ -20,6 +20,7 @@
 // - byte loads of s8 m/n-contiguous tiles: one instruction reads k rows 4 apart (k = 4q + x);
 //   the shift makes R >> shift count those rows (lines) 0, 1, 2, 3, so they get 4 chunks.
 // plan_kernel picks them; tests/codegen check every case on the emulator (zero bank conflicts).
+// Both backends print the swizzle from one formula (formulas.h, swizzled_offset).
 #pragma once
 
 #include "compiler/codegen/plan/conv_lowering.h"
@@ -111,11 +112,12 @@ int ptx_version_for(int sm);
 KernelPlan plan_kernel(const OpSpec &spec, const TileConfig &config, std::string_view arch,
                        bool tf32_off);
 
-// The swizzled byte offset of element (row, col) of an operand tile (host-side twin of the IR).
+// The swizzled byte offset of element (row, col) of an operand tile: the formula both backends
+// print (formulas.h), evaluated on the host.
 int64_t swizzled_offset(const OperandPlan &, int64_t row, int64_t col);
 
 // Byte offset of accumulator (line, pos) in a warp's epilogue staging slab (4-byte elements,
-// stage_lines x stage_line_len), with the staging swizzle of epilogue.h (host-side twin of the IR).
+// stage_lines x stage_line_len), with the staging swizzle: the formula of formulas.h, evaluated.
 int64_t staging_offset(const KernelPlan &, int64_t line, int64_t pos);
 
 // What the generated PTX depends on, as text: two specs (of any sizes) whose plans have the same

@@ -1,0 +1,80 @@
+// The formulas of the generated kernels, each written once (expr.h): both backends print them
+// (llvm/expr_lowering.h, cuda/expr_source.h) and the host evaluates them (kernel_plan.h, tests).
+//
+// Each is written in the shape of the IR the LLVM backend emits (expr.h: nodes are emitted in the
+// order they are made, and C++ evaluates a call's arguments, an operator's operands, in the
+// compiler's order — GCC: right to left — as it did for the IRBuilder calls the formula replaced),
+// so that the PTX is the one those calls produced. Where a shorter expression computes the same
+// value, the formula says why they are equal; tests/codegen/formulas_test.cpp checks the formula
+// against the direct definition.
+#pragma once
+
+#include "compiler/codegen/plan/expr.h"
+#include "compiler/codegen/plan/kernel_plan.h"
+
+namespace tcjit::codegen {
+
+// --- shared memory ---
+
+// The swizzled byte offset of element (row, col) (i32) of an operand tile (kernel_plan.h):
+//   o = row * row_bytes + col * esize, R = row (rows of >= 128 bytes) or o >> 7,
+//   o ^ ((((R >> swizzle_shift) << swizzle_spread) % 8) << 4)
+// with o >> 7 written as row >> log2(128 / row_bytes) (col * esize < row_bytes, and row_bytes
+// divides 128).
+Expr swizzled_offset(const OperandPlan &, Expr row, Expr col);
+
+// The byte offset of accumulator (line, pos) (i32) in a warp's epilogue staging slab, with the
+// staging swizzle of llvm/epilogue.h:
+//   o = line * len * 4 + pos * 4, seg = o >> 7, r = line >> (row-major D ? 0 : 1) for lines of
+//   >= 128 bytes, else seg; o ^ ((2 * (r % 4) + seg % 2) << 4)
+// with seg from line and pos where lines are whole 128-byte segments.
+Expr staging_offset(const KernelPlan &, Expr line, Expr pos);
+
+// --- the epilogue ---
+
+// act(x) in x's type (f32 or f64; act != custom). f32 from the hardware approximations, inline:
+// ex2.approx, lg2.approx, div.approx, and erfc by Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7),
+// so that no epilogue calls a library function (ptxas keeps such calls, ~128 per thread, with a
+// stack frame in relocatable code); their errors are within the activation term of the tolerance
+// model (16 ulps of f32 relative to the value and the pre-activation scale, docs/numerics.md).
+// f64 from the library functions (libdevice, inlined; there are no f64 approximations).
+// To add an activation: a case here and in compiler/reference/activation.cpp.
+Expr activation(Activation, Expr x);
+
+// erfc(z) for f32 z: A&S 7.1.26 on |z|, reflected: erfc(-z) = 2 - erfc(z).
+Expr erfc_approx(Expr z);
+
+// --- convolutions ---
+
+// Element (outer, contig) (i32) of an operand's matrix in global memory, as the tile copy reads
+// it: `in` (b1) when it lies inside the matrix's extents (outer_extent, contig_extent: i32) and,
+// for a convolution's gathered operand (conv_lowering.h: im2col, strided, tap_rows, with the
+// plan's ConvConstants), inside its tensor; `elem` (i64) its element offset from the operand's
+// (group's) base: outer * ld + contig for a linear operand (ld: i64), else the gather's. The `vec`
+// elements from there lie in one channel run (vec divides the channels per group), so `in` holds
+// for all or none of them.
+struct GlobalElement {
+  Expr in, elem;
+};
+GlobalElement global_element(const KernelPlan &, const OperandPlan &, Expr outer, Expr contig,
+                             Expr outer_extent, Expr contig_extent, Expr ld);
+
+// The direct depthwise kernel (conv_lowering.h, llvm/depthwise.h): output `row` (i32: the output
+// pixel for fprop, the input pixel for dgrad) and channel `col` (i32), split once for all taps.
+// The LLVM backend's only (the CUDA backend's depthwise kernel keeps its own functions:
+// cuda_source_conv.cpp says why).
+struct DepthwisePoint {
+  Expr n64, z, y, x; // the pixel, n widened to i64
+  Expr channel64;
+};
+DepthwisePoint depthwise_point(const ConvConstants &, Expr row, Expr col);
+
+// Tap (t, r, s) (i32: constants where the kernel unrolls its taps) of a depthwise point: `in` (b1)
+// when it reads inside the source tensor (x for fprop, dy for dgrad), `elem` (i64) that element,
+// `filter_elem` (i64) the filter's (filter[channel][tap]).
+struct DepthwiseTap {
+  Expr in, elem, filter_elem;
+};
+DepthwiseTap depthwise_tap(const ConvConstants &, const DepthwisePoint &, Expr t, Expr r, Expr s);
+
+} // namespace tcjit::codegen

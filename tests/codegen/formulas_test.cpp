@@ -1,0 +1,373 @@
+// The formulas both backends print (compiler/codegen/plan/formulas.h), evaluated on the host by
+// the expression form (plan/expr.h), against independent definitions: the swizzles against their
+// definitions in kernel_plan.h and llvm/epilogue.h, the activations against the CPU reference
+// (compiler/reference/activation.h), the convolution gathers against the explicit im2col lowering
+// (compiler/reference/im2col.h). Plus the expression form itself: constant folding, host
+// evaluation, and the CUDA C++ printer.
+#include "compiler/codegen/cuda/expr_source.h"
+#include "compiler/codegen/plan/expr.h"
+#include "compiler/codegen/plan/formulas.h"
+#include "compiler/codegen/plan/tile_config.h"
+#include "compiler/dsl/parser.h"
+#include "compiler/reference/activation.h"
+#include "compiler/reference/conv_reference.h"
+#include "compiler/reference/im2col.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace tcjit::codegen {
+namespace {
+
+ExprInputs ints(std::initializer_list<std::pair<const char *, int64_t>> values) {
+  ExprInputs in;
+  for (const auto &[name, v] : values)
+    in[name] = integer_value(v);
+  return in;
+}
+
+// --- the expression form ---
+
+TEST(Expr, OperationsOnConstantsFold) {
+  ExprGraph g;
+  Expr a = constant(g, ExprType::i32, 6);
+  Expr folded = (a * 7 + 2) >> 1;
+  EXPECT_TRUE(is_constant(folded));
+  EXPECT_EQ(evaluate_integer(folded), 22);
+  Expr x = input(g, ExprType::i32, "x");
+  EXPECT_FALSE(is_constant(x * 1)); // only constants fold: x * 1 stays (as IRBuilder keeps it)
+  EXPECT_FALSE(is_constant(ex2_approx(constant(g, ExprType::f32, 1.0)))); // calls stay calls
+}
+
+TEST(Expr, IntegersWrapAndCompareAsTheOperationSays) {
+  ExprGraph g;
+  Expr x = input(g, ExprType::i32, "x"), y = input(g, ExprType::i32, "y");
+  const ExprInputs in = ints({{"x", -3}, {"y", 5}});
+  EXPECT_EQ(evaluate(x, in).bits, 0xfffffffdu); // i32: a 32-bit pattern
+  EXPECT_EQ(evaluate_integer(x * y, in), -15);
+  EXPECT_EQ(evaluate_integer(x >> 28, in), 15);      // logical shift
+  EXPECT_EQ(evaluate_integer(x / y, in), 858993458); // unsigned division
+  EXPECT_EQ(evaluate_integer(ult(x, y), in), 0);     // 0xfffffffd > 5 unsigned
+  EXPECT_EQ(evaluate_integer(slt(x, y), in), 1);
+  EXPECT_EQ(evaluate_integer(zext64(x), in), 0xfffffffdll);
+  EXPECT_EQ(evaluate_integer(select(eq(x % 2, 1), x, y), in), -3); // 0xfffffffd is odd
+  EXPECT_THROW(evaluate(x + 1), std::invalid_argument);            // x unbound
+}
+
+TEST(Expr, FloatsRoundToTheirTypeAndKeepNaNRules) {
+  ExprGraph g;
+  Expr f = input(g, ExprType::f32, "f"), d = input(g, ExprType::f64, "d");
+  const double third = 1.0 / 3.0;
+  EXPECT_EQ(evaluate_float(f * 1.0, {{"f", float_value(third)}}),
+            static_cast<double>(static_cast<float>(third)));
+  EXPECT_EQ(evaluate_float(d * 1.0, {{"d", float_value(third)}}), third);
+  const ExprInputs nan = {{"f", float_value(std::nan(""))}};
+  EXPECT_EQ(evaluate_integer(ugt(f, 0.0), nan), 1); // unordered: true for NaN
+  EXPECT_EQ(evaluate_integer(ogt(f, 0.0), nan), 0);
+  EXPECT_EQ(evaluate_float(ex2_approx(f), {{"f", float_value(3.0)}}), 8.0);
+  EXPECT_EQ(evaluate_float(math(MathFunction::expm1, d), {{"d", float_value(0.0)}}), 0.0);
+}
+
+TEST(Expr, CudaSourceNamesSharedNodesOnce) {
+  ExprGraph g;
+  Expr x = input(g, ExprType::f32, "x"), i = input(g, ExprType::i32, "i");
+  Expr sq = x * x;
+  const cuda_detail::ExprSource s =
+      cuda_detail::expr_source({select(ugt(x, 0.0), sq + sq, div_approx(1.0, sq)), slt(i, -1)},
+                               {{"x", "x"}, {"i", "i"}}, "  ");
+  const std::string v = "v" + std::to_string(sq.id);
+  EXPECT_EQ(s.statements, "  const float " + v + " = (x * x);\n");
+  ASSERT_EQ(s.values.size(), 2u);
+  EXPECT_EQ(s.values[0], "(!(x <= 0.0f) ? (" + v + " + " + v + ") : div_approx(1.0f, " + v + "))");
+  EXPECT_EQ(s.values[1], "(int(i) < int(u32(-1)))");
+}
+
+// --- shared memory ---
+
+// kernel_plan.h: o = row * row_bytes + col * esize, R = row (rows of >= 128 bytes) or o >> 7,
+// o ^ ((((R >> swizzle_shift) << swizzle_spread) % 8) << 4).
+int64_t swizzle_definition(const OperandPlan &op, int64_t row, int64_t col) {
+  const int64_t o = row * op.row_bytes + col * op.esize;
+  const int64_t r = op.row_bytes >= 128 ? row : o / 128;
+  return o ^ ((((r >> op.swizzle_shift) << op.swizzle_spread) % 8) << 4);
+}
+
+TEST(Formulas, SwizzleIsItsDefinitionOnEveryTileElement) {
+  for (int esize : {1, 2, 4, 8})
+    for (int row_bytes : {16, 32, 64, 128, 256, 512})
+      for (int shift = 0; shift <= 3; ++shift)
+        for (int spread = 0; spread <= 1; ++spread) {
+          if (row_bytes < esize)
+            continue;
+          OperandPlan op;
+          op.esize = esize;
+          op.row_bytes = row_bytes;
+          op.cols = row_bytes / esize;
+          op.rows = 64;
+          op.swizzle_shift = shift;
+          op.swizzle_spread = spread;
+          ExprGraph g;
+          Expr f =
+              swizzled_offset(op, input(g, ExprType::i32, "row"), input(g, ExprType::i32, "col"));
+          for (int row = 0; row < op.rows; ++row)
+            for (int col = 0; col < op.cols; ++col)
+              ASSERT_EQ(evaluate_integer(f, ints({{"row", row}, {"col", col}})),
+                        swizzle_definition(op, row, col))
+                  << "esize " << esize << " row_bytes " << row_bytes << " shift " << shift
+                  << " spread " << spread << " at " << row << "," << col;
+          EXPECT_EQ(swizzled_offset(op, 5, op.cols - 1), swizzle_definition(op, 5, op.cols - 1));
+        }
+}
+
+// llvm/epilogue.h: o = line * len * 4 + pos * 4, seg = o >> 7, r = line >> (row-major ? 0 : 1)
+// for lines of >= 128 bytes, else seg; o ^ ((2 * (r % 4) + seg % 2) << 4).
+int64_t staging_definition(int len, bool row_major, int64_t line, int64_t pos) {
+  const int64_t o = line * len * 4 + pos * 4;
+  const int64_t seg = o / 128;
+  const int64_t r = len * 4 >= 128 ? line >> (row_major ? 0 : 1) : seg;
+  return o ^ ((2 * (r % 4) + seg % 2) << 4);
+}
+
+TEST(Formulas, StagingSwizzleIsItsDefinitionOnEverySlabElement) {
+  for (int len : {8, 16, 32, 64, 128, 256})
+    for (bool row_major : {true, false}) {
+      KernelPlan p;
+      p.stage_line_len = len;
+      p.stage_lines = row_major ? 16 : 8;
+      p.out_layout = row_major ? MatrixLayout::row : MatrixLayout::col;
+      ExprGraph g;
+      Expr f = staging_offset(p, input(g, ExprType::i32, "line"), input(g, ExprType::i32, "pos"));
+      for (int line = 0; line < p.stage_lines; ++line)
+        for (int pos = 0; pos < len; ++pos)
+          ASSERT_EQ(evaluate_integer(f, ints({{"line", line}, {"pos", pos}})),
+                    staging_definition(len, row_major, line, pos))
+              << "len " << len << (row_major ? " row" : " col") << " at " << line << "," << pos;
+      EXPECT_EQ(staging_offset(p, 3, len - 1), staging_definition(len, row_major, 3, len - 1));
+    }
+}
+
+// --- activations ---
+
+const Activation kActivations[] = {Activation::none,      Activation::relu,     Activation::tanh,
+                                   Activation::sigmoid,   Activation::elu,      Activation::gelu,
+                                   Activation::gelu_tanh, Activation::softplus, Activation::swish};
+
+std::vector<double> activation_points() {
+  std::vector<double> xs;
+  for (double x = -12.0; x <= 12.0; x += 1.0 / 64)
+    xs.push_back(x);
+  for (double x : {-1000.0, -100.0, -30.0, -1e-6, 0.0, 1e-6, 30.0, 100.0, 1000.0})
+    xs.push_back(x);
+  return xs;
+}
+
+// The activation term of the tolerance model (docs/numerics.md): 16 units of roundoff u of the
+// epilogue type relative to the value and to the pre-activation scale |x|, plus an absolute 16 u
+// (the cancellation of 1 - 2 / (e^2x + 1) and of elu/gelu near zero).
+void expect_activation(Activation act, ExprType type) {
+  const double u = type == ExprType::f32 ? std::ldexp(1.0, -24) : std::ldexp(1.0, -53);
+  ExprGraph g;
+  Expr f = activation(act, input(g, type, "x"));
+  for (double x : activation_points()) {
+    const double want = apply_activation(act, x);
+    const double got = evaluate_float(f, {{"x", float_value(x)}});
+    EXPECT_NEAR(got, want, 16 * u * (std::fabs(want) + std::fabs(x)) + 16 * u)
+        << to_string(act) << " at " << x << (type == ExprType::f32 ? " (f32)" : " (f64)");
+  }
+}
+
+TEST(Formulas, F64ActivationsAreTheReference) {
+  for (Activation act : kActivations)
+    expect_activation(act, ExprType::f64);
+}
+
+TEST(Formulas, F32ActivationsAreTheReferenceWithinTheirApproximations) {
+  for (Activation act : kActivations)
+    expect_activation(act, ExprType::f32);
+}
+
+TEST(Formulas, ErfcApproximationIsWithinItsBound) {
+  ExprGraph g;
+  Expr f = erfc_approx(input(g, ExprType::f32, "z"));
+  double worst = 0;
+  for (double z = -6.0; z <= 6.0; z += 1.0 / 256)
+    worst = std::max(worst, std::fabs(evaluate_float(f, {{"z", float_value(z)}}) - std::erfc(z)));
+  EXPECT_LT(worst, 1.5e-7 + std::ldexp(2.0, -22)); // A&S 7.1.26's bound plus 2 ulps of f32 at 2
+  EXPECT_GT(worst, 1e-8);                          // an approximation, not the library function
+}
+
+TEST(Formulas, ActivationRelusKeepNaN) {
+  ExprGraph g;
+  Expr f = activation(Activation::relu, input(g, ExprType::f32, "x"));
+  EXPECT_TRUE(std::isnan(evaluate_float(f, {{"x", float_value(std::nan(""))}})));
+  EXPECT_EQ(evaluate_float(f, {{"x", float_value(-2.0)}}), 0.0);
+}
+
+// --- convolutions ---
+
+KernelPlan plan_of(const std::string &text) {
+  const ParseResult parsed = parse_spec(text);
+  EXPECT_TRUE(parsed.ok()) << text;
+  const OpSpec spec = parsed.entries.at(0).spec;
+  const TileConfig c = resolve_vectors(spec, default_tile_config(spec, "sm_80", false));
+  return plan_kernel(spec, c, "sm_80", false);
+}
+
+// Every element of the gathered (and linear) operands of a convolution's implicit GEMM, through
+// global_element, against the explicit im2col matrices of the reference: each element is the
+// tensor's value at `elem` when `in`, else zero. Tensors are filled with distinct values.
+void expect_gathers_match_im2col(const std::string &text) {
+  SCOPED_TRACE(text);
+  const ParseResult parsed = parse_spec(text);
+  ASSERT_TRUE(parsed.ok());
+  const OpSpec spec = parsed.entries.at(0).spec;
+  const KernelPlan p = plan_of(text);
+  ASSERT_TRUE(p.conv);
+  const ConvConstants &k = *p.conv;
+  const int64_t x_size = spec.conv.n.value * k.d * k.h * k.w * k.c;
+  const int64_t y_size = spec.conv.n.value * k.o * k.p * k.q * k.k;
+  const int64_t f_size = k.k * k.taps() * k.cg;
+  std::vector<float> x(static_cast<size_t>(x_size)), y(static_cast<size_t>(y_size)),
+      filter(static_cast<size_t>(f_size));
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<float>(i + 1);
+  for (size_t i = 0; i < y.size(); ++i)
+    y[i] = static_cast<float>(1000000 + i + 1);
+  for (size_t i = 0; i < filter.size(); ++i)
+    filter[i] = static_cast<float>(2000000 + i + 1);
+  const ConvBuffers buffers{x.data(), filter.data(), y.data(), nullptr};
+  const Im2colGemm ref = lower_conv_to_gemm(spec, buffers, MathMode::f32);
+  const int64_t M = ref.gemm.gemm.m.value, N = ref.gemm.gemm.n.value, K = ref.gemm.gemm.k.value;
+  const bool fprop = k.pass == ConvPass::fprop, wgrad = k.pass == ConvPass::wgrad;
+  const std::vector<float> &a_tensor = fprop ? x : y, &b_tensor = wgrad ? x : filter;
+  int checked = 0;
+  for (const OperandPlan *op : {&p.a, &p.b}) {
+    const bool is_a = op->name == 'a';
+    if (op->gather == Gather::linear && k.groups > 1)
+      continue; // the group's operand is not dense: its ld is the tensor's row
+    const bool row = op->layout == MatrixLayout::row;
+    // A is M x K, B is K x N; (outer, contig) is (row, column) of a row-major view
+    const int64_t rows = is_a ? M : K, cols = is_a ? K : N;
+    const int64_t outer_extent = row ? rows : cols, contig_extent = row ? cols : rows;
+    ExprGraph g;
+    const GlobalElement e =
+        global_element(p, *op, input(g, ExprType::i32, "outer"), input(g, ExprType::i32, "contig"),
+                       input(g, ExprType::i32, "outer_extent"),
+                       input(g, ExprType::i32, "contig_extent"), input(g, ExprType::i64, "ld"));
+    const std::vector<double> &matrix = is_a ? ref.a : ref.b;
+    const std::vector<float> &tensor = is_a ? a_tensor : b_tensor;
+    for (int64_t outer = 0; outer < outer_extent; ++outer)
+      for (int64_t contig = 0; contig < contig_extent; ++contig) {
+        const ExprInputs in = ints({{"outer", outer},
+                                    {"contig", contig},
+                                    {"outer_extent", outer_extent},
+                                    {"contig_extent", contig_extent},
+                                    {"ld", contig_extent}});
+        const bool inside = evaluate_integer(e.in, in) != 0;
+        const double got =
+            inside ? tensor.at(static_cast<size_t>(evaluate_integer(e.elem, in))) : 0.0;
+        const int64_t r = row ? outer : contig, c = row ? contig : outer;
+        ASSERT_EQ(got, matrix[static_cast<size_t>(r * cols + c)])
+            << op->name << " (" << to_string(op->gather) << ") at outer " << outer << ", contig "
+            << contig;
+        ++checked;
+      }
+    // past the extents: outside
+    EXPECT_EQ(evaluate_integer(e.in, ints({{"outer", outer_extent},
+                                           {"contig", 0},
+                                           {"outer_extent", outer_extent},
+                                           {"contig_extent", contig_extent},
+                                           {"ld", contig_extent}})),
+              0);
+  }
+  EXPECT_GT(checked, 0);
+}
+
+TEST(Formulas, ConvGathersAreTheIm2colLowering) {
+  for (const char *text : {
+           "conv2d n=2 h=7 w=7 c=16 k=8 r=3 s=2 pad=2,1 dilation=2 x=f32 acc=f32 math=f32",
+           "conv2d n=1 h=9 w=7 c=8 k=16 r=3 s=3 pad=1 stride=2 x=f32 acc=f32 math=f32",
+           "conv2d n=1 h=9 w=7 c=8 k=16 r=3 s=3 pad=1 stride=2 pass=dgrad x=f32 acc=f32 math=f32",
+           "conv2d n=2 h=7 w=7 c=16 k=8 r=3 s=2 pad=2,1 dilation=2 pass=dgrad x=f32 acc=f32 "
+           "math=f32",
+           "conv2d n=2 h=5 w=6 c=16 k=24 r=3 s=3 pad=1 pass=wgrad x=f32 acc=f32 math=f32",
+           "conv2d n=2 h=5 w=5 c=16 k=32 r=3 s=3 pad=1 groups=2 x=f32 acc=f32 math=f32",
+           "conv3d n=2 d=5 h=4 w=4 c=16 k=8 t=3 r=1 s=2 pad=1,0,0 stride=2,1,2 dilation=1,2,1 "
+           "pass=dgrad x=f32 acc=f32 math=f32",
+           "conv3d n=1 d=4 h=5 w=4 c=8 k=16 t=3 r=3 s=3 pad=1 pass=wgrad x=f32 acc=f32 math=f32",
+       })
+    expect_gathers_match_im2col(text);
+}
+
+// The direct depthwise kernel's taps (depthwise_point, depthwise_tap), summed on the host in the
+// kernel's order, against the accumulators of the direct-loop reference convolution
+// (compiler/reference/conv_reference.h). Small integers: every sum is exact.
+void expect_depthwise_taps_match_reference(const std::string &text) {
+  SCOPED_TRACE(text);
+  const ParseResult parsed = parse_spec(text);
+  ASSERT_TRUE(parsed.ok());
+  const OpSpec spec = parsed.entries.at(0).spec;
+  const KernelPlan p = plan_of(text);
+  ASSERT_TRUE(p.depthwise && p.conv);
+  const ConvConstants &k = *p.conv;
+  const bool fprop = k.pass == ConvPass::fprop;
+  const int64_t n = spec.conv.n.value;
+  std::vector<float> x(static_cast<size_t>(n * k.d * k.h * k.w * k.c)),
+      y(static_cast<size_t>(n * k.o * k.p * k.q * k.k)),
+      filter(static_cast<size_t>(k.k * k.taps()));
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = static_cast<float>(static_cast<int>(i % 7) - 3);
+  for (size_t i = 0; i < y.size(); ++i)
+    y[i] = static_cast<float>(static_cast<int>(i % 11) - 5);
+  for (size_t i = 0; i < filter.size(); ++i)
+    filter[i] = static_cast<float>(static_cast<int>(i % 5) - 2);
+  const std::vector<float> source = fprop ? x : y; // before the reference writes its output
+  std::vector<float> x_out = x, y_out = y;
+  const ConvBuffers buffers{fprop ? x.data() : x_out.data(), filter.data(),
+                            fprop ? y_out.data() : y.data(), nullptr};
+  const ReferenceResult ref = reference_conv(spec, buffers, MathMode::f32);
+  const int64_t pixels = n * (fprop ? k.o * k.p * k.q : k.d * k.h * k.w);
+  const int64_t channels = fprop ? k.k : k.c;
+  ASSERT_EQ(static_cast<int64_t>(ref.accumulators.size()), pixels * channels);
+  ExprGraph g;
+  auto i32 = [&](const char *name) { return input(g, ExprType::i32, name); };
+  const DepthwisePoint at = depthwise_point(k, i32("row"), i32("col"));
+  const DepthwiseTap tap = depthwise_tap(k, at, i32("t"), i32("r"), i32("s"));
+  int taps_inside = 0;
+  for (int64_t row = 0; row < pixels; ++row)
+    for (int64_t col = 0; col < channels; ++col) {
+      double sum = 0;
+      for (int64_t t = 0; t < k.t; ++t)
+        for (int64_t r = 0; r < k.r; ++r)
+          for (int64_t s = 0; s < k.s; ++s) {
+            const ExprInputs in = ints({{"row", row}, {"col", col}, {"t", t}, {"r", r}, {"s", s}});
+            if (evaluate_integer(tap.in, in) == 0)
+              continue;
+            ++taps_inside;
+            sum += double{source.at(static_cast<size_t>(evaluate_integer(tap.elem, in)))} *
+                   filter.at(static_cast<size_t>(evaluate_integer(tap.filter_elem, in)));
+          }
+      ASSERT_EQ(sum, ref.accumulators[static_cast<size_t>(row * channels + col)])
+          << "pixel " << row << ", channel " << col;
+    }
+  EXPECT_GT(taps_inside, 0);
+}
+
+TEST(Formulas, DepthwiseTapsAreTheReferenceConvolution) {
+  for (const char *text : {
+           "conv2d n=2 h=7 w=6 c=8 k=8 groups=8 r=3 s=3 pad=1 x=f32 acc=f32 math=f32",
+           "conv2d n=1 h=9 w=9 c=8 k=8 groups=8 r=5 s=5 pad=2 stride=2 dilation=1 x=f32 acc=f32 "
+           "math=f32",
+           "conv2d n=1 h=9 w=9 c=8 k=8 groups=8 r=5 s=5 pad=2 stride=2 pass=dgrad x=f32 acc=f32 "
+           "math=f32",
+           "conv2d n=2 h=6 w=7 c=4 k=4 groups=4 r=3 s=2 pad=1,0 dilation=2,1 pass=dgrad x=f32 "
+           "acc=f32 math=f32",
+       })
+    expect_depthwise_taps_match_reference(text);
+}
+
+} // namespace
+} // namespace tcjit::codegen
