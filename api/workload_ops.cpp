@@ -4,9 +4,7 @@
 
 #include "compiler/dsl/parser.h"
 #include "compiler/spec/printer.h"
-#include "compiler/spec/validate.h"
 #include "compiler/target/arch.h"
-#include "compiler/target/dtype_info.h"
 
 #include <filesystem>
 
@@ -49,14 +47,6 @@ std::string target_arch_names() {
 
 bool is_target_arch(std::string_view arch) {
   return find_arch(arch).has_value();
-}
-
-std::string input_dtype_names() {
-  std::string out;
-  for (const DTypeInfo &d : dtype_infos())
-    if (is_multiplicand_type(d.dtype))
-      out += (out.empty() ? "" : ", ") + std::string(d.name);
-  return out;
 }
 
 } // namespace tcjit

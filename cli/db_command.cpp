@@ -11,7 +11,6 @@
 #include "kernels_db/kernels_db.h"
 #include "kernels_db/key_hash.h"
 #include "kernels_db/record_json.h"
-#include "tcjit/tools.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -650,8 +649,8 @@ void add_db_command(CLI::App &app, const kdb::CurrentVersions &current, std::ost
   CLI::App *ls = add_sub(*db, options, io, "ls", "List problems", run_ls);
   ls->add_option("--op", options->op, "operation")
       ->check(CLI::IsMember({"gemm", "conv2d", "conv3d"}));
-  ls->add_option("--dtype", options->dtype, "input element type: " + input_dtype_names());
-  ls->add_option("--arch", options->arch, "architecture: " + target_arch_names());
+  ls->add_option("--dtype", options->dtype, "element type, e.g. f16");
+  ls->add_option("--arch", options->arch, "architecture, e.g. sm_80");
   ls->add_option("--where", options->where,
                  "shape filter: FIELD OP INTEGER joined by 'and', e.g. 'm>=1024 and k<=4096'");
   ls->add_option("--limit", options->limit, "at most this many problems (0: all)");

@@ -49,8 +49,6 @@ std::string canonical_text(const OpSpec &spec);
 // The architectures tcjit compiles for ("sm_80, sm_86, sm_89, sm_90"), and whether `arch` is one.
 std::string target_arch_names();
 bool is_target_arch(std::string_view arch);
-// The dtypes a spec's multiplied inputs may have ("f16, bf16, tf32, f32, f64, s8, u8").
-std::string input_dtype_names();
 
 // ---- compile ------------------------------------------------------------------------------------
 
