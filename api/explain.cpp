@@ -1,5 +1,5 @@
 // explain_op (include/tcjit/tools.hpp) and `tcjit explain`: what a spec asks of the hardware
-// (compiler/spec/explain.h), the roofline of the arch's GPU (the tuner's model), the config the
+// (compiler/spec/explain.h), the roofline of the arch's GPU (the arch table), the config the
 // runtime would compile with its prediction, and the kernel path of that config.
 #include "tcjit/tools.hpp"
 
@@ -114,14 +114,12 @@ OpExplanation explain_op(const WorkloadEntry &entry, const ExplainRequest &reque
                 "explain", "");
   api::throw_if_invalid(entry.spec, "explain");
   const bool tf32_off = tf32_disabled_by_environment();
-  Explanation e = explain_spec(entry.spec, request.arch, tf32_off);
-  // The roofline of the selected arch's GPU (the tuner's model: docs/perf_model.md).
-  const tuner::GpuModel &gpu = tuner::gpu_model_for_arch(request.arch);
-  set_roofline(e, gpu.name, gpu.peak_flops(tuner::math_kind_of(entry.spec, tf32_off)),
-               gpu.dram_bytes_per_s);
+  const Explanation e = explain_spec(entry.spec, request.arch, tf32_off);
   const std::optional<ChosenConfig> chosen = chosen_config(entry.spec, request.arch, tf32_off);
   OpExplanation out;
   nlohmann::json j = to_json(entry, e);
+  // What `tcjit compile` does with the spec (when it refuses the dtypes, mma_note says why).
+  j["compiles"] = codegen::check_codegen_support(entry.spec, request.arch, tf32_off).empty();
   out.text = render_explanation(e);
   if (chosen) {
     out.config = codegen::to_string(chosen->config);

@@ -116,10 +116,12 @@ EmuEstimate estimate_emulator(const GemmGeometry &g, const codegen::KernelPlan &
   double rate = 3.4e6;
   switch (plan.mma.kind) {
   case codegen::MmaKind::tf32_f32: rate = 4.7e6; break;
-  case codegen::MmaKind::s8_s32: rate = 2.0e6; break;
+  case codegen::MmaKind::s8_s32:
+  case codegen::MmaKind::u8_s32: rate = 2.0e6; break;
   case codegen::MmaKind::f64_f64: rate = 4.2e6; break;
   case codegen::MmaKind::f16_f32:
   case codegen::MmaKind::bf16_f32:
+  case codegen::MmaKind::f16_f16:
   case codegen::MmaKind::simt_f32: break;
   }
   // The epilogue: about 0.4 warp-instructions per output element (conversion, stores), 1.5 with

@@ -153,7 +153,7 @@ void add_compile_command(CLI::App &app) {
   cmd->add_option("spec", opt->spec,
                   "DSL text (\"gemm m=... \"), a workload file with one op, or - for stdin")
       ->required();
-  cmd->add_option("--arch", opt->arch, "target architecture: sm_80, sm_86, sm_89, sm_90")
+  cmd->add_option("--arch", opt->arch, "target architecture: " + target_arch_names())
       ->capture_default_str();
   cmd->add_option("--config", opt->config,
                   "tile config words over the defaults, e.g. \"128x128x32 w64x64 s3 va8 vb8\"");

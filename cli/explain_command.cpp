@@ -70,7 +70,7 @@ void add_explain_command(CLI::App &app) {
   cmd->add_option("spec", opt->spec,
                   "DSL text (\"gemm m=... \"), a workload file, or - for standard input")
       ->required();
-  cmd->add_option("--arch", opt->arch, "target architecture: sm_80, sm_86, sm_89, sm_90")
+  cmd->add_option("--arch", opt->arch, "target architecture: " + target_arch_names())
       ->capture_default_str();
   cmd->add_flag("--json", opt->json, "print JSON for scripts");
   cmd->footer("Example: tcjit explain \"conv2d n=32 h=56 w=56 c=64 k=64 r=3 s=3 pad=1 x=f16\" "

@@ -192,8 +192,8 @@ void add_run_command(CLI::App &app) {
       ->check(CLI::IsMember({"auto", "emu", "cuda"}))
       ->capture_default_str();
   cmd->add_option("--arch", opt->arch,
-                  "target architecture: sm_80, sm_86, sm_89, sm_90 (default: the device's; the "
-                  "emulator is sm_80)");
+                  "target architecture: " + target_arch_names() +
+                      " (default: the device's; the emulator is sm_80)");
   cmd->add_option("--config", opt->config,
                   "tile config over the default, e.g. \"64x64x32 w32x32 s3\" (see tcjit compile)");
   cmd->add_option("--seed", opt->seed, "seed of the random inputs")->capture_default_str();

@@ -135,7 +135,7 @@ void add_tune_command(CLI::App &app) {
                   "kernel database (default: $TCJIT_DB, else $XDG_CACHE_HOME/tcjit/kernels.db)")
       ->check(non_empty_db_path());
   cmd->add_option("--arch", opt->request.arch,
-                  "sm_80, sm_86, sm_89, sm_90, or auto (the device's; the emulator is sm_80)")
+                  target_arch_names() + ", or auto (the device's; the emulator is sm_80)")
       ->capture_default_str();
   cmd->add_option("--device", opt->request.device,
                   "cuda (measure), emu (model + emulator), or auto (cuda if present)")

@@ -7,22 +7,11 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <vector>
 
 namespace tcjit::tuner {
 
 namespace {
-
-MathKind math_kind(codegen::MmaKind kind) {
-  switch (kind) {
-  case codegen::MmaKind::f16_f32: return MathKind::f16;
-  case codegen::MmaKind::bf16_f32: return MathKind::bf16;
-  case codegen::MmaKind::tf32_f32: return MathKind::tf32;
-  case codegen::MmaKind::s8_s32: return MathKind::s8;
-  case codegen::MmaKind::f64_f64: return MathKind::f64;
-  case codegen::MmaKind::simt_f32: return MathKind::f32_simt;
-  }
-  return MathKind::f16;
-}
 
 int bytes_of(DType t) {
   return std::max(1, dtype_bits(t) / 8);
@@ -72,15 +61,17 @@ KtileCounts ktile_counts(const OpSpec &spec, const codegen::TileConfig &c, bool 
 } // namespace
 
 const GpuModel &gpu_model_for_arch(std::string_view arch) {
-  if (arch == "sm_80")
-    return a100_model();
-  if (arch == "sm_86")
-    return a6000_model();
-  if (arch == "sm_89")
-    return l40s_model();
-  if (arch == "sm_90")
-    return h100_model();
-  throw std::invalid_argument("no GPU model for arch '" + std::string(arch) + "'");
+  static const std::vector<GpuModel> models = [] {
+    std::vector<GpuModel> out;
+    for (const ArchInfo &a : known_archs())
+      out.push_back(gpu_model_of(a));
+    return out;
+  }();
+  for (const GpuModel &g : models)
+    if (g.arch == arch)
+      return g;
+  throw std::invalid_argument("no GPU model for arch '" + std::string(arch) + "' (tcjit targets " +
+                              known_arch_list() + ")");
 }
 
 std::string cost_model_version() {
@@ -96,8 +87,8 @@ int estimated_registers(const OpSpec &spec, const codegen::TileConfig &c, bool t
   const int acc = tiles_m * tiles_n * f.c_regs * wide;
   const int fragments = 2 * (tiles_m * f.a_regs + tiles_n * f.b_regs) * wide; // double-buffered
   int extra = 48; // addresses, predicates, loop state
-  if (f.kind == codegen::MmaKind::tf32_f32 || f.kind == codegen::MmaKind::s8_s32)
-    extra += 32; // tf32: converted copies of the fragments; s8: byte-wise fragment addressing
+  if (f.kind == codegen::MmaKind::tf32_f32 || f.elem_bits == 8)
+    extra += 32; // tf32: converted copies of the fragments; s8/u8: byte-wise fragment addressing
   const codegen::TileConfig r = codegen::resolve_vectors(spec, c);
   if (std::min(r.vec_a, r.vec_b) * bytes_of(codegen::gemm_view(spec).gemm.a.dtype) < 16)
     extra += 16; // an address and a predicate per narrower piece
@@ -137,7 +128,7 @@ KernelFeatures kernel_features(const OpSpec &spec, const codegen::TileConfig &co
                                const CandidateFacts &facts) {
   const codegen::MmaForm f = codegen::math_form(spec, tf32_off);
   KernelFeatures k;
-  k.math = math_kind(f.kind);
+  k.math = f.unit;
   k.bm = config.bm;
   k.bn = config.bn;
   k.bk = config.bk;
@@ -170,7 +161,7 @@ KernelFeatures kernel_features(const OpSpec &spec, const codegen::TileConfig &co
 }
 
 MathKind math_kind_of(const OpSpec &spec, bool tf32_off) {
-  return math_kind(codegen::math_form(spec, tf32_off).kind);
+  return codegen::math_form(spec, tf32_off).unit;
 }
 
 Problem model_problem(const OpSpec &spec) {

@@ -3,91 +3,14 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <stdexcept>
 
 namespace tcjit::tuner {
 
 namespace {
 
-constexpr std::array<std::string_view, 6> kMathNames = {"f16", "bf16", "tf32",
-                                                        "s8",  "f64",  "f32_simt"};
-
 int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
-}
-
-GpuModel make_a100() {
-  GpuModel g;
-  g.name = "A100-SXM4-80GB";
-  g.sms = 108;
-  g.clock_ghz = 1.41;
-  g.shared_bytes_per_sm = 164 * 1024;
-  g.shared_reserved_per_cta = 1024;
-  g.dram_bytes_per_s = 2.039e12;
-  g.l2_bytes_per_clk = 5120;
-  g.l2_bytes_per_sm_clk = 64;
-  g.prologue_cycles = 1500;
-  // 312 TFLOPS f16/bf16, 156 tf32, 624 TOPS s8, 19.5 f64 (DMMA), 19.5 f32 FFMA at 1.41 GHz.
-  const double rates[6] = {2048, 2048, 1024, 4096, 128, 128};
-  std::copy(std::begin(rates), std::end(rates), g.flops_per_sm_clk);
-  return g;
-}
-
-GpuModel make_h100() {
-  GpuModel g;
-  g.name = "H100-SXM5-80GB";
-  g.sms = 132;
-  g.clock_ghz = 1.83;
-  g.shared_bytes_per_sm = 228 * 1024;
-  g.shared_reserved_per_cta = 1024;
-  g.dram_bytes_per_s = 3.35e12;
-  g.l2_bytes_per_clk = 5120;
-  g.l2_bytes_per_sm_clk = 64;
-  g.prologue_cycles = 1500;
-  // mma.sync (not wgmma) at A100's per-SM rate per clock for f16/bf16/tf32/s8: the full Hopper
-  // rate needs wgmma. f64 DMMA 67 TFLOPS and f32 FFMA 67 TFLOPS at 1.83 GHz.
-  const double rates[6] = {2048, 2048, 1024, 4096, 256, 256};
-  std::copy(std::begin(rates), std::end(rates), g.flops_per_sm_clk);
-  return g;
-}
-
-// RTX A6000 (GA102): the datasheet's 154.8 TFLOPS f16 with f32 accumulate, 77.4 tf32, 309.7 TOPS
-// s8 (dense) at 1.80 GHz; f64 at 1/64 of f32; 100 KiB shared memory and 1,536 threads per SM.
-GpuModel make_a6000() {
-  GpuModel g;
-  g.name = "RTX-A6000";
-  g.sms = 84;
-  g.clock_ghz = 1.80;
-  g.max_threads_per_sm = 1536;
-  g.max_ctas_per_sm = 16;
-  g.shared_bytes_per_sm = 100 * 1024;
-  g.shared_reserved_per_cta = 1024;
-  g.dram_bytes_per_s = 768e9;
-  g.l2_bytes_per_clk = 2688;
-  g.l2_bytes_per_sm_clk = 64;
-  g.prologue_cycles = 1500;
-  const double rates[6] = {1024, 1024, 512, 2048, 4, 256};
-  std::copy(std::begin(rates), std::end(rates), g.flops_per_sm_clk);
-  return g;
-}
-
-// L40S (AD102): 362 TFLOPS f16 with f32 accumulate, 183 tf32, 733 TOPS s8 (dense) at 2.52 GHz;
-// f64 at 1/64 of f32; 100 KiB shared memory, 1,536 threads and 24 CTAs per SM.
-GpuModel make_l40s() {
-  GpuModel g;
-  g.name = "L40S";
-  g.sms = 142;
-  g.clock_ghz = 2.52;
-  g.max_threads_per_sm = 1536;
-  g.max_ctas_per_sm = 24;
-  g.shared_bytes_per_sm = 100 * 1024;
-  g.shared_reserved_per_cta = 1024;
-  g.dram_bytes_per_s = 864e9;
-  g.l2_bytes_per_clk = 4544;
-  g.l2_bytes_per_sm_clk = 64;
-  g.prologue_cycles = 1500;
-  const double rates[6] = {1024, 1024, 512, 2048, 4, 256};
-  std::copy(std::begin(rates), std::end(rates), g.flops_per_sm_clk);
-  return g;
 }
 
 // One SM's cycles per K-tile with `resident` CTAs of `k` running on it together, while
@@ -126,38 +49,62 @@ StepCycles step_cycles(const GpuModel &gpu, const KernelFeatures &k, int residen
 
 } // namespace
 
-std::string_view to_string(MathKind k) {
-  return kMathNames[static_cast<size_t>(k)];
+std::optional<MathKind> parse_math_kind(std::string_view s) {
+  return parse_math_unit(s);
 }
 
-std::optional<MathKind> parse_math_kind(std::string_view s) {
-  for (size_t i = 0; i < kMathNames.size(); ++i)
-    if (kMathNames[i] == s)
-      return static_cast<MathKind>(i);
-  return std::nullopt;
+GpuModel gpu_model_of(const ArchInfo &a) {
+  GpuModel g;
+  g.name = std::string(a.gpu);
+  g.arch = std::string(a.name);
+  g.sms = a.sms;
+  g.clock_ghz = a.clock_ghz;
+  g.max_threads_per_sm = a.max_threads_per_sm;
+  g.max_ctas_per_sm = a.max_ctas_per_sm;
+  g.registers_per_sm = a.registers_per_sm;
+  g.shared_bytes_per_sm = a.shared_bytes_per_sm;
+  g.shared_reserved_per_cta = a.shared_reserved_per_cta;
+  g.dram_bytes_per_s = a.dram_bytes_per_s;
+  g.l2_bytes_per_clk = a.l2_bytes_per_clk;
+  std::copy(a.ops_per_sm_clk.begin(), a.ops_per_sm_clk.end(), g.flops_per_sm_clk);
+  // The model's parameters, the same for every arch (docs/perf_model.md).
+  g.l2_bytes_per_sm_clk = 64;
+  g.prologue_cycles = 1500;
+  return g;
 }
 
 double GpuModel::peak_flops(MathKind k) const {
   return sms * clock_ghz * 1e9 * flops_per_sm_clk[static_cast<int>(k)];
 }
 
+namespace {
+
+GpuModel model_of_arch(std::string_view name) {
+  const std::optional<ArchInfo> a = find_arch(name);
+  if (!a)
+    throw std::logic_error("perf_model: " + std::string(name) + " is not in the arch table");
+  return gpu_model_of(*a);
+}
+
+} // namespace
+
 const GpuModel &a100_model() {
-  static const GpuModel g = make_a100();
+  static const GpuModel g = model_of_arch("sm_80");
   return g;
 }
 
 const GpuModel &h100_model() {
-  static const GpuModel g = make_h100();
+  static const GpuModel g = model_of_arch("sm_90");
   return g;
 }
 
 const GpuModel &a6000_model() {
-  static const GpuModel g = make_a6000();
+  static const GpuModel g = model_of_arch("sm_86");
   return g;
 }
 
 const GpuModel &l40s_model() {
-  static const GpuModel g = make_l40s();
+  static const GpuModel g = model_of_arch("sm_89");
   return g;
 }
 

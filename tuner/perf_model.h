@@ -9,6 +9,8 @@
 // listed in docs/perf_model.md.
 #pragma once
 
+#include "compiler/target/arch.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,15 +19,17 @@
 
 namespace tcjit::tuner {
 
-// The math a kernel's inner instruction does; selects the tensor-core rate.
-enum class MathKind { f16, bf16, tf32, s8, f64, f32_simt };
-
-std::string_view to_string(MathKind);
+// The math a kernel's inner instruction does; selects the tensor-core rate. The arch table's
+// MathUnit (compiler/target/arch.h; to_string(MathKind) is its to_string).
+using MathKind = MathUnit;
 std::optional<MathKind> parse_math_kind(std::string_view);
 
-// One GPU as the model sees it. Rates are for the mma.sync path tcjit generates.
+// One GPU as the model sees it. Rates are for the mma.sync path tcjit generates. The hardware
+// figures (SMs, clock, limits per SM, bandwidths, rates) are the arch table's (gpu_model_of);
+// the rest are the model's own parameters.
 struct GpuModel {
   std::string name;                // "A100-SXM4-80GB"
+  std::string arch;                // "sm_80"
   int sms = 0;                     // streaming multiprocessors
   double clock_ghz = 0;            // sustained clock under tensor load
   int max_threads_per_sm = 2048;   //
@@ -44,10 +48,13 @@ struct GpuModel {
   double dram_latency_seconds = 700e-9; // loaded DRAM latency: bytes in flight / this = bandwidth
   double prologue_cycles = 0;           // fixed per-wave cost: pipeline fill, epilogue drain
   // Dense math rate per SM per clock, in FLOP (integer: OP) for each MathKind (index: MathKind).
-  double flops_per_sm_clk[6] = {};
+  double flops_per_sm_clk[math_unit_count] = {};
 
   double peak_flops(MathKind k) const; // sms * clock * rate
 };
+
+// The model of an arch's GPU: its figures from the arch table, the model's parameters.
+GpuModel gpu_model_of(const ArchInfo &);
 
 // The GPUs of the archs tcjit targets (figures and sources in docs/perf_model.md); the benchmark
 // reports the first two.

@@ -2,6 +2,7 @@
 
 #include "compiler/spec/printer.h"
 #include "compiler/spec/validate.h"
+#include "compiler/target/arch.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -47,20 +48,19 @@ Explanation explain_spec(const OpSpec &spec, std::string_view arch, bool tf32_ov
   if (e.flops && e.bytes && *e.bytes > 0)
     e.arithmetic_intensity = *e.flops / *e.bytes;
   e.integer_ops = is_integer_type(input_dtype(spec));
-  set_roofline(e, "A100", a100_peak_ops(spec, tf32_override_off), kA100Bandwidth);
   e.alignment = analyze_alignment(with_resolved_math(spec, tf32_override_off));
-  e.mma = choose_mma(spec, tf32_override_off);
+  e.mma = choose_mma(spec, arch, tf32_override_off);
+  // The roofline of the arch's GPU (compiler/target/arch.h); none for a spec that does not compile.
+  const std::optional<ArchInfo> info = find_arch(arch);
+  e.roofline_gpu = std::string(info->gpu);
+  e.bandwidth = info->dram_bytes_per_s;
+  if (e.mma.unit) {
+    e.peak_ops = peak_ops(*info, *e.mma.unit);
+    if (e.arithmetic_intensity)
+      e.roofline_ops = std::min(e.peak_ops, *e.arithmetic_intensity * e.bandwidth);
+  }
   e.findings = check_tensor_core_rules(spec, arch, tf32_override_off);
   return e;
-}
-
-void set_roofline(Explanation &e, std::string gpu, double peak_ops, double bandwidth) {
-  e.roofline_gpu = std::move(gpu);
-  e.peak_ops = peak_ops;
-  e.bandwidth = bandwidth;
-  e.roofline_ops.reset();
-  if (e.arithmetic_intensity)
-    e.roofline_ops = std::min(peak_ops, *e.arithmetic_intensity * bandwidth);
 }
 
 std::string render_explanation(const Explanation &e) {

@@ -23,10 +23,9 @@ struct Explanation {
   std::optional<double> bytes;
   std::optional<double> arithmetic_intensity; // flops / bytes
   bool integer_ops = false;                   // s8/u8 inputs: OP/s rather than FLOP/s
-  // The roofline of one GPU: explain_spec takes the A100's; set_roofline puts the selected arch's
-  // (the CLI takes them from the tuner's GPU model of the arch).
-  std::string roofline_gpu = "A100";
-  double peak_ops = 0;                // for the input type and math
+  // The roofline of the arch's GPU (compiler/target/arch.h: the figures the tuner's model takes).
+  std::string roofline_gpu;
+  double peak_ops = 0;                // for the input type and math; 0 when it does not compile
   double bandwidth = 0;               // bytes/s
   std::optional<double> roofline_ops; // min(peak, intensity * bandwidth)
   std::vector<OperandAlignment> alignment;
@@ -36,10 +35,6 @@ struct Explanation {
 
 // The spec must be valid (validate_spec) and the arch known (find_arch).
 Explanation explain_spec(const OpSpec &, std::string_view arch, bool tf32_override_off);
-
-// The roofline of `gpu` with the given peak (FLOP/s or OP/s for the spec's math) and DRAM
-// bandwidth (bytes/s).
-void set_roofline(Explanation &, std::string gpu, double peak_ops, double bandwidth);
 
 // The human-readable report printed by `tcjit explain`.
 std::string render_explanation(const Explanation &);

@@ -1,26 +1,14 @@
 #include "tcjit/op_spec.h"
 
+#include "compiler/target/dtype_info.h"
+
 #include <cstdlib>
 #include <cstring>
 
 namespace tcjit {
 
 std::string_view to_string(DType t) {
-  switch (t) {
-  case DType::f16: return "f16";
-  case DType::bf16: return "bf16";
-  case DType::tf32: return "tf32";
-  case DType::f32: return "f32";
-  case DType::f64: return "f64";
-  case DType::s8: return "s8";
-  case DType::u8: return "u8";
-  case DType::s32: return "s32";
-  case DType::s4: return "s4";
-  case DType::u4: return "u4";
-  case DType::e4m3: return "e4m3";
-  case DType::e5m2: return "e5m2";
-  }
-  return "?";
+  return dtype_info(t).name;
 }
 
 std::string_view to_string(OpKind k) {
@@ -98,47 +86,19 @@ std::string_view to_string(ConvPass p) {
 }
 
 int dtype_bits(DType t) {
-  switch (t) {
-  case DType::f16:
-  case DType::bf16: return 16;
-  case DType::tf32:
-  case DType::f32:
-  case DType::s32: return 32;
-  case DType::f64: return 64;
-  case DType::s8:
-  case DType::u8:
-  case DType::e4m3:
-  case DType::e5m2: return 8;
-  case DType::s4:
-  case DType::u4: return 4;
-  }
-  return 0;
+  return dtype_info(t).bits;
 }
 
 bool is_float_type(DType t) {
-  switch (t) {
-  case DType::f16:
-  case DType::bf16:
-  case DType::tf32:
-  case DType::f32:
-  case DType::f64:
-  case DType::e4m3:
-  case DType::e5m2: return true;
-  case DType::s8:
-  case DType::u8:
-  case DType::s32:
-  case DType::s4:
-  case DType::u4: return false;
-  }
-  return false;
+  return dtype_info(t).is_float;
 }
 
 bool is_integer_type(DType t) {
-  return !is_float_type(t);
+  return !dtype_info(t).is_float;
 }
 
 bool is_reserved_type(DType t) {
-  return t == DType::s4 || t == DType::u4 || t == DType::e4m3 || t == DType::e5m2;
+  return dtype_info(t).reserved;
 }
 
 MathMode resolve_math(MathMode m, bool tf32_override_off) {

@@ -4,7 +4,10 @@
 #include "compiler/spec/shape.h"
 #include "compiler/spec/validate.h"
 #include "compiler/target/arch.h"
+#include "compiler/target/mma_table.h"
 
+#include <cstdio>
+#include <stdexcept>
 #include <string>
 
 namespace tcjit {
@@ -14,12 +17,6 @@ namespace {
 bool uses_f32_math(const OpSpec &s, bool tf32_override_off) {
   const DType in = input_dtype(s);
   return in == DType::f32 && resolve_math(s.math, tf32_override_off) == MathMode::f32;
-}
-
-bool uses_tf32(const OpSpec &s, bool tf32_override_off) {
-  const DType in = input_dtype(s);
-  return in == DType::tf32 ||
-         (in == DType::f32 && resolve_math(s.math, tf32_override_off) == MathMode::tf32);
 }
 
 bool is_channels_first(TensorLayout l) {
@@ -36,6 +33,18 @@ bool is_fast_group_size(int64_t v) {
 
 std::string s(int64_t v) {
   return std::to_string(v);
+}
+
+// " (A100-SXM4-80GB: 19.5 TFLOPS fp32 vs 156 TFLOPS tf32)" for a known arch, else "".
+std::string f32_vs_tf32(std::string_view arch) {
+  const std::optional<ArchInfo> info = find_arch(arch);
+  if (!info)
+    return "";
+  char text[128];
+  std::snprintf(text, sizeof text, " (%s: %.3g TFLOPS fp32 vs %.3g TFLOPS tf32)",
+                std::string(info->gpu).c_str(), peak_ops(*info, MathUnit::f32_simt) / 1e12,
+                peak_ops(*info, MathUnit::tf32) / 1e12);
+  return text;
 }
 
 void check_alignment(const OpSpec &spec, std::vector<RuleFinding> &out) {
@@ -120,11 +129,21 @@ void check_groups(const OpSpec &spec, std::vector<RuleFinding> &out) {
 
 } // namespace
 
-MmaChoice choose_mma(const OpSpec &spec, bool tf32_override_off) {
+MmaChoice choose_mma(const OpSpec &spec, std::string_view arch, bool tf32_override_off) {
   MmaChoice m;
+  const std::optional<ArchInfo> info = find_arch(arch);
+  if (!info)
+    throw std::invalid_argument("choose_mma: unknown arch '" + std::string(arch) +
+                                "' (tcjit targets " + known_arch_list() + ")");
   const DType in = input_dtype(spec);
+  const MathMode math = resolve_math(spec.math, tf32_override_off);
+  if (std::string problem = codegen::math_problem(in, spec.acc, math, *info); !problem.empty()) {
+    m.compiles = false;
+    m.note = std::move(problem);
+    return m;
+  }
   if (takes_depthwise_kernel(spec)) {
-    m.tensor_cores = false;
+    m.unit = MathUnit::f32_simt;
     m.note = "depthwise (groups = c = k): the direct depthwise kernel, one multiply-add per tap "
              "and output in " +
              std::string(in == DType::f64      ? "f64"
@@ -134,48 +153,21 @@ MmaChoice choose_mma(const OpSpec &spec, bool tf32_override_off) {
              "columns";
     return m;
   }
+  if (codegen::is_simt_math(in, spec.acc, math)) {
+    m.unit = MathUnit::f32_simt;
+    m.note = "math=f32: SIMT FFMA, exact fp32, no tensor cores";
+    return m;
+  }
+  const std::optional<codegen::MmaForm> form = codegen::find_mma_form(in, spec.acc, math);
+  if (!form) // math_problem() has a reason for every spec without a form
+    throw std::logic_error("choose_mma: no mma form and no reason for " +
+                           std::string(to_string(in)) + " x " + std::string(to_string(spec.acc)));
   m.tensor_cores = true;
-  switch (in) {
-  case DType::f16:
-    m.shape = "m16n8k16";
-    m.instruction = spec.acc == DType::f16 ? "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16"
-                                           : "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32";
-    return m;
-  case DType::bf16:
-    m.shape = "m16n8k16";
-    m.instruction = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32";
-    return m;
-  case DType::tf32:
-  case DType::f32:
-    if (uses_f32_math(spec, tf32_override_off)) {
-      m.tensor_cores = false;
-      m.note = "math=f32: SIMT FFMA, exact fp32, no tensor cores";
-      return m;
-    }
-    m.shape = "m16n8k8";
-    m.instruction = "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32";
+  m.unit = form->unit;
+  m.instruction = std::string(form->ptx);
+  m.shape = "m" + s(form->m) + "n" + s(form->n) + "k" + s(form->k);
+  if (form->kind == codegen::MmaKind::tf32_f32)
     m.note = "inputs rounded to tf32 (cvt.rna.tf32.f32): 10-bit mantissa, fp32 accumulate";
-    return m;
-  case DType::f64:
-    m.shape = "m8n8k4";
-    m.instruction = "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64";
-    return m;
-  case DType::s8:
-  case DType::u8: {
-    m.shape = "m16n8k32";
-    const std::string t(to_string(in));
-    m.instruction = "mma.sync.aligned.m16n8k32.row.col.s32." + t + "." + t + ".s32";
-    return m;
-  }
-  case DType::s32:
-  case DType::s4:
-  case DType::u4:
-  case DType::e4m3:
-  case DType::e5m2:
-    m.tensor_cores = false;
-    m.note = "input type " + std::string(to_string(in)) + " is not supported";
-    return m;
-  }
   return m;
 }
 
@@ -186,8 +178,8 @@ std::vector<RuleFinding> check_tensor_core_rules(const OpSpec &spec, std::string
     const bool by_env = spec.math == MathMode::automatic && tf32_override_off;
     out.push_back({"tf32-disabled",
                    std::string(by_env ? "NVIDIA_TF32_OVERRIDE=0 disables TF32" : "math=f32") +
-                       ": f32 inputs run on SIMT FFMA without tensor cores, expect ~8-16x slower "
-                       "(A100: 19.5 TFLOPS fp32 vs 156 TFLOPS tf32)",
+                       ": f32 inputs run on SIMT FFMA without tensor cores, expect ~8-16x slower" +
+                       f32_vs_tf32(arch),
                    "use math=tf32 (or auto without NVIDIA_TF32_OVERRIDE=0) if ~1e-3 relative "
                    "error is acceptable, or f16/bf16 inputs"});
   }
@@ -202,27 +194,6 @@ std::vector<RuleFinding> check_tensor_core_rules(const OpSpec &spec, std::string
                        ") runs f64 DMMA at a small fraction of A100/H100 rate",
                    "use an sm_80 or sm_90 part for f64, or a lower precision"});
   return out;
-}
-
-double a100_peak_ops(const OpSpec &spec, bool tf32_override_off) {
-  const DType in = input_dtype(spec);
-  if (takes_depthwise_kernel(spec)) // CUDA-core FMA: 19.5 TFLOP/s f32 and s32 IMAD, 9.7 f64
-    return in == DType::f64 ? 9.7e12 : 19.5e12;
-  switch (in) {
-  case DType::f16:
-  case DType::bf16: return 312e12;
-  case DType::tf32:
-  case DType::f32: return uses_tf32(spec, tf32_override_off) ? 156e12 : 19.5e12;
-  case DType::f64: return 19.5e12;
-  case DType::s8:
-  case DType::u8: return 624e12;
-  case DType::s32:
-  case DType::s4:
-  case DType::u4:
-  case DType::e4m3:
-  case DType::e5m2: return 0;
-  }
-  return 0;
 }
 
 } // namespace tcjit

@@ -1,7 +1,9 @@
 #include "compiler/spec/validate.h"
 
 #include "compiler/spec/shape.h"
+#include "compiler/target/dtype_info.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -117,40 +119,29 @@ void check_operand_size(Errors &errors, std::string_view key,
           " bits do not fit 64-bit size arithmetic; make the problem smaller");
 }
 
+// "f32 or f16": the dtypes of a list, for messages ("nothing" for none).
+std::string or_list(std::span<const DType> dtypes) {
+  std::string text;
+  for (size_t i = 0; i < dtypes.size(); ++i)
+    text += (i == 0 ? "" : i + 1 == dtypes.size() ? " or " : ", ") + str(to_string(dtypes[i]));
+  return text.empty() ? "nothing" : text;
+}
+
 std::string allowed_acc_text(DType input) {
-  switch (input) {
-  case DType::f16: return "f32 or f16";
-  case DType::bf16:
-  case DType::tf32:
-  case DType::f32: return "f32";
-  case DType::f64: return "f64";
-  case DType::s8:
-  case DType::u8: return "s32";
-  case DType::s32:
-  case DType::s4:
-  case DType::u4:
-  case DType::e4m3:
-  case DType::e5m2: return "nothing";
-  }
-  return "nothing";
+  return or_list(dtype_info(input).accumulators);
 }
 
 std::string allowed_output_text(DType input) {
-  switch (input) {
-  case DType::f16: return "f16 or f32";
-  case DType::bf16: return "bf16 or f32";
-  case DType::tf32:
-  case DType::f32: return "f32";
-  case DType::f64: return "f64";
-  case DType::s8:
-  case DType::u8: return "s32 or s8";
-  case DType::s32:
-  case DType::s4:
-  case DType::u4:
-  case DType::e4m3:
-  case DType::e5m2: return "nothing";
-  }
-  return "nothing";
+  return or_list(dtype_info(input).outputs);
+}
+
+// "f16, bf16, tf32, f32, f64, s8 or u8": the dtypes that may be multiplied.
+std::string multiplicand_list() {
+  std::vector<DType> dtypes;
+  for (const DTypeInfo &d : dtype_infos())
+    if (is_multiplicand_type(d.dtype))
+      dtypes.push_back(d.dtype);
+  return or_list(dtypes);
 }
 
 // Reports a reserved dtype; true when the dtype is usable.
@@ -187,7 +178,7 @@ void check_dtypes(Errors &errors, const DTypeRoles &roles, DType acc, MathMode m
   if (!is_multiplicand_type(roles.first)) {
     add(errors, roles.first_key,
         str(roles.first_key) + "=" + input + " cannot be a multiplied input" + multiplies +
-            ": use f16, bf16, tf32, f32, f64, s8 or u8");
+            ": use " + multiplicand_list());
     return;
   }
   if (second_usable && roles.second != roles.first) {
@@ -506,94 +497,39 @@ DType input_dtype(const OpSpec &spec) {
   return spec.gemm.a.dtype;
 }
 
+namespace {
+
+bool contains(std::span<const DType> dtypes, DType t) {
+  return std::find(dtypes.begin(), dtypes.end(), t) != dtypes.end();
+}
+
+// The default of a list, or for a type that cannot be multiplied f32 (float) or s32 (integer).
+DType first_or_widest(std::span<const DType> dtypes, DType input) {
+  if (!dtypes.empty())
+    return dtypes.front();
+  return is_float_type(input) ? DType::f32 : DType::s32;
+}
+
+} // namespace
+
 DType default_acc_dtype(DType input) {
-  switch (input) {
-  case DType::f16:
-  case DType::bf16:
-  case DType::tf32:
-  case DType::f32:
-  case DType::e4m3:
-  case DType::e5m2: return DType::f32;
-  case DType::f64: return DType::f64;
-  case DType::s8:
-  case DType::u8:
-  case DType::s32:
-  case DType::s4:
-  case DType::u4: return DType::s32;
-  }
-  return DType::f32;
+  return first_or_widest(dtype_info(input).accumulators, input);
 }
 
 DType default_output_dtype(DType input) {
-  switch (input) {
-  case DType::f16: return DType::f16;
-  case DType::bf16: return DType::bf16;
-  case DType::tf32:
-  case DType::f32:
-  case DType::e4m3:
-  case DType::e5m2: return DType::f32;
-  case DType::f64: return DType::f64;
-  case DType::s8:
-  case DType::u8:
-  case DType::s32:
-  case DType::s4:
-  case DType::u4: return DType::s32;
-  }
-  return DType::f32;
+  return first_or_widest(dtype_info(input).outputs, input);
 }
 
 bool is_allowed_output(DType input, DType output) {
-  switch (input) {
-  case DType::f16: return output == DType::f16 || output == DType::f32;
-  case DType::bf16: return output == DType::bf16 || output == DType::f32;
-  case DType::tf32:
-  case DType::f32: return output == DType::f32;
-  case DType::f64: return output == DType::f64;
-  case DType::s8:
-  case DType::u8: return output == DType::s32 || output == DType::s8;
-  case DType::s32:
-  case DType::s4:
-  case DType::u4:
-  case DType::e4m3:
-  case DType::e5m2: return false;
-  }
-  return false;
+  return contains(dtype_info(input).outputs, output);
 }
 
 bool is_allowed_acc(DType input, DType acc) {
-  switch (input) {
-  case DType::f16: return acc == DType::f32 || acc == DType::f16;
-  case DType::bf16:
-  case DType::tf32:
-  case DType::f32: return acc == DType::f32;
-  case DType::f64: return acc == DType::f64;
-  case DType::s8:
-  case DType::u8: return acc == DType::s32;
-  case DType::s32:
-  case DType::s4:
-  case DType::u4:
-  case DType::e4m3:
-  case DType::e5m2: return false;
-  }
-  return false;
+  return contains(dtype_info(input).accumulators, acc);
 }
 
 bool is_multiplicand_type(DType t) {
-  switch (t) {
-  case DType::f16:
-  case DType::bf16:
-  case DType::tf32:
-  case DType::f32:
-  case DType::f64:
-  case DType::s8:
-  case DType::u8: return true;
-  case DType::s32:
-  case DType::s4:
-  case DType::u4:
-  case DType::e4m3:
-  case DType::e5m2: return false;
-  }
-  return false;
+  return !dtype_info(t).accumulators.empty();
 }
 
 bool is_allowed_tensor_layout(OpKind kind, bool filter, TensorLayout layout) {

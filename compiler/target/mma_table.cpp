@@ -1,27 +1,45 @@
 #include "compiler/target/mma_table.h"
 
+#include "compiler/target/dtype_info.h"
+
 #include <array>
 
 namespace tcjit::codegen {
 
 namespace {
 
-// ISA names; the intrinsics are checked against IntrinsicsNVPTX.td of LLVM 19 (llvm_module.cpp uses
-// the Intrinsic::ID enum, so a wrong name cannot compile).
-constexpr std::array<MmaForm, 5> kForms{{
+constexpr MatrixLayout row = MatrixLayout::row, col = MatrixLayout::col;
+
+// ISA names; the intrinsics are those of IntrinsicsNVPTX.td of LLVM 19 (mma_emit.cpp looks them
+// up by name and refuses a name LLVM does not know).
+// clang-format off
+constexpr std::array<MmaForm, 7> kForms{{
     {MmaKind::f16_f32, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
-     "llvm.nvvm.mma.m16n8k16.row.col.f32.f32", 16, 8, 16, DType::f16, DType::f32, 80, 70, 4, 2, 4,
-     16},
+     "llvm.nvvm.mma.m16n8k16.row.col.f32.f32", 16, 8, 16, DType::f16, DType::f16, DType::f32,
+     row, col, 80, 70, 4, 2, 4, 16, FragmentMap::m16n8k16_16bit, MathUnit::f16, ""},
     {MmaKind::bf16_f32, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
-     "llvm.nvvm.mma.m16n8k16.row.col.bf16", 16, 8, 16, DType::bf16, DType::f32, 80, 70, 4, 2, 4,
-     16},
+     "llvm.nvvm.mma.m16n8k16.row.col.bf16", 16, 8, 16, DType::bf16, DType::bf16, DType::f32,
+     row, col, 80, 70, 4, 2, 4, 16, FragmentMap::m16n8k16_16bit, MathUnit::bf16, ""},
     {MmaKind::tf32_f32, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
-     "llvm.nvvm.mma.m16n8k8.row.col.tf32", 16, 8, 8, DType::f32, DType::f32, 80, 70, 4, 2, 4, 32},
+     "llvm.nvvm.mma.m16n8k8.row.col.tf32", 16, 8, 8, DType::tf32, DType::f32, DType::f32,
+     row, col, 80, 70, 4, 2, 4, 32, FragmentMap::m16n8k8_32bit, MathUnit::tf32, ""},
     {MmaKind::s8_s32, "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32",
-     "llvm.nvvm.mma.m16n8k32.row.col.s8", 16, 8, 32, DType::s8, DType::s32, 80, 70, 4, 2, 4, 8},
+     "llvm.nvvm.mma.m16n8k32.row.col.s8", 16, 8, 32, DType::s8, DType::s8, DType::s32,
+     row, col, 80, 70, 4, 2, 4, 8, FragmentMap::m16n8k32_8bit, MathUnit::s8, ""},
+    {MmaKind::u8_s32, "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32",
+     "llvm.nvvm.mma.m16n8k32.row.col.u8", 16, 8, 32, DType::u8, DType::u8, DType::s32,
+     row, col, 80, 70, 4, 2, 4, 8, FragmentMap::m16n8k32_8bit, MathUnit::s8, ""},
     {MmaKind::f64_f64, "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64",
-     "llvm.nvvm.mma.m8n8k4.row.col.f64", 8, 8, 4, DType::f64, DType::f64, 80, 70, 1, 1, 2, 64},
+     "llvm.nvvm.mma.m8n8k4.row.col.f64", 8, 8, 4, DType::f64, DType::f64, DType::f64,
+     row, col, 80, 70, 1, 1, 2, 64, FragmentMap::m8n8k4_64bit, MathUnit::f64, ""},
+    // C and D are two f16x2 registers (c0 c1, c2 c3 packed).
+    {MmaKind::f16_f16, "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16",
+     "llvm.nvvm.mma.m16n8k16.row.col.f16.f16", 16, 8, 16, DType::f16, DType::f16, DType::f16,
+     row, col, 80, 70, 4, 2, 2, 16, FragmentMap::m16n8k16_16bit, MathUnit::f16,
+     "tcjit's kernels keep f32 accumulators (the epilogue, split-K and the staged stores read "
+     "them as f32)"},
 }};
+// clang-format on
 
 constexpr MmaForm kSimtF32{MmaKind::simt_f32,
                            "fma.rn.f32",
@@ -31,12 +49,32 @@ constexpr MmaForm kSimtF32{MmaKind::simt_f32,
                            1,
                            DType::f32,
                            DType::f32,
+                           DType::f32,
+                           row,
+                           col,
                            80,
                            70,
                            1,
                            1,
                            1,
-                           32};
+                           32,
+                           FragmentMap::simt,
+                           MathUnit::f32_simt,
+                           ""};
+
+std::string version_text(int x10) {
+  return std::to_string(x10 / 10) + "." + std::to_string(x10 % 10);
+}
+
+// "f16->f32, bf16->f32, ...": the generated forms, for messages.
+std::string generated_list() {
+  std::string out;
+  for (const MmaForm &f : kForms)
+    if (f.not_generated.empty())
+      out += (out.empty() ? "" : ", ") + std::string(to_string(f.ab)) + "->" +
+             std::string(to_string(f.acc));
+  return out;
+}
 
 } // namespace
 
@@ -54,20 +92,59 @@ std::string_view to_string(MmaKind k) {
   case MmaKind::bf16_f32: return "bf16_f32";
   case MmaKind::tf32_f32: return "tf32_f32";
   case MmaKind::s8_s32: return "s8_s32";
+  case MmaKind::u8_s32: return "u8_s32";
   case MmaKind::f64_f64: return "f64_f64";
+  case MmaKind::f16_f16: return "f16_f16";
   case MmaKind::simt_f32: return "simt_f32";
   }
   return "?";
 }
 
-std::optional<MmaForm> find_mma_form(DType input, DType acc, MathMode resolved) {
-  DType stored = input == DType::tf32 ? DType::f32 : input;
-  if (stored == DType::f32 && input != DType::tf32 && resolved != MathMode::tf32)
-    return std::nullopt;
+namespace {
+
+// The table's form for the inputs, generated or not.
+const MmaForm *find_any_form(DType input, DType acc, MathMode resolved) {
+  if (input == DType::f32 && resolved != MathMode::tf32)
+    return nullptr;
+  const DType ab = input == DType::f32 ? DType::tf32 : input;
   for (const MmaForm &f : kForms)
-    if (f.input == stored && f.acc == acc)
-      return f;
-  return std::nullopt;
+    if (f.ab == ab && f.acc == acc)
+      return &f;
+  return nullptr;
+}
+
+} // namespace
+
+std::optional<MmaForm> find_mma_form(DType input, DType acc, MathMode resolved) {
+  const MmaForm *f = find_any_form(input, acc, resolved);
+  if (!f || !f->not_generated.empty())
+    return std::nullopt;
+  return *f;
+}
+
+bool is_simt_math(DType input, DType acc, MathMode resolved) {
+  return input == DType::f32 && acc == DType::f32 && resolved == MathMode::f32;
+}
+
+std::string math_problem(DType input, DType acc, MathMode resolved, const ArchInfo &arch) {
+  if (is_simt_math(input, acc, resolved))
+    return "";
+  const std::string in(to_string(input)), ac(to_string(acc));
+  const MmaForm *f = find_any_form(input, acc, resolved);
+  if (!f)
+    return "no tensor-core mma multiplies " + in + " inputs into acc=" + ac + "; tcjit compiles " +
+           generated_list() + " (and f32 with math=f32 on SIMT FFMA)";
+  if (!f->not_generated.empty()) {
+    const std::span<const DType> accs = dtype_info(input).accumulators;
+    const std::string instead = accs.empty() ? "" : "; use acc=" + std::string(to_string(accs[0]));
+    return in + " inputs with acc=" + ac + " are not compiled: PTX has " + std::string(f->ptx) +
+           ", but " + std::string(f->not_generated) + instead;
+  }
+  if (arch.sm_version < f->min_sm || arch.ptx_version < f->min_ptx)
+    return std::string(f->ptx) + " needs sm_" + std::to_string(f->min_sm) + " and PTX " +
+           version_text(f->min_ptx) + " or newer; " + std::string(arch.name) + " has PTX " +
+           version_text(arch.ptx_version) + " (target a newer arch)";
+  return "";
 }
 
 int elements_per_reg(const MmaForm &f) {
@@ -79,35 +156,36 @@ int a_q_multiplier(const MmaForm &f) {
 }
 
 FragOffset a_offset(const MmaForm &f, int i) {
-  switch (f.kind) {
-  case MmaKind::f16_f32:
-  case MmaKind::bf16_f32: return {((i >> 1) & 1) * 8, (i & 1) + (i >= 4 ? 8 : 0)};
-  case MmaKind::tf32_f32: return {(i & 1) * 8, i >= 2 ? 4 : 0};
-  case MmaKind::s8_s32: return {((i >> 2) & 1) * 8, (i & 3) + (i >= 8 ? 16 : 0)};
-  case MmaKind::f64_f64:
-  case MmaKind::simt_f32: return {0, 0};
+  switch (f.fragments) {
+  case FragmentMap::m16n8k16_16bit: return {((i >> 1) & 1) * 8, (i & 1) + (i >= 4 ? 8 : 0)};
+  case FragmentMap::m16n8k8_32bit: return {(i & 1) * 8, i >= 2 ? 4 : 0};
+  case FragmentMap::m16n8k32_8bit: return {((i >> 2) & 1) * 8, (i & 3) + (i >= 8 ? 16 : 0)};
+  case FragmentMap::m8n8k4_64bit:
+  case FragmentMap::simt: return {0, 0};
   }
   return {};
 }
 
 int b_k_offset(const MmaForm &f, int i) {
-  switch (f.kind) {
-  case MmaKind::f16_f32:
-  case MmaKind::bf16_f32: return (i & 1) + (i >= 2 ? 8 : 0);
-  case MmaKind::tf32_f32: return i * 4;
-  case MmaKind::s8_s32: return (i & 3) + (i >= 4 ? 16 : 0);
-  case MmaKind::f64_f64:
-  case MmaKind::simt_f32: return 0;
+  switch (f.fragments) {
+  case FragmentMap::m16n8k16_16bit: return (i & 1) + (i >= 2 ? 8 : 0);
+  case FragmentMap::m16n8k8_32bit: return i * 4;
+  case FragmentMap::m16n8k32_8bit: return (i & 3) + (i >= 4 ? 16 : 0);
+  case FragmentMap::m8n8k4_64bit:
+  case FragmentMap::simt: return 0;
   }
   return 0;
 }
 
 FragOffset c_offset(const MmaForm &f, int i) {
-  if (f.kind == MmaKind::f64_f64)
-    return {0, i};
-  if (f.kind == MmaKind::simt_f32)
-    return {0, 0};
-  return {i >= 2 ? 8 : 0, i & 1};
+  switch (f.fragments) {
+  case FragmentMap::m8n8k4_64bit: return {0, i};
+  case FragmentMap::simt: return {0, 0};
+  case FragmentMap::m16n8k16_16bit:
+  case FragmentMap::m16n8k8_32bit:
+  case FragmentMap::m16n8k32_8bit: return {i >= 2 ? 8 : 0, i & 1};
+  }
+  return {};
 }
 
 } // namespace tcjit::codegen

@@ -1,8 +1,13 @@
-// The one table of legal tensor-core mma forms tcjit emits, and their fragment layouts.
+// The one table of tensor-core mma forms: every form tcjit's specs can ask for, with the facts the
+// spec's rules (choose_mma, explain), the code generator's plan and emitters, the tuner's search
+// space and the cost model read.
 //
-// Source: PTX ISA, "Warp-level matrix instructions" -> "Matrix fragments for mma.m16n8k*" and
-// "mma.m8n8k4 (.f64)"; ../shared/docs/ptx-fragments.md restates them; CUTLASS's
-// mma_traits_sm80.hpp has the same maps. Notation: lane = %laneid, g = lane >> 2, q = lane % 4.
+// Source: PTX ISA, "Warp Level Matrix Multiply-Accumulate Instructions" -> "mma" (its "PTX ISA
+// Notes" and "Target ISA Notes" give min_ptx and min_sm) and "Matrix fragments for mma.m16n8k*" /
+// "mma.m8n8k4 (.f64)" (the fragment maps); ../shared/docs/ptx-fragments.md restates them,
+// CUTLASS's mma_traits_sm80.hpp has the same maps. tests/codegen/mma_table_ptxas_test.cpp has
+// ptxas confirm every form's mnemonic, operand counts, min_sm and min_ptx.
+// Notation: lane = %laneid, g = lane >> 2, q = lane % 4.
 //
 // Every fragment element of every form has the coordinates
 //   A (m, k):  m = g + a_row(i),         k = q * a_q + a_col(i)
@@ -17,10 +22,12 @@
 //   g+8  a2 a3          a6 a7                                            col 2q, 2q+1
 #pragma once
 
+#include "compiler/target/arch.h"
 #include "tcjit/op_spec.h"
 
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace tcjit::codegen {
@@ -28,29 +35,54 @@ namespace tcjit::codegen {
 // simt_f32 is not an mma: the SIMT FFMA path for math=f32 (exact fp32), described in the same
 // terms so that the kernel builder treats it alike: a "tile" is one accumulator per thread, the
 // warp's 32 lanes arranged 4 x 8 (lane / 8, lane % 8), k = 1 per step. It is not in mma_forms().
-enum class MmaKind { f16_f32, bf16_f32, tf32_f32, s8_s32, f64_f64, simt_f32 };
+enum class MmaKind { f16_f32, bf16_f32, tf32_f32, s8_s32, u8_s32, f64_f64, f16_f16, simt_f32 };
+
+// Which of the ISA's fragment maps a form's registers follow (a_offset, b_k_offset, c_offset).
+enum class FragmentMap {
+  m16n8k16_16bit, // f16, bf16: two elements per register
+  m16n8k8_32bit,  // tf32: one per register
+  m16n8k32_8bit,  // s8, u8: four per register
+  m8n8k4_64bit,   // f64: one per 64-bit register
+  simt,           // FFMA: one accumulator, one element of A and of B
+};
 
 struct MmaForm {
   MmaKind kind;
   std::string_view ptx;       // the exact PTX mnemonic
-  std::string_view intrinsic; // the LLVM 19 NVVM intrinsic
+  std::string_view intrinsic; // the LLVM 19 NVVM intrinsic ("" when not generated)
   int m, n, k;
-  DType input; // the multiplied type as stored in memory (f32 for tf32 math)
-  DType acc;
-  int min_sm;                 // first architecture with the instruction
-  int min_ptx;                // first PTX ISA version (x10): 70 = 7.0
-  int a_regs, b_regs, c_regs; // registers per thread (b32, or b64 for f64)
-  int elem_bits;              // bits of one A/B element in a register
+  DType ab;                        // the PTX type of A and B (.atype = .btype): tf32 for tf32 math
+  DType input;                     // the multiplied type as stored in memory (f32 for tf32 math)
+  DType acc;                       // C and D (.ctype = .dtype)
+  MatrixLayout a_layout, b_layout; // .row.col: A row-major, B column-major fragments
+  int min_sm;                      // first architecture with the instruction
+  int min_ptx;                     // first PTX ISA version (x10): 70 = 7.0
+  int a_regs, b_regs, c_regs;      // registers per thread (b32, or b64 for f64)
+  int elem_bits;                   // bits of one A/B element in a register
+  FragmentMap fragments;
+  MathUnit unit; // whose peak applies (arch.h)
+  // "" when tcjit's code generator emits the form; otherwise why it does not, for users.
+  std::string_view not_generated;
 };
 
+// Every tensor-core form of the table, generated or not.
 std::span<const MmaForm> mma_forms();
 // The SIMT FFMA pseudo-form (f32 x f32 -> f32, fma.rn.f32).
 const MmaForm &simt_f32_form();
 std::string_view to_string(MmaKind);
 
-// The form for `input` (the spec's A/B dtype) with `acc`, under the resolved math mode (f32 inputs
-// use tf32 only when math is tf32). nullopt: no tensor-core form (SIMT or unsupported).
+// The form the code generator emits for `input` (the spec's A/B dtype) with `acc`, under the
+// resolved math mode (f32 inputs use tf32 only when math is tf32). nullopt: no generated
+// tensor-core form (SIMT, or not supported: math_problem says which).
 std::optional<MmaForm> find_mma_form(DType input, DType acc, MathMode resolved);
+
+// True for f32 inputs with math=f32 and an f32 accumulator: SIMT FFMA (simt_f32_form()).
+bool is_simt_math(DType input, DType acc, MathMode resolved);
+
+// Why the code generator has no math instruction for `input` x `acc` on `arch`, stated for users
+// (what, and what to use instead); "" when it has one (a generated form, or SIMT FFMA). `tcjit
+// explain` and `tcjit compile` both report this text.
+std::string math_problem(DType input, DType acc, MathMode resolved, const ArchInfo &arch);
 
 // Elements per register of A/B (registers are 32-bit except f64's 64-bit ones).
 int elements_per_reg(const MmaForm &);

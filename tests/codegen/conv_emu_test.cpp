@@ -104,6 +104,7 @@ std::vector<Case> epilogues() {
                  "32x32x32 w16x16 s3 k3"});
   out.push_back({"conv2d n=2 h=5 w=5 c=16 k=16 r=3 s=3 pad=1 x=s8 y=s8 acc=s32", ""});
   out.push_back({"conv2d n=2 h=5 w=5 c=16 k=16 r=3 s=3 pad=1 x=s8 y=s32 acc=s32", ""});
+  out.push_back({"conv2d n=2 h=5 w=5 c=16 k=16 r=3 s=3 pad=1 x=u8 y=s32 acc=s32", ""});
   out.push_back({"conv2d n=1 h=5 w=5 c=8 k=8 r=3 s=3 pad=1 x=f64 acc=f64", ""});
   return out;
 }
@@ -189,6 +190,7 @@ std::vector<Case> depthwise() {
                      ""});
   // s8 inputs with an exact s32 output (the written tensor: y for fprop, x for dgrad)
   out.push_back({"conv2d n=2 h=6 w=6 c=16 k=16 groups=16 r=3 s=3 pad=1 x=s8 y=s32 acc=s32", ""});
+  out.push_back({"conv2d n=2 h=6 w=6 c=16 k=16 groups=16 r=3 s=3 pad=1 x=u8 y=s32 acc=s32", ""});
   out.push_back({"conv2d n=2 h=6 w=6 c=16 k=16 groups=16 r=3 s=3 pad=1 pass=dgrad x=s32 y=s8 "
                  "filter=s8 acc=s32",
                  ""});

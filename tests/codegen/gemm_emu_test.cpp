@@ -114,6 +114,17 @@ TEST(GemmEmuS8, AllLayouts) {
   }
 }
 
+// u8 inputs: the m16n8k32 .u8 form, zero-extended bytes (255 x 255 products), exact s32 sums.
+TEST(GemmEmuU8, AllLayouts) {
+  for (const char *l : kLayouts) {
+    expect_matches("gemm m=64 n=48 k=128 " + with_dtype(l, "u8") + " c=s32:row acc=s32",
+                   "64x64x64 w32x32 s3");
+    expect_matches("gemm m=20 n=36 k=48 " + with_dtype(l, "u8") + " c=s8:row acc=s32 alpha=0.001",
+                   "64x64x64 w32x32 s3");
+  }
+  expect_matches("gemm m=40 n=24 k=192 a=u8 b=u8:col c=s32 acc=s32", "64x64x64 w32x32 s3 k2");
+}
+
 TEST(GemmEmuF64, AllLayouts) {
   for (const char *l : kLayouts) {
     expect_matches("gemm m=40 n=24 k=20 " + with_dtype(l, "f64") + " c=f64:row acc=f64",

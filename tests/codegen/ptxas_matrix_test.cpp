@@ -53,6 +53,7 @@ const DtypeCase kCases[] = {
      {"", "64x64x32 w32x32 s3"}},
     {"s8", "gemm m=512 n=512 k=512 a=s8:%s b=s8:%s c=s32:row acc=s32", {"", "64x64x64 w32x32 s4"}},
     {"s8_s8out", "gemm m=512 n=512 k=512 a=s8:%s b=s8:%s c=s8:row acc=s32 alpha=0.01", {""}},
+    {"u8", "gemm m=512 n=512 k=512 a=u8:%s b=u8:%s c=s32:row acc=s32", {"", "64x64x64 w32x32 s4"}},
     {"simt_f32",
      "gemm m=512 n=512 k=512 a=f32:%s b=f32:%s c=f32:row acc=f32 math=f32",
      {"", "64x64x8 w32x32 s4", "128x128x16 w64x32 s2"}},

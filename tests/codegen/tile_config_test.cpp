@@ -218,7 +218,13 @@ TEST(TileConfig, TextRoundTrip) {
 }
 
 TEST(MmaTable, FormsAndFragmentMaps) {
-  EXPECT_EQ(mma_forms().size(), 5u);
+  // six generated forms and the f16-accumulator one that is not
+  EXPECT_EQ(mma_forms().size(), 7u);
+  EXPECT_FALSE(find_mma_form(DType::f16, DType::f16, MathMode::tf32));
+  auto u8 = find_mma_form(DType::u8, DType::s32, MathMode::tf32);
+  ASSERT_TRUE(u8);
+  EXPECT_EQ(u8->ptx, "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32");
+  EXPECT_EQ(a_offset(*u8, 9).col, 17); // the s8 map
   auto f16 = find_mma_form(DType::f16, DType::f32, MathMode::tf32);
   ASSERT_TRUE(f16);
   EXPECT_EQ(f16->ptx, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");

@@ -1,5 +1,7 @@
 #include "compiler/spec/tensor_core_rules.h"
 
+#include "compiler/spec/explain.h"
+
 #include "spec_test_util.h"
 
 #include <gtest/gtest.h>
@@ -24,28 +26,45 @@ bool has(const std::vector<std::string> &v, const std::string &id) {
 }
 
 TEST(ChooseMma, EachInputTypeGetsItsInstruction) {
-  EXPECT_EQ(choose_mma(spec_of("gemm m=64 n=64 k=64 a=f16 b=f16"), false).instruction,
+  EXPECT_EQ(choose_mma(spec_of("gemm m=64 n=64 k=64 a=f16 b=f16"), "sm_80", false).instruction,
             "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32");
-  EXPECT_EQ(choose_mma(spec_of("gemm m=64 n=64 k=64 a=f16 b=f16 acc=f16"), false).instruction,
-            "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16");
-  EXPECT_EQ(choose_mma(spec_of("gemm m=64 n=64 k=64 a=bf16 b=bf16"), false).shape, "m16n8k16");
-  EXPECT_EQ(choose_mma(spec_of("gemm m=64 n=64 k=64 a=f32 b=f32 math=tf32"), false).instruction,
-            "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
-  EXPECT_EQ(choose_mma(spec_of("gemm m=64 n=64 k=64 a=f64 b=f64"), false).shape, "m8n8k4");
-  EXPECT_EQ(choose_mma(spec_of("gemm m=64 n=64 k=64 a=s8 b=s8"), false).instruction,
+  EXPECT_EQ(choose_mma(spec_of("gemm m=64 n=64 k=64 a=bf16 b=bf16"), "sm_80", false).shape,
+            "m16n8k16");
+  EXPECT_EQ(
+      choose_mma(spec_of("gemm m=64 n=64 k=64 a=f32 b=f32 math=tf32"), "sm_80", false).instruction,
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32");
+  EXPECT_EQ(choose_mma(spec_of("gemm m=64 n=64 k=64 a=f64 b=f64"), "sm_80", false).shape, "m8n8k4");
+  EXPECT_EQ(choose_mma(spec_of("gemm m=64 n=64 k=64 a=s8 b=s8"), "sm_80", false).instruction,
             "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32");
-  EXPECT_EQ(choose_mma(spec_of("gemm m=64 n=64 k=64 a=u8 b=u8"), false).instruction,
+  EXPECT_EQ(choose_mma(spec_of("gemm m=64 n=64 k=64 a=u8 b=u8"), "sm_80", false).instruction,
             "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32");
 }
 
+// The PTX form exists, the code generator does not emit it: explain says so, in compile's words.
+TEST(ChooseMma, F16AccumulatorIsRefusedWithCompilesReason) {
+  const MmaChoice m =
+      choose_mma(spec_of("gemm m=64 n=64 k=64 a=f16 b=f16 acc=f16"), "sm_80", false);
+  EXPECT_FALSE(m.tensor_cores);
+  EXPECT_FALSE(m.compiles);
+  EXPECT_EQ(m.instruction, "");
+  EXPECT_NE(m.note.find("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16"), std::string::npos);
+  EXPECT_NE(m.note.find("use acc=f32"), std::string::npos) << m.note;
+  EXPECT_FALSE(m.unit);
+  // a convolution, the depthwise one included, is refused alike
+  EXPECT_FALSE(choose_mma(spec_of("conv2d n=1 h=8 w=8 c=32 k=32 groups=32 r=3 s=3 x=f16 acc=f16"),
+                          "sm_90", false)
+                   .compiles);
+}
+
 TEST(ChooseMma, F32MathHasNoTensorCores) {
-  const MmaChoice m = choose_mma(spec_of("gemm m=64 n=64 k=64 a=f32 b=f32 math=f32"), false);
+  const MmaChoice m =
+      choose_mma(spec_of("gemm m=64 n=64 k=64 a=f32 b=f32 math=f32"), "sm_80", false);
   EXPECT_FALSE(m.tensor_cores);
   EXPECT_EQ(m.instruction, "");
   // auto follows NVIDIA_TF32_OVERRIDE.
   const OpSpec s = spec_of("gemm m=64 n=64 k=64 a=f32 b=f32");
-  EXPECT_TRUE(choose_mma(s, false).tensor_cores);
-  EXPECT_FALSE(choose_mma(s, true).tensor_cores);
+  EXPECT_TRUE(choose_mma(s, "sm_80", false).tensor_cores);
+  EXPECT_FALSE(choose_mma(s, "sm_80", true).tensor_cores);
 }
 
 TEST(TensorCoreRules, CleanSpecBreaksNothing) {
@@ -107,11 +126,22 @@ TEST(TensorCoreRules, F64RateDependsOnArch) {
   EXPECT_TRUE(has(rules_of("gemm m=64 n=64 k=64 a=f64 b=f64", "sm_86"), "f64-rate"));
 }
 
-TEST(Peaks, A100Numbers) {
-  EXPECT_EQ(a100_peak_ops(spec_of("gemm m=8 n=8 k=8 a=f16 b=f16"), false), 312e12);
-  EXPECT_EQ(a100_peak_ops(spec_of("gemm m=8 n=8 k=8 a=f32 b=f32"), false), 156e12);
-  EXPECT_EQ(a100_peak_ops(spec_of("gemm m=8 n=8 k=8 a=f32 b=f32"), true), 19.5e12);
-  EXPECT_EQ(a100_peak_ops(spec_of("gemm m=8 n=8 k=8 a=s8 b=s8"), false), 624e12);
+// The roofline's peaks are the datasheets' (A100: 312 TFLOPS f16, 156 tf32, 19.5 f32, 624 TOPS
+// s8; H100 SXM's mma.sync path: 132 SMs x 1.83 GHz x 2048), within their rounding.
+TEST(Peaks, DatasheetNumbers) {
+  auto peak = [](const char *text, const char *arch, bool tf32_off) {
+    return explain_spec(spec_of(text), arch, tf32_off).peak_ops / 1e12;
+  };
+  EXPECT_NEAR(peak("gemm m=8 n=8 k=8 a=f16 b=f16", "sm_80", false), 312, 1.5);
+  EXPECT_NEAR(peak("gemm m=8 n=8 k=8 a=f32 b=f32", "sm_80", false), 156, 0.8);
+  EXPECT_NEAR(peak("gemm m=8 n=8 k=8 a=f32 b=f32", "sm_80", true), 19.5, 0.1);
+  EXPECT_NEAR(peak("gemm m=8 n=8 k=8 a=s8 b=s8", "sm_80", false), 624, 3);
+  EXPECT_NEAR(peak("gemm m=8 n=8 k=8 a=u8 b=u8", "sm_80", false), 624, 3);
+  EXPECT_NEAR(peak("gemm m=8 n=8 k=8 a=f64 b=f64", "sm_80", false), 19.5, 0.1);
+  EXPECT_NEAR(peak("gemm m=8 n=8 k=8 a=f16 b=f16", "sm_90", false), 132 * 1.83 * 2048 / 1e3, 0.01);
+  EXPECT_EQ(explain_spec(spec_of("gemm m=8 n=8 k=8 a=f16 b=f16"), "sm_86", false).bandwidth, 768e9);
+  // no peak for a spec that does not compile
+  EXPECT_EQ(peak("gemm m=8 n=8 k=8 a=f16 b=f16 acc=f16", "sm_80", false), 0);
 }
 
 } // namespace

@@ -415,6 +415,9 @@ void emit_mma(std::ostringstream &s, const KernelPlan &p) {
   case MmaKind::simt_f32:
     s << "  c[0] = fmaf(__uint_as_float(a[0]), __uint_as_float(b[0]), c[0]);\n}\n";
     return;
+  case MmaKind::f16_f16:
+    throw std::logic_error("cuda_source: " + std::string(p.mma.ptx) +
+                           " is not generated (check_codegen_support)");
   case MmaKind::f64_f64:
     s << "  asm volatile(\"" << p.mma.ptx
       << " {%0, %1}, {%2}, {%3}, {%0, %1};\" : \"+d\"(c[0]), \"+d\"(c[1]) : \"d\"(a[0]), "
@@ -423,8 +426,9 @@ void emit_mma(std::ostringstream &s, const KernelPlan &p) {
   case MmaKind::f16_f32:
   case MmaKind::bf16_f32:
   case MmaKind::tf32_f32:
-  case MmaKind::s8_s32: {
-    const char *cc = p.mma.kind == MmaKind::s8_s32 ? "+r" : "+f";
+  case MmaKind::s8_s32:
+  case MmaKind::u8_s32: {
+    const char *cc = p.mma.acc == DType::s32 ? "+r" : "+f";
     s << "  asm volatile(\"" << p.mma.ptx
       << " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\"\n"
       << "               : \"" << cc << "\"(c[0]), \"" << cc << "\"(c[1]), \"" << cc

@@ -2,6 +2,9 @@
 
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
+#include <stdexcept>
+#include <string>
+
 namespace tcjit::codegen {
 
 using llvm::Value;
@@ -24,32 +27,32 @@ std::vector<Value *> emit_round_tf32(EmitContext &e, const std::vector<Value *> 
 
 std::vector<Value *> emit_mma(EmitContext &e, const std::vector<Value *> &a,
                               const std::vector<Value *> &b, const std::vector<Value *> &acc) {
-  llvm::Intrinsic::ID id = llvm::Intrinsic::not_intrinsic;
-  bool half2 = false;
-  switch (e.plan.mma.kind) {
-  case MmaKind::f16_f32:
-    id = llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32;
-    half2 = true;
-    break;
-  case MmaKind::bf16_f32: id = llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16; break;
-  case MmaKind::tf32_f32: id = llvm::Intrinsic::nvvm_mma_m16n8k8_row_col_tf32; break;
-  case MmaKind::s8_s32: id = llvm::Intrinsic::nvvm_mma_m16n8k32_row_col_s8; break;
-  case MmaKind::f64_f64: id = llvm::Intrinsic::nvvm_mma_m8n8k4_row_col_f64; break;
-  case MmaKind::simt_f32: { // fma.rn.f32: exact fp32
+  const MmaForm &form = e.plan.mma;
+  if (form.kind == MmaKind::simt_f32) { // fma.rn.f32: exact fp32
     llvm::Type *f32 = e.b.getFloatTy();
     return {e.b.CreateCall(e.intrinsic(llvm::Intrinsic::fma, {f32}),
                            {e.b.CreateBitCast(a[0], f32), e.b.CreateBitCast(b[0], f32), acc[0]})};
   }
-  }
+  // The table's intrinsic (compiler/target/mma_table.h); its declaration gives the operand types
+  // (f16 A/B fragments are <2 x half>, the other 32-bit fragments i32).
+  const llvm::Intrinsic::ID id = llvm::Function::lookupIntrinsicID(form.intrinsic);
+  if (id == llvm::Intrinsic::not_intrinsic || !form.not_generated.empty())
+    throw std::logic_error("emit_mma: LLVM has no intrinsic '" + std::string(form.intrinsic) +
+                           "' for " + std::string(form.ptx) + " (compiler/target/mma_table.cpp)");
+  llvm::Function *fn = e.intrinsic(id);
+  llvm::FunctionType *type = fn->getFunctionType();
+  if (type->getNumParams() != a.size() + b.size() + acc.size())
+    throw std::logic_error("emit_mma: " + std::string(form.intrinsic) + " takes " +
+                           std::to_string(type->getNumParams()) + " operands, the table's " +
+                           std::string(form.ptx) + " has " +
+                           std::to_string(a.size() + b.size() + acc.size()));
   std::vector<Value *> args;
-  llvm::Type *h2 = llvm::FixedVectorType::get(e.b.getHalfTy(), 2);
-  for (Value *v : a)
-    args.push_back(half2 ? e.b.CreateBitCast(v, h2) : v);
-  for (Value *v : b)
-    args.push_back(half2 ? e.b.CreateBitCast(v, h2) : v);
-  for (Value *v : acc)
-    args.push_back(v);
-  Value *r = e.b.CreateCall(e.intrinsic(id), args);
+  for (const std::vector<Value *> *operand : {&a, &b, &acc})
+    for (Value *v : *operand) {
+      llvm::Type *param = type->getParamType(static_cast<unsigned>(args.size()));
+      args.push_back(v->getType() == param ? v : e.b.CreateBitCast(v, param));
+    }
+  Value *r = e.b.CreateCall(fn, args);
   std::vector<Value *> out;
   for (unsigned i = 0; i < acc.size(); ++i)
     out.push_back(e.b.CreateExtractValue(r, {i}));

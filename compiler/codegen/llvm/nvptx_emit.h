@@ -1,5 +1,5 @@
 // LLVM module -> PTX through the NVPTX backend: target machine per arch (sm_80/86/89/90 with the
-// PTX ISA version of kernel_plan.h's ptx_version_for), libdevice linking for the epilogue's
+// PTX ISA version of the arch table, compiler/target/arch.h), libdevice linking for the epilogue's
 // transcendental functions, LLVM's optimisation pipeline, and PTX emission.
 #pragma once
 

@@ -33,7 +33,7 @@ OperandPlan plan_operand(char name, const MatrixOperand &op, bool k_contig_when_
   p.copy_bytes = vec * p.esize;
   p.copies = p.rows * p.cols / vec;
   p.copies_per_thread = (p.copies + threads - 1) / threads;
-  if (mma.kind == MmaKind::f64_f64 || mma.kind == MmaKind::simt_f32)
+  if (mma.fragments == FragmentMap::m8n8k4_64bit || mma.fragments == FragmentMap::simt)
     p.load = FragmentLoad::scalar;
   else if (p.k_contiguous)
     p.load = FragmentLoad::ldmatrix;
@@ -87,14 +87,6 @@ void plan_epilogue_staging(KernelPlan &p) {
 
 } // namespace
 
-int ptx_version_for(int sm) {
-  if (sm >= 89)
-    return 78;
-  if (sm >= 86)
-    return 71;
-  return 70;
-}
-
 namespace {
 
 KernelPlan plan_view(const OpSpec &spec, const TileConfig &c, std::string_view arch, bool tf32_off,
@@ -147,7 +139,7 @@ KernelPlan plan_view(const OpSpec &spec, const TileConfig &c, std::string_view a
     throw std::logic_error("plan_kernel: config not validated/resolved (pass validate_config)");
   p.arch = std::string(arch);
   p.sm = info->sm_version;
-  p.ptx_version = ptx_version_for(p.sm);
+  p.ptx_version = info->ptx_version;
   p.config = c;
   p.math = resolve_math(spec.math, tf32_off);
   p.mma = math_form(spec, tf32_off);

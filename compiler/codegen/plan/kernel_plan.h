@@ -104,9 +104,6 @@ struct KernelPlan {
   int stage_bytes = 0;    // staging buffer of the CTA: warps * lines * line_len * 4
 };
 
-// The PTX ISA version for an arch: sm_80 7.0, sm_86 7.1, sm_89 7.8, sm_90 7.8.
-int ptx_version_for(int sm);
-
 // Builds the plan. Preconditions (internal errors if broken): validate_tile_config() is empty and
 // vec_a/vec_b are resolved.
 KernelPlan plan_kernel(const OpSpec &spec, const TileConfig &config, std::string_view arch,

@@ -74,7 +74,8 @@ int shared_bytes(const OpSpec &spec, const TileConfig &c) {
 std::vector<ConfigError> check_codegen_support(const OpSpec &spec, std::string_view arch,
                                                bool tf32_off) {
   std::vector<ConfigError> e;
-  if (!find_arch(arch))
+  const std::optional<ArchInfo> info = find_arch(arch);
+  if (!info)
     e.push_back({"arch", "unknown arch '" + std::string(arch) + "' (tcjit targets " +
                              std::string(known_arch_list()) + ")"});
   if (spec.kind != OpKind::gemm) {
@@ -88,13 +89,12 @@ std::vector<ConfigError> check_codegen_support(const OpSpec &spec, std::string_v
   const GemmSpec &g = view.gemm;
   if (g.a.dtype != g.b.dtype)
     e.push_back({"spec", "a and b must have the same dtype"});
-  const MathMode math = resolve_math(spec.math, tf32_off);
-  const bool simt = g.a.dtype == DType::f32 && spec.acc == DType::f32 && math == MathMode::f32;
-  if (!simt && !find_mma_form(g.a.dtype, spec.acc, math)) {
-    e.push_back({"spec", "no tensor-core mma for a=" + std::string(to_string(g.a.dtype)) +
-                             " acc=" + std::string(to_string(spec.acc)) +
-                             " (supported: f16/bf16/tf32->f32, s8->s32, f64->f64)"});
-  }
+  // The reason `tcjit explain` gives too (choose_mma).
+  if (info)
+    if (std::string problem =
+            math_problem(g.a.dtype, spec.acc, resolve_math(spec.math, tf32_off), *info);
+        !problem.empty())
+      e.push_back({"spec", std::move(problem)});
   if (spec.epilogue.act == Activation::custom)
     if (std::string problem = custom_activation_problem(spec.epilogue.custom); !problem.empty())
       e.push_back({"act", std::move(problem)});
@@ -245,7 +245,7 @@ TileConfig default_tile_config(const OpSpec &spec_in, std::string_view arch, boo
     c = TileConfig{64, 64, 16, 32, 32, 3, 1, 1, 0, 0};
   } else if (form->kind == MmaKind::tf32_f32) {
     c = TileConfig{128, 128, 16, 64, 32, 3, 1, 1, 0, 0}; // 64x64 warps spill
-  } else if (form->kind == MmaKind::s8_s32) {
+  } else if (form->elem_bits == 8) {                     // s8, u8
     c = TileConfig{128, 128, 64, 64, 32, 3, 1, 1, 0, 0}; // 64x64 warps spill
   }
   if (small_m) {
