@@ -12,6 +12,7 @@
 #include "compiler/reference/activation.h"
 #include "compiler/reference/conv_reference.h"
 #include "compiler/reference/im2col.h"
+#include "compiler/target/mma_table.h"
 
 #include <gtest/gtest.h>
 
@@ -206,8 +207,6 @@ TEST(Formulas, ActivationRelusKeepNaN) {
   EXPECT_EQ(evaluate_float(f, {{"x", float_value(-2.0)}}), 0.0);
 }
 
-// --- convolutions ---
-
 KernelPlan plan_of(const std::string &text) {
   const ParseResult parsed = parse_spec(text);
   EXPECT_TRUE(parsed.ok()) << text;
@@ -215,6 +214,91 @@ KernelPlan plan_of(const std::string &text) {
   const TileConfig c = resolve_vectors(spec, default_tile_config(spec, "sm_80", false));
   return plan_kernel(spec, c, "sm_80", false);
 }
+
+// --- fragment loads ---
+
+// ldmatrix_element against the PTX ISA's ldmatrix and the mma's fragment layout
+// (compiler/target/mma_table.h): ldmatrix.x4 gives lane L in register i the b16 pair
+// (L % 4) of row L / 4 of matrix i, that row read from the address of lane 8 i + L / 4; .trans
+// gives it the transposed matrix: element L / 4 of rows 2 (L % 4) and 2 (L % 4) + 1 (the
+// addresses of lanes 8 i + 2 (L % 4) + x). Whatever the formula's addresses, every element a lane
+// receives must be the one the mma's fragment wants of it: A[m][k] with m = tile * 16 + g +
+// a_offset.row, k = ks * K + q * per + a_offset.col; for B, registers 0, 1 are n tile 2 tile and
+// 2, 3 n tile 2 tile + 1: B[k][n] with n = g, k = ks * K + q * per + b_k_offset.
+TEST(Formulas, LdmatrixLanesLoadTheMmaFragments) {
+  int seen[2][2] = {}; // [operand b][trans]
+  for (const char *text : {"gemm m=512 n=512 k=256 a=f16 b=f16:col c=f16 acc=f32",
+                           "gemm m=512 n=512 k=256 a=f16:col b=f16 c=f16 acc=f32",
+                           "gemm m=512 n=512 k=256 a=bf16:col b=bf16:col c=f32 acc=f32",
+                           "gemm m=512 n=512 k=256 a=f16 b=f16 c=f16 acc=f32",
+                           "gemm m=128 n=128 k=128 a=s8:row b=s8:col c=s32:row acc=s32"}) {
+    SCOPED_TRACE(text);
+    const KernelPlan p = plan_of(text);
+    const int per = elements_per_reg(p.mma);
+    for (const OperandPlan *op : {&p.a, &p.b}) {
+      if (op->load == FragmentLoad::scalar)
+        continue;
+      const bool is_b = op->name == 'b', trans = op->load == FragmentLoad::ldmatrix_trans;
+      ++seen[is_b][trans];
+      ExprGraph g;
+      const LdmatrixLane lane = ldmatrix_lane(input(g, ExprType::i32, "lane"));
+      const TileElement at =
+          ldmatrix_element(p, *op, lane, input(g, ExprType::i32, "warp0"),
+                           input(g, ExprType::i32, "tile"), input(g, ExprType::i32, "ks"));
+      for (int warp0 : {0, 32})
+        for (int tile = 0; tile < 2; ++tile)
+          for (int ks = 0; ks < 2; ++ks) {
+            int64_t row[32], col[32];
+            for (int l = 0; l < 32; ++l) {
+              const ExprInputs in =
+                  ints({{"lane", l}, {"warp0", warp0}, {"tile", tile}, {"ks", ks}});
+              row[l] = evaluate_integer(at.row, in);
+              col[l] = evaluate_integer(at.col, in);
+            }
+            for (int l = 0; l < 32; ++l)
+              for (int i = 0; i < 4; ++i)
+                for (int x = 0; x < per; ++x) {
+                  // the element lane l receives (ISA)
+                  const int src = trans ? 8 * i + 2 * (l % 4) + x : 8 * i + l / 4;
+                  const int64_t got_row = row[src];
+                  const int64_t got_col = col[src] + (trans ? l / 4 : (l % 4) * per + x);
+                  // the element the fragment wants (mma_table.h)
+                  const int gq = l / 4, q = l % 4;
+                  int64_t mn, k;
+                  if (!is_b) {
+                    const FragOffset o = a_offset(p.mma, i * per + x);
+                    mn = warp0 + tile * 16 + gq + o.row;
+                    k = ks * p.mma.k + q * a_q_multiplier(p.mma) + o.col;
+                  } else {
+                    mn = warp0 + (2 * tile + i / 2) * p.mma.n + gq;
+                    k = ks * p.mma.k + q * a_q_multiplier(p.mma) +
+                        b_k_offset(p.mma, (i % 2) * per + x);
+                  }
+                  const int64_t want_row = op->k_contiguous ? mn : k;
+                  const int64_t want_col = op->k_contiguous ? k : mn;
+                  ASSERT_EQ(got_row, want_row) << op->name << " lane " << l << " reg " << i
+                                               << " elem " << x << " tile " << tile << " ks " << ks;
+                  ASSERT_EQ(got_col, want_col) << op->name << " lane " << l << " reg " << i
+                                               << " elem " << x << " tile " << tile << " ks " << ks;
+                }
+          }
+    }
+  }
+  for (int b = 0; b < 2; ++b)
+    for (int t = 0; t < 2; ++t)
+      EXPECT_GT(seen[b][t], 0) << "no plan loads " << (b ? "B" : "A") << (t ? " by .trans" : "");
+}
+
+TEST(Formulas, LdmatrixLaneIsTheIsaSplit) {
+  ExprGraph g;
+  const LdmatrixLane lane = ldmatrix_lane(input(g, ExprType::i32, "lane"));
+  for (int l = 0; l < 32; ++l) { // threads 8i..8i+7 give rows 0..7 of matrix i
+    EXPECT_EQ(evaluate_integer(lane.j, ints({{"lane", l}})), l / 8);
+    EXPECT_EQ(evaluate_integer(lane.r, ints({{"lane", l}})), l % 8);
+  }
+}
+
+// --- convolutions ---
 
 // Every element of the gathered (and linear) operands of a convolution's implicit GEMM, through
 // global_element, against the explicit im2col matrices of the reference: each element is the

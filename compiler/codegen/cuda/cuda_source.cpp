@@ -320,11 +320,16 @@ void emit_fragment_loads(std::ostringstream &s, const KernelPlan &p, const Opera
   const std::string x(1, op.name), F = frag_type(p);
   const int tiles = is_a ? p.tiles_m : p.tiles_n;
   const int regs = is_a ? p.mma.a_regs : p.mma.b_regs;
+  // the lane's parts and, for ldmatrix, the element its row address points at (formulas.h)
+  ExprGraph lane_graph;
+  const LdmatrixLane lane = ldmatrix_lane(input(lane_graph, ExprType::i32, "lane"));
+  const ExprSource lane_src = expr_source({lane.j, lane.r}, {{"lane", "u32(lane)"}}, "  ");
   s << "__device__ __forceinline__ void load_" << x << "(" << F << " (&f)[" << tiles << "][" << regs
     << "], u32 smem, int stage, int ks, int warp0, int lane) {\n"
     << no_hoist(bytewise_fragments(p), "lane") << "  const u32 stage_off = u32(stage) * "
     << op.stage_bytes << "u;\n"
-    << "  const int j = lane >> 3, r = lane & 7, g = lane >> 2, q = lane & 3;\n"
+    << "  const u32 j = " << lane_src.values[0] << ", r = " << lane_src.values[1] << ";\n"
+    << "  const int g = lane >> 2, q = lane & 3;\n"
     << "  (void)j; (void)r; (void)g; (void)q; (void)smem;\n";
   auto elem = [&](const std::string &mn, const std::string &k) {
     return op.k_contiguous ? x + "_offset(" + mn + ", " + k + ")"
@@ -338,28 +343,30 @@ void emit_fragment_loads(std::ostringstream &s, const KernelPlan &p, const Opera
       << elem("warp0 + " + first + " + t * " + std::to_string(step), "ks") << ");\n}\n";
     return;
   }
-  const int chunk = 16 / op.esize;
   if (op.load != FragmentLoad::scalar) {
     const bool trans = op.load == FragmentLoad::ldmatrix_trans;
+    const std::string tile = is_a ? "t" : "pair";
+    ExprGraph g;
+    const LdmatrixLane at_lane{input(g, ExprType::i32, "j"), input(g, ExprType::i32, "r")};
+    const TileElement at =
+        ldmatrix_element(p, op, at_lane, input(g, ExprType::i32, "warp0"),
+                         input(g, ExprType::i32, "tile"), input(g, ExprType::i32, "ks"));
+    const ExprSource at_src = expr_source({at.row, at.col},
+                                          {{"j", "j"},
+                                           {"r", "r"},
+                                           {"warp0", "u32(warp0)"},
+                                           {"tile", "u32(" + tile + ")"},
+                                           {"ks", "u32(ks)"}},
+                                          "    ");
+    s << "#pragma unroll\n  for (int " << tile << " = 0; " << tile << " < "
+      << (is_a ? tiles : tiles / 2) << "; ++" << tile << ") {\n"
+      << at_src.statements << "    const int row = int(" << at_src.values[0] << "), col = int("
+      << at_src.values[1] << ");\n";
     if (is_a) {
-      s << "#pragma unroll\n  for (int t = 0; t < " << tiles << "; ++t) {\n";
-      if (!trans)
-        s << "    const int row = warp0 + t * 16 + (j & 1) * 8 + r, col = ks * " << p.mma.k
-          << " + (j >> 1) * " << chunk << ";\n";
-      else
-        s << "    const int row = ks * 16 + (j >> 1) * 8 + r, col = warp0 + t * 16 + (j & 1) * "
-             "8;\n";
       s << "    ldmatrix_x4" << (trans ? "_trans" : "") << "(f[t], smem + stage_off + " << x
         << "_offset(row, col));\n  }\n}\n";
       return;
     }
-    s << "#pragma unroll\n  for (int pair = 0; pair < " << tiles / 2 << "; ++pair) {\n";
-    if (!trans)
-      s << "    const int row = warp0 + pair * 16 + (j >> 1) * 8 + r, col = ks * " << p.mma.k
-        << " + (j & 1) * " << chunk << ";\n";
-    else
-      s << "    const int row = ks * 16 + (j & 1) * 8 + r, col = warp0 + pair * 16 + (j >> 1) * "
-           "8;\n";
     s << "    u32 regs[4];\n    ldmatrix_x4" << (trans ? "_trans" : "")
       << "(regs, smem + stage_off + " << x << "_offset(row, col));\n"
       << "    f[2 * pair][0] = regs[0]; f[2 * pair][1] = regs[1];\n"

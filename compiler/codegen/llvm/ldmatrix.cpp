@@ -1,5 +1,8 @@
 #include "compiler/codegen/llvm/ldmatrix.h"
 
+#include "compiler/codegen/llvm/expr_lowering.h"
+#include "compiler/codegen/plan/formulas.h"
+
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 namespace tcjit::codegen {
@@ -45,9 +48,10 @@ std::vector<std::vector<Value *>> emit_load_a_fragments(EmitContext &e, Value *s
   const OperandPlan &op = p.a;
   auto &b = e.b;
   std::vector<std::vector<Value *>> out(p.tiles_m);
-  Value *j = b.CreateLShr(e.lane, e.c32(3));
-  Value *r = b.CreateAnd(e.lane, e.c32(7));
-  const int chunk = 16 / op.esize;
+  ExprGraph g;
+  const LdmatrixLane lane = ldmatrix_lane(input(g, ExprType::i32, "lane"));
+  EmittedExpr emitted;
+  emit_expr(e, {lane.j, lane.r}, {{"lane", e.lane}}, emitted);
   if (p.mma.kind == MmaKind::simt_f32) { // one f32 of column k = ks per row the thread owns
     for (int mi = 0; mi < p.tiles_m; ++mi) {
       Value *m = b.CreateAdd(e.warp_m0, b.CreateAdd(e.frag_row0, e.c32(mi * p.mma.m)));
@@ -58,20 +62,14 @@ std::vector<std::vector<Value *>> emit_load_a_fragments(EmitContext &e, Value *s
     return out;
   }
   for (int mi = 0; mi < p.tiles_m; ++mi) {
-    if (op.load == FragmentLoad::ldmatrix) {
-      Value *row = b.CreateAdd(b.CreateAdd(e.warp_m0, e.c32(mi * 16)),
-                               b.CreateAdd(b.CreateMul(b.CreateAnd(j, e.c32(1)), e.c32(8)), r));
-      Value *col =
-          b.CreateAdd(e.c32(ks * p.mma.k), b.CreateMul(b.CreateLShr(j, e.c32(1)), e.c32(chunk)));
-      out[mi] = ldmatrix_x4(e, smem_address(e, op, stage, row, col), false);
-      continue;
-    }
-    if (op.load == FragmentLoad::ldmatrix_trans) {
-      Value *row = b.CreateAdd(e.c32(ks * 16),
-                               b.CreateAdd(b.CreateMul(b.CreateLShr(j, e.c32(1)), e.c32(8)), r));
-      Value *col = b.CreateAdd(b.CreateAdd(e.warp_m0, e.c32(mi * 16)),
-                               b.CreateMul(b.CreateAnd(j, e.c32(1)), e.c32(8)));
-      out[mi] = ldmatrix_x4(e, smem_address(e, op, stage, row, col), true);
+    if (op.load != FragmentLoad::scalar) {
+      const TileElement at =
+          ldmatrix_element(p, op, lane, input(g, ExprType::i32, "warp0"),
+                           constant(g, ExprType::i32, mi), constant(g, ExprType::i32, ks));
+      const std::vector<Value *> rc =
+          emit_expr(e, {at.row, at.col}, {{"warp0", e.warp_m0}}, emitted);
+      out[mi] = ldmatrix_x4(e, smem_address(e, op, stage, rc[0], rc[1]),
+                            op.load == FragmentLoad::ldmatrix_trans);
       continue;
     }
     const int per = elements_per_reg(p.mma);
@@ -95,9 +93,10 @@ std::vector<std::vector<Value *>> emit_load_b_fragments(EmitContext &e, Value *s
   const OperandPlan &op = p.b;
   auto &b = e.b;
   std::vector<std::vector<Value *>> out(p.tiles_n);
-  Value *j = b.CreateLShr(e.lane, e.c32(3));
-  Value *r = b.CreateAnd(e.lane, e.c32(7));
-  const int chunk = 16 / op.esize;
+  ExprGraph g;
+  const LdmatrixLane lane = ldmatrix_lane(input(g, ExprType::i32, "lane"));
+  EmittedExpr emitted;
+  emit_expr(e, {lane.j, lane.r}, {{"lane", e.lane}}, emitted);
   if (p.mma.kind == MmaKind::simt_f32) {
     for (int ni = 0; ni < p.tiles_n; ++ni) {
       Value *n = b.CreateAdd(e.warp_n0, b.CreateAdd(e.frag_col0, e.c32(ni * p.mma.n)));
@@ -109,18 +108,12 @@ std::vector<std::vector<Value *>> emit_load_b_fragments(EmitContext &e, Value *s
   }
   if (op.load != FragmentLoad::scalar) {
     for (int pair = 0; pair < p.tiles_n / 2; ++pair) {
-      Value *row, *col;
-      if (op.load == FragmentLoad::ldmatrix) {
-        row = b.CreateAdd(b.CreateAdd(e.warp_n0, e.c32(pair * 16)),
-                          b.CreateAdd(b.CreateMul(b.CreateLShr(j, e.c32(1)), e.c32(8)), r));
-        col = b.CreateAdd(e.c32(ks * p.mma.k), b.CreateMul(b.CreateAnd(j, e.c32(1)), e.c32(chunk)));
-      } else {
-        row = b.CreateAdd(e.c32(ks * 16),
-                          b.CreateAdd(b.CreateMul(b.CreateAnd(j, e.c32(1)), e.c32(8)), r));
-        col = b.CreateAdd(b.CreateAdd(e.warp_n0, e.c32(pair * 16)),
-                          b.CreateMul(b.CreateLShr(j, e.c32(1)), e.c32(8)));
-      }
-      std::vector<Value *> regs = ldmatrix_x4(e, smem_address(e, op, stage, row, col),
+      const TileElement at =
+          ldmatrix_element(p, op, lane, input(g, ExprType::i32, "warp0"),
+                           constant(g, ExprType::i32, pair), constant(g, ExprType::i32, ks));
+      const std::vector<Value *> rc =
+          emit_expr(e, {at.row, at.col}, {{"warp0", e.warp_n0}}, emitted);
+      std::vector<Value *> regs = ldmatrix_x4(e, smem_address(e, op, stage, rc[0], rc[1]),
                                               op.load == FragmentLoad::ldmatrix_trans);
       out[2 * pair] = {regs[0], regs[1]};
       out[2 * pair + 1] = {regs[2], regs[3]};

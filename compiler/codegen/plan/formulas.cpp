@@ -34,6 +34,29 @@ Expr staging_offset(const KernelPlan &p, Expr line, Expr pos) {
   return o ^ x;
 }
 
+LdmatrixLane ldmatrix_lane(Expr lane) {
+  return {lane >> 3, lane & 7};
+}
+
+TileElement ldmatrix_element(const KernelPlan &p, const OperandPlan &op, const LdmatrixLane &lane,
+                             Expr warp0, Expr tile, Expr ks) {
+  if (op.load != FragmentLoad::ldmatrix && op.load != FragmentLoad::ldmatrix_trans)
+    throw std::logic_error("ldmatrix_element: the operand is not loaded by ldmatrix");
+  const bool is_a = op.name == 'a';
+  const int chunk = 16 / op.esize;
+  // the matrix's offset along m/n (A: j & 1, B: j >> 1) and along k (the other)
+  auto mn_half = [&] { return is_a ? lane.j & 1 : lane.j >> 1; };
+  auto k_half = [&] { return is_a ? lane.j >> 1 : lane.j & 1; };
+  if (op.load == FragmentLoad::ldmatrix) {
+    Expr row = (warp0 + tile * 16) + (mn_half() * 8 + lane.r);
+    Expr col = ks * p.mma.k + k_half() * chunk;
+    return {row, col};
+  }
+  Expr row = ks * 16 + (k_half() * 8 + lane.r);
+  Expr col = (warp0 + tile * 16) + mn_half() * 8;
+  return {row, col};
+}
+
 namespace {
 
 Expr exp_approx(Expr x) { // 2^(x log2 e): __expf's error, 2 + |x| ulps

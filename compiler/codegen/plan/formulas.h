@@ -30,6 +30,38 @@ Expr swizzled_offset(const OperandPlan &, Expr row, Expr col);
 // with seg from line and pos where lines are whole 128-byte segments.
 Expr staging_offset(const KernelPlan &, Expr line, Expr pos);
 
+// --- fragment loads ---
+
+// A lane's parts for ldmatrix.x4: j = lane >> 3, the 8x8 matrix (0..3) whose row addresses it
+// gives, and r = lane & 7, the row of that matrix (PTX ISA, ldmatrix: threads 8i..8i+7 give the
+// rows of matrix i).
+struct LdmatrixLane {
+  Expr j, r;
+};
+LdmatrixLane ldmatrix_lane(Expr lane);
+
+// The element (row, col) (i32) of an operand tile in shared memory (kernel_plan.h: rows x cols of
+// the stored layout) whose row address lane (j, r) gives to the ldmatrix.x4
+// (FragmentLoad::ldmatrix) or ldmatrix.x4.trans (ldmatrix_trans) that loads, at k step `ks` (i32),
+// the fragments of
+//  - A (op is p.a): m tile `tile` (16 rows: m = warp0 + tile * 16 ..), its four registers
+//    a0..a3 the matrices (m 0-7, k 0-7), (m 8-15, k 0-7), (m 0-7, k 8-15), (m 8-15, k 8-15)
+//    (k in 16-byte chunks of 16 / esize elements for ldmatrix, 8 rows of k for .trans);
+//  - B (op is p.b): n tiles 2 * tile and 2 * tile + 1 (8 columns each: n = warp0 + tile * 16 ..),
+//    the matrices (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15).
+// ldmatrix reads the row (mn, k0 .. k0 + chunk) of a K-contiguous tile, .trans the row
+// (k, mn0 .. mn0 + 7) of an M/N-contiguous one:
+//   A:  row = warp0 + tile * 16 + (j & 1) * 8 + r, col = ks * K + (j >> 1) * chunk
+//   A': row = ks * 16 + (j >> 1) * 8 + r,          col = warp0 + tile * 16 + (j & 1) * 8
+//   B:  row = warp0 + tile * 16 + (j >> 1) * 8 + r, col = ks * K + (j & 1) * chunk
+//   B': row = ks * 16 + (j & 1) * 8 + r,           col = warp0 + tile * 16 + (j >> 1) * 8
+// (K = the mma's k).
+struct TileElement {
+  Expr row, col;
+};
+TileElement ldmatrix_element(const KernelPlan &, const OperandPlan &, const LdmatrixLane &,
+                             Expr warp0, Expr tile, Expr ks);
+
 // --- the epilogue ---
 
 // act(x) in x's type (f32 or f64; act != custom). f32 from the hardware approximations, inline:
