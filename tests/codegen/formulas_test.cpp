@@ -289,6 +289,73 @@ TEST(Formulas, LdmatrixLanesLoadTheMmaFragments) {
       EXPECT_GT(seen[b][t], 0) << "no plan loads " << (b ? "B" : "A") << (t ? " by .trans" : "");
 }
 
+// fragment_element, with the fragment map's offsets the backends pass (mma_table.h), against the
+// PTX ISA's fragment layouts written here: m8n8k4 f64 (A: a0 = A[g][q]; B: b0 = B[q][g]) and
+// m16n8k32 s8 (A: byte x of a_i = A[g + 8 (i % 2)][4 q + x + 16 (i / 2)]; B: byte x of
+// b_i = B[4 q + x + 16 i][g]), g = lane >> 2, q = lane & 3.
+TEST(Formulas, ScalarFragmentLoadsAreTheIsaFragments) {
+  int seen = 0;
+  for (const char *text : {"gemm m=512 n=512 k=256 a=f64 b=f64 c=f64 acc=f64",
+                           "gemm m=128 n=128 k=128 a=s8:col b=s8:row c=s32:row acc=s32"}) {
+    SCOPED_TRACE(text);
+    const KernelPlan p = plan_of(text);
+    const bool f64 = p.mma.fragments == FragmentMap::m8n8k4_64bit;
+    ASSERT_TRUE(f64 || p.mma.fragments == FragmentMap::m16n8k32_8bit);
+    const int per = elements_per_reg(p.mma);
+    for (const OperandPlan *op : {&p.a, &p.b}) {
+      ASSERT_EQ(op->load, FragmentLoad::scalar) << op->name;
+      ++seen;
+      const bool is_a = op->name == 'a';
+      ExprGraph g;
+      auto i32 = [&](const char *name) { return input(g, ExprType::i32, name); };
+      const TileElement at = fragment_element(p, *op, i32("warp0"), i32("g"), i32("q"), i32("tile"),
+                                              i32("ks"), i32("mn_offset"), i32("k_offset"));
+      const int regs = is_a ? p.mma.a_regs : p.mma.b_regs;
+      for (int lane = 0; lane < 32; ++lane)
+        for (int warp0 : {0, 16})
+          for (int tile = 0; tile < 2; ++tile)
+            for (int ks = 0; ks < 2; ++ks)
+              for (int i = 0; i < regs; ++i)
+                for (int x = 0; x < per; ++x) {
+                  const int gq = lane >> 2, q = lane & 3;
+                  int mn_offset = 0, k_offset = 0;
+                  if (is_a) {
+                    const FragOffset o = a_offset(p.mma, i * per + x);
+                    mn_offset = o.row;
+                    k_offset = o.col;
+                  } else {
+                    k_offset = b_k_offset(p.mma, i * per + x);
+                  }
+                  const ExprInputs in = ints({{"warp0", warp0},
+                                              {"g", gq},
+                                              {"q", q},
+                                              {"tile", tile},
+                                              {"ks", ks},
+                                              {"mn_offset", mn_offset},
+                                              {"k_offset", k_offset}});
+                  int64_t mn, k; // the ISA's, within the mma's tile
+                  if (f64) {
+                    mn = gq;
+                    k = q;
+                  } else if (is_a) {
+                    mn = gq + 8 * (i % 2);
+                    k = 4 * q + x + 16 * (i / 2);
+                  } else {
+                    mn = gq;
+                    k = 4 * q + x + 16 * i;
+                  }
+                  mn += warp0 + tile * (is_a ? p.mma.m : p.mma.n);
+                  k += ks * p.mma.k;
+                  ASSERT_EQ(evaluate_integer(at.row, in), op->k_contiguous ? mn : k)
+                      << op->name << " lane " << lane << " reg " << i << " elem " << x;
+                  ASSERT_EQ(evaluate_integer(at.col, in), op->k_contiguous ? k : mn)
+                      << op->name << " lane " << lane << " reg " << i << " elem " << x;
+                }
+    }
+  }
+  EXPECT_EQ(seen, 4);
+}
+
 TEST(Formulas, LdmatrixLaneIsTheIsaSplit) {
   ExprGraph g;
   const LdmatrixLane lane = ldmatrix_lane(input(g, ExprType::i32, "lane"));

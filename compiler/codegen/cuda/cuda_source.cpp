@@ -375,26 +375,40 @@ void emit_fragment_loads(std::ostringstream &s, const KernelPlan &p, const Opera
   }
   // element by element, packed into registers (f64 and 32-bit: one load per register)
   const int per = elements_per_reg(p.mma);
-  const int step = is_a ? p.mma.m : p.mma.n;
   s << "#pragma unroll\n  for (int t = 0; t < " << tiles << "; ++t)\n"
     << "#pragma unroll\n    for (int reg = 0; reg < " << regs << "; ++reg) {\n";
-  const std::string mn =
-      "warp0 + t * " + std::to_string(step) + " + " +
-      (is_a ? x + "_mn(reg * " + std::to_string(per) + " + e)" : std::string("0")) + " + g";
-  const std::string k = "q * " + std::to_string(a_q_multiplier(p.mma)) + " + ks * " +
-                        std::to_string(p.mma.k) + " + " + x + "_k(reg * " + std::to_string(per) +
-                        " + e)";
+  // the element each lane loads: fragment_element (formulas.h), the fragment map's offsets from
+  // the tables (emit_fragment_tables)
+  ExprGraph eg;
+  auto i32 = [&](const char *name) { return input(eg, ExprType::i32, name); };
+  const TileElement at =
+      fragment_element(p, op, i32("warp0"), i32("g"), i32("q"), i32("t"), i32("ks"),
+                       is_a ? i32("mn_offset") : constant(eg, ExprType::i32, 0), i32("k_offset"));
+  const std::string index = "(reg * " + std::to_string(per) + " + e)";
+  const ExprSource at_src = expr_source({at.row, at.col},
+                                        {{"warp0", "u32(warp0)"},
+                                         {"g", "u32(g)"},
+                                         {"q", "u32(q)"},
+                                         {"t", "u32(t)"},
+                                         {"ks", "u32(ks)"},
+                                         {"mn_offset", "u32(" + x + "_mn" + index + ")"},
+                                         {"k_offset", "u32(" + x + "_k" + index + ")"}},
+                                        "");
+  if (!at_src.statements.empty()) // printed inside one expression: no node may be shared
+    throw std::logic_error("emit_fragment_loads: fragment_element shares a node");
+  const std::string element =
+      x + "_offset(int(" + at_src.values[0] + "), int(" + at_src.values[1] + "))";
   if (op.esize >= 4) {
     s << "      const int e = 0;\n"
       << "      f[t][reg] = *(const " << (op.esize == 8 ? "double" : "u32")
-      << " *)(tcjit_smem + stage_off + " << elem(mn, k) << ");\n    }\n}\n";
+      << " *)(tcjit_smem + stage_off + " << element << ");\n    }\n}\n";
     return;
   }
   const int bits = op.esize * 8;
   s << "      u32 v = 0;\n"
     << "#pragma unroll\n      for (int e = 0; e < " << per << "; ++e)\n"
     << "        v |= u32(*(const " << (op.esize == 2 ? "u16" : "u8")
-    << " *)(tcjit_smem + stage_off + " << elem(mn, k) << ")) << (e * " << bits << ");\n"
+    << " *)(tcjit_smem + stage_off + " << element << ")) << (e * " << bits << ");\n"
     << "      f[t][reg] = v;\n    }\n}\n";
 }
 

@@ -77,10 +77,14 @@ std::vector<std::vector<Value *>> emit_load_a_fragments(EmitContext &e, Value *s
       std::vector<std::pair<Value *, Value *>> rc;
       for (int x = 0; x < per; ++x) {
         const FragOffset o = a_offset(p.mma, reg * per + x);
-        Value *m = b.CreateAdd(b.CreateAdd(e.warp_m0, e.c32(mi * p.mma.m + o.row)), e.g);
-        Value *k = b.CreateAdd(b.CreateMul(e.q, e.c32(a_q_multiplier(p.mma))),
-                               e.c32(ks * p.mma.k + o.col));
-        rc.push_back(op.k_contiguous ? std::pair{m, k} : std::pair{k, m});
+        const TileElement at =
+            fragment_element(p, op, input(g, ExprType::i32, "warp0"), input(g, ExprType::i32, "g"),
+                             input(g, ExprType::i32, "q"), constant(g, ExprType::i32, mi),
+                             constant(g, ExprType::i32, ks), constant(g, ExprType::i32, o.row),
+                             constant(g, ExprType::i32, o.col));
+        const std::vector<Value *> v =
+            emit_expr(e, {at.row, at.col}, {{"warp0", e.warp_m0}, {"g", e.g}, {"q", e.q}}, emitted);
+        rc.push_back({v[0], v[1]});
       }
       out[mi].push_back(scalar_register(e, op, stage, rc));
     }
@@ -125,10 +129,14 @@ std::vector<std::vector<Value *>> emit_load_b_fragments(EmitContext &e, Value *s
     for (int reg = 0; reg < p.mma.b_regs; ++reg) {
       std::vector<std::pair<Value *, Value *>> rc;
       for (int x = 0; x < per; ++x) {
-        Value *n = b.CreateAdd(b.CreateAdd(e.warp_n0, e.c32(ni * p.mma.n)), e.g);
-        Value *k = b.CreateAdd(b.CreateMul(e.q, e.c32(a_q_multiplier(p.mma))),
-                               e.c32(ks * p.mma.k + b_k_offset(p.mma, reg * per + x)));
-        rc.push_back(op.k_contiguous ? std::pair{n, k} : std::pair{k, n});
+        const TileElement at =
+            fragment_element(p, op, input(g, ExprType::i32, "warp0"), input(g, ExprType::i32, "g"),
+                             input(g, ExprType::i32, "q"), constant(g, ExprType::i32, ni),
+                             constant(g, ExprType::i32, ks), constant(g, ExprType::i32, 0),
+                             constant(g, ExprType::i32, b_k_offset(p.mma, reg * per + x)));
+        const std::vector<Value *> v =
+            emit_expr(e, {at.row, at.col}, {{"warp0", e.warp_n0}, {"g", e.g}, {"q", e.q}}, emitted);
+        rc.push_back({v[0], v[1]});
       }
       out[ni].push_back(scalar_register(e, op, stage, rc));
     }

@@ -57,6 +57,16 @@ TileElement ldmatrix_element(const KernelPlan &p, const OperandPlan &op, const L
   return {row, col};
 }
 
+TileElement fragment_element(const KernelPlan &p, const OperandPlan &op, Expr warp0, Expr g, Expr q,
+                             Expr tile, Expr ks, Expr mn_offset, Expr k_offset) {
+  const int step = op.name == 'a' ? p.mma.m : p.mma.n;
+  Expr mn = (warp0 + (tile * step + mn_offset)) + g;
+  Expr k = q * a_q_multiplier(p.mma) + (ks * p.mma.k + k_offset);
+  if (op.k_contiguous)
+    return {mn, k};
+  return {k, mn};
+}
+
 namespace {
 
 Expr exp_approx(Expr x) { // 2^(x log2 e): __expf's error, 2 + |x| ulps

@@ -62,6 +62,15 @@ struct TileElement {
 TileElement ldmatrix_element(const KernelPlan &, const OperandPlan &, const LdmatrixLane &,
                              Expr warp0, Expr tile, Expr ks);
 
+// The element (row, col) (i32) of an operand tile that lane (g = lane >> 2, q = lane & 3) loads by
+// ld.shared (FragmentLoad::scalar) for the fragment element at (mn_offset, k_offset) of the
+// mma's fragment map (mma_table.h: a_offset for A; 0 and b_k_offset for B) of m/n tile `tile`
+// at k step `ks` (all i32):
+//   mn = warp0 + tile * (m or n) + mn_offset + g, k = q * a_q_multiplier + ks * K + k_offset
+// (row, col) = (mn, k) for a K-contiguous tile, (k, mn) for an M/N-contiguous one.
+TileElement fragment_element(const KernelPlan &, const OperandPlan &, Expr warp0, Expr g, Expr q,
+                             Expr tile, Expr ks, Expr mn_offset, Expr k_offset);
+
 // --- the epilogue ---
 
 // act(x) in x's type (f32 or f64; act != custom). f32 from the hardware approximations, inline:
