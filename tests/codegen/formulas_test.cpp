@@ -356,6 +356,41 @@ TEST(Formulas, ScalarFragmentLoadsAreTheIsaFragments) {
   EXPECT_EQ(seen, 4);
 }
 
+// epilogue_sum against docs/codegen.md's D = act(alpha * acc + beta * C + bias), computed here
+// the way the epilogue type rounds it (each f32 operation rounded to f32), with C not read where
+// beta is 0 and the bias not where there is none.
+TEST(Formulas, EpilogueSumIsAlphaAccPlusBetaCPlusBias) {
+  for (ExprType t : {ExprType::f32, ExprType::f64})
+    for (double beta : {0.0, 0.75})
+      for (BiasKind bias : {BiasKind::none, BiasKind::row, BiasKind::col}) {
+        KernelPlan p;
+        p.epilogue.beta = beta;
+        p.epilogue.bias = bias;
+        ExprGraph g;
+        const EpilogueSum sum =
+            epilogue_sum(p, input(g, t, "alpha"), input(g, t, "acc"), input(g, t, "beta"),
+                         input(g, t, "c"), input(g, t, "bias"));
+        const bool f32 = t == ExprType::f32;
+        auto r = [&](double v) { return f32 ? static_cast<double>(static_cast<float>(v)) : v; };
+        // the inputs, in the epilogue type
+        const double a = r(1.0 / 3), x = r(7.1), cc = r(-2.3), bb = r(0.1), be = r(beta);
+        ExprInputs in = {{"alpha", float_value(a)}, {"acc", float_value(x)}};
+        double want = r(a * x);
+        EXPECT_EQ(evaluate_float(sum.scaled, in), want);
+        if (beta != 0.0) {
+          in["beta"] = float_value(be);
+          in["c"] = float_value(cc);
+          want = r(want + r(be * cc));
+        }
+        EXPECT_EQ(evaluate_float(sum.with_c, in), want); // c unbound where beta is 0
+        if (bias != BiasKind::none) {
+          in["bias"] = float_value(bb);
+          want = r(want + bb);
+        }
+        EXPECT_EQ(evaluate_float(sum.sum, in), want) << "beta " << beta;
+      }
+}
+
 TEST(Formulas, LdmatrixLaneIsTheIsaSplit) {
   ExprGraph g;
   const LdmatrixLane lane = ldmatrix_lane(input(g, ExprType::i32, "lane"));

@@ -194,18 +194,25 @@ void emit_epilogue_value(std::ostringstream &s, const KernelPlan &p, const std::
     default: return "(" + T + ")(" + v + ")";
     }
   };
-  s << "  " << T << " x = alpha * (" << T << ")v;\n";
-  if (p.epilogue.beta != 0.0)
-    s << "  x += beta * " << to_epi("*(const " + O + " *)(c + off)", p.out) << ";\n";
-  else
+  // alpha * acc + beta * C + bias: the sum's formula (formulas.h)
+  ExprGraph g;
+  const ExprType t = p.epi == DType::f64 ? ExprType::f64 : ExprType::f32;
+  const EpilogueSum sum = epilogue_sum(p, input(g, t, "alpha"), input(g, t, "acc"),
+                                       input(g, t, "beta"), input(g, t, "c"), input(g, t, "bias"));
+  const ExprSource sum_src =
+      expr_source({sum.sum},
+                  {{"alpha", "alpha"},
+                   {"acc", "(" + T + ")v"},
+                   {"beta", "beta"},
+                   {"c", to_epi("*(const " + O + " *)(c + off)", p.out)},
+                   {"bias", to_epi("((const " + O + " *)bias)[" +
+                                       (p.epilogue.bias == BiasKind::row ? "row" : "col") + "]",
+                                   p.out)}},
+                  "  ");
+  s << sum_src.statements << "  " << T << " x = " << sum_src.values[0] << ";\n";
+  if (p.epilogue.beta == 0.0)
     s << "  (void)c; (void)beta;\n";
-  if (p.epilogue.bias != BiasKind::none)
-    s << "  x += "
-      << to_epi("((const " + O + " *)bias)[" + (p.epilogue.bias == BiasKind::row ? "row" : "col") +
-                    "]",
-                p.out)
-      << ";\n";
-  else
+  if (p.epilogue.bias == BiasKind::none)
     s << "  (void)bias; (void)row; (void)col;\n";
   s << "  x = activation(x);\n";
   switch (p.out) {

@@ -249,18 +249,26 @@ Value *emit_epilogue_value(EmitContext &e, const EpilogueArgs &a, Value *v, Valu
     v = b.CreateSelect(b.CreateICmpSGT(v, e.c32(127)), e.c32(127), v);
     return b.CreateTrunc(v, b.getInt8Ty());
   }
-  Value *x = b.CreateFMul(a.alpha, to_epi(e, v, epi_t));
+  // the sum's formula (formulas.h), emitted in parts: C and the bias are read between them
+  ExprGraph g;
+  const ExprType t = p.epi == DType::f64 ? ExprType::f64 : ExprType::f32;
+  const EpilogueSum sum = epilogue_sum(p, input(g, t, "alpha"), input(g, t, "acc"),
+                                       input(g, t, "beta"), input(g, t, "c"), input(g, t, "bias"));
+  EmittedExpr emitted;
+  Value *x = emit_expr(e, {sum.scaled}, {{"alpha", a.alpha}, {"acc", to_epi(e, v, epi_t)}}, emitted)
+                 .front();
   if (p.epilogue.beta != 0.0) {
     Value *cv = c_value
                     ? c_value
                     : b.CreateAlignedLoad(out_t, b.CreateGEP(e.i8(), a.c, off), llvm::Align(esize));
-    x = b.CreateFAdd(x, b.CreateFMul(a.beta, to_epi(e, cv, epi_t)));
+    x = emit_expr(e, {sum.with_c}, {{"beta", a.beta}, {"c", to_epi(e, cv, epi_t)}}, emitted)
+            .front();
   }
   if (p.epilogue.bias != BiasKind::none) {
     Value *bi = b.CreateZExt(p.epilogue.bias == BiasKind::row ? row : col, e.i64());
     Value *bv = b.CreateAlignedLoad(
         out_t, b.CreateGEP(e.i8(), a.bias, b.CreateMul(bi, e.c64(esize))), llvm::Align(esize));
-    x = b.CreateFAdd(x, to_epi(e, bv, epi_t));
+    x = emit_expr(e, {sum.sum}, {{"bias", to_epi(e, bv, epi_t)}}, emitted).front();
   }
   return from_epi(e, emit_activation(e, p.epilogue.act, x), p.out);
 }

@@ -67,6 +67,14 @@ TileElement fragment_element(const KernelPlan &p, const OperandPlan &op, Expr wa
   return {k, mn};
 }
 
+EpilogueSum epilogue_sum(const KernelPlan &p, Expr alpha, Expr acc, Expr beta, Expr c, Expr bias) {
+  EpilogueSum s;
+  s.scaled = alpha * acc;
+  s.with_c = p.epilogue.beta != 0.0 ? s.scaled + beta * c : s.scaled;
+  s.sum = p.epilogue.bias != BiasKind::none ? s.with_c + bias : s.with_c;
+  return s;
+}
+
 namespace {
 
 Expr exp_approx(Expr x) { // 2^(x log2 e): __expf's error, 2 + |x| ulps

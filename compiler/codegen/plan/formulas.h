@@ -73,6 +73,15 @@ TileElement fragment_element(const KernelPlan &, const OperandPlan &, Expr warp0
 
 // --- the epilogue ---
 
+// The epilogue's sum alpha * acc + beta * c + bias (docs/codegen.md) in the epilogue type (f32 or
+// f64: acc, c and the bias converted to it), with its partial sums, so that a backend can read C
+// and the bias between them: scaled = alpha * acc, with_c = scaled + beta * c (scaled where the
+// plan's beta is 0: c is not read), sum = with_c + bias (with_c where the plan has no bias).
+struct EpilogueSum {
+  Expr scaled, with_c, sum;
+};
+EpilogueSum epilogue_sum(const KernelPlan &, Expr alpha, Expr acc, Expr beta, Expr c, Expr bias);
+
 // act(x) in x's type (f32 or f64; act != custom). f32 from the hardware approximations, inline:
 // ex2.approx, lg2.approx, div.approx, and erfc by Abramowitz & Stegun 7.1.26 (|error| <= 1.5e-7),
 // so that no epilogue calls a library function (ptxas keeps such calls, ~128 per thread, with a
