@@ -111,8 +111,9 @@ EmuCounters emu_run(const EmuRunRequest &request) {
     device::ParamBuffer params(info);
     std::vector<BoundBuffer> buffers = bind_arguments(device, info, request, params);
     if (request.on_progress) {
+      // The callback runs during launch(), after this block: it keeps its own copy of the start.
       const auto start = std::chrono::steady_clock::now();
-      device.set_progress([&](uint64_t done, uint64_t total) {
+      device.set_progress([&request, start](uint64_t done, uint64_t total) {
         Progress progress;
         progress.what = "blocks";
         progress.done = done;
