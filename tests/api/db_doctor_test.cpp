@@ -4,6 +4,7 @@
 #include "tcjit/db.hpp"
 #include "tcjit/doctor.hpp"
 #include "tcjit/tcjit.hpp"
+#include "tests/api/expect_error.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -17,16 +18,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Runs `f`, which must throw tcjit::Error of `code` whose problem() holds `needle`.
-template <class F> void expect_error(F f, tcjit::ErrorCode code, const std::string &needle) {
-  try {
-    f();
-    ADD_FAILURE() << "no tcjit::Error thrown (expected: " << needle << ")";
-  } catch (const tcjit::Error &e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(e.problem().find(needle), std::string::npos) << e.what();
-  }
-}
+using tcjit::testing::expect_error;
 
 class DbApi : public ::testing::Test {
 protected:

@@ -3,6 +3,7 @@
 // headers: an embedding application sees nothing else.
 #include "tcjit/tcjit.hpp"
 #include "tcjit/tools.hpp"
+#include "tests/api/expect_error.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -26,16 +27,7 @@ tcjit::OpSpec spec_of(const char *text) {
   return tcjit::parse_ops(text).at(0).spec;
 }
 
-// Runs `f`, which must throw tcjit::Error of `code` whose problem() holds `needle`.
-template <class F> void expect_error(F f, tcjit::ErrorCode code, const std::string &needle) {
-  try {
-    f();
-    ADD_FAILURE() << "no tcjit::Error thrown (expected: " << needle << ")";
-  } catch (const tcjit::Error &e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    EXPECT_NE(e.problem().find(needle), std::string::npos) << e.what();
-  }
-}
+using tcjit::testing::expect_error;
 
 class ToolsApi : public ::testing::Test {
 protected:
