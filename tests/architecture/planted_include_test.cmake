@@ -1,7 +1,7 @@
 # cmake -DCHECKER=... -DSOURCE=<repo> -DWORK=<dir> -P planted_include_test.cmake
 # Copies the layered folders of SOURCE to WORK, plants an upward include in a compiler source, and
 # expects check_layers to fail naming that file, line, header and rule; then plants a folder cycle
-# (compiler/dsl <-> compiler/spec) and expects it named too.
+# (compiler/dsl <-> compiler/spec) and a header cycle, and expects each named too.
 file(REMOVE_RECURSE ${WORK})
 foreach(dir IN ITEMS support compiler runtime kernels_db engine tuner api cli include)
   file(COPY ${SOURCE}/${dir} DESTINATION ${WORK})
@@ -36,4 +36,14 @@ string(FIND "${out}" "folder cycle: compiler/dsl/, compiler/spec/" at)
 if(at EQUAL -1)
   message(FATAL_ERROR "check_layers did not name the folder cycle:\n${out}")
 endif()
-message(STATUS "check_layers refused both plants")
+file(WRITE ${WORK}/compiler/spec/shape.h "${text}")
+
+# A header cycle inside one folder: diagnostic.h includes parser.h, which includes diagnostic.h.
+file(READ ${WORK}/compiler/dsl/diagnostic.h text)
+file(WRITE ${WORK}/compiler/dsl/diagnostic.h "#include \"compiler/dsl/parser.h\"\n${text}")
+execute_process(COMMAND ${CHECKER} ${WORK} RESULT_VARIABLE rc OUTPUT_VARIABLE out)
+string(FIND "${out}" "header cycle: compiler/dsl/diagnostic.h, compiler/dsl/parser.h" at)
+if(NOT rc EQUAL 1 OR at EQUAL -1)
+  message(FATAL_ERROR "check_layers did not name the header cycle (exit ${rc}):\n${out}")
+endif()
+message(STATUS "check_layers refused every plant")
