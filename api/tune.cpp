@@ -8,6 +8,7 @@
 #include "compiler/spec/shape.h"
 #include "compiler/target/arch.h"
 #include "engine/kernel_cache.h"
+#include "kernels_db/clock.h"
 #include "kernels_db/kernels_db.h"
 #include "kernels_db/record_json.h"
 #include "runtime/device_factory.h"
@@ -28,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 namespace tcjit {
 
@@ -75,7 +77,8 @@ const char *provenance_word(kernels_db::ProvenanceKind k) {
 
 std::string how_obtained(const tuner::TuneResult &r, const std::string &measurer) {
   if (r.already_tuned)
-    return "already tuned (" + std::to_string(r.reused) + " results)";
+    return std::string(r.tuned_elsewhere ? "tuned by another process" : "already tuned") + " (" +
+           std::to_string(r.reused) + " results)";
   std::string how = measurer + ", " + std::to_string(r.measured + r.reused) + " of " +
                     std::to_string(r.space_size) + " configs";
   if (r.reused)
@@ -269,14 +272,71 @@ std::vector<Problem> workload_problems(const std::vector<WorkloadEntry> &ops,
   return problems;
 }
 
+// Tunes sizes `which` of `p` (its one task when concrete) into out.results (one per task), until
+// topt.stop is set; returns those that another process is tuning (left, unless
+// topt.wait_for_claim). `note` hears why a claim could not be taken.
+std::vector<size_t> tune_sizes(const Problem &p, const std::vector<size_t> &which,
+                               const tuner::TuneOptions &topt, kernels_db::KernelsDb &db,
+                               ProblemOutcome &out,
+                               const std::function<void(const std::string &)> &note) {
+  std::vector<size_t> held;
+  for (size_t s : which) {
+    out.results[s] = tuner::tune_problem(p.sizes.empty() ? p.task : p.sizes[s], topt, &db);
+    if (!out.results[s].claim_note.empty())
+      note(out.results[s].claim_note);
+    if (out.results[s].claimed_elsewhere)
+      held.push_back(s);
+    if (*topt.stop) {
+      if (!topt.wait_for_claim) // (pass 1: every size) the sizes not reached are not reported
+        out.results.resize(s + 1);
+      break;
+    }
+  }
+  return held;
+}
+
+// The finished event's sentence for a problem whose sizes are all tuned; counts a failure.
+std::string finish_problem(const Problem &p, ProblemOutcome &out, bool stopped,
+                           kernels_db::KernelsDb &db, TuneReport &report) {
+  if (!p.sizes.empty() && !stopped)
+    out.dispatch_entries = tuner::store_dispatch_table(p.task, p.sizes, out.results, db);
+  const tuner::TuneResult &last = out.results.back();
+  std::string text;
+  if (last.best)
+    text = "best " + codegen::to_string(*last.best) + ", " + how_obtained(last, report.measurer);
+  else if (last.space_size == 0 && !last.already_tuned)
+    text = "no legal config: every one of " + std::to_string(last.pruned) + " was pruned (" +
+           last.pruned_summary + ")";
+  else
+    text = "no usable config (" + how_obtained(last, report.measurer) + ")";
+  if (last.best && last.pruned > 0)
+    text += "; pruned " + std::to_string(last.pruned) + ": " + last.pruned_summary;
+  for (const tuner::TuneResult &r : out.results)
+    if (!r.best && !r.interrupted) {
+      ++report.failed;
+      break;
+    }
+  return text;
+}
+
+// "process 1234" (or "another process" when it wrote no pid).
+std::string holder_name(const std::vector<tuner::TuneResult> &results,
+                        const std::vector<size_t> &held) {
+  for (size_t s : held)
+    if (!results[s].claim_holder.empty())
+      return "process " + results[s].claim_holder;
+  return "another process";
+}
+
 // Tunes problems[mine[0]], problems[mine[1]], ... in that order into `db` until `topt.stop` is set,
 // reporting each (started, progress, finished) through `emit`; counts the failed in `report`.
+// A problem another process is tuning (its claim, tune_claims.h) is left until the others are done,
+// then waited for: it is found tuned by that process, or resumed where it stopped.
 std::vector<ProblemOutcome> tune_problems(const std::vector<Problem> &problems,
                                           const std::vector<size_t> &mine, tuner::TuneOptions topt,
                                           kernels_db::KernelsDb &db, TuneReport &report,
                                           const std::function<void(TuneEvent)> &emit) {
   const std::atomic<bool> &stop = *topt.stop;
-  std::vector<ProblemOutcome> outcomes;
   TuneEvent current;
   topt.on_progress = [&](const tuner::TuneProgress &p) {
     TuneEvent e = current;
@@ -291,54 +351,81 @@ std::vector<ProblemOutcome> tune_problems(const std::vector<Problem> &problems,
     e.elapsed_seconds = p.elapsed_seconds;
     emit(e);
   };
-  for (size_t i = 0; i < mine.size() && !stop; ++i) {
-    const Problem &p = problems[mine[i]];
-    ProblemOutcome out;
-    out.problem = &p;
-    current = TuneEvent{};
-    current.index = i + 1;
-    current.count = mine.size();
-    current.name = p.name;
-    TuneEvent started = current;
-    started.kind = TuneEvent::Kind::started;
-    emit(started);
-    TuneEvent finished = current;
-    finished.kind = TuneEvent::Kind::finished;
-    try {
-      const std::vector<tuner::TuneTask> tasks =
-          p.sizes.empty() ? std::vector<tuner::TuneTask>{p.task} : p.sizes;
-      for (const tuner::TuneTask &t : tasks) {
-        out.results.push_back(tuner::tune_problem(t, topt, &db));
-        if (stop)
-          break;
+  auto say = [&](const std::string &text) {
+    TuneEvent e;
+    e.kind = TuneEvent::Kind::setup;
+    e.text = text;
+    emit(e);
+  };
+  std::set<std::string> noted; // each note once
+  auto note = [&](const std::string &text) {
+    if (noted.insert(text).second)
+      say("note: " + text);
+  };
+  auto label = [&](size_t i) {
+    return "[" + std::to_string(i + 1) + "/" + std::to_string(mine.size()) + "] " +
+           problems[mine[i]].name;
+  };
+  std::vector<std::optional<ProblemOutcome>> outcomes(mine.size());
+  std::vector<std::pair<size_t, std::vector<size_t>>> later; // (position, sizes held elsewhere)
+  // Pass 1 runs every size of every problem, pass 2 the sizes that were held by another process.
+  for (int pass = 1; pass <= 2 && !stop; ++pass) {
+    topt.wait_for_claim = pass == 2;
+    const size_t count = pass == 1 ? mine.size() : later.size();
+    for (size_t n = 0; n < count && !stop; ++n) {
+      const size_t i = pass == 1 ? n : later[n].first;
+      const Problem &p = problems[mine[i]];
+      current = TuneEvent{};
+      current.index = i + 1;
+      current.count = mine.size();
+      current.name = p.name;
+      std::vector<size_t> which(std::max<size_t>(1, p.sizes.size()));
+      if (pass == 1) {
+        for (size_t s = 0; s < which.size(); ++s)
+          which[s] = s;
+        outcomes[i] = ProblemOutcome{};
+        outcomes[i]->problem = &p;
+        outcomes[i]->results.resize(which.size());
+        TuneEvent started = current;
+        started.kind = TuneEvent::Kind::started;
+        emit(started);
+      } else {
+        which = later[n].second;
+        say(label(i) + ": waiting for " + holder_name(outcomes[i]->results, which) +
+            ", which is tuning it");
       }
-      if (!p.sizes.empty() && !stop)
-        out.dispatch_entries = tuner::store_dispatch_table(p.task, p.sizes, out.results, db);
-      const tuner::TuneResult &last = out.results.back();
-      if (last.best)
-        finished.text =
-            "best " + codegen::to_string(*last.best) + ", " + how_obtained(last, report.measurer);
-      else if (last.space_size == 0 && !last.already_tuned)
-        finished.text = "no legal config: every one of " + std::to_string(last.pruned) +
-                        " was pruned (" + last.pruned_summary + ")";
-      else
-        finished.text = "no usable config (" + how_obtained(last, report.measurer) + ")";
-      if (last.best && last.pruned > 0)
-        finished.text += "; pruned " + std::to_string(last.pruned) + ": " + last.pruned_summary;
-      for (const tuner::TuneResult &r : out.results)
-        if (!r.best && !r.interrupted) {
-          ++report.failed;
-          break;
+      ProblemOutcome &out = *outcomes[i];
+      TuneEvent finished = current;
+      finished.kind = TuneEvent::Kind::finished;
+      try {
+        const std::vector<size_t> held = tune_sizes(p, which, topt, db, out, note);
+        if (!held.empty() && !stop) { // pass 1 only: pass 2 waits
+          say(label(i) + ": " + holder_name(out.results, held) +
+              " is tuning it: coming back to it after the other problems");
+          later.emplace_back(i, held);
+          continue;
         }
-    } catch (const std::exception &e) { // the database, a spec the generator refuses, a device
-      out.error = e.what();
-      ++report.failed;
-      finished.text = "error: " + out.error;
+        if (!held.empty()) // stopped before it came back
+          break;
+        finished.text = finish_problem(p, out, stop, db, report);
+      } catch (const std::exception &e) { // the database, a spec the generator refuses, a device
+        out.error = e.what();
+        ++report.failed;
+        finished.text = "error: " + out.error;
+      }
+      emit(finished);
     }
-    emit(finished);
-    outcomes.push_back(std::move(out));
   }
-  return outcomes;
+  std::vector<ProblemOutcome> reported; // the problems finished (or stopped while tuned)
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    if (!outcomes[i])
+      continue;
+    const bool held = std::any_of(outcomes[i]->results.begin(), outcomes[i]->results.end(),
+                                  [](const tuner::TuneResult &r) { return r.claimed_elsewhere; });
+    if (!held || !outcomes[i]->error.empty())
+      reported.push_back(std::move(*outcomes[i]));
+  }
+  return reported;
 }
 
 // The report's JSON (the array of `tcjit tune --json`) and its summary table.
@@ -366,6 +453,7 @@ void render_tune_report(const std::vector<ProblemOutcome> &outcomes, TuneReport 
 
 TuneReport tune_ops(const std::vector<WorkloadEntry> &ops, const TuneRequest &request) {
   const CheckedTuneRequest checked = check_tune_request(request);
+  const int64_t run_started_ms = kernels_db::now_unix_ms();
   std::string error;
   // The device measures (cuda) or probes and verifies (the emulator, for the model).
   std::unique_ptr<device::Device> dev;
@@ -449,6 +537,20 @@ TuneReport tune_ops(const std::vector<WorkloadEntry> &ops, const TuneRequest &re
   topt.measurer = measurer.get();
   topt.stop = request.stop ? request.stop : &never;
   topt.retune = request.retune;
+  topt.run_started_ms = run_started_ms;
+  // Concurrent tunes of this database do not repeat each other's work (tune_claims.h).
+  std::string no_claims;
+  const std::optional<tuner::ClaimDir> claims =
+      tuner::ClaimDir::open(tuner::claims_dir_of(db->path()), no_claims);
+  topt.claims = claims ? &*claims : nullptr;
+  if (!claims) {
+    TuneEvent note;
+    note.kind = TuneEvent::Kind::setup;
+    note.text = "note: " + no_claims +
+                ": tuning without claims (a concurrent tune of the same problems may repeat "
+                "their measurements)";
+    emit(note);
+  }
   const std::vector<ProblemOutcome> outcomes =
       tune_problems(problems, mine, topt, *db, report, emit);
   report.interrupted = *topt.stop;

@@ -66,17 +66,53 @@ Measurement measurement_of(const kernels_db::ResultRecord &r) {
 // The finished tune's winner: the config of the dispatch table this tuner version stored for the
 // problem (a tune stores it last, after the winner's kernel), with its result. nullptr when the
 // problem is not finished (never tuned, or stopped).
+// `decided_ms`: when that table was stored.
 const kernels_db::ResultRecord *finished_winner(kernels_db::KernelsDb &db, const TuneTask &task,
                                                 const std::string &version,
-                                                const std::vector<kernels_db::ResultRecord> &mine) {
+                                                const std::vector<kernels_db::ResultRecord> &mine,
+                                                int64_t &decided_ms) {
   const auto table = db.find_dispatch_table(task.key.text, task.arch, version);
   if (!table || table->entries.size() != 1)
     return nullptr;
+  decided_ms = table->created_ms;
   const std::string &config = table->entries.front().config_json; // both stored canonical
   for (const kernels_db::ResultRecord &r : mine)
     if (r.status == kernels_db::ResultStatus::ok && r.timing && r.config_json == config)
       return &r;
   return nullptr;
+}
+
+// Takes the problem's claim when `options` has a claims directory: `claim` held, or `result` says
+// why not (claimed elsewhere, stopped while waiting; a claim refused is noted and not needed).
+// Returns false when the problem must not be tuned now; `waited` when another process held it.
+bool claim_problem(const TuneTask &task, const std::string &version, const TuneOptions &options,
+                   Claim &claim, bool &waited, TuneResult &result) {
+  waited = false;
+  if (!options.claims)
+    return true;
+  const std::string name = claim_name(task.key.text, task.arch, version);
+  ClaimAttempt attempt = try_claim(*options.claims, name);
+  if (attempt.state == ClaimState::busy && options.wait_for_claim) {
+    waited = true;
+    attempt = wait_for_claim(*options.claims, name, options.stop);
+  }
+  switch (attempt.state) {
+  case ClaimState::taken: claim = std::move(attempt.claim); return true;
+  case ClaimState::refused:
+    result.claim_note = attempt.why + ": tuned without a claim (a concurrent tune of this problem "
+                                      "may repeat its measurements)";
+    return true;
+  case ClaimState::busy:
+    result.claimed_elsewhere = true;
+    result.claim_holder = attempt.holder;
+    return false;
+  case ClaimState::stopped: // still held by the other process
+    result.interrupted = true;
+    result.claimed_elsewhere = true;
+    result.claim_holder = attempt.holder;
+    return false;
+  }
+  return false;
 }
 
 // Marks the problem tuned: a dispatch table of one bucket that holds every size.
@@ -192,6 +228,13 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
                                               std::to_string(task.max_vec_b)
                                         : std::string());
   result.tuner_version = version;
+  Claim claim; // held until the decision is stored (released on return, or by the OS on a crash)
+  bool waited = false;
+  if (!claim_problem(task, version, options, claim, waited, result)) {
+    result.seconds = seconds_since(start);
+    return result;
+  }
+  const auto tuning_start = Clock::now(); // the wait for a claim is not the budget's
   const GpuModel &gpu = options.gpu ? *options.gpu : gpu_model_for_arch(task.arch);
 
   // What earlier runs of this tuner version stored.
@@ -202,9 +245,14 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
     for (kernels_db::ResultRecord &r : db->results(task.key.text))
       if (r.arch == task.arch && r.tuner_version == version)
         mine.push_back(std::move(r));
-    if (const kernels_db::ResultRecord *winner =
-            options.retune ? nullptr : finished_winner(*db, task, version, mine)) {
+    int64_t decided_ms = 0;
+    const kernels_db::ResultRecord *winner = finished_winner(*db, task, version, mine, decided_ms);
+    // --retune goes past a decision older than this run; one stored since was retuned during
+    // this run (by a concurrent tune of the problem, whose claim this one waited for).
+    const bool decided_since = options.run_started_ms > 0 && decided_ms >= options.run_started_ms;
+    if (winner && (!options.retune || decided_since)) {
       result.already_tuned = true;
+      result.tuned_elsewhere = waited && decided_since;
       result.best = engine::parse_config_json(winner->config_json);
       result.best_measurement = measurement_of(*winner);
       result.reused = mine.size();
@@ -251,7 +299,7 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
   const size_t hard_limit = limit == std::numeric_limits<size_t>::max() ? limit : limit * 4;
   size_t usable = 0;
   auto out_of_time = [&] {
-    return options.budget.seconds > 0 && seconds_since(start) >= options.budget.seconds;
+    return options.budget.seconds > 0 && seconds_since(tuning_start) >= options.budget.seconds;
   };
   auto stopped = [&] { return options.stop && options.stop->load(); };
 
@@ -345,7 +393,7 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
     progress.failed = result.failed;
     progress.best = result.best;
     progress.best_seconds = result.best ? result.best_measurement.seconds() : 0;
-    progress.elapsed_seconds = seconds_since(start);
+    progress.elapsed_seconds = seconds_since(tuning_start);
     if (options.on_progress)
       options.on_progress(progress);
   }

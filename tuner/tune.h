@@ -14,6 +14,12 @@
 // later run with the same tuner version skips the configs already stored and the problems already
 // finished. Stopping (the `stop` flag, e.g. from SIGINT) ends after the candidate being measured,
 // leaving the database consistent.
+//
+// Concurrent tunes of one database (`claims`, tune_claims.h): a problem is tuned under a claim
+// taken before anything is read, held until its decision is stored and released however the
+// process ends. A problem another process holds is left (claimed_elsewhere) for the caller to come
+// back to with wait_for_claim, and then found tuned (tuned_elsewhere) or resumed where that
+// process stopped, never measured twice.
 #pragma once
 
 #include "compiler/codegen/plan/tile_config.h"
@@ -22,6 +28,7 @@
 #include "tuner/perf_model.h"
 #include "tuner/search_space.h"
 #include "tuner/strategy.h"
+#include "tuner/tune_claims.h"
 
 #include <atomic>
 #include <functional>
@@ -63,6 +70,14 @@ struct TuneOptions {
   // caps still apply.
   std::optional<SpaceOptions> space;
   std::function<void(const TuneProgress &)> on_progress; // after each candidate
+  // A claim per problem in this directory (null: none, as with a database of one tuner).
+  const ClaimDir *claims = nullptr;
+  // A problem claimed by another process: false = leave it (claimed_elsewhere), true = wait for
+  // the claim (stop still stops the wait).
+  bool wait_for_claim = false;
+  // When the run began (Unix ms; 0 = unknown). With `retune`, a decision stored at or after it
+  // (by a concurrent tune of the same problem) is kept: the problem counts as retuned by it.
+  int64_t run_started_ms = 0;
 };
 
 struct CandidateOutcome {
@@ -75,6 +90,12 @@ struct CandidateOutcome {
 struct TuneResult {
   bool already_tuned = false; // a finished tune with this tuner version was found: nothing run
   bool interrupted = false;   // stopped by the flag before the strategy or budget ended
+  // Another process holds the problem's claim (wait_for_claim false): nothing was read or run.
+  bool claimed_elsewhere = false;
+  std::string claim_holder; // claimed_elsewhere: its pid, when known
+  // already_tuned by another process during this run (this one waited for its claim).
+  bool tuned_elsewhere = false;
+  std::string claim_note; // the claim could not be taken (why): the problem was tuned unclaimed
   std::optional<codegen::TileConfig> best;
   Measurement best_measurement;
   size_t space_size = 0, pruned = 0;
