@@ -275,16 +275,22 @@ std::vector<Problem> workload_problems(const std::vector<WorkloadEntry> &ops,
 // Tunes sizes `which` of `p` (its one task when concrete) into out.results (one per task), until
 // topt.stop is set; returns those that another process is tuning (left, unless
 // topt.wait_for_claim). `note` hears why a claim could not be taken.
+// `tuned_here`: the keys this run tuned itself (a size range's sizes may repeat another problem).
 std::vector<size_t> tune_sizes(const Problem &p, const std::vector<size_t> &which,
                                const tuner::TuneOptions &topt, kernels_db::KernelsDb &db,
-                               ProblemOutcome &out,
+                               ProblemOutcome &out, std::set<std::string> &tuned_here,
                                const std::function<void(const std::string &)> &note) {
   std::vector<size_t> held;
   for (size_t s : which) {
-    out.results[s] = tuner::tune_problem(p.sizes.empty() ? p.task : p.sizes[s], topt, &db);
-    if (!out.results[s].claim_note.empty())
-      note(out.results[s].claim_note);
-    if (out.results[s].claimed_elsewhere)
+    const tuner::TuneTask &task = p.sizes.empty() ? p.task : p.sizes[s];
+    tuner::TuneResult &r = out.results[s] = tuner::tune_problem(task, topt, &db);
+    if (r.tuned_elsewhere && tuned_here.count(task.key.text))
+      r.tuned_elsewhere = false;
+    if (!r.claimed_elsewhere && !r.already_tuned)
+      tuned_here.insert(task.key.text);
+    if (!r.claim_note.empty())
+      note(r.claim_note);
+    if (r.claimed_elsewhere)
       held.push_back(s);
     if (*topt.stop) {
       if (!topt.wait_for_claim) // (pass 1: every size) the sizes not reached are not reported
@@ -357,7 +363,8 @@ std::vector<ProblemOutcome> tune_problems(const std::vector<Problem> &problems,
     e.text = text;
     emit(e);
   };
-  std::set<std::string> noted; // each note once
+  std::set<std::string> tuned_here; // the keys this run tuned
+  std::set<std::string> noted;      // each note once
   auto note = [&](const std::string &text) {
     if (noted.insert(text).second)
       say("note: " + text);
@@ -398,7 +405,7 @@ std::vector<ProblemOutcome> tune_problems(const std::vector<Problem> &problems,
       TuneEvent finished = current;
       finished.kind = TuneEvent::Kind::finished;
       try {
-        const std::vector<size_t> held = tune_sizes(p, which, topt, db, out, note);
+        const std::vector<size_t> held = tune_sizes(p, which, topt, db, out, tuned_here, note);
         if (!held.empty() && !stop) { // pass 1 only: pass 2 waits
           say(label(i) + ": " + holder_name(out.results, held) +
               " is tuning it: coming back to it after the other problems");

@@ -252,7 +252,7 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
     const bool decided_since = options.run_started_ms > 0 && decided_ms >= options.run_started_ms;
     if (winner && (!options.retune || decided_since)) {
       result.already_tuned = true;
-      result.tuned_elsewhere = waited && decided_since;
+      result.tuned_elsewhere = decided_since;
       result.best = engine::parse_config_json(winner->config_json);
       result.best_measurement = measurement_of(*winner);
       result.reused = mine.size();

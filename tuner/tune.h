@@ -93,7 +93,8 @@ struct TuneResult {
   // Another process holds the problem's claim (wait_for_claim false): nothing was read or run.
   bool claimed_elsewhere = false;
   std::string claim_holder; // claimed_elsewhere: its pid, when known
-  // already_tuned by another process during this run (this one waited for its claim).
+  // already_tuned by a decision stored since run_started_ms: by another process (one whose claim
+  // this run found held), unless this run tuned the same problem before (the caller knows).
   bool tuned_elsewhere = false;
   std::string claim_note; // the claim could not be taken (why): the problem was tuned unclaimed
   std::optional<codegen::TileConfig> best;
