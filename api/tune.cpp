@@ -1,6 +1,7 @@
 // tune_ops (include/tcjit/tools.hpp) and `tcjit tune`: offline tuning of a workload into the
 // kernel database (tuner/tune.h) — the device or a replay as the measurer, one problem per
-// distinct key, heaviest first, sharding, resumption, the summary table and the JSON.
+// distinct key, heaviest first, sharding, resumption, claims against concurrent tunes of the same
+// problems (tuner/tune_claims.h), the summary table and the JSON.
 #include "tcjit/tools.hpp"
 
 #include "compiler/spec/printer.h"
