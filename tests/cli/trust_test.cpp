@@ -2,6 +2,7 @@
 // cubin and SHA-256 consistent), a damaged PTX, a database copied from another user and a
 // read-only shared cache all end in a verified run.
 #include "kernels_db/sha256.h"
+#include "kernels_db/trust_key.h"
 #include "run_tool.h"
 
 #include <gtest/gtest.h>
@@ -130,6 +131,57 @@ TEST_F(Trust, ADamagedStoredPtxNeverFailsTheRun) {
   EXPECT_NE(second.err.find("warning"), std::string::npos) << all(second);
   EXPECT_NE(second.err.find("discarded"), std::string::npos) << all(second);
   EXPECT_NE(second.out.find("result:   ok"), std::string::npos) << second.out;
+}
+
+// The stored binary as kernels_db reads it (the fields its MAC covers).
+kernels_db::BinaryRecord stored_binary(const std::string &file) {
+  kernels_db::BinaryRecord binary;
+  sqlite3 *raw = nullptr;
+  EXPECT_EQ(sqlite3_open(file.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt *statement = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(raw,
+                               "SELECT p.key_text, b.config_json, b.arch, b.toolkit_version, "
+                               "b.compiler_version, b.ptx, b.cubin, b.resources_json, "
+                               "b.compile_options FROM binaries b JOIN problems p "
+                               "ON p.id = b.problem_id",
+                               -1, &statement, nullptr),
+            SQLITE_OK);
+  EXPECT_EQ(sqlite3_step(statement), SQLITE_ROW);
+  auto text = [&](int column) {
+    return std::string(reinterpret_cast<const char *>(sqlite3_column_text(statement, column)));
+  };
+  binary.key = {text(0), text(1), text(2), text(3), text(4)};
+  binary.ptx = text(5);
+  const auto *cubin = static_cast<const uint8_t *>(sqlite3_column_blob(statement, 6));
+  binary.cubin.assign(cubin, cubin + sqlite3_column_bytes(statement, 6));
+  binary.resources_json = text(7);
+  binary.compile_options = text(8);
+  sqlite3_finalize(statement);
+  sqlite3_close(raw);
+  return binary;
+}
+
+// A kernel with a valid MAC (this user's) whose PTX does not load: set aside, compiled again.
+TEST_F(Trust, ATrustedKernelThatDoesNotLoadIsSetAside) {
+  const ToolResult first = run("alice");
+  ASSERT_EQ(first.exit_code, 0) << all(first);
+  kernels_db::BinaryRecord binary = stored_binary(db_file());
+  const size_t at = binary.ptx.find("%rd1,");
+  ASSERT_NE(at, std::string::npos);
+  binary.ptx.replace(at, 5, "%rd9999,");
+  std::string quoted;
+  for (const char c : binary.ptx)
+    quoted += c == '\'' ? std::string("''") : std::string(1, c);
+  const std::string key = read_file(dir_ / "alice.key");
+  sql("UPDATE binaries SET ptx = '" + quoted + "', mac = '" + kernels_db::binary_mac(key, binary) +
+      "'");
+  const ToolResult second = run("alice");
+  EXPECT_EQ(second.exit_code, 0) << all(second);
+  EXPECT_NE(second.err.find("does not load"), std::string::npos) << all(second);
+  EXPECT_NE(second.err.find("set aside (its row deleted), compiled again"), std::string::npos)
+      << all(second);
+  EXPECT_NE(second.out.find("result:   ok"), std::string::npos) << second.out;
+  EXPECT_EQ(stored_binary(db_file()).ptx.find("%rd9999"), std::string::npos);
 }
 
 TEST_F(Trust, ADatabaseFromAnotherUsersKeyIsRebuilt) {
