@@ -142,6 +142,10 @@ std::optional<FreshKernel> compile_candidates(const OpSpec &spec,
     fallbacks += (fallbacks.empty() ? "" : "; ") + codegen::to_string(candidate) + " needs " +
                  std::to_string(bad) + " B of spills and stack";
   }
+  if (!best) {
+    out.errors.push_back("no config to compile");
+    return std::nullopt;
+  }
   best->compile_ms = compile_ms;
   best->fallbacks = std::move(fallbacks);
   return best;
