@@ -337,11 +337,16 @@ Operation Runtime::prepare(const OpSpec &spec) {
             "` or `tcjit tune`), or open the runtime with MissPolicy::heuristic");
 
   // A tune stores its winner's kernel, so the lookup after it is a database hit: still tuned now.
-  const Origin origin = tuned == Origin::tuned_now                        ? Origin::tuned_now
-                        : served.origin == engine::KernelOrigin::database ? Origin::database
-                                                                          : Origin::compiled_now;
+  Origin origin = tuned == Origin::tuned_now                        ? Origin::tuned_now
+                  : served.origin == engine::KernelOrigin::database ? Origin::database
+                                                                    : Origin::compiled_now;
+  const Runtime::Impl::Recompile recompile = rt.recompile_for(spec, key, request);
   std::shared_ptr<const SharedKernel> kernel =
-      rt.load(std::move(served), rt.recompile_for(spec, key, request));
+      rt.load(std::move(served), [&](const engine::ServedKernel &failed, const std::string &why) {
+        if (origin == Origin::database)
+          origin = Origin::compiled_now; // the stored kernel did not load
+        return recompile(failed, why);
+      });
   if (!default_id.empty() && default_id != kernel->identity) { // the first spilled: a fallback
     std::lock_guard lock(rt.map_mutex);
     rt.kernels.emplace(default_id, kernel);
