@@ -19,7 +19,7 @@ namespace {
 
 const std::string kSpec = shell_quote("gemm m=32 n=32 k=32 a=f16 b=f16:col c=f16 acc=f32");
 
-class Trust : public ::testing::Test {
+class RunTrust : public ::testing::Test {
 protected:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
@@ -73,7 +73,7 @@ void read_binary(const std::string &file, std::string &ptx, std::string &arch) {
   sqlite3_close(raw);
 }
 
-TEST_F(Trust, APlantedKernelWithConsistentHashesIsNotServed) {
+TEST_F(RunTrust, APlantedKernelWithConsistentHashesIsNotServed) {
   const ToolResult first = run("alice");
   ASSERT_EQ(first.exit_code, 0) << all(first);
   std::string ptx, arch;
@@ -122,7 +122,7 @@ TEST_F(Trust, APlantedKernelWithConsistentHashesIsNotServed) {
   EXPECT_EQ(all(third).find("discarded"), std::string::npos) << all(third);
 }
 
-TEST_F(Trust, ADamagedStoredPtxNeverFailsTheRun) {
+TEST_F(RunTrust, ADamagedStoredPtxNeverFailsTheRun) {
   const ToolResult first = run("alice");
   ASSERT_EQ(first.exit_code, 0) << all(first);
   sql("UPDATE binaries SET ptx = replace(ptx, '%rd1,', '%rd9999,')");
@@ -162,7 +162,7 @@ kernels_db::BinaryRecord stored_binary(const std::string &file) {
 }
 
 // A kernel with a valid MAC (this user's) whose PTX does not load: set aside, compiled again.
-TEST_F(Trust, ATrustedKernelThatDoesNotLoadIsSetAside) {
+TEST_F(RunTrust, ATrustedKernelThatDoesNotLoadIsSetAside) {
   const ToolResult first = run("alice");
   ASSERT_EQ(first.exit_code, 0) << all(first);
   kernels_db::BinaryRecord binary = stored_binary(db_file());
@@ -184,7 +184,7 @@ TEST_F(Trust, ATrustedKernelThatDoesNotLoadIsSetAside) {
   EXPECT_EQ(stored_binary(db_file()).ptx.find("%rd9999"), std::string::npos);
 }
 
-TEST_F(Trust, ADatabaseFromAnotherUsersKeyIsRebuilt) {
+TEST_F(RunTrust, ADatabaseFromAnotherUsersKeyIsRebuilt) {
   const ToolResult alice = run("alice");
   ASSERT_EQ(alice.exit_code, 0) << all(alice);
   const ToolResult bob = run("bob");
@@ -197,7 +197,7 @@ TEST_F(Trust, ADatabaseFromAnotherUsersKeyIsRebuilt) {
   EXPECT_EQ(again.out.find("rebuilt"), std::string::npos) << again.out;
 }
 
-TEST_F(Trust, AReadOnlySharedCacheIsUsedAndNothingRecorded) {
+TEST_F(RunTrust, AReadOnlySharedCacheIsUsedAndNothingRecorded) {
   const ToolResult alice = run("alice");
   ASSERT_EQ(alice.exit_code, 0) << all(alice);
   const auto before = std::filesystem::last_write_time(db_file());
