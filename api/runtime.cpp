@@ -13,6 +13,7 @@
 #include "compiler/dsl/parser.h"
 #include "compiler/spec/printer.h"
 #include "compiler/spec/shape.h"
+#include "engine/kernel_launch.h"
 #include "engine/kernel_records.h"
 #include "runtime/device_factory.h"
 #include "tcjit/tools.hpp"
@@ -78,10 +79,49 @@ std::shared_ptr<const SharedKernel> Runtime::Impl::find_kernel(const std::string
   return it == kernels.end() ? nullptr : it->second;
 }
 
-std::shared_ptr<const SharedKernel> Runtime::Impl::load(engine::ServedKernel &&source) {
+Runtime::Impl::Recompile Runtime::Impl::recompile_for(const OpSpec &spec, const ProblemKey &key,
+                                                      const engine::KernelRequest &request) {
+  return [this, spec, key, request](const engine::ServedKernel &failed, const std::string &why) {
+    engine::KernelRequest again = request;
+    again.use_stored = false;
+    again.compile_on_miss = true;
+    again.config = failed.kernel.config;
+    again.chosen.clear();
+    try {
+      // The runtime has no warning channel: the row is deleted, the kernel compiled again.
+      (void)engine::set_aside_stored_kernel(failed, key, request, db ? &*db : nullptr, why);
+      return tuner::serve_kernel(spec, key, again, db ? &*db : nullptr);
+    } catch (const kernels_db::DbError &e) {
+      throw Error(ErrorCode::database, e.what(), "prepare",
+                  "check the database (`tcjit db check`)");
+    }
+  };
+}
+
+std::shared_ptr<const SharedKernel> Runtime::Impl::load(engine::ServedKernel &&source,
+                                                        const Recompile &recompile) {
   const std::string identity = codegen::kernel_identity(source.kernel.plan);
   if (auto kernel = find_kernel(identity))
     return kernel;
+  if (source.origin == engine::KernelOrigin::database && recompile) {
+    // A stored kernel that does not load never fails: set aside and compiled again.
+    std::string why;
+    {
+      std::lock_guard device_lock(device->mutex);
+      try {
+        const engine::LoadedKernel probe =
+            engine::load_kernel(*device->device, source.kernel, source.cubin);
+        device->device->unload_module(probe.module);
+      } catch (const device::DeviceError &e) {
+        why = e.what();
+      }
+    }
+    if (!why.empty()) {
+      source = recompile(source, why);
+      if (!source.ok())
+        throw api::served_kernel_error(source, "prepare", ErrorCode::internal);
+    }
+  }
   auto loaded = std::make_shared<SharedKernel>();
   loaded->identity = identity;
   loaded->kernel = std::move(source.kernel);
@@ -136,7 +176,8 @@ void Runtime::Impl::load_dispatch(Operation::State &state) {
       state.dispatch_kernels.clear();
       return;
     }
-    state.dispatch_kernels.push_back(load(std::move(source)));
+    state.dispatch_kernels.push_back(
+        load(std::move(source), recompile_for(state.spec, state.key, request)));
   }
 }
 
@@ -184,8 +225,13 @@ Runtime::Runtime(const RuntimeOptions &options) : impl_(std::make_unique<Impl>()
   impl_->tf32_off = tf32_disabled_by_environment();
   if (options.use_database) {
     try {
-      impl_->db = options.db_path.empty() ? kernels_db::KernelsDb::open_default()
-                                          : kernels_db::KernelsDb::open(options.db_path);
+      // A database this process cannot write (a team's shared cache) is used read-only: its
+      // decisions are followed, its kernels rebuilt in memory, nothing recorded.
+      kernels_db::OpenOptions open_options;
+      open_options.read_only_if_not_writable = true;
+      impl_->db = options.db_path.empty()
+                      ? kernels_db::KernelsDb::open_default(open_options)
+                      : kernels_db::KernelsDb::open(options.db_path, open_options);
     } catch (const kernels_db::DbError &e) {
       throw Error(ErrorCode::database, e.what(), "Runtime",
                   "check RuntimeOptions::db_path / $TCJIT_DB, or set use_database = false");
@@ -250,7 +296,8 @@ Operation Runtime::prepare(const OpSpec &spec) {
   }
   // Tuning is for concrete problems not tuned yet (a symbolic spec takes the default chooser's
   // config, chosen at nominal sizes).
-  const bool tunable = tuned_note.empty() && is_concrete(spec);
+  // A read-only database (a shared cache) records nothing: no tuning either.
+  const bool tunable = tuned_note.empty() && is_concrete(spec) && !(rt.db && rt.db->read_only());
   const bool background = tunable && rt.options.on_miss == MissPolicy::background;
   Origin tuned = Origin::compiled_now;
   if (tunable && rt.options.on_miss == MissPolicy::tune) {
@@ -290,10 +337,16 @@ Operation Runtime::prepare(const OpSpec &spec) {
             "` or `tcjit tune`), or open the runtime with MissPolicy::heuristic");
 
   // A tune stores its winner's kernel, so the lookup after it is a database hit: still tuned now.
-  const Origin origin = tuned == Origin::tuned_now                        ? Origin::tuned_now
-                        : served.origin == engine::KernelOrigin::database ? Origin::database
-                                                                          : Origin::compiled_now;
-  std::shared_ptr<const SharedKernel> kernel = rt.load(std::move(served));
+  Origin origin = tuned == Origin::tuned_now                        ? Origin::tuned_now
+                  : served.origin == engine::KernelOrigin::database ? Origin::database
+                                                                    : Origin::compiled_now;
+  const Runtime::Impl::Recompile recompile = rt.recompile_for(spec, key, request);
+  std::shared_ptr<const SharedKernel> kernel =
+      rt.load(std::move(served), [&](const engine::ServedKernel &failed, const std::string &why) {
+        if (origin == Origin::database)
+          origin = Origin::compiled_now; // the stored kernel did not load
+        return recompile(failed, why);
+      });
   if (!default_id.empty() && default_id != kernel->identity) { // the first spilled: a fallback
     std::lock_guard lock(rt.map_mutex);
     rt.kernels.emplace(default_id, kernel);

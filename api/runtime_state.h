@@ -22,6 +22,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -99,7 +100,16 @@ struct Runtime::Impl {
   std::shared_ptr<const Operation::State> find(const std::string &key_text);
   std::shared_ptr<const api::SharedKernel> find_kernel(const std::string &identity);
   // Loads the kernel of `source` into the device, or finds it loaded (by identity).
-  std::shared_ptr<const api::SharedKernel> load(engine::ServedKernel &&source);
+  // A kernel served from the database that does not load on the device is set aside and replaced
+  // by recompile(source, why) (when given).
+  using Recompile =
+      std::function<engine::ServedKernel(const engine::ServedKernel &, const std::string &)>;
+  std::shared_ptr<const api::SharedKernel> load(engine::ServedKernel &&source,
+                                                const Recompile &recompile = {});
+  // The recompile of a stored kernel of `spec` that does not load: its row set aside, compiled
+  // again with its config.
+  Recompile recompile_for(const OpSpec &spec, const ProblemKey &key,
+                          const engine::KernelRequest &request);
   // The dispatch table `tcjit tune` stored for a spec with size ranges, its kernels loaded; none
   // when there is no valid table (the spec's one kernel serves every size).
   void load_dispatch(Operation::State &state);

@@ -10,6 +10,7 @@
 #include "compiler/spec/problem_key.h"
 #include "compiler/spec/shape.h"
 #include "engine/kernel_cache.h"
+#include "engine/kernel_launch.h"
 #include "engine/kernel_records.h"
 #include "engine/verify_kernel.h"
 #include "kernels_db/record_json.h"
@@ -219,6 +220,18 @@ private:
   bool set_ = false;
 };
 
+// Why `served` does not load on `dev` ("" when it does): its PTX or cubin damaged, or not for
+// this device.
+std::string load_failure(device::Device &dev, const engine::ServedKernel &served) {
+  try {
+    const engine::LoadedKernel loaded = engine::load_kernel(dev, served.kernel, served.cubin);
+    dev.unload_module(loaded.module);
+  } catch (const device::DeviceError &e) {
+    return e.what();
+  }
+  return "";
+}
+
 } // namespace
 
 VerifyReport verify_on_device(device::Device &dev, kernels_db::KernelsDb *db,
@@ -286,6 +299,24 @@ VerifyReport verify_on_device(device::Device &dev, kernels_db::KernelsDb *db,
   }
   if (!served.ok())
     throw served_kernel_error(served, "verify", ErrorCode::unsupported);
+  if (served.origin == engine::KernelOrigin::database) {
+    // A stored kernel that does not load never fails the run: set aside and compiled again.
+    if (const std::string why = load_failure(dev, served); !why.empty()) {
+      std::vector<std::string> warnings = served.warnings;
+      warnings.push_back(engine::set_aside_stored_kernel(served, key, kernel_request, db, why));
+      kernel_request.use_stored = false;
+      kernel_request.config = served.kernel.config; // the config chosen, compiled now
+      try {
+        served = tuner::serve_kernel(spec, key, kernel_request, db);
+      } catch (const kernels_db::DbError &e) {
+        throw Error(ErrorCode::database, e.what(), "verify", "");
+      }
+      if (!served.ok())
+        throw served_kernel_error(served, "verify", ErrorCode::unsupported);
+      warnings.insert(warnings.end(), served.warnings.begin(), served.warnings.end());
+      served.warnings = std::move(warnings);
+    }
+  }
   report.warnings = served.warnings;
   report.config = codegen::to_string(served.kernel.config);
   report.kernel = served.kernel.plan.kernel_name;
@@ -356,14 +387,20 @@ VerifyReport verify_on_device(device::Device &dev, kernels_db::KernelsDb *db,
                      {"shared_bank_conflicts", c.shared_bank_conflicts},
                      {"global_load_efficiency", c.global_load_efficiency()}};
   }
-  if (db) {
+  const bool record = db && !db->read_only();
+  if (record) {
     try {
       db->put_result(verified_result(key, served.kernel.config, arch, info, check));
     } catch (const kernels_db::DbError &e) {
       throw Error(ErrorCode::database, e.what(), "verify", "");
     }
+  } else if (db) {
+    out.line("database: " + db->path() +
+             " is read-only (a shared cache): its decisions were "
+             "used, its kernels rebuilt in memory; nothing was recorded");
+    j["database"] = "read-only";
   }
-  report.recorded = db != nullptr;
+  report.recorded = record;
   j["recorded"] = report.recorded;
   report.ok = r.ok();
   if (!report.ok) {
@@ -374,7 +411,7 @@ VerifyReport verify_on_device(device::Device &dev, kernels_db::KernelsDb *db,
   } else {
     out.line(std::string("result:   ok") +
              (info.is_emulator ? ", verified on the emulator" : ", verified") +
-             (db ? " and recorded" : ""));
+             (record ? " and recorded" : ""));
     j["result"] = "ok";
   }
   report.text = out.text();

@@ -23,6 +23,9 @@ struct KernelRequest {
   bool tf32_off = false;                     // tf32_disabled_by_environment()
   std::optional<codegen::TileConfig> config; // nullopt: the configs in `chosen`
   bool compile_on_miss = true;               // false: a cache miss is an error
+  // false: the database's kernels are not looked at (one that did not load was set aside); the
+  // kernel is compiled now and stored in its place.
+  bool use_stored = true;
   // Which backend writes the kernel (part of the binary's key).
   codegen::Backend backend = codegen::Backend::llvm;
   // Else the configs to try, best first (the tuner's tuner::chosen_configs(), with its note): the
@@ -67,10 +70,25 @@ struct ServedKernel {
 std::string target_arch(std::string_view requested, const device::DeviceInfo &device,
                         std::string &error);
 
+// A kernel from the database is served as it is only when this user's tcjit stored it (its MAC is
+// valid, kernels_db/trust_key.h). A foreign one (imported, merged, copied from another user or
+// edited) is compiled again from the spec and its config: when its stored PTX is what this code
+// generator writes, it is "rebuilt" (the cubin built now is used); else it is "discarded" with a
+// warning. The compiled kernel is stored in its place, unless the database is read-only (then it
+// lives in this process only, and `how` says so). A foreign kernel is rebuilt even under
+// compile_on_miss = false (it is in the database; it is only checked).
+//
 // `spec` must be a valid, concrete GEMM or convolution and `key` its make_problem_key(spec,
 // request.arch, request.tf32_off). `db` may be null (no cache). Throws kernels_db::DbError when the
 // database fails; std::runtime_error when the environment is unusable (see codegen::compile_gemm).
 ServedKernel find_or_compile_kernel(const OpSpec &spec, const ProblemKey &key,
                                     const KernelRequest &request, kernels_db::KernelsDb *db);
+
+// After a kernel served from the database (origin database) failed to load on a device: deletes
+// its row when the database can be written and returns the warning to report ("... does not load
+// (WHY): set aside, compiled again"). Serve the request again with use_stored = false.
+std::string set_aside_stored_kernel(const ServedKernel &served, const ProblemKey &key,
+                                    const KernelRequest &request, kernels_db::KernelsDb *db,
+                                    const std::string &why);
 
 } // namespace tcjit::engine

@@ -25,18 +25,34 @@ struct BinaryQuery {
 };
 
 // Inserts or replaces the binary with the same BinaryKey. Computes cubin_sha256 itself (the
-// record's value is ignored). Throws DbError(not_found) when the problem is not stored.
-void upsert_binary(Connection &connection, const BinaryRecord &binary);
+// record's value is ignored) and, when `trust_key` is not empty, the row's MAC (binary_mac over the
+// stored, canonical values); an empty key stores the row without one (foreign). Throws
+// DbError(not_found) when the problem is not stored.
+void upsert_binary(Connection &connection, const BinaryRecord &binary,
+                   const std::string &trust_key = "");
+
+// Stores a binary that comes from elsewhere (import, merge): without a MAC, and never over a
+// stored binary of the same BinaryKey. Returns false when one was already stored. Throws
+// DbError(invalid_argument) for an empty PTX or a cubin that is neither empty (PTX only) nor an ELF
+// file, and DbError(not_found) when the problem is not stored.
+bool insert_foreign_binary(Connection &connection, const BinaryRecord &binary);
+
+// Deletes the binary of `key`; false when there was none.
+bool delete_binary(Connection &connection, const BinaryKey &key);
 
 // Visits the binaries matching `query` in order of preference until `visit` returns true.
-// Hashes are not verified here (see KernelsDb::find_binary).
+// Hashes are not verified here (see KernelsDb::find_binary); `trusted` is set when `trust_key` is
+// not empty and the row's MAC is binary_mac under it.
 void visit_binary_candidates(Connection &connection, const BinaryQuery &query,
-                             const std::function<bool(BinaryRecord &&)> &visit);
+                             const std::function<bool(BinaryRecord &&)> &visit,
+                             const std::string &trust_key = "");
 
 // Metadata of every binary of a problem, current or stale.
 std::vector<BinaryInfo> list_binaries(Connection &connection, std::string_view problem_key);
 
-// Reads a binary by its exact key (any versions), without hash verification.
-std::optional<BinaryRecord> read_binary(Connection &connection, const BinaryKey &key);
+// Reads a binary by its exact key (any versions), without hash verification; `trusted` as in
+// visit_binary_candidates.
+std::optional<BinaryRecord> read_binary(Connection &connection, const BinaryKey &key,
+                                        const std::string &trust_key = "");
 
 } // namespace tcjit::kernels_db

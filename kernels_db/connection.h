@@ -17,6 +17,10 @@ namespace tcjit::kernels_db {
 struct OpenOptions {
   bool create_if_missing = true; // false: a missing file is a DbError(not_found)
   bool read_only = false;
+  // KernelsDb::open only: open read-write when the file can be written, else read-only (an existing
+  // file that is not writable, in a directory that is not writable, or on a read-only file system:
+  // a team's shared cache). KernelsDb::read_only() tells which.
+  bool read_only_if_not_writable = false;
   std::chrono::milliseconds busy_timeout{10000};
 };
 

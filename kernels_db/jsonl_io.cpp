@@ -114,7 +114,8 @@ void import_record(Connection &connection, const std::string &line, TransferCoun
     ++counts.problems;
   } else if (type == "binary") {
     const BinaryRecord binary = binary_from_json(object);
-    // A stored cubin is only ever replaced by one that matches its hash.
+    // Checked before it is stored: a cubin that matches its hash, a PTX, an ELF cubin. Stored
+    // without a MAC (foreign: the runtime rebuilds it before use), never over a stored binary.
     if (binary.cubin_sha256.empty())
       throw DbError(DbErrorKind::invalid_argument,
                     "binary without a cubin_sha256 (the cubin cannot be verified)", "",
@@ -123,8 +124,8 @@ void import_record(Connection &connection, const std::string &line, TransferCoun
       throw DbError(DbErrorKind::invalid_argument,
                     "binary whose cubin does not match its cubin_sha256 (damaged)", "",
                     "export the binary again with `tcjit db export`");
-    upsert_binary(connection, binary);
-    ++counts.binaries;
+    if (insert_foreign_binary(connection, binary))
+      ++counts.binaries;
   } else if (type == "result") {
     if (insert_result(connection, result_from_json(object)))
       ++counts.results_added;

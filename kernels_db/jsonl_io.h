@@ -1,7 +1,7 @@
 // Export to and import from JSON Lines: one record a line, first a header line.
-//   {"type":"tcjit-kernels-db","schema":3}
+//   {"type":"tcjit-kernels-db","schema":4}   (imports of schema 1 to 4 exports work alike)
 //   {"type":"problem", ...problem_to_json}
-//   {"type":"binary", ...binary_to_json}   (cubin as base64)
+//   {"type":"binary", ...binary_to_json}   (cubin as base64; never the MAC)
 //   {"type":"result", ...result_to_json}
 //   {"type":"dispatch", ...dispatch_table_to_json}   (schema >= 3)
 #pragma once
@@ -47,10 +47,12 @@ TransferCounts export_jsonl(Connection &connection, std::ostream &out);
 // invalid_argument, nothing stored; a newer schema: DbError newer_schema). Every later record is
 // validated and stored on its own (a savepoint): one that is not JSON, nests deeper than
 // kMaxJsonDepth, has a field of the wrong type, refers to an unknown problem, or is a binary whose
-// cubin_sha256 is missing, empty or does not match its cubin, is not stored and is listed in
-// `rejected` with its line number and the reason; the good records are kept. Problems and
-// binaries are upserted, results added unless identical ones exist, dispatch tables replace the
-// stored table of the same (problem, arch, tuner version).
+// cubin_sha256 is missing, empty or does not match its cubin, whose PTX is empty or whose cubin is
+// not empty (PTX only) and not an ELF file, is not stored and is listed in `rejected` with its line
+// number and the reason; the good records are kept. Problems are upserted; binaries are stored
+// without a MAC (foreign) and never replace a stored binary of the same key (counted only when
+// stored); results added unless identical ones exist, dispatch tables replace the stored table of
+// the same (problem, arch, tuner version).
 TransferCounts import_jsonl(Connection &connection, std::istream &in);
 
 // The one reader of the JSON Lines export_jsonl writes, for import_jsonl and every other reader of

@@ -9,6 +9,10 @@
 #include "kernels_db/schema.h"
 #include "kernels_db/sha256.h"
 #include "kernels_db/transaction.h"
+#include "kernels_db/trust_key.h"
+
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <mutex>
 
@@ -19,6 +23,16 @@ struct KernelsDb::State {
   std::mutex connection_mutex; // guards `connection` (SQLite handles are not shared by threads)
   Connection connection;
   LookupCache cache;
+  bool read_only = false;
+  // This user's key, read (or created) at first need; key_warning is reported once.
+  std::once_flag key_once;
+  TrustKey key;
+  bool key_warning_reported = false;
+
+  const std::string &trust_key() {
+    std::call_once(key_once, [this] { key = load_or_create_trust_key(); });
+    return key.bytes;
+  }
 };
 
 KernelsDb::KernelsDb(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -45,9 +59,28 @@ void refuse_damaged_schema(Connection &connection) {
                           "and let tcjit rebuild it, or restore it from a `tcjit db export`");
 }
 
+// An existing database that this process cannot write: the file or its directory is not writable,
+// or the file system is mounted read-only.
+bool cannot_write(const std::filesystem::path &path) {
+  std::error_code ec;
+  if (path.string() == ":memory:" || !std::filesystem::is_regular_file(path, ec))
+    return false;
+  const std::filesystem::path parent =
+      path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+  struct statvfs fs {};
+  if (::statvfs(path.c_str(), &fs) == 0 && (fs.f_flag & ST_RDONLY) != 0)
+    return true;
+  return ::access(path.c_str(), W_OK) != 0 || ::access(parent.c_str(), W_OK) != 0;
+}
+
 } // namespace
 
-KernelsDb KernelsDb::open(const std::filesystem::path &path, const OpenOptions &options) {
+KernelsDb KernelsDb::open(const std::filesystem::path &path, const OpenOptions &requested) {
+  OpenOptions options = requested;
+  if (options.read_only_if_not_writable && !options.read_only && cannot_write(path)) {
+    options.read_only = true;
+    options.create_if_missing = false;
+  }
   Connection connection = Connection::open(path, options);
   if (options.read_only) {
     // Reads only: never creates tables, migrates or changes the journal mode.
@@ -65,7 +98,9 @@ KernelsDb KernelsDb::open(const std::filesystem::path &path, const OpenOptions &
     prepare_schema(connection);
   }
   refuse_damaged_schema(connection);
-  return KernelsDb(std::make_unique<State>(std::move(connection)));
+  auto state = std::make_unique<State>(std::move(connection));
+  state->read_only = options.read_only;
+  return KernelsDb(std::move(state));
 }
 
 KernelsDb KernelsDb::open_default(const OpenOptions &options) {
@@ -74,6 +109,10 @@ KernelsDb KernelsDb::open_default(const OpenOptions &options) {
 
 const std::string &KernelsDb::path() const {
   return state_->connection.path();
+}
+
+bool KernelsDb::read_only() const {
+  return state_->read_only;
 }
 
 void KernelsDb::put_problem(const ProblemRecord &problem) {
@@ -86,9 +125,18 @@ void KernelsDb::put_problem(const ProblemRecord &problem) {
 void KernelsDb::put_binary(const BinaryRecord &binary) {
   std::lock_guard lock(state_->connection_mutex);
   WriteTransaction transaction(state_->connection);
-  upsert_binary(state_->connection, binary);
+  upsert_binary(state_->connection, binary, state_->trust_key());
   transaction.commit();
   state_->cache.clear();
+}
+
+bool KernelsDb::delete_binary(const BinaryKey &key) {
+  std::lock_guard lock(state_->connection_mutex);
+  WriteTransaction transaction(state_->connection);
+  const bool deleted = kernels_db::delete_binary(state_->connection, key);
+  transaction.commit();
+  state_->cache.clear();
+  return deleted;
 }
 
 bool KernelsDb::put_result(const ResultRecord &result) {
@@ -121,24 +169,33 @@ BinaryLookup KernelsDb::find_binary(const BinaryQuery &query) {
     return lookup;
   }
   bool damaged = false;
+  const std::string &trust_key = state_->trust_key();
   {
     std::lock_guard lock(state_->connection_mutex);
-    visit_binary_candidates(state_->connection, query, [&](BinaryRecord &&binary) {
-      if (sha256_hex(binary.cubin) != binary.cubin_sha256) {
-        damaged = true;
-        lookup.warnings.push_back("ignored a damaged binary (cubin sha256 mismatch) of '" +
-                                  binary.key.problem_key + "' config " + binary.key.config_json +
-                                  " " + binary.key.arch + " in " + state_->connection.path() +
-                                  "; rebuild it and store it again");
-        return false;
-      }
-      lookup.binary = std::make_shared<const BinaryRecord>(std::move(binary));
-      return true;
-    });
+    if (!state_->key.warning.empty() && !state_->key_warning_reported) {
+      state_->key_warning_reported = true;
+      lookup.warnings.push_back(state_->key.warning + "; until then every stored kernel is "
+                                                      "rebuilt before use");
+    }
+    visit_binary_candidates(
+        state_->connection, query,
+        [&](BinaryRecord &&binary) {
+          if (sha256_hex(binary.cubin) != binary.cubin_sha256) {
+            damaged = true;
+            lookup.warnings.push_back(
+                "ignored a damaged binary (cubin sha256 mismatch) of '" + binary.key.problem_key +
+                "' config " + binary.key.config_json + " " + binary.key.arch + " in " +
+                state_->connection.path() + "; rebuild it and store it again");
+            return false;
+          }
+          lookup.binary = std::make_shared<const BinaryRecord>(std::move(binary));
+          return true;
+        },
+        trust_key);
     // Filled under the connection lock, which every write holds while it clears the cache: a
     // write between this read and the insert would otherwise leave a stale entry behind (a
     // config-less lookup kept returning the previous best config).
-    if (lookup.binary && lookup.warnings.empty())
+    if (lookup.binary && !damaged)
       state_->cache.insert(query, lookup.binary);
   }
   if (lookup.binary) {

@@ -34,7 +34,8 @@
 namespace tcjit::kernels_db {
 
 enum class LookupStatus {
-  hit,     // `binary` is set and its cubin matches its sha256
+  hit,     // `binary` is set and its cubin matches its sha256; binary->trusted says whether this
+           // user's tcjit stored it (else it is foreign: rebuild it before launching anything)
   miss,    // no binary for this problem/config/arch/toolkit/compiler version
   corrupt, // only binaries whose cubin does not match its sha256: rebuild and put_binary
 };
@@ -57,10 +58,17 @@ public:
   ~KernelsDb();
 
   const std::string &path() const;
+  // Opened read-only (OpenOptions::read_only, or read_only_if_not_writable on a file that cannot be
+  // written): the writes below throw; callers keep what they would store in memory.
+  bool read_only() const;
 
   // Writes: each runs in its own write transaction.
   void put_problem(const ProblemRecord &problem);
+  // Stores the binary with its MAC under this user's key (kernels_db/trust_key.h), so that
+  // find_binary finds it trusted; without a key (none can be read or created) it is stored foreign.
   void put_binary(const BinaryRecord &binary);
+  // Deletes the binary of `key` (a foreign or broken one set aside); false when there was none.
+  bool delete_binary(const BinaryKey &key);
   // false when an identical result was already stored.
   bool put_result(const ResultRecord &result);
   // Replaces the dispatch table of (problem_key, arch, tuner_version), entries and all, in one
@@ -71,6 +79,8 @@ public:
 
   // Lookups.
   std::optional<ProblemRecord> find_problem(std::string_view key_text);
+  // The first time it needs the key, a warning says why there is none when the key file is unsafe
+  // (then every binary counts as foreign).
   BinaryLookup find_binary(const BinaryQuery &query);
   std::optional<ResultRecord> best_result(std::string_view problem_key, std::string_view arch,
                                           std::optional<std::string_view> device = std::nullopt);

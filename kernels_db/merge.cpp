@@ -123,11 +123,11 @@ TransferCounts merge_database(Connection &connection, const std::filesystem::pat
                                    "cubin does not match its cubin_sha256 (damaged)"});
         continue;
       }
-      const auto ours = read_binary(connection, binary.key);
-      if (ours && sha256_hex(ours->cubin) == ours->cubin_sha256)
-        continue;
-      if (copy("binaries", rowid, [&] { upsert_binary(connection, binary); }))
-        ++counts.binaries;
+      // Stored without a MAC (foreign: the runtime rebuilds it before use), never over a binary
+      // of ours.
+      bool inserted = false;
+      if (copy("binaries", rowid, [&] { inserted = insert_foreign_binary(connection, binary); }))
+        counts.binaries += inserted ? 1 : 0;
       else
         ++counts.binaries_rejected;
     }

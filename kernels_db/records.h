@@ -39,6 +39,10 @@ struct BinaryRecord {
   std::string compile_options; // e.g. "-O3 --gpu-name sm_80"
   double compile_ms = 0;
   int64_t created_ms = 0; // set by put_binary when 0
+  // Set by find_binary: the row carries a valid MAC under this user's key (kernels_db/trust_key.h),
+  // so this user's tcjit stored it exactly as it is. false: a foreign binary (imported, merged,
+  // copied from elsewhere or edited), which the runtime rebuilds before it launches anything.
+  bool trusted = false;
 };
 
 enum class ResultStatus { ok, failed, illegal };

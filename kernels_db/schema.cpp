@@ -99,6 +99,11 @@ CREATE TABLE dispatch_entries (
   PRIMARY KEY (table_id, position)
 );
 )sql",
+    // 3 -> 4: the MAC of a binary stored by this user's tcjit (kernels_db/trust_key.h); NULL for
+    // binaries from elsewhere (import, merge, older schemas), which the runtime rebuilds.
+    R"sql(
+ALTER TABLE binaries ADD COLUMN mac TEXT;
+)sql",
 };
 
 // The tables and indexes each schema version adds (see kMigrations).
@@ -144,6 +149,7 @@ constexpr ColumnRule kColumnRules[] = {
     {"binaries", "resources_json", "text", true, 1},
     {"binaries", "compile_ms", "real or integer", false, 1},
     {"binaries", "created_ms", "integer", false, 1},
+    {"binaries", "mac", "text or null", false, 4},
     {"results", "config_json", "text", true, 1},
     {"results", "median_us", "real or integer or null", false, 1},
     {"results", "min_us", "real or integer or null", false, 1},

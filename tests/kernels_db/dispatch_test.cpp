@@ -327,7 +327,7 @@ TEST_F(DispatchStore, MigratesASchema2Database) {
     KernelsDb::open(path, read_only);
     FAIL() << "a schema 2 database was opened read-only";
   } catch (const DbError &error) {
-    EXPECT_TRUE(contains(error.what(), "database schema 2 is older than 3")) << error.what();
+    EXPECT_TRUE(contains(error.what(), "database schema 2 is older than 4")) << error.what();
   }
   {
     KernelsDb db = KernelsDb::open(path); // migrates
@@ -336,7 +336,7 @@ TEST_F(DispatchStore, MigratesASchema2Database) {
     db.put_dispatch_table(ranged_table("old key"));
   }
   Connection connection = Connection::open(path);
-  EXPECT_EQ(read_schema_version(connection), 3);
+  EXPECT_EQ(read_schema_version(connection), kSchemaVersion);
   EXPECT_EQ(query_int64(connection, "SELECT COUNT(*) FROM sqlite_master WHERE name IN "
                                     "('dispatch_tables', 'dispatch_entries', "
                                     "'dispatch_tables_by_age')"),
@@ -369,7 +369,7 @@ TEST_F(DispatchStore, ExportImportRoundTrip) {
   std::stringstream exported;
   const TransferCounts out = source.export_jsonl(exported);
   EXPECT_EQ(out.dispatch_tables, 3);
-  EXPECT_TRUE(contains(exported.str(), "{\"schema\":3,\"type\":\"tcjit-kernels-db\"}"));
+  EXPECT_TRUE(contains(exported.str(), "{\"schema\":4,\"type\":\"tcjit-kernels-db\"}"));
   EXPECT_TRUE(contains(exported.str(), "\"type\":\"dispatch\""));
   EXPECT_TRUE(contains(exported.str(), "\"dims\":{\"m\":[1,16],\"n\":[4096,4096]}"));
 
