@@ -50,14 +50,15 @@ struct Verdict {
   std::string message;
 };
 
-Verdict run_ptxas(const std::string &ptx, const fs::path &dir, size_t id) {
+Verdict run_ptxas(const std::string &ptx, const fs::path &dir, size_t id,
+                  const std::string &arch = "sm_80") {
   const fs::path src = dir / ("m" + std::to_string(id) + ".ptx");
   const fs::path err = dir / ("m" + std::to_string(id) + ".err");
   {
     std::ofstream f(src);
     f << ptx;
   }
-  const std::string cmd = std::string(TCJIT_PTXAS) + " -arch=sm_80 '" + src.string() +
+  const std::string cmd = std::string(TCJIT_PTXAS) + " -arch=" + arch + " '" + src.string() +
                           "' -o /dev/null 2>'" + err.string() + "' >/dev/null";
   const int rc = std::system(cmd.c_str());
   Verdict v{rc == 0, read_file(err)};
@@ -142,7 +143,7 @@ TEST(TCJIT_PTX_DIFFERENTIAL_SUITE, EmulatorAgreesWithPtxasOnEveryMutant) {
   std::atomic<size_t> next{0};
   auto worker = [&]() {
     for (size_t i = next++; i < corpus.size(); i = next++) {
-      ptxas[i] = run_ptxas(corpus[i].text, dir, i);
+      ptxas[i] = run_ptxas(corpus[i].text, dir, i, corpus[i].ptxas_arch);
       emu[i] = run_emulator(corpus[i].text, i);
     }
   };
