@@ -183,6 +183,9 @@ private:
         h.targets.push_back({next().text, t.line, first});
         first = false;
       } while (accept_punct(","));
+      if (peek().kind == TokenKind::Word && peek().text[0] != '.')
+        fail(peek().line, "Parsing error near '" + peek().text +
+                              "': syntax error: separate the names of a .target with ','");
     }
     if (is_word(".address_size")) {
       const int line = next().line;
@@ -346,10 +349,12 @@ private:
       // [%rd1+4-8]), as ptxas takes them; a '-' right after the name is a syntax error there
       if (peek().kind == TokenKind::Word && !starts_number(peek().text)) {
         op.name = next().text;
-        if (is_punct("-"))
+        if (is_punct("-")) {
+          const std::string n = peek(1).kind == TokenKind::Word ? peek(1).text : "N";
           fail(t.line, "Parsing error near '-': syntax error: an address adds its offset with "
                        "'+'; write [" +
-                           op.name + "+-N] for a negative offset");
+                           op.name + "+-" + n + "] for a negative offset");
+        }
         if (accept_punct("+"))
           op.int_value = parse_offset_sum();
       } else {
