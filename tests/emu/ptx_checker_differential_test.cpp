@@ -1,8 +1,9 @@
 // Differential test of the emulator's PTX checker against ptxas: a seeded corpus of mutants of
 // the seed kernels (tests/emu/ptx_seeds: hand-written ones and PTX the tcjit code generator
-// emits), each loaded by the emulator and assembled by ptxas -arch=sm_80; the two must agree on
-// every mutant. TCJIT_PTX_MUTANTS sets the corpus size (the default suite's binary a few hundred,
-// the `long` one thousands).
+// emits), each loaded by the emulator and assembled by ptxas -arch=sm_80 (-arch of the GPU a
+// mutant's .target names when that is newer: the emulator checks a module for its own .target);
+// the two must agree on every mutant. TCJIT_PTX_MUTANTS sets the corpus size (the default suite's
+// binary a few hundred, the `long` one thousands).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -178,7 +179,8 @@ TEST(TCJIT_PTX_DIFFERENTIAL_SUITE, EmulatorAgreesWithPtxasOnEveryMutant) {
     }
     ADD_FAILURE() << m.seed << ":" << m.line << " (" << m.operator_name
                   << ")\n  before: " << m.before << "\n  after:  " << m.after
-                  << "\n  ptxas:    " << (ptxas[i].accepted ? "accepted" : ptxas[i].message)
+                  << "\n  ptxas -arch=" << m.ptxas_arch << ": "
+                  << (ptxas[i].accepted ? "accepted" : ptxas[i].message)
                   << "\n  emulator: " << (emu[i].accepted ? "accepted" : emu[i].message);
   }
   std::cout << "PTX checker differential: " << corpus.size() << " mutants, " << rejected

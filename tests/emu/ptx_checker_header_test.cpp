@@ -100,6 +100,11 @@ TEST(PtxHeader, ImpossibleVersions) {
                  "kernel.ptx:2: PTX .version 1.0 does not support .target sm_80: sm_80 needs "
                  ".version 7.0 or later");
   expect_refused(module(".version 6.5\n.target sm_80\n"), "does not support .target sm_80");
+  // a feature newer than the version (the seeds' other features are in PTX 7.0)
+  const std::string cvt = "  .reg .b16 %h<2>;\n  .reg .f32 %f<2>;\n  cvt.f32.bf16 %f1, %h1;";
+  expect_refused(module(".version 7.0\n.target sm_80\n", cvt),
+                 "Feature 'cvt with .f32.bf16' requires PTX ISA .version 7.1 or later");
+  expect_loads(module(".version 7.1\n.target sm_80\n", cvt));
   // the versions ptxas reads, in any spelling of their digits
   expect_loads(module(".version 7.0\n.target sm_80\n"));
   expect_loads(module(".version 9.0\n.target sm_80\n"));

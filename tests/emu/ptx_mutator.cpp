@@ -534,7 +534,7 @@ const std::vector<TargetChoice> kTargets = {
     {"sm_80 sm_75", "sm_80"},
     {"sm_75, sm_80", "sm_80"},
     {"sm_90, sm_80", "sm_80"},
-    {"sm_80, sm_90", "sm_80"},
+    {"sm_80, sm_90", "sm_90"}, // the last architecture named counts
     {"texmode_unified, sm_80", "sm_80"},
     {"sm_86", "sm_86"},
     {"sm_89", "sm_89"},
