@@ -52,6 +52,7 @@ public:
       }
       if (t.text == ".section") {
         next();
+        has_debug_section_ |= peek().text.rfind(".debug_", 0) == 0;
         skip_section();
         continue;
       }
@@ -63,6 +64,10 @@ public:
       }
       parse_module_declaration(module);
     }
+    if (debug_target_line_ != 0 && !has_debug_section_)
+      fail(debug_target_line_,
+           "Debug information not found in presence of .target debug: the module has no "
+           ".section .debug_...; remove 'debug' from the .target or keep the debug sections");
     return module;
   }
 
@@ -70,6 +75,8 @@ private:
   std::vector<Token> tokens_;
   std::string_view source_;
   size_t pos_ = 0;
+  int debug_target_line_ = 0; // the .target that names `debug` (ptxas then wants debug sections)
+  bool has_debug_section_ = false;
 
   [[noreturn]] void fail(int line, const std::string &what) {
     throw_load_error(source_, line, what);
@@ -180,6 +187,8 @@ private:
           fail(line, "Parsing error near '" + describe(t) +
                          "': syntax error: '.target' takes a comma-separated list of names, "
                          "e.g. '.target sm_80' or '.target sm_80, texmode_unified'");
+        if (t.text == "debug" && !first)
+          debug_target_line_ = t.line;
         h.targets.push_back({next().text, t.line, first});
         first = false;
       } while (accept_punct(","));

@@ -141,8 +141,10 @@ TEST(PtxHeader, TargetOptions) {
   expect_refused(module(".version 8.0\n.target sm_80, foo\n"), "Unsupported .target 'foo'");
   expect_refused(module(".version 8.0\n.target sm_80, map_f64_to_f32\n"),
                  "Directive map_f64_to_f32 is not supported with SM 1.3 or higher");
+  // debug: ptxas wants debug sections (which the emulator skips)
   expect_refused(module(".version 8.0\n.target sm_80, debug\n"),
-                 ".target option 'debug' needs the module's debug information");
+                 "kernel.ptx:2: Debug information not found in presence of .target debug");
+  expect_loads(module(".version 8.0\n.target sm_80, debug\n.section .debug_abbrev\n{\n.b8 0\n}\n"));
   expect_refused(module(".version 8.0\n.target sm_80 sm_75\n"), "Parsing error");
 }
 
@@ -174,6 +176,11 @@ TEST(PtxAddress, OffsetsAsPtxasTakesThem) {
   for (const char *a : {"[smem+4]", "[smem+-4]", "[smem+ -4]", "[smem+0x10]"})
     expect_loads(module(kHeader, std::string("  ld.shared.u32 %r1, ") + a + ";"));
   expect_loads(module(kHeader, "  st.global.u32 [%rd1+-4], %r1;"));
+  // an immediate address, signed, in .local only
+  expect_loads(module(kHeader, "  ld.local.u32 %r1, [-8];"));
+  expect_loads(module(kHeader, "  ld.local.u32 %r1, [+8];"));
+  expect_refused(module(kHeader, "  ld.global.u32 %r1, [-8];"),
+                 "Immediate addresses allowed only for .local");
   expect_loads(module(kHeader, "  mov.u64 %rd2, smem+-4;"));
 }
 
