@@ -486,6 +486,9 @@ private:
     if (bf16 && (dst == DType::BF16 ? src : dst) != DType::F32 && ctx_.sm_version < 90)
       fail_plain("Feature 'cvt with " + dot(dst) + dot(src) +
                  "' requires .target sm_90 or higher ('" + ai_.opcode + "')");
+    if (dst == DType::F32 && src == DType::BF16 && ctx_.ptx_version != 0 && ctx_.ptx_version < 71)
+      fail_plain("Feature 'cvt with .f32.bf16' requires PTX ISA .version 7.1 or later ('" +
+                 ai_.opcode + "': raise the .version)");
     if (dst == DType::TF32 && src != DType::F32)
       fail_plain("Unexpected instruction types specified for 'cvt': '" + ai_.opcode +
                  "' converts to .tf32 from .f32 only");

@@ -376,7 +376,7 @@ private:
   bool version_at_least(int major, int minor) const {
     int ma = 0, mi = 0;
     if (std::sscanf(ast_.version.c_str(), "%d.%d", &ma, &mi) != 2)
-      return true; // no .version: be lenient
+      return true; // not reached: the parser requires a known .version
     return ma > major || (ma == major && mi >= minor);
   }
 
@@ -1077,12 +1077,8 @@ void Decoder::decode_instruction(const AstInstruction &ai,
 
 std::unique_ptr<Program> load_program(std::string_view ptx, std::string_view source_name,
                                       const GlobalAllocator &allocate_global) {
+  // the parser has checked the header: ast.target is a known "sm_<N>[a|f]", ast.version known
   AstModule ast = parse_ptx(ptx, source_name);
-  if (!ast.target.empty()) {
-    const std::string &t = ast.target;
-    if (t.rfind("sm_", 0) != 0)
-      throw_load_error(source_name, 1, "unsupported .target '" + t + "'");
-  }
   Decoder d(ast, allocate_global);
   return d.run();
 }

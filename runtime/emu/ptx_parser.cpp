@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "runtime/emu/ptx_error.h"
+#include "runtime/emu/ptx_header.h"
 #include "runtime/emu/ptx_lexer.h"
 
 namespace tcjit::emu {
@@ -36,36 +37,22 @@ public:
   AstModule parse_module() {
     AstModule module;
     module.source_name = std::string(source_);
+    parse_header(module);
     while (!at_end()) {
       const Token &t = peek();
       if (t.kind != TokenKind::Word) {
         fail(t.line, "expected a directive at module scope, found '" + t.text + "'");
       }
-      if (t.text == ".version") {
-        next();
-        module.version = expect_word("a PTX version").text;
-        continue;
-      }
-      if (t.text == ".target") {
-        next();
-        module.target = expect_word("a target").text;
-        while (accept_punct(","))
-          expect_word("a target option");
-        continue;
-      }
-      if (t.text == ".address_size") {
-        next();
-        module.address_size = static_cast<uint32_t>(parse_uint(expect_word("an address size")));
-        if (module.address_size != 64)
-          fail(t.line, "only .address_size 64 is supported");
-        continue;
-      }
+      if (t.text == ".version" || t.text == ".target" || t.text == ".address_size")
+        fail(t.line, "Parsing error near '" + t.text + "': syntax error: " + t.text +
+                         misplaced_header_advice(t.text));
       if (t.text == ".file" || t.text == ".loc") {
         skip_line(t.line);
         continue;
       }
       if (t.text == ".section") {
         next();
+        has_debug_section_ |= peek().text.rfind(".debug_", 0) == 0;
         skip_section();
         continue;
       }
@@ -77,6 +64,10 @@ public:
       }
       parse_module_declaration(module);
     }
+    if (debug_target_line_ != 0 && !has_debug_section_)
+      fail(debug_target_line_,
+           "Debug information not found in presence of .target debug: the module has no "
+           ".section .debug_...; remove 'debug' from the .target or keep the debug sections");
     return module;
   }
 
@@ -84,6 +75,8 @@ private:
   std::vector<Token> tokens_;
   std::string_view source_;
   size_t pos_ = 0;
+  int debug_target_line_ = 0; // the .target that names `debug` (ptxas then wants debug sections)
+  bool has_debug_section_ = false;
 
   [[noreturn]] void fail(int line, const std::string &what) {
     throw_load_error(source_, line, what);
@@ -145,6 +138,78 @@ private:
     } while (depth > 0);
   }
 
+  bool is_word(const char *w) const { return peek().kind == TokenKind::Word && peek().text == w; }
+
+  static std::string misplaced_header_advice(const std::string &directive) {
+    if (directive == ".version")
+      return " may appear once, as the first directive of the file; remove this one";
+    if (directive == ".target")
+      return " directives stand right after .version, before .address_size and any "
+             "declaration; move this one there or remove it";
+    return " may appear once, right after the .target directives; move this one there or "
+           "remove it";
+  }
+
+  static bool is_version_syntax(const std::string &v) {
+    const size_t dot = v.find('.');
+    auto digits = [](std::string_view s) {
+      return !s.empty() &&
+             std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+    };
+    return dot != std::string::npos && digits(std::string_view(v).substr(0, dot)) &&
+           digits(std::string_view(v).substr(dot + 1));
+  }
+
+  // The header, as ptxas takes it: `.version MAJOR.MINOR` first, then one or more `.target`
+  // directives, then at most one `.address_size`. The values are judged by check_ptx_header().
+  void parse_header(AstModule &module) {
+    PtxHeader h;
+    const Token &v = peek();
+    if (!is_word(".version"))
+      fail(v.line, "Missing .version directive at start of file: found '" + describe(v) +
+                       "'; a PTX module begins with '.version MAJOR.MINOR', e.g. '.version 8.0'");
+    next();
+    if (peek().kind != TokenKind::Word || !is_version_syntax(peek().text))
+      fail(v.line, "Missing .version directive at start of file: '.version " + describe(peek()) +
+                       "' is not MAJOR.MINOR; write e.g. '.version 8.0'");
+    h.version = next().text;
+    h.version_line = v.line;
+    if (!is_word(".target"))
+      fail(peek().line, "Missing .target directive at start of file: found '" + describe(peek()) +
+                            "' after '.version " + h.version +
+                            "'; name the architecture next, e.g. '.target sm_80'");
+    while (is_word(".target")) {
+      const int line = next().line;
+      bool first = true;
+      do {
+        const Token &t = peek();
+        if (t.kind != TokenKind::Word || t.text[0] == '.')
+          fail(line, "Parsing error near '" + describe(t) +
+                         "': syntax error: '.target' takes a comma-separated list of names, "
+                         "e.g. '.target sm_80' or '.target sm_80, texmode_unified'");
+        if (t.text == "debug" && !first)
+          debug_target_line_ = t.line;
+        h.targets.push_back({next().text, t.line, first});
+        first = false;
+      } while (accept_punct(","));
+      if (peek().kind == TokenKind::Word && peek().text[0] != '.')
+        fail(peek().line, "Parsing error near '" + peek().text +
+                              "': syntax error: separate the names of a .target with ','");
+    }
+    if (is_word(".address_size")) {
+      const int line = next().line;
+      module.address_size = static_cast<uint32_t>(parse_uint(expect_word("an address size")));
+      if (module.address_size == 32)
+        fail(line, "32-Bit compilation is no longer supported: .address_size 32; write "
+                   ".address_size 64 (or leave the directive out)");
+      if (module.address_size != 64)
+        fail(line, "Illegal value for .address_size directive (must be 32 or 64): " +
+                       std::to_string(module.address_size) + "; write .address_size 64");
+    }
+    module.version = h.version;
+    module.target = check_ptx_header(h, source_);
+  }
+
   uint64_t parse_uint(const Token &t) {
     AstOperand op = parse_number(t.text, t.line);
     if (op.kind != AstOperand::Kind::Integer)
@@ -175,26 +240,51 @@ private:
     std::string body = text;
     if (!body.empty() && (body.back() == 'U' || body.back() == 'u'))
       body.pop_back();
-    char *end = nullptr;
+    std::string_view digits = body;
+    int base = 10;
     if (body.size() > 2 && body[0] == '0' && (body[1] == 'x' || body[1] == 'X')) {
-      op.int_value = std::strtoull(body.c_str() + 2, &end, 16);
+      base = 16;
+      digits.remove_prefix(2);
     } else if (body.size() > 2 && body[0] == '0' && (body[1] == 'b' || body[1] == 'B')) {
-      op.int_value = std::strtoull(body.c_str() + 2, &end, 2);
+      base = 2;
+      digits.remove_prefix(2);
     } else if (body.find_first_of(".eE") != std::string::npos) {
+      char *end = nullptr;
       op.kind = AstOperand::Kind::Float;
       op.float_value = std::strtod(body.c_str(), &end);
       if (*end != '\0')
         fail(line, "malformed number '" + text + "'");
       return op;
     } else if (body.size() > 1 && body[0] == '0') {
-      op.int_value = std::strtoull(body.c_str() + 1, &end, 8);
-    } else {
-      op.int_value = std::strtoull(body.c_str(), &end, 10);
+      base = 8;
+      digits.remove_prefix(1);
     }
-    if (end == nullptr || *end != '\0')
-      fail(line, "malformed number '" + text + "'");
     op.kind = AstOperand::Kind::Integer;
+    op.int_value = parse_integer_digits(digits, base, text, line);
     return op;
+  }
+
+  // The value of `digits` in `base`, as ptxas reads an integer literal: modulo 2^64, except that
+  // a digit that follows a prefix of 2^63 or more is "Constant overflow" (so 2^64 reads as 0 and
+  // 99999999999999999999 is refused, as with ptxas).
+  uint64_t parse_integer_digits(std::string_view digits, int base, const std::string &text,
+                                int line) {
+    if (digits.empty())
+      fail(line, "malformed number '" + text + "'");
+    uint64_t v = 0;
+    for (char c : digits) {
+      int d = c >= '0' && c <= '9'   ? c - '0'
+              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                     : base;
+      if (d >= base)
+        fail(line, "malformed number '" + text + "'");
+      if (v >> 63)
+        fail(line, "Constant overflow: the integer '" + text +
+                       "' does not fit in 64 bits; write a value below 2^64");
+      v = v * static_cast<uint64_t>(base) + static_cast<uint64_t>(d);
+    }
+    return v;
   }
 
   static bool starts_number(const std::string &w) {
@@ -221,29 +311,69 @@ private:
     return op;
   }
 
+  // An address offset: signed integers joined by '+' or '-' ("4", "-8", "4 - -8", "+4"), summed
+  // modulo 2^64.
+  uint64_t parse_offset_sum() {
+    uint64_t sum = 0;
+    bool subtract = false;
+    for (;;) {
+      bool negative = subtract;
+      for (;;) {
+        if (accept_punct("-"))
+          negative = !negative;
+        else if (!accept_punct("+"))
+          break;
+      }
+      const Token &t = peek();
+      if (is_punct("("))
+        fail(t.line, "parenthesised constant expressions in an address offset are not supported "
+                     "by the emulator; write the offset as a sum of integers");
+      if (t.kind != TokenKind::Word || !starts_number(t.text))
+        fail(t.line, "Parsing error near '" + describe(t) +
+                         "': syntax error: an address offset is an integer constant (e.g. "
+                         "[%rd1+8] or [%rd1+-8]); add registers with add.u64 first");
+      next();
+      const AstOperand n = parse_number(t.text, t.line);
+      if (n.kind != AstOperand::Kind::Integer)
+        fail(t.line, "Integer constant expression expected: '" + t.text +
+                         "' in an address offset; write an integer");
+      sum += negative ? ~n.int_value + 1 : n.int_value;
+      if (is_punct("-"))
+        subtract = true;
+      else if (is_punct("+"))
+        subtract = false;
+      else
+        return sum;
+      next();
+    }
+  }
+
   AstOperand parse_operand() {
     const Token &t = peek();
     AstOperand op;
     if (is_punct("[")) {
       next();
       op.kind = AstOperand::Kind::Address;
-      // [name], [name+imm], [imm], and sums of offsets ([%rd1+4+8], as ptxas takes)
+      // [name], [name+offset], [offset]; the offset a sum of signed integers ([%rd1+-8],
+      // [%rd1+4-8]), as ptxas takes them; a '-' right after the name is a syntax error there
       if (peek().kind == TokenKind::Word && !starts_number(peek().text)) {
         op.name = next().text;
+        if (is_punct("-")) {
+          const std::string n = peek(1).kind == TokenKind::Word ? peek(1).text : "N";
+          fail(t.line, "Parsing error near '-': syntax error: an address adds its offset with "
+                       "'+'; write [" +
+                           op.name + "+-" + n + "] for a negative offset");
+        }
+        if (accept_punct("+"))
+          op.int_value = parse_offset_sum();
       } else {
-        AstOperand off = parse_signed_number();
-        if (off.kind != AstOperand::Kind::Integer)
-          fail(t.line, "an absolute address must be an integer");
-        op.int_value = off.int_value;
+        op.int_value = parse_offset_sum();
       }
-      while (is_punct("+") || is_punct("-")) {
-        accept_punct("+"); // a '-' stays: it is the number's sign
-        AstOperand off = parse_signed_number();
-        if (off.kind != AstOperand::Kind::Integer)
-          fail(t.line, "address offsets must be integers");
-        op.int_value += off.int_value;
-      }
-      expect_punct("]");
+      if (!is_punct("]"))
+        fail(t.line, "Parsing error near '" + describe(peek()) +
+                         "': syntax error: an address is [reg], [reg+imm], [var], [var+imm] or "
+                         "[imm], with imm an integer constant; add registers with add.u64 first");
+      next();
       return op;
     }
     if (is_punct("{") || is_punct("(")) {
@@ -282,10 +412,8 @@ private:
     } else {
       op.kind = AstOperand::Kind::Name;
       op.name = t.text;
-      if (accept_punct("+")) { // symbol+offset (mov %rd, sym+8)
-        AstOperand off = parse_signed_number();
-        op.int_value = off.int_value;
-      }
+      if (accept_punct("+")) // symbol+offset (mov %rd, sym+8)
+        op.int_value = parse_offset_sum();
     }
     if (is_punct("|")) {
       next();

@@ -1,8 +1,9 @@
 // Differential test of the emulator's PTX checker against ptxas: a seeded corpus of mutants of
 // the seed kernels (tests/emu/ptx_seeds: hand-written ones and PTX the tcjit code generator
-// emits), each loaded by the emulator and assembled by ptxas -arch=sm_80; the two must agree on
-// every mutant. TCJIT_PTX_MUTANTS sets the corpus size (the default suite's binary a few hundred,
-// the `long` one thousands).
+// emits), each loaded by the emulator and assembled by ptxas -arch=sm_80 (-arch of the GPU a
+// mutant's .target names when that is newer: the emulator checks a module for its own .target);
+// the two must agree on every mutant. TCJIT_PTX_MUTANTS sets the corpus size (the default suite's
+// binary a few hundred, the `long` one thousands).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -50,14 +51,15 @@ struct Verdict {
   std::string message;
 };
 
-Verdict run_ptxas(const std::string &ptx, const fs::path &dir, size_t id) {
+Verdict run_ptxas(const std::string &ptx, const fs::path &dir, size_t id,
+                  const std::string &arch = "sm_80") {
   const fs::path src = dir / ("m" + std::to_string(id) + ".ptx");
   const fs::path err = dir / ("m" + std::to_string(id) + ".err");
   {
     std::ofstream f(src);
     f << ptx;
   }
-  const std::string cmd = std::string(TCJIT_PTXAS) + " -arch=sm_80 '" + src.string() +
+  const std::string cmd = std::string(TCJIT_PTXAS) + " -arch=" + arch + " '" + src.string() +
                           "' -o /dev/null 2>'" + err.string() + "' >/dev/null";
   const int rc = std::system(cmd.c_str());
   Verdict v{rc == 0, read_file(err)};
@@ -142,7 +144,7 @@ TEST(TCJIT_PTX_DIFFERENTIAL_SUITE, EmulatorAgreesWithPtxasOnEveryMutant) {
   std::atomic<size_t> next{0};
   auto worker = [&]() {
     for (size_t i = next++; i < corpus.size(); i = next++) {
-      ptxas[i] = run_ptxas(corpus[i].text, dir, i);
+      ptxas[i] = run_ptxas(corpus[i].text, dir, i, corpus[i].ptxas_arch);
       emu[i] = run_emulator(corpus[i].text, i);
     }
   };
@@ -177,7 +179,8 @@ TEST(TCJIT_PTX_DIFFERENTIAL_SUITE, EmulatorAgreesWithPtxasOnEveryMutant) {
     }
     ADD_FAILURE() << m.seed << ":" << m.line << " (" << m.operator_name
                   << ")\n  before: " << m.before << "\n  after:  " << m.after
-                  << "\n  ptxas:    " << (ptxas[i].accepted ? "accepted" : ptxas[i].message)
+                  << "\n  ptxas -arch=" << m.ptxas_arch << ": "
+                  << (ptxas[i].accepted ? "accepted" : ptxas[i].message)
                   << "\n  emulator: " << (emu[i].accepted ? "accepted" : emu[i].message);
   }
   std::cout << "PTX checker differential: " << corpus.size() << " mutants, " << rejected

@@ -101,8 +101,8 @@ std::vector<std::string> split_operands(const std::string &s) {
 
 const std::vector<std::string> &PtxMutator::operator_names() {
   static const std::vector<std::string> kNames = {
-      "reg_type", "swap_reg",      "type_suffix", "vector_arity", "state_space",
-      "imm_reg",  "operand_count", "modifier",    "guard",        "address"};
+      "reg_type",      "swap_reg", "type_suffix", "vector_arity", "state_space", "imm_reg",
+      "operand_count", "modifier", "guard",       "address",      "header",      "address_offset"};
   return kNames;
 }
 
@@ -132,6 +132,18 @@ PtxMutator::PtxMutator(std::string seed_name, const std::string &text)
     const std::string &line = lines_[i];
     if (line.find(".entry") != std::string::npos || line.find(".func") != std::string::npos)
       ++function;
+    const std::string first_word = trim(line).substr(0, trim(line).find_first_of(" \t"));
+    if (first_word == ".version" && version_line_ == std::string::npos)
+      version_line_ = i;
+    else if (first_word == ".target" && target_line_ == std::string::npos)
+      target_line_ = i;
+    else if (first_word == ".address_size" && address_size_line_ == std::string::npos)
+      address_size_line_ = i;
+    else if (first_declaration_ == std::string::npos &&
+             (first_word == ".visible" || first_word == ".entry" || first_word == ".func" ||
+              first_word == ".global" || first_word == ".shared" || first_word == ".const" ||
+              first_word == ".extern" || first_word == ".weak"))
+      first_declaration_ = i;
     std::smatch m;
     if (std::regex_match(line, m, kDecl)) {
       Decl d;
@@ -205,6 +217,25 @@ Mutant PtxMutator::make(const std::string &op, size_t line, const std::string &n
   m.after = new_line;
   for (size_t i = 0; i < lines_.size(); ++i)
     m.text += (i == line ? new_line : lines_[i]) + "\n";
+  return m;
+}
+
+Mutant PtxMutator::make_edits(const std::string &op,
+                              const std::vector<std::pair<size_t, std::string>> &edits,
+                              const std::string &what) const {
+  Mutant m;
+  m.seed = seed_;
+  m.operator_name = op;
+  m.line = static_cast<int>(edits.front().first + 1);
+  m.before = lines_[edits.front().first];
+  m.after = what;
+  for (size_t i = 0; i < lines_.size(); ++i) {
+    auto e = std::find_if(edits.begin(), edits.end(), [&](const auto &x) { return x.first == i; });
+    if (e == edits.end())
+      m.text += lines_[i] + "\n";
+    else if (!e->second.empty())
+      m.text += e->second + "\n";
+  }
   return m;
 }
 
@@ -482,8 +513,143 @@ std::optional<Mutant> PtxMutator::address(std::mt19937_64 &rng) const {
   return make("address", in.line, render(in));
 }
 
-std::optional<Mutant> PtxMutator::mutate(std::mt19937_64 &rng) const {
+namespace {
+
+// .target values: known architectures the emulator models (a newer GPU: ptxas is run with its
+// -arch), ones ptxas does not know, a version too old for them, and target options. Not the
+// architectures older than sm_80: the emulator refuses them (their feature limits are not
+// modelled) while ptxas may take the module.
+struct TargetChoice {
+  const char *text;
+  const char *ptxas_arch;
+};
+const std::vector<TargetChoice> kTargets = {
+    {"compute_80", "sm_80"},
+    {"sm_080", "sm_80"},
+    {"sm_80, texmode_unified", "sm_80"},
+    {"sm_80, texmode_unified, texmode_independent", "sm_80"},
+    {"sm_80, debug", "sm_80"},
+    {"sm_80, map_f64_to_f32", "sm_80"},
+    {"sm_80, foo", "sm_80"},
+    {"sm_80 sm_75", "sm_80"},
+    {"sm_75, sm_80", "sm_80"},
+    {"sm_90, sm_80", "sm_80"},
+    {"sm_80, sm_90", "sm_90"}, // the last architecture named counts
+    {"texmode_unified, sm_80", "sm_80"},
+    {"sm_86", "sm_86"},
+    {"sm_89", "sm_89"},
+    {"sm_90", "sm_90"},
+    {"sm_90a", "sm_90a"},
+    {"sm_100", "sm_100"},
+    {"sm_120", "sm_120"},
+    {"sm_82", "sm_80"},
+    {"sm_81", "sm_80"},
+    {"sm_79", "sm_80"},
+    {"sm_8", "sm_80"},
+    {"sm_80a", "sm_80"},
+    {"sm_999999999999999", "sm_80"},
+    {"SM_80", "sm_80"},
+    {"foo", "sm_80"},
+};
+const std::vector<std::string> kVersions = {"1.0",  "6.5", "7.0",  "7.1",  "7.8", "8.0",
+                                            "8.3",  "8.8", "9.0",  "9.1",  "7.9", "99.9",
+                                            "10.0", "8",   "08.0", "8.0.1"};
+const std::vector<std::string> kAddressSizes = {"32", "16", "0x40", "128", "0", "64"};
+
+} // namespace
+
+std::optional<Mutant> PtxMutator::header(std::mt19937_64 &rng) const {
+  if (version_line_ == std::string::npos || target_line_ == std::string::npos ||
+      first_declaration_ == std::string::npos)
+    return std::nullopt;
+  struct Directive {
+    const char *name;
+    size_t line;
+  };
+  std::vector<Directive> present = {{"version", version_line_}, {"target", target_line_}};
+  if (address_size_line_ != std::string::npos)
+    present.push_back({"address_size", address_size_line_});
+  const Directive d = pick(rng, present);
+  const std::string text = trim(lines_[d.line]);
+  const std::string name = d.name;
+  switch (std::uniform_int_distribution<int>(0, 4)(rng)) {
+  case 0: return make_edits("header", {{d.line, ""}}, "(drop ." + name + ")");
+  case 1: return make_edits("header", {{d.line, text + "\n" + text}}, "(duplicate ." + name + ")");
+  case 2: // to just before the first declaration
+    return make_edits(
+        "header", {{d.line, ""}, {first_declaration_, text + "\n" + lines_[first_declaration_]}},
+        "(move ." + name + " after the header)");
+  case 3: { // swap with the next header directive
+    const Directive *other = nullptr;
+    for (const Directive &o : present) {
+      if (o.line > d.line && (!other || o.line < other->line))
+        other = &o;
+    }
+    if (!other)
+      return std::nullopt;
+    return make_edits("header", {{d.line, lines_[other->line]}, {other->line, lines_[d.line]}},
+                      "(swap ." + name + " and ." + other->name + ")");
+  }
+  default: {
+    if (name == "version") {
+      const std::string v = pick(rng, kVersions);
+      return make("header", d.line, ".version " + v);
+    }
+    if (name == "address_size")
+      return make("header", d.line, ".address_size " + pick(rng, kAddressSizes));
+    const TargetChoice &t = pick(rng, kTargets);
+    Mutant m = make("header", d.line, std::string(".target ") + t.text);
+    m.ptxas_arch = t.ptxas_arch;
+    return m;
+  }
+  }
+}
+
+// An address's offset in another sign or form: [%rd1+-8], [%rd1-8], [%rd1+ -8], [%rd1+0x10],
+// [%rd1++8], [%rd1+4-8], a register added ([%rd1+%rd2], not PTX), a huge constant.
+std::optional<Mutant> PtxMutator::address_offset(std::mt19937_64 &rng) const {
+  static const std::regex kAddress(R"(^\[\s*([%A-Za-z_$][A-Za-z0-9_$.]*)\s*(\+\s*(-?\w+))?\s*\]$)");
+  std::vector<std::pair<const Instr *, size_t>> c;
+  for (const Instr &in : instrs_) {
+    for (size_t i = 0; i < in.operands.size(); ++i) {
+      if (std::regex_match(in.operands[i], kAddress))
+        c.push_back({&in, i});
+    }
+  }
+  if (c.empty())
+    return std::nullopt;
+  auto [ip, i] = pick(rng, c);
+  Instr in = *ip;
+  std::string &o = in.operands[i];
+  std::smatch m;
+  std::regex_match(o, m, kAddress);
+  const std::string base = m[1];
+  std::string n = m[3].matched ? std::string(m[3]) : "4";
+  if (n[0] == '-')
+    n = n.substr(1);
   switch (std::uniform_int_distribution<int>(0, 9)(rng)) {
+  case 0: o = "[" + base + "+-" + n + "]"; break;
+  case 1: o = "[" + base + "-" + n + "]"; break;
+  case 2: o = "[" + base + "+ -" + n + "]"; break;
+  case 3: o = "[" + base + "+0x10]"; break;
+  case 4: {
+    auto r = random_register(rng, in.function, "");
+    if (!r)
+      return std::nullopt;
+    o = "[" + base + "+" + *r + "]";
+    break;
+  }
+  case 5: o = "[" + base + "+99999999999999999999]"; break;
+  case 6: o = "[" + base + "+18446744073709551615]"; break;
+  case 7: o = "[" + base + "++" + n + "]"; break;
+  case 8: o = "[" + base + "+" + n + "-8]"; break;
+  default: o = "[" + base + "+0x80000000000000000]"; break;
+  }
+  return make("address_offset", in.line, render(in));
+}
+
+std::optional<Mutant> PtxMutator::mutate(std::mt19937_64 &rng) const {
+  switch (std::uniform_int_distribution<int>(0, 11)(rng)) {
   case 0: return reg_type(rng);
   case 1: return swap_reg(rng);
   case 2: return type_suffix(rng);
@@ -493,7 +659,9 @@ std::optional<Mutant> PtxMutator::mutate(std::mt19937_64 &rng) const {
   case 6: return operand_count(rng);
   case 7: return modifier(rng);
   case 8: return guard(rng);
-  default: return address(rng);
+  case 9: return address(rng);
+  case 10: return header(rng);
+  default: return address_offset(rng);
   }
 }
 

@@ -17,7 +17,9 @@ struct Mutant {
   int line = 0;              // 1-based line of the change
   std::string before;        // the line before and after the change
   std::string after;
-  std::string text; // the whole mutated PTX
+  std::string text;                 // the whole mutated PTX
+  std::string ptxas_arch = "sm_80"; // ptxas -arch: the .target's own when a mutant names a newer
+                                    // GPU (the emulator checks a module for its .target)
 };
 
 class PtxMutator {
@@ -53,9 +55,15 @@ private:
   std::vector<Instr> instrs_;          // only instructions with a mutable opcode
   std::vector<Instr> guarded_;         // every instruction with a guard
   std::vector<std::string> variables_; // .shared/.global/.const/.local/.param names
+  // the header's lines (index into lines_; npos when absent) and the first declaration's
+  size_t version_line_ = std::string::npos, target_line_ = std::string::npos,
+         address_size_line_ = std::string::npos, first_declaration_ = std::string::npos;
 
   std::string render(const Instr &in) const;
   Mutant make(const std::string &op, size_t line, const std::string &new_line) const;
+  // several lines replaced at once (a line may become several, or none)
+  Mutant make_edits(const std::string &op, const std::vector<std::pair<size_t, std::string>> &edits,
+                    const std::string &what) const;
   std::optional<std::string> random_register(std::mt19937_64 &rng, int function,
                                              const std::string &not_type) const;
   const Decl *decl_of(const std::string &reg, int function) const;
@@ -70,6 +78,8 @@ private:
   std::optional<Mutant> modifier(std::mt19937_64 &rng) const;
   std::optional<Mutant> guard(std::mt19937_64 &rng) const;
   std::optional<Mutant> address(std::mt19937_64 &rng) const;
+  std::optional<Mutant> header(std::mt19937_64 &rng) const;
+  std::optional<Mutant> address_offset(std::mt19937_64 &rng) const;
 };
 
 // Splits "a, [b+4], {c, d}" at top-level commas.
