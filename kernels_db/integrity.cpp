@@ -6,6 +6,8 @@
 #include "kernels_db/schema.h"
 #include "kernels_db/sha256.h"
 
+#include <sqlite3.h>
+
 #include <optional>
 
 namespace tcjit::kernels_db {
@@ -50,6 +52,8 @@ CheckReport check_database(const std::filesystem::path &path, bool full) {
         report.problems.push_back(line);
     }
   } catch (const DbError &error) {
+    if (error.sqlite_code() != 0 && (error.sqlite_code() & 0xff) == SQLITE_NOTADB)
+      throw; // not an SQLite file: "not a tcjit kernel database", the wrong file was passed
     report.problems.push_back(error.problem());
     readable = false;
   }
