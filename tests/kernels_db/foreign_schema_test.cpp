@@ -138,6 +138,8 @@ TEST(ForeignSchema, EveryOpenRefusesAndNamesAnObjectTcjitDidNotCreate) {
     EXPECT_FALSE(report.ok) << planted.sql;
     EXPECT_EQ(std::count(report.problems.begin(), report.problems.end(), planted.named), 1)
         << planted.sql << ": " << ::testing::PrintToString(report.problems);
+    EXPECT_EQ(report.binaries_checked, 1) << planted.sql; // the rows are still checked
+    EXPECT_TRUE(contains(report.recovery, "drop the objects tcjit did not create")) << planted.sql;
   }
 }
 
