@@ -232,8 +232,11 @@ Runtime::Runtime(const RuntimeOptions &options) : impl_(std::make_unique<Impl>()
       impl_->db = options.db_path.empty()
                       ? kernels_db::KernelsDb::open_default(open_options)
                       : kernels_db::KernelsDb::open(options.db_path, open_options);
-    } catch (const kernels_db::DbError &e) {
-      throw Error(ErrorCode::database, e.what(), "Runtime",
+    } catch (const kernels_db::DbError &e) { // not a tcjit database, not a regular file: exit 2
+      throw Error(e.kind() == kernels_db::DbErrorKind::invalid_argument
+                      ? ErrorCode::invalid_argument
+                      : ErrorCode::database,
+                  e.what(), "Runtime",
                   "check RuntimeOptions::db_path / $TCJIT_DB, or set use_database = false");
     }
   }

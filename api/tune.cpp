@@ -516,8 +516,10 @@ TuneReport tune_ops(const std::vector<WorkloadEntry> &ops, const TuneRequest &re
   try {
     db = request.db_path.empty() ? kernels_db::KernelsDb::open_default()
                                  : kernels_db::KernelsDb::open(request.db_path);
-  } catch (const kernels_db::DbError &e) {
-    throw Error(ErrorCode::database, e.what(), "tune", "");
+  } catch (const kernels_db::DbError &e) { // not a tcjit database, not a regular file: exit 2
+    throw Error(e.kind() == kernels_db::DbErrorKind::invalid_argument ? ErrorCode::invalid_argument
+                                                                      : ErrorCode::database,
+                e.what(), "tune", "");
   }
   report.db_path = db->path();
   auto emit = [&](TuneEvent event) {

@@ -127,7 +127,7 @@ int run_run(const RunOptions &opt) {
     runtime.emplace(options);
   } catch (const Error &e) {                         // the device or the database cannot be opened
     print_error("tcjit run", e, /*with_fix=*/false); // its fix is the API's (RuntimeOptions)
-    return kExitFailure;
+    return exit_status_of(e); // 2 for a --db that is not a tcjit database or not a file
   }
   std::ostream null_stream(nullptr);
   std::ostream &out = opt.json ? null_stream : std::cout;

@@ -21,6 +21,9 @@ struct OpenOptions {
   // file that is not writable, in a directory that is not writable, or on a read-only file system:
   // a team's shared cache). KernelsDb::read_only() tells which.
   bool read_only_if_not_writable = false;
+  // With read_only: open with immutable=1 (no locking, no -wal/-shm files created, a -wal file
+  // ignored): for a snapshot of a file that no process is writing.
+  bool immutable = false;
   std::chrono::milliseconds busy_timeout{10000};
 };
 
@@ -28,7 +31,16 @@ class Connection {
 public:
   // Opens (or creates, creating parent directories) the file. Applies busy_timeout and
   // foreign_keys; does not look at the schema. ":memory:" opens a private in-memory database.
+  // Refuses before opening: a path that is not a regular file (FIFO, device, socket, directory:
+  // DbError(invalid_argument), "not a regular file") and, for a writing open, a read-only file,
+  // directory or file system (DbError(io), "read-only ..."). Every connection is hardened:
+  // SQLITE_DBCONFIG_DEFENSIVE on, ENABLE_TRIGGER and ENABLE_VIEW off, so no SQL stored in the
+  // file (a trigger, a view) ever runs; TRUSTED_SCHEMA off when read-only (a writing connection
+  // needs it on for tcjit's CHECK (json_valid(...)) under SQLite 3.40).
   static Connection open(const std::filesystem::path &path, const OpenOptions &options = {});
+  // A private in-memory copy (sqlite3_backup) of `source`, hardened like every connection; its
+  // path() is the source's (for messages). Nothing is written to the source.
+  static Connection copy_into_memory(Connection &source);
 
   Connection(Connection &&) noexcept = default;
   Connection &operator=(Connection &&) noexcept = default;
@@ -36,6 +48,7 @@ public:
 
   sqlite3 *handle() const { return db_.get(); }
   const std::string &path() const { return path_; }
+  bool in_memory() const { return in_memory_; }
 
   // Runs SQL text that may hold several statements and returns no rows.
   void exec(std::string_view sql);
@@ -49,6 +62,7 @@ private:
   Connection() = default;
   SqliteHandle db_;
   std::string path_;
+  bool in_memory_ = false;
   // Declared after db_: destroyed (finalized) before the database closes.
   std::unordered_map<std::string, std::unique_ptr<Statement>> statements_;
 };

@@ -6,6 +6,9 @@
 #include "kernels_db/schema.h"
 #include "kernels_db/sha256.h"
 
+#include <sqlite3.h>
+
+#include <algorithm>
 #include <optional>
 
 namespace tcjit::kernels_db {
@@ -50,6 +53,8 @@ CheckReport check_database(const std::filesystem::path &path, bool full) {
         report.problems.push_back(line);
     }
   } catch (const DbError &error) {
+    if (error.sqlite_code() != 0 && (error.sqlite_code() & 0xff) == SQLITE_NOTADB)
+      throw; // not an SQLite file: "not a tcjit kernel database", the wrong file was passed
     report.problems.push_back(error.problem());
     readable = false;
   }
@@ -59,9 +64,22 @@ CheckReport check_database(const std::filesystem::path &path, bool full) {
     try {
       version = query_int64(connection, "PRAGMA user_version");
       const std::vector<std::string> schema_problems = diagnose_schema(connection);
-      schema_ok = schema_problems.empty();
-      for (const std::string &problem : schema_problems)
+      // Objects tcjit did not create are findings, but the connection runs none of them (it is
+      // hardened): the rows are still checked.
+      const std::vector<std::string> not_ours =
+          foreign_schema_objects(connection, static_cast<int>(version));
+      schema_ok = true;
+      for (const std::string &problem : schema_problems) {
         report.problems.push_back(problem);
+        schema_ok =
+            schema_ok && std::find(not_ours.begin(), not_ours.end(), problem) != not_ours.end();
+      }
+      if (!not_ours.empty())
+        report.recovery =
+            "no SQL stored in the file runs, but every open refuses it: if you trust the rest of "
+            "the file, drop the objects tcjit did not create with sqlite3 (e.g. `sqlite3 DB "
+            "'DROP TRIGGER \"NAME\"'`); otherwise move the file away (and its -wal/-shm files) "
+            "and let tcjit rebuild it: the database is a cache";
       if (version > kSchemaVersion) {
         report.notes.push_back("schema " + std::to_string(version) + " is newer than this " +
                                "tcjit knows (" + std::to_string(kSchemaVersion) +

@@ -29,8 +29,11 @@ struct CheckReport {
 // than this build, not a tcjit database: each is a problem), foreign_key_check and, when the
 // schema is readable, verifies every cubin's SHA-256, the storage class and JSON of every typed
 // and JSON column, and validates every dispatch table (kernels_db/dispatch.h: buckets well formed
-// and disjoint). Never throws for damage; throws DbError(not_found/io) when the file cannot be
-// opened.
+// and disjoint). Every schema object tcjit did not create (trigger, view, other table or index, a
+// redefined tcjit table) is a problem, named. Never throws for damage; throws
+// DbError(not_found/io) when the file cannot be opened and DbError(invalid_argument) for a path
+// that is not a regular file or a file that is not an SQLite database ("not a tcjit kernel
+// database").
 CheckReport check_database(const std::filesystem::path &path, bool full);
 
 // Checkpoints the WAL and rebuilds the file (VACUUM). Returns bytes before and after.

@@ -42,23 +42,6 @@ KernelsDb::~KernelsDb() = default;
 
 namespace {
 
-// Refuses a file whose schema objects do not match its user_version (a dropped table, another
-// program's tables): queries on it would fail halfway or read the wrong tables.
-void refuse_damaged_schema(Connection &connection) {
-  const std::vector<std::string> problems = diagnose_schema(connection);
-  if (problems.empty())
-    return;
-  std::string text;
-  for (const std::string &problem : problems)
-    text += (text.empty() ? "" : "; ") + problem;
-  const bool foreign = text.starts_with("not a tcjit");
-  throw DbError(foreign ? DbErrorKind::invalid_argument : DbErrorKind::corrupt,
-                foreign ? text : "database schema is damaged: " + text, connection.path(),
-                foreign ? "pass a tcjit database with --db (or $TCJIT_DB)"
-                        : "run `tcjit db check`; the database is a cache: move the file away "
-                          "and let tcjit rebuild it, or restore it from a `tcjit db export`");
-}
-
 // An existing database that this process cannot write: the file or its directory is not writable,
 // or the file system is mounted read-only.
 bool cannot_write(const std::filesystem::path &path) {
@@ -85,8 +68,8 @@ KernelsDb KernelsDb::open(const std::filesystem::path &path, const OpenOptions &
   if (options.read_only) {
     // Reads only: never creates tables, migrates or changes the journal mode.
     const int version = checked_schema_version(connection);
-    if (version == 0)
-      refuse_damaged_schema(connection); // no tables, or another program's tables
+    // No tables or another program's tables (version 0), objects tcjit did not create, damage.
+    refuse_unusable_schema(connection);
     if (version < kSchemaVersion)
       throw DbError(DbErrorKind::invalid_argument,
                     "database schema " + std::to_string(version) + " is older than " +
@@ -96,8 +79,8 @@ KernelsDb KernelsDb::open(const std::filesystem::path &path, const OpenOptions &
                         connection.path() + "`");
   } else {
     prepare_schema(connection);
+    refuse_unusable_schema(connection); // as migrated
   }
-  refuse_damaged_schema(connection);
   auto state = std::make_unique<State>(std::move(connection));
   state->read_only = options.read_only;
   return KernelsDb(std::move(state));

@@ -18,29 +18,56 @@
 namespace tcjit::kernels_db {
 namespace {
 
-Connection open_other(const std::filesystem::path &other) {
+bool journal_files_present(const std::filesystem::path &path) {
+  std::error_code ec;
+  for (const char *suffix : {"-wal", "-shm", "-journal"})
+    if (std::filesystem::exists(path.string() + suffix, ec))
+      return true;
+  return false;
+}
+
+// An in-memory copy of the other database, read through a read-only connection. A file that no
+// process is using (no -wal, -shm or -journal file next to it) is read with immutable=1, so that
+// not even the -wal/-shm files a read-only WAL open creates appear next to it; when one appears
+// meanwhile (a writer started), it is read again through an ordinary read-only open.
+Connection copy_other(const std::filesystem::path &other) {
   OpenOptions read_only;
   read_only.create_if_missing = false;
   read_only.read_only = true;
-  {
-    Connection probe = Connection::open(other, read_only);
-    const int version = checked_schema_version(probe);
-    if (version == 0)
-      throw DbError(DbErrorKind::invalid_argument, "not a tcjit kernel database", other.string(),
-                    "pass a database written by tcjit (`tcjit db stats --db FILE` tells)");
-    if (version < kSchemaVersion) {
-      OpenOptions writable;
-      writable.create_if_missing = false;
-      Connection upgrade = Connection::open(other, writable);
-      prepare_schema(upgrade);
-    }
+  const bool idle = !journal_files_present(other);
+  if (idle) {
+    read_only.immutable = true;
+    Connection source = Connection::open(other, read_only);
+    Connection copy = Connection::copy_into_memory(source);
+    if (!journal_files_present(other))
+      return copy;
+    read_only.immutable = false;
   }
-  Connection connection = Connection::open(other, read_only);
-  const std::vector<std::string> problems = diagnose_schema(connection);
-  if (!problems.empty())
-    throw DbError(DbErrorKind::corrupt, "cannot merge a damaged database: " + problems.front(),
-                  other.string(), "run `tcjit db check --db " + other.string() + "`");
-  return connection;
+  Connection source = Connection::open(other, read_only);
+  return Connection::copy_into_memory(source);
+}
+
+// The other database, never written or migrated: copied into memory and checked there (not a
+// tcjit database, newer, objects tcjit did not create, damaged: refused), then the copy is
+// migrated when it is older.
+Connection open_other(const std::filesystem::path &other) {
+  Connection copy = copy_other(other);
+  const int version = checked_schema_version(copy);
+  if (version == 0)
+    throw DbError(DbErrorKind::invalid_argument, "not a tcjit kernel database", other.string(),
+                  "pass a database written by tcjit (`tcjit db stats --db FILE` tells)");
+  try {
+    refuse_unusable_schema(copy);
+    prepare_schema(copy);
+    refuse_unusable_schema(copy);
+  } catch (const DbError &error) {
+    if (error.kind() != DbErrorKind::corrupt)
+      throw;
+    throw DbError(DbErrorKind::corrupt, "cannot merge this database: " + error.problem(),
+                  other.string(),
+                  "run `tcjit db check --db " + other.string() + "`; " + error.how_to_fix());
+  }
+  return copy;
 }
 
 // Values of the other database with the wrong storage class or malformed JSON, by table and

@@ -13,8 +13,11 @@ namespace tcjit::kernels_db {
 // and binaries present in both, ours is kept (unless our cubin is damaged). For a dispatch table
 // of the same (problem, arch, tuner version) in both, the newer (created_ms) is kept, ours on a
 // tie; an invalid table of `other` is skipped (dispatch_tables_rejected). "Best" per problem and
-// device stays a query (best_result). `other` is read-only, except that a database with an older
-// schema is migrated first; a newer one is refused.
+// device stays a query (best_result). `other` is never written or migrated: it is copied into
+// memory through a read-only connection (immutable when no process uses it, so no -wal/-shm file
+// appears next to it) and checked there; a copy of an older schema is migrated in memory. A newer
+// one, another program's file and one with schema objects tcjit did not create (named) are
+// refused. Only rows are copied, never a schema object.
 TransferCounts merge_database(Connection &connection, const std::filesystem::path &other);
 
 } // namespace tcjit::kernels_db

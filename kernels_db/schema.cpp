@@ -291,7 +291,160 @@ std::string printable(const std::string &name) {
   return text;
 }
 
+// One row of sqlite_master.
+struct SchemaEntry {
+  std::string type, name, table, sql;
+};
+
+// SQL text without comments, with each run of whitespace one space: a comment or layout change in
+// kMigrations does not make an older file's objects foreign. Quoted text is kept as is.
+std::string normalized_sql(const std::string &sql) {
+  std::string text;
+  bool space = false;
+  for (size_t i = 0; i < sql.size();) {
+    const char c = sql[i];
+    if (c == '-' && i + 1 < sql.size() && sql[i + 1] == '-') {
+      i = sql.find('\n', i);
+      i = i == std::string::npos ? sql.size() : i;
+      space = true;
+    } else if (c == '/' && i + 1 < sql.size() && sql[i + 1] == '*') {
+      const size_t end = sql.find("*/", i + 2);
+      i = end == std::string::npos ? sql.size() : end + 2;
+      space = true;
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+      ++i;
+      space = true;
+    } else {
+      if (space && !text.empty())
+        text += ' ';
+      space = false;
+      const char close = c == '[' ? ']' : c;
+      if (c == '\'' || c == '"' || c == '`' || c == '[') {
+        const size_t end = sql.find(close, i + 1);
+        const size_t stop = end == std::string::npos ? sql.size() : end + 1;
+        text.append(sql, i, stop - i);
+        i = stop;
+      } else {
+        text += c;
+        ++i;
+      }
+    }
+  }
+  return text;
+}
+
+std::vector<SchemaEntry> schema_entries(Connection &connection) {
+  Statement statement =
+      connection.prepare("SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY rowid");
+  std::vector<SchemaEntry> entries;
+  while (statement.step())
+    entries.push_back({statement.column_text(0), statement.column_text(1), statement.column_text(2),
+                       normalized_sql(statement.column_text(3))});
+  return entries;
+}
+
+// Exactly the sqlite_master rows that kMigrations create for each schema version (tables, their
+// automatic indexes, indexes), read from new in-memory databases migrated to it. Built once.
+const std::vector<SchemaEntry> &reference_schema(int version) {
+  static const std::array<std::vector<SchemaEntry>, kSchemaVersion + 1> all = [] {
+    std::array<std::vector<SchemaEntry>, kSchemaVersion + 1> entries;
+    for (int v = 1; v <= kSchemaVersion; ++v) {
+      Connection memory = Connection::open(":memory:");
+      apply_migrations(memory, v);
+      entries[v] = schema_entries(memory);
+    }
+    return entries;
+  }();
+  return all[static_cast<size_t>(version)];
+}
+
+// "trigger 'evil' on table 'results'", "table 'notes'", "virtual table 'fts'".
+std::string describe(const SchemaEntry &entry) {
+  const bool is_virtual = entry.type == "table" && entry.sql.starts_with("CREATE VIRTUAL TABLE");
+  std::string text =
+      (is_virtual ? "virtual table" : printable(entry.type)) + " '" + printable(entry.name) + "'";
+  if (entry.type != "table" && entry.type != "view")
+    text += " on table '" + printable(entry.table) + "'";
+  return text;
+}
+
+struct ForeignSchema {
+  std::vector<std::string> foreign;   // objects tcjit never creates, named
+  std::vector<std::string> redefined; // tcjit's names with another definition
+  std::vector<std::string> drops;     // SQL that removes the foreign objects
+};
+
+ForeignSchema find_foreign_schema(Connection &connection, int version) {
+  ForeignSchema found;
+  const std::vector<SchemaEntry> &reference = reference_schema(version);
+  for (const SchemaEntry &entry : schema_entries(connection)) {
+    const auto ours = std::find_if(reference.begin(), reference.end(), [&](const SchemaEntry &r) {
+      return r.type == entry.type && r.name == entry.name;
+    });
+    if (ours == reference.end()) {
+      found.foreign.push_back(describe(entry) + " was not created by tcjit");
+      std::string quoted;
+      for (const char c : entry.name)
+        quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+      const bool is_virtual = entry.sql.starts_with("CREATE VIRTUAL TABLE");
+      found.drops.push_back("DROP " +
+                            std::string(is_virtual || entry.type == "table" ? "TABLE"
+                                        : entry.type == "index"             ? "INDEX"
+                                        : entry.type == "view"              ? "VIEW"
+                                                                            : "TRIGGER") +
+                            " \"" + printable(quoted) + "\"");
+    } else if (ours->table != entry.table || ours->sql != entry.sql) {
+      found.redefined.push_back(describe(entry) + " was not created by tcjit: its definition " +
+                                "differs from schema " + std::to_string(version) + "'s");
+    }
+  }
+  return found;
+}
+
 } // namespace
+
+std::vector<std::string> foreign_schema_objects(Connection &connection, int version) {
+  if (version < 1 || version > kSchemaVersion)
+    return {};
+  ForeignSchema found = find_foreign_schema(connection, version);
+  found.foreign.insert(found.foreign.end(), found.redefined.begin(), found.redefined.end());
+  return found.foreign;
+}
+
+void refuse_unusable_schema(Connection &connection) {
+  const int64_t version = query_int64(connection, "PRAGMA user_version");
+  if (version >= 1 && version <= kSchemaVersion) {
+    const ForeignSchema found = find_foreign_schema(connection, static_cast<int>(version));
+    if (!found.foreign.empty()) {
+      std::string names, drops;
+      for (const std::string &name : found.foreign)
+        names += (names.empty() ? "" : "; ") + name;
+      for (const std::string &drop : found.drops)
+        drops += (drops.empty() ? "" : "; ") + drop;
+      throw DbError(DbErrorKind::corrupt,
+                    "refusing a database with schema objects tcjit did not create (SQL stored in "
+                    "the file must never run): " +
+                        names,
+                    connection.path(),
+                    "if you trust the rest of the file, drop them with sqlite3: `sqlite3 '" +
+                        connection.path() + "' '" + drops +
+                        "'`; otherwise move the file away (with its -wal and -shm files) and let "
+                        "tcjit rebuild it: the database is a cache");
+    }
+  }
+  const std::vector<std::string> problems = diagnose_schema(connection);
+  if (problems.empty())
+    return;
+  std::string text;
+  for (const std::string &problem : problems)
+    text += (text.empty() ? "" : "; ") + problem;
+  const bool foreign = text.starts_with("not a tcjit");
+  throw DbError(foreign ? DbErrorKind::invalid_argument : DbErrorKind::corrupt,
+                foreign ? text : "database schema is damaged: " + text, connection.path(),
+                foreign ? "pass a tcjit database with --db (or $TCJIT_DB)"
+                        : "run `tcjit db check`; the database is a cache: move the file away "
+                          "and let tcjit rebuild it, or restore it from a `tcjit db export`");
+}
 
 std::vector<std::string> diagnose_schema(Connection &connection) {
   std::vector<std::string> problems;
@@ -320,6 +473,8 @@ std::vector<std::string> diagnose_schema(Connection &connection) {
       problems.push_back("wrong user_version 0: the file holds tcjit tables");
     return problems;
   }
+  const ForeignSchema foreign = find_foreign_schema(connection, static_cast<int>(version));
+  problems.insert(problems.end(), foreign.foreign.begin(), foreign.foreign.end());
   for (const SchemaObject &object : kSchemaObjects) {
     if (object.version <= version && !has(object.name))
       problems.push_back(std::string(object.kind) + " '" + object.name + "' of schema " +
@@ -343,6 +498,18 @@ std::vector<std::string> diagnose_schema(Connection &connection) {
       if (std::find(expected.begin(), expected.end(), column) == expected.end())
         problems.push_back("table '" + table + "' has a column '" + printable(column) +
                            "' that schema " + std::to_string(version) + " does not have");
+  }
+  // A redefinition that the column checks did not already name (another constraint, type,
+  // default or index column).
+  const size_t listed = problems.size();
+  for (const std::string &redefined : foreign.redefined) {
+    const size_t quote = redefined.find('\'');
+    const std::string name = redefined.substr(0, redefined.find('\'', quote + 1) + 1);
+    bool named = false;
+    for (size_t i = 0; i < listed; ++i)
+      named = named || problems[i].starts_with(name);
+    if (!named)
+      problems.push_back(redefined);
   }
   return problems;
 }
@@ -399,12 +566,14 @@ void prepare_schema(Connection &connection) {
   try {
     found = checked_schema_version(connection);
     refuse_foreign(connection, found);
+    if (found > 0)
+      refuse_unusable_schema(connection); // before WAL or a migration writes to the file
   } catch (...) {
     connection.exec("ROLLBACK");
     throw;
   }
   connection.exec("COMMIT");
-  if (connection.path() != ":memory:" && !is_wal(connection))
+  if (!connection.in_memory() && !is_wal(connection))
     set_wal(connection);
   if (found < kSchemaVersion)
     apply_migrations(connection, kSchemaVersion);

@@ -24,12 +24,27 @@ int checked_schema_version(Connection &connection);
 std::vector<std::string> schema_objects(Connection &connection);
 
 // What is wrong with the file's schema objects for its user_version, one sentence each: not a
-// tcjit database (no tables, or only other tables), a table or index of its schema version
+// tcjit database (no tables, or only other tables), schema objects tcjit did not create (see
+// foreign_schema_objects), a table or index of its schema version
 // missing, objects of a later schema version present (a wrong user_version), user_version out of
 // range, a table without a column of its schema version or with one it does not have (the
 // expected columns are read from the migrations, applied once per process to in-memory
 // databases). Empty when the schema matches. Reads only.
 std::vector<std::string> diagnose_schema(Connection &connection);
+
+// The schema objects of the file that tcjit's migrations do not create for `version` (1 to
+// kSchemaVersion), one sentence each: any trigger, view, virtual table, other table or other index
+// ("trigger 'evil' on table 'results' was not created by tcjit"), then tcjit's own tables and
+// indexes whose definition (SQL text without comments, table) differs. The reference is built
+// once per process by applying the migrations to in-memory databases. Reads only.
+std::vector<std::string> foreign_schema_objects(Connection &connection, int version);
+
+// Throws unless the file's schema is exactly tcjit's for its user_version (1 to kSchemaVersion,
+// or 0 with no objects): DbError(corrupt) naming every schema object tcjit did not create, with
+// how to drop them (or move the file away: the database is a cache); DbError(invalid_argument)
+// "not a tcjit kernel database" for another program's file; DbError(corrupt) for any other
+// finding of diagnose_schema. Reads only; every open calls it before anything is written.
+void refuse_unusable_schema(Connection &connection);
 
 // A stored value that does not have the storage class or JSON form its column needs (e.g. text in
 // a REAL column, a malformed shape_json): `table` row `rowid`, `column`, and why.
@@ -46,8 +61,9 @@ std::vector<BadCell> find_bad_cells(Connection &connection, int version);
 // "created by a newer tcjit (schema N > M); upgrade tcjit or use another --db".
 void refuse_newer_schema(int found, const std::string &path);
 
-// Refuses a newer database, switches it to WAL and applies the missing migrations in one write
-// transaction (safe when several processes open a new database at once).
+// Refuses a newer database and one with schema objects tcjit did not create (before writing
+// anything), switches it to WAL and applies the missing migrations in one write transaction
+// (safe when several processes open a new database at once).
 void prepare_schema(Connection &connection);
 
 // Applies migrations up to `version` only (tests use it to build old databases).

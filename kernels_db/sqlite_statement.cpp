@@ -80,8 +80,16 @@ void throw_sqlite_error(sqlite3 *db, int code, std::string_view operation, std::
                   "another process kept the database locked for too long; retry, or stop the "
                   "process that holds it",
                   code);
-  case SQLITE_CORRUPT:
   case SQLITE_NOTADB:
+    // Not an SQLite file at all (a workload file, /etc/passwd, random bytes): the caller passed
+    // the wrong file, so it is a bad argument (exit 2), and the file is left alone.
+    throw DbError(DbErrorKind::invalid_argument,
+                  "not a tcjit kernel database (" + message + ": not an SQLite database)", where,
+                  "pass the path of a tcjit database with --db (or $TCJIT_DB); the file was not "
+                  "changed. If it was a tcjit database, its header is damaged: move it away and "
+                  "let tcjit rebuild it (the database is a cache)",
+                  code);
+  case SQLITE_CORRUPT:
     throw DbError(DbErrorKind::corrupt, "database file is damaged: " + message, where,
                   "run `tcjit db check`; the database is a cache: delete the file (it is rebuilt) "
                   "or restore it with `tcjit db import` from an export",

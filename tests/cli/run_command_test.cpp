@@ -9,6 +9,10 @@
 #include <fstream>
 #include <regex>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 namespace tcjit::testing {
 namespace {
 
@@ -366,6 +370,62 @@ TEST_F(RunCommand, CustomActivationThroughTheNvrtcBackend) {
   EXPECT_NE(cuda.out.find("#line 1 \"acts/hardswish.cu\"\n// hard swish"), std::string::npos)
       << cuda.out;
   EXPECT_NE(cuda.out.find("return tcjit_user::act(x);"), std::string::npos);
+}
+
+// A --db that is not a tcjit database (a workload file) or not a regular file (a FIFO, which the
+// test holds open so that a build that opens it fails instead of blocking) is a bad command line
+// for run, tune, doctor and db, said at once; the file is left alone. Issue 24.
+TEST_F(RunCommand, ADbThatIsNotADatabaseOrNotAFileIsABadCommandLine) {
+  const std::filesystem::path workload = dir_ / "w.tcjit";
+  std::ofstream(workload) << "gemm m=16 n=16 k=16 a=f16 b=f16:col\n";
+  const std::string before = read_file(workload);
+  const std::filesystem::path fifo = dir_ / "fifo.db";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int held = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);
+  ASSERT_GE(held, 0);
+  const std::string spec = shell_quote(workload.string());
+  for (const auto &[given, expected] : std::vector<std::pair<std::filesystem::path, std::string>>{
+           {workload, "not a tcjit kernel database"}, {fifo, "not a regular file"}}) {
+    const std::string quoted = shell_quote(given.string());
+    for (const std::string &command :
+         {"run --device emu --db " + quoted + " " + spec,
+          "tune " + spec + " --device emu --budget 1 --db " + quoted, "db ls --db " + quoted,
+          "db check --db " + quoted, "db vacuum --db " + quoted,
+          "db merge " + quoted + " --db " + db()}) {
+      const ToolResult r = run_tool(command);
+      EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.out << r.err;
+      EXPECT_NE(r.err.find(expected), std::string::npos) << command << "\n" << r.err;
+      EXPECT_EQ(r.err.find("delete the file"), std::string::npos) << command << "\n" << r.err;
+    }
+    const ToolResult doctor = run_tool("doctor --db " + quoted);
+    EXPECT_NE(doctor.out.find(expected), std::string::npos) << doctor.out << doctor.err;
+  }
+  ::close(held);
+  EXPECT_EQ(read_file(workload), before);
+}
+
+// A database holding a trigger tcjit did not create is refused by `run` (exit 3, naming it) and
+// its kernels stay; `db check` lists it.
+TEST_F(RunCommand, ADatabaseWithAForeignTriggerIsRefusedAndItsKernelsStay) {
+  if (std::system("command -v sqlite3 >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "no sqlite3 command here to plant the trigger";
+  const std::string spec = shell_quote("gemm m=16 n=16 k=16 a=f16 b=f16:col");
+  ASSERT_EQ(run_tool("run --device emu --db " + db() + " " + spec).exit_code, 0);
+  const std::string sql = "CREATE TRIGGER evil AFTER INSERT ON results BEGIN DELETE FROM "
+                          "binaries; DELETE FROM dispatch_tables; END";
+  ASSERT_EQ(std::system(("sqlite3 " + db() + " " + shell_quote(sql)).c_str()), 0);
+  const std::string before = read_file(dir_ / "kernels.db");
+  const ToolResult r = run_tool("run --device emu --db " + db() + " " + spec);
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("trigger 'evil' on table 'results' was not created by tcjit"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(read_file(dir_ / "kernels.db"), before);
+  const ToolResult check = run_tool("db check --full --db " + db());
+  EXPECT_EQ(check.exit_code, 3);
+  EXPECT_NE(check.out.find("trigger 'evil' on table 'results' was not created by tcjit"),
+            std::string::npos)
+      << check.out;
 }
 
 } // namespace

@@ -8,10 +8,13 @@
 
 #include "kernels_db/kernels_db.h"
 
+#include <sqlite3.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -55,10 +58,56 @@ bool check(const fs::path &path, bool full) {
       require(!report.recovery.empty(), "a failed check without recovery advice");
     return report.ok;
   } catch (const kdb::DbError &e) {
-    require(e.kind() == kdb::DbErrorKind::io || e.kind() == kdb::DbErrorKind::not_found,
+    const bool not_sqlite =
+        e.kind() == kdb::DbErrorKind::invalid_argument &&
+        std::string(e.what()).find("not a tcjit kernel database") != std::string::npos;
+    require(e.kind() == kdb::DbErrorKind::io || e.kind() == kdb::DbErrorKind::not_found ||
+                not_sqlite,
             "db check threw for a damaged file instead of reporting it", e.what());
   }
   return false;
+}
+
+// The tables and indexes tcjit's migrations create (SQLite names the automatic indexes of
+// UNIQUE and PRIMARY KEY constraints sqlite_autoindex_TABLE_N).
+bool created_by_tcjit(const std::string &type, const std::string &name) {
+  static const std::set<std::string> tables = {"problems", "binaries", "results", "dispatch_tables",
+                                               "dispatch_entries"};
+  static const std::set<std::string> indexes = {
+      "problems_by_hash",   "problems_by_op", "binaries_by_lookup",    "binaries_by_age",
+      "results_by_problem", "results_by_age", "dispatch_tables_by_age"};
+  if (type == "table")
+    return tables.contains(name);
+  if (type != "index")
+    return false; // a trigger or a view
+  if (indexes.contains(name))
+    return true;
+  for (const std::string &table : tables)
+    if (name.starts_with("sqlite_autoindex_" + table + "_"))
+      return true;
+  return false;
+}
+
+// A file that passes `check --full` holds no schema object tcjit did not create (issue 24).
+void require_only_tcjit_schema(const fs::path &path) {
+  sqlite3 *db = nullptr;
+  const std::string uri = "file:" + path.string() + "?mode=ro";
+  if (sqlite3_open_v2(uri.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr) ==
+      SQLITE_OK) {
+    sqlite3_stmt *statement = nullptr;
+    if (sqlite3_prepare_v2(db, "SELECT type, name FROM sqlite_master", -1, &statement, nullptr) ==
+        SQLITE_OK)
+      while (sqlite3_step(statement) == SQLITE_ROW) {
+        const auto *type = reinterpret_cast<const char *>(sqlite3_column_text(statement, 0));
+        const auto *name = reinterpret_cast<const char *>(sqlite3_column_text(statement, 1));
+        require(type && name && created_by_tcjit(type, name),
+                "a database that passed the full check holds a schema object tcjit did not "
+                "create",
+                std::string(type ? type : "?") + " " + (name ? name : "?"));
+      }
+    sqlite3_finalize(statement);
+  }
+  sqlite3_close(db);
 }
 
 } // namespace
@@ -72,6 +121,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   check(path, false);
   const bool ok = check(path, true);
+  if (ok)
+    require_only_tcjit_schema(path);
   try {
     kdb::KernelsDb db = kdb::KernelsDb::open(path, {.create_if_missing = false, .read_only = true});
     (void)db.list({});

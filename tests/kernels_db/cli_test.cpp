@@ -18,6 +18,8 @@
 #include <iterator>
 #include <sstream>
 
+#include <fcntl.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -372,6 +374,89 @@ TEST_F(DbCli, ReadOnlyCommandsRefuseAForeignFileAndLeaveItUnmodified) {
   }
 }
 
+// Issue 24: a file that is not an SQLite database at all (a workload file) is "not a tcjit kernel
+// database", exit 2, for every subcommand (it said "database file is damaged ... delete the file",
+// exit 3), as `--db` and as merge's OTHER; it is left alone.
+TEST_F(DbCli, AFileThatIsNotADatabaseIsABadArgumentForEverySubcommand) {
+  const auto workload = dir.file("workload.tcjit");
+  std::ofstream(workload) << "gemm m=1024 n=1024 k=1024 a=f16 b=f16\n";
+  const std::string before = file_bytes(workload);
+  const std::string path = workload.string();
+  for (const std::vector<std::string> &args :
+       std::vector<std::vector<std::string>>{{"db", "ls", "--db", path},
+                                             {"db", "show", "x", "--db", path},
+                                             {"db", "stats", "--db", path},
+                                             {"db", "export", "--db", path},
+                                             {"db", "check", "--db", path},
+                                             {"db", "check", "--full", "--db", path},
+                                             {"db", "prune", "--stale", "--db", path},
+                                             {"db", "vacuum", "--db", path},
+                                             {"db", "merge", db, "--db", path},
+                                             {"db", "merge", path, "--db", db}}) {
+    const CliRun run = run_cli(args);
+    EXPECT_EQ(run.code, cli::kExitUsage) << args[1] << " " << args[2] << run.err << run.out;
+    EXPECT_TRUE(contains(run.err, "not a tcjit kernel database")) << args[1] << run.err;
+    EXPECT_FALSE(contains(run.err, "delete the file")) << args[1] << run.err;
+  }
+  EXPECT_EQ(file_bytes(workload), before);
+}
+
+// Issue 24: `--db` (or merge's OTHER) that is a FIFO, a device or a directory is refused by stat()
+// before any open (`db ls|doctor|merge --db FIFO` blocked forever). The test holds the FIFO open so
+// that a build that opens it fails instead of blocking.
+TEST_F(DbCli, ADbThatIsNotARegularFileIsRefusedAtOnce) {
+  const auto fifo = dir.file("fifo.db");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int held = ::open(fifo.c_str(), O_RDWR | O_NONBLOCK);
+  ASSERT_GE(held, 0);
+  for (const std::string &path : {fifo.string(), std::string("/dev/null")}) {
+    for (const std::vector<std::string> &args :
+         std::vector<std::vector<std::string>>{{"db", "ls", "--db", path},
+                                               {"db", "stats", "--db", path},
+                                               {"db", "check", "--db", path},
+                                               {"db", "vacuum", "--db", path},
+                                               {"db", "merge", path, "--db", db}}) {
+      const CliRun run = run_cli(args);
+      EXPECT_EQ(run.code, cli::kExitUsage) << args[1] << " " << path << run.err;
+      EXPECT_TRUE(contains(run.err, "not a regular file")) << args[1] << run.err;
+    }
+  }
+  ::close(held);
+}
+
+// Issue 24: a trigger tcjit did not create is refused (exit 3, named), `db check` lists it, and a
+// merge of such a file is refused with its source left byte for byte.
+TEST_F(DbCli, AForeignTriggerIsRefusedNamedAndListedByCheck) {
+  const auto trapped = dir.file("trapped.db");
+  {
+    KernelsDb kdb = KernelsDb::open(trapped);
+    kdb.put_problem(gemm);
+  }
+  {
+    sqlite3 *raw = nullptr;
+    ASSERT_EQ(sqlite3_open(trapped.c_str(), &raw), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(raw,
+                           "CREATE TRIGGER evil AFTER INSERT ON results BEGIN DELETE FROM "
+                           "binaries; DELETE FROM dispatch_tables; END",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  const std::string named = "trigger 'evil' on table 'results' was not created by tcjit";
+  const std::string before = file_bytes(trapped);
+  CliRun run = run_cli({"db", "ls", "--db", trapped.string()});
+  EXPECT_EQ(run.code, cli::kExitFailure) << run.err;
+  EXPECT_TRUE(contains(run.err, named)) << run.err;
+  run = run_cli({"db", "check", "--db", trapped.string()});
+  EXPECT_EQ(run.code, cli::kExitFailure) << run.out;
+  EXPECT_TRUE(contains(run.out, "damage: " + named)) << run.out;
+  run = run_cli({"db", "merge", trapped.string(), "--db", db});
+  EXPECT_EQ(run.code, cli::kExitFailure) << run.err;
+  EXPECT_TRUE(contains(run.err, named)) << run.err;
+  EXPECT_EQ(file_bytes(trapped), before);
+  EXPECT_EQ(run_cli({"db", "check", "--full", "--db", db}).code, cli::kExitOk);
+}
+
 TEST_F(DbCli, ReadOnlyCommandsDoNotMigrateAnOldDatabase) {
   const auto old = dir.file("old.db");
   {
@@ -450,8 +535,11 @@ TEST_F(DbCli, BadDbPathsAndLimitsAreRefusedClearly) {
       args.push_back("--stale");
     args.insert(args.end(), {"--db", dir.path().string()});
     const CliRun run = run_cli(args);
-    EXPECT_EQ(run.code, cli::kExitFailure) << command << run.err;
-    EXPECT_TRUE(contains(run.err, "'" + dir.path().string() + "' is a directory")) << run.err;
+    EXPECT_EQ(run.code, cli::kExitUsage) << command << run.err;
+    EXPECT_TRUE(contains(run.err, "'" + dir.path().string() +
+                                      "' is a directory, not a regular "
+                                      "file"))
+        << run.err;
     EXPECT_FALSE(contains(run.err, ":memory:")) << run.err;
   }
   // A negative --limit.

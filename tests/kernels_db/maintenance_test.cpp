@@ -259,10 +259,15 @@ TEST(KernelsDbMaintenance, CheckReportsDamageAndHowToRecover) {
   EXPECT_FALSE(report.ok);
   EXPECT_FALSE(report.problems.empty());
   EXPECT_NE(report.recovery.find(".recover"), std::string::npos);
-  // Not a database at all.
+  // Not a database at all: the wrong file was passed, not a damaged database (issue 24).
   std::ofstream(dir.file("text.db")) << std::string(5000, 'x');
-  report = KernelsDb::check(dir.file("text.db"));
-  EXPECT_FALSE(report.ok);
+  try {
+    KernelsDb::check(dir.file("text.db"));
+    ADD_FAILURE() << "checked a text file";
+  } catch (const DbError &error) {
+    EXPECT_EQ(error.kind(), DbErrorKind::invalid_argument);
+    EXPECT_NE(error.problem().find("not a tcjit kernel database"), std::string::npos);
+  }
   EXPECT_THROW(KernelsDb::check(dir.file("missing.db")), DbError);
   // A newer database is checked structurally, not refused, and fails the check by name.
   {
