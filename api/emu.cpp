@@ -4,6 +4,7 @@
 #include "runtime/device/npy_file.h"
 #include "runtime/emu/counters.h"
 #include "runtime/emu/emu_device.h"
+#include "support/regular_file.h"
 
 #include <chrono>
 #include <stdexcept>
@@ -93,6 +94,22 @@ std::vector<BoundBuffer> bind_arguments(emu::EmuDevice &device, const device::Ke
 }
 
 } // namespace
+
+std::string read_ptx_file(const std::string &path) {
+  support::FileRead file = support::read_regular_file(path, kMaxPtxFileBytes);
+  switch (file.status) {
+  case support::FileReadStatus::ok: return std::move(file.text);
+  case support::FileReadStatus::too_large:
+    throw Error(ErrorCode::invalid_argument, file.problem + " for a PTX file", "emu run",
+                "a PTX file is at most 64 MiB (docs/emulator.md, \"Limits\")");
+  case support::FileReadStatus::not_regular:
+    throw Error(ErrorCode::invalid_argument, file.problem, "emu run",
+                "name a PTX file (a FIFO, device, socket or directory is not read)");
+  case support::FileReadStatus::missing:
+  case support::FileReadStatus::unreadable: break;
+  }
+  throw Error(ErrorCode::invalid_argument, file.problem, "emu run", "");
+}
 
 EmuCounters emu_run(const EmuRunRequest &request) {
   emu::EmuDeviceOptions options;
