@@ -80,6 +80,9 @@ std::vector<BoundBuffer> bind_arguments(emu::EmuDevice &device, const device::Ke
       params.set_bytes(i, arg.scalar.data(), arg.scalar.size());
       continue;
     }
+    // a FIFO or a device would block or never end (read, then written back)
+    if (std::string problem = support::not_regular_file_problem(arg.npy_path); !problem.empty())
+      throw bad_request(problem);
     BoundBuffer buffer{i, arg.npy_path, device::read_npy(arg.npy_path), 0};
     buffer.ptr = device.allocate(buffer.array.data.size());
     device.copy_to_device(buffer.ptr, buffer.array.data.data(), buffer.array.data.size());

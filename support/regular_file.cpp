@@ -66,6 +66,13 @@ std::string file_kind_name(unsigned st_mode) {
   return "not a file";
 }
 
+std::string not_regular_file_problem(const std::string &path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode))
+    return "";
+  return quoted(path) + " is not a regular file (it is " + file_kind_name(st.st_mode) + ")";
+}
+
 FileRead read_regular_file(const std::string &path, uint64_t max_bytes) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {

@@ -21,6 +21,11 @@ struct FileRead {
 // What `path` is, for messages: "a FIFO", "a directory", "a character device", ...
 std::string file_kind_name(unsigned st_mode);
 
+// "'PATH' is not a regular file (it is a FIFO)" when stat() finds `path` (links followed) is
+// something else; "" for a regular file or one that stat() cannot see (its reader says why). For
+// files another reader opens (a .npy buffer).
+std::string not_regular_file_problem(const std::string &path);
+
 // Reads `path` when it is a regular file (symbolic links followed) of at most `max_bytes`. The
 // checks are made by stat() before opening and again by fstat() on the opened descriptor (opened
 // non-blocking, so a FIFO swapped in between never blocks). Problems, e.g.:

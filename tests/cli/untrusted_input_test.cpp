@@ -42,6 +42,17 @@ TEST_F(UntrustedInput, EmuRunRefusesAPtxFileThatIsNotARegularFile) {
     EXPECT_NE(r.err.find("'" + file + "' is not a regular file (it is a"), std::string::npos)
         << r.err;
   }
+  // a .npy buffer likewise (it is read, then written back)
+  const std::string ptx = path("k2.ptx"), npy_fifo = path("x.npy");
+  std::ofstream(ptx) << ".version 8.0\n.target sm_80\n.address_size 64\n"
+                        ".visible .entry k(.param .u64 x) { ret; }\n";
+  ASSERT_EQ(::mkfifo(npy_fifo.c_str(), 0600), 0);
+  const ToolResult npy =
+      run_tool("emu run " + shell_quote(ptx) + kEmuArgs + " -- " + shell_quote(npy_fifo));
+  EXPECT_EQ(npy.exit_code, 2) << npy.err;
+  EXPECT_NE(npy.err.find("'" + npy_fifo + "' is not a regular file (it is a FIFO)"),
+            std::string::npos)
+      << npy.err;
 }
 
 // A 1 GiB file (sparse: nothing written) is refused by its size before a byte is read.

@@ -64,6 +64,10 @@ TEST_F(RegularFile, FifoDeviceSocketAndDirectoryAreRefusedWithoutBlocking) {
   fs::create_symlink("/dev/zero", dir_ / "zero.ptx");
   EXPECT_EQ(read_regular_file((dir_ / "zero.ptx").string(), 100).status,
             FileReadStatus::not_regular);
+  // the check alone (for files another reader opens)
+  EXPECT_NE(not_regular_file_problem(fifo.string()).find("is not a regular file (it is a FIFO)"),
+            std::string::npos);
+  EXPECT_EQ(not_regular_file_problem((dir_ / "none").string()), "");
 }
 
 TEST_F(RegularFile, OverTheLimitIsRefusedBeforeReading) {
