@@ -103,7 +103,7 @@ int run_tune(TuneCommandOptions opt) {
   std::signal(SIGTERM, SIG_DFL);
   line.clear();
   for (const std::string &s : report.skipped)
-    std::cerr << cmd << ": error: " << s << "\n";
+    std::cerr << cmd << ": error: " << escape_controls(s) << "\n";
   if (opt.json)
     std::cout << json_text(nlohmann::json::parse(report.json), 2) << "\n";
   else
