@@ -5,14 +5,15 @@
 namespace tcjit::cli {
 
 void note_progress(LaunchProgressTrack &track, const Progress &report) {
-  if (!track.started || report.done < track.done) { // a new launch
+  // a new launch: the first report, fewer blocks done, or its clock started again
+  if (!track.started || report.done < track.done || report.elapsed_seconds < track.done_at) {
     track = {report.done, report.elapsed_seconds, true};
-    return;
-  }
-  if (report.done > track.done) {
+  } else if (report.done > track.done) {
     track.done = report.done;
     track.done_at = report.elapsed_seconds;
   }
+  if (report.total > 0 && report.done >= report.total)
+    track.started = false; // the launch ended: the next report is another's
 }
 
 std::string time_left_text(const Progress &report, const LaunchProgressTrack &track,

@@ -18,7 +18,8 @@ struct LaunchProgressTrack {
   bool started = false; // a report of this launch was seen
 };
 
-// Folds a report into `track`; a report with fewer blocks done than the last starts a new launch.
+// Folds a report into `track`. After a report of all blocks done, or one with fewer blocks done or
+// an earlier time than the last, the report is of a new launch.
 void note_progress(LaunchProgressTrack &track, const Progress &report);
 
 // ", about 19s left"; ", past the estimate of 11s: no block finished for 5m04s (time limit

@@ -54,6 +54,11 @@ TEST(ProgressEstimate, NoBlockYetAndANewLaunch) {
   p = report(1, 4, 2);
   note_progress(track, p);
   EXPECT_EQ(time_left_text(p, track, 600), ", about 6s left");
+  // and after it ends, one whose first report has as many blocks done does too
+  note_progress(track, report(4, 4, 8));
+  p = report(4, 100, 1);
+  note_progress(track, p);
+  EXPECT_EQ(time_left_text(p, track, 600), ", about 24s left");
 }
 
 } // namespace
