@@ -22,7 +22,7 @@ inline CLI::Validator non_negative_seed() {
                  text + "'";
         return std::string();
       },
-      "UINT");
+      "");
 }
 
 // --timeout SECONDS: 0 (no limit) to 1e9.
