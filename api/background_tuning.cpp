@@ -61,7 +61,8 @@ tuner::TuneResult Runtime::Impl::tune(const OpSpec &spec, const ProblemKey &key)
   topt.stop = &stop_tuning;
   try {
     if (device->device->info().is_emulator) {
-      const std::unique_ptr<device::Device> emu = device::open_device("emu");
+      const std::unique_ptr<device::Device> emu =
+          device::open_device("emu", options.emulator_timeout_seconds);
       const auto measurer = tuner::make_model_measurer(tuner::gpu_model_for_arch(arch), emu.get());
       topt.measurer = measurer.get();
       return tuner::tune_problem(task, topt, db ? &*db : nullptr);

@@ -3,10 +3,9 @@
 #include "tcjit/tools.hpp"
 
 #include "compiler/codegen/plan/custom_activation.h"
+#include "support/regular_file.h"
 
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 
 namespace tcjit {
 
@@ -24,31 +23,30 @@ void load_custom_activation(OpSpec &spec, std::string_view base_dir) {
   if (path.is_relative() && !base_dir.empty())
     path = fs::path(base_dir) / path;
   std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (ec || !fs::exists(status))
+  // stat() before opening: a FIFO, device, socket or directory is refused, never read
+  support::FileRead file =
+      support::read_regular_file(path.string(), codegen::kMaxCustomActivationBytes);
+  switch (file.status) {
+  case support::FileReadStatus::ok: break;
+  case support::FileReadStatus::missing:
     throw Error(ErrorCode::bad_spec,
                 "act=custom:" + custom.path + ": no such file (looked for " +
                     fs::absolute(path, ec).string() + ")",
                 "act", fix);
-  if (!fs::is_regular_file(status))
-    throw Error(ErrorCode::bad_spec,
-                "act=custom:" + custom.path + ": " + path.string() + " is not a regular file",
+  case support::FileReadStatus::not_regular:
+    throw Error(ErrorCode::invalid_argument, "act=custom:" + custom.path + ": " + file.problem,
                 "act", fix);
-  const uintmax_t size = fs::file_size(path, ec);
-  if (!ec && size > codegen::kMaxCustomActivationBytes)
+  case support::FileReadStatus::too_large:
     throw Error(ErrorCode::bad_spec,
-                "act=custom:" + custom.path + ": " + std::to_string(size) +
+                "act=custom:" + custom.path + ": " + std::to_string(file.size) +
                     " bytes, over the limit of " +
                     std::to_string(codegen::kMaxCustomActivationBytes),
                 "act", "keep the file to the function act and its helpers");
-  std::ifstream in(path, std::ios::binary);
-  std::string text;
-  if (in)
-    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  if (!in && !in.eof())
-    throw Error(ErrorCode::bad_spec,
-                "act=custom:" + custom.path + ": " + path.string() + " cannot be read", "act",
+  case support::FileReadStatus::unreadable:
+    throw Error(ErrorCode::bad_spec, "act=custom:" + custom.path + ": " + file.problem, "act",
                 "check the file's permissions");
+  }
+  std::string text = std::move(file.text);
   CustomActivation loaded{custom.path, std::move(text)};
   if (std::string problem = codegen::custom_activation_problem(loaded); !problem.empty())
     throw Error(ErrorCode::bad_spec, problem, "act", fix);

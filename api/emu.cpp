@@ -4,6 +4,7 @@
 #include "runtime/device/npy_file.h"
 #include "runtime/emu/counters.h"
 #include "runtime/emu/emu_device.h"
+#include "support/regular_file.h"
 
 #include <chrono>
 #include <stdexcept>
@@ -79,6 +80,9 @@ std::vector<BoundBuffer> bind_arguments(emu::EmuDevice &device, const device::Ke
       params.set_bytes(i, arg.scalar.data(), arg.scalar.size());
       continue;
     }
+    // a FIFO or a device would block or never end (read, then written back)
+    if (std::string problem = support::not_regular_file_problem(arg.npy_path); !problem.empty())
+      throw bad_request(problem);
     BoundBuffer buffer{i, arg.npy_path, device::read_npy(arg.npy_path), 0};
     buffer.ptr = device.allocate(buffer.array.data.size());
     device.copy_to_device(buffer.ptr, buffer.array.data.data(), buffer.array.data.size());
@@ -93,6 +97,22 @@ std::vector<BoundBuffer> bind_arguments(emu::EmuDevice &device, const device::Ke
 }
 
 } // namespace
+
+std::string read_ptx_file(const std::string &path) {
+  support::FileRead file = support::read_regular_file(path, kMaxPtxFileBytes);
+  switch (file.status) {
+  case support::FileReadStatus::ok: return std::move(file.text);
+  case support::FileReadStatus::too_large:
+    throw Error(ErrorCode::invalid_argument, file.problem + " for a PTX file", "emu run",
+                "a PTX file is at most 64 MiB (docs/emulator.md, \"Limits\")");
+  case support::FileReadStatus::not_regular:
+    throw Error(ErrorCode::invalid_argument, file.problem, "emu run",
+                "name a PTX file (a FIFO, device, socket or directory is not read)");
+  case support::FileReadStatus::missing:
+  case support::FileReadStatus::unreadable: break;
+  }
+  throw Error(ErrorCode::invalid_argument, file.problem, "emu run", "");
+}
 
 EmuCounters emu_run(const EmuRunRequest &request) {
   emu::EmuDeviceOptions options;

@@ -209,11 +209,16 @@ Runtime::Runtime(const RuntimeOptions &options) : impl_(std::make_unique<Impl>()
   else
     throw Error(ErrorCode::invalid_argument, "unknown backend '" + options.backend + "'", "Runtime",
                 "use \"llvm\" or \"nvrtc\"");
+  if (!(options.emulator_timeout_seconds >= 0) || options.emulator_timeout_seconds > 1e9)
+    throw Error(ErrorCode::invalid_argument,
+                "RuntimeOptions::emulator_timeout_seconds = " +
+                    std::to_string(options.emulator_timeout_seconds) + " is not in 0..1e9",
+                "Runtime", "give the seconds one emulator launch may run (0: no limit)");
   if (options.device != "auto" && options.device != "emu" && options.device != "cuda")
     throw Error(ErrorCode::invalid_argument, "unknown device '" + options.device + "'", "Runtime",
                 "use \"auto\", \"emu\" or \"cuda\"");
   try {
-    impl_->device->device = device::open_device(options.device);
+    impl_->device->device = device::open_device(options.device, options.emulator_timeout_seconds);
   } catch (const device::DeviceError &e) {
     throw device_error(e, "Runtime");
   }

@@ -231,6 +231,8 @@ CheckedTuneRequest check_tune_request(const TuneRequest &request) {
   checked.backend = *backend;
   if (request.device != "auto" && request.device != "emu" && request.device != "cuda")
     throw bad_request("unknown device '" + request.device + "' (emu, cuda or auto)");
+  if (!(request.timeout_seconds >= 0) || request.timeout_seconds > 1e9)
+    throw bad_request("--timeout must be between 0 (no limit) and 1e9 seconds");
   return checked;
 }
 
@@ -467,7 +469,7 @@ TuneReport tune_ops(const std::vector<WorkloadEntry> &ops, const TuneRequest &re
   std::unique_ptr<device::Device> dev;
   if (request.replay.empty()) {
     try {
-      dev = device::open_device(request.device);
+      dev = device::open_device(request.device, request.timeout_seconds);
     } catch (const device::DeviceError &e) {
       throw Error(ErrorCode::device, e.what(), "tune", "");
     }

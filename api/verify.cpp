@@ -14,6 +14,7 @@
 #include "engine/kernel_records.h"
 #include "engine/verify_kernel.h"
 #include "kernels_db/record_json.h"
+#include "support/memory_limit.h"
 #include "support/string_printf.h"
 #include "tuner/chosen_configs.h"
 
@@ -82,11 +83,6 @@ HostBuffers host_buffers(const OpSpec &spec, const GemmGeometry &g) {
 double host_bytes_needed(const HostBuffers &h, bool emulator) {
   const double a = h.in1_bytes, b = h.in2_bytes, c = h.out_bytes, bias = h.bias_bytes;
   return (a + b + 3 * c + bias) + (emulator ? a + b + c + bias : 0);
-}
-
-double physical_memory_bytes() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page > 0 ? static_cast<double>(pages) * static_cast<double>(page) : 0;
 }
 
 struct EmuEstimate {
@@ -259,7 +255,9 @@ VerifyReport verify_on_device(device::Device &dev, kernels_db::KernelsDb *db,
   {
     const HostBuffers h = host_buffers(spec, geo);
     const double need = host_bytes_needed(h, info.is_emulator);
-    const double have = physical_memory_bytes();
+    const support::EffectiveMemoryLimit limit =
+        support::effective_memory_limit(support::current_memory_limits());
+    const double have = limit.bytes;
     if (have > 0 && need > have)
       throw Error(ErrorCode::invalid_argument,
                   "the problem needs " + support::string_printf("%.1f", gib(need)) +
@@ -269,7 +267,7 @@ VerifyReport verify_on_device(device::Device &dev, kernels_db::KernelsDb *db,
                       support::string_printf("%.1f", gib(h.out_bytes)) +
                       " GiB, with the reference's and the output's copies" +
                       (info.is_emulator ? " and the emulator's device copies" : "") +
-                      "); the limit is this machine's physical memory, " +
+                      "); the limit is " + limit.source + ", " +
                       support::string_printf("%.1f", gib(have)) +
                       " GiB: make the problem (or its leading dimensions) smaller",
                   "verify", "");
@@ -334,7 +332,8 @@ VerifyReport verify_on_device(device::Device &dev, kernels_db::KernelsDb *db,
     report.estimate_warp_instructions = est.warp_instructions;
     report.estimate_seconds = est.seconds;
     out.line("estimate: ~" + support::string_printf("%.3g", est.warp_instructions) +
-             " warp-instructions, " + duration_text(est.seconds) + " on the emulator");
+             " warp-instructions, " + duration_text(est.seconds) + " on the emulator" +
+             (spec.epilogue.act == Activation::custom ? " (without act=custom's function)" : ""));
     j["estimate"] = {{"warp_instructions", est.warp_instructions}, {"seconds", est.seconds}};
     if (est.seconds > kMaxEmuSeconds && !request.allow_long)
       throw Error(ErrorCode::invalid_argument,

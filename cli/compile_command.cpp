@@ -83,7 +83,7 @@ int run_compile(const CompileCommandOptions &opt) {
   }
   const SpecInput in = read_spec_input(opt.spec);
   if (!in.error.empty()) {
-    std::cerr << "tcjit: error: " << in.error << "\n";
+    std::cerr << "tcjit: error: " << escape_controls(in.error) << "\n";
     return kExitBadSpec;
   }
   CompileRequest request;
@@ -98,9 +98,9 @@ int run_compile(const CompileCommandOptions &opt) {
     m = compile(in.text, in.source_name, request);
   } catch (const Error &e) {
     if (e.code() == ErrorCode::bad_spec && e.where() == "parse")
-      std::cerr << (e.problem().find('\n') != std::string::npos
-                        ? e.problem()
-                        : "tcjit: error: " + e.problem() + "\n");
+      std::cerr << escape_controls_keep_lines(e.problem().find('\n') != std::string::npos
+                                                  ? e.problem()
+                                                  : "tcjit: error: " + e.problem() + "\n");
     else
       print_error(cmd, e);
     return exit_status_of(e);

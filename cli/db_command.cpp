@@ -6,6 +6,7 @@
 #include "cli/exit_codes.h"
 #include "cli/json_text.h"
 #include "tcjit/db.hpp"
+#include "tcjit/tools.hpp"
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -70,14 +71,22 @@ std::string fixed(double value, int decimals) {
   return buffer;
 }
 
+// A field read from the database for a line of text: its control characters escaped (a file
+// someone handed over may hold an escape sequence, e.g. OSC 52, which writes the clipboard).
+std::string shown(const std::string &text) {
+  return escape_controls(text);
+}
+
 std::string shorten(const std::string &text, size_t width) {
   return text.size() <= width ? text : text.substr(0, width - 3) + "...";
 }
 
-// Left-aligned columns separated by two spaces.
+// Left-aligned columns separated by two spaces; the cells' control characters escaped.
 void print_table(std::ostream &out, const std::vector<std::string> &header,
-                 const std::vector<std::vector<std::string>> &rows,
-                 const std::string &indent = "") {
+                 std::vector<std::vector<std::string>> rows, const std::string &indent = "") {
+  for (auto &row : rows)
+    for (std::string &cell : row)
+      cell = shown(cell);
   std::vector<size_t> widths(header.size());
   for (size_t c = 0; c < header.size(); ++c)
     widths[c] = header[c].size();
@@ -154,13 +163,13 @@ int run_ls(const DbOptions &options, Streams io) {
 
 void print_details(const DbProblemDetails &details, std::ostream &out) {
   const auto &problem = details.problem;
-  out << "problem   " << problem.key_text << '\n'
-      << "hash      " << problem.key_hash << '\n'
-      << "op        " << problem.op << "  dtype " << problem.dtype << "  arch " << problem.arch
-      << '\n'
-      << "shape     " << problem.shape_json << '\n'
+  out << "problem   " << shown(problem.key_text) << '\n'
+      << "hash      " << shown(problem.key_hash) << '\n'
+      << "op        " << shown(problem.op) << "  dtype " << shown(problem.dtype) << "  arch "
+      << shown(problem.arch) << '\n'
+      << "shape     " << shown(problem.shape_json) << '\n'
       << "created   " << db_time_text(problem.created_ms) << '\n'
-      << "spec\n  " << problem.spec_text << '\n';
+      << "spec\n  " << shown(problem.spec_text) << '\n';
   // The best config per (arch, device): the first ok result of each in the ranking.
   out << "\nbest config per arch and device:\n";
   std::set<std::pair<std::string, std::string>> seen;
@@ -169,8 +178,9 @@ void print_details(const DbProblemDetails &details, std::ostream &out) {
       continue;
     if (!seen.emplace(result.arch, result.device).second)
       continue;
-    out << "  " << result.arch << " " << (result.device.empty() ? result.provenance : result.device)
-        << ": " << result.config_json << "  " << fixed(result.timing->median_us, 2) << " us\n";
+    out << "  " << shown(result.arch) << " "
+        << shown(result.device.empty() ? result.provenance : result.device) << ": "
+        << shown(result.config_json) << "  " << fixed(result.timing->median_us, 2) << " us\n";
   }
   if (seen.empty())
     out << "  (no ok result with a time)\n";
@@ -217,7 +227,7 @@ void print_details(const DbProblemDetails &details, std::ostream &out) {
     return;
   out << "\ndispatch tables (" << details.dispatch_tables.size() << ", newest first):\n";
   for (const auto &table : details.dispatch_tables) {
-    out << "  " << table.arch << "  tuner " << table.tuner_version << "  "
+    out << "  " << shown(table.arch) << "  tuner " << shown(table.tuner_version) << "  "
         << db_time_text(table.created_ms) << "  " << table.entries.size() << " bucket"
         << (table.entries.size() == 1 ? "" : "s") << '\n';
     rows.clear();
@@ -257,7 +267,7 @@ DbBinaryFound find_binary(const DbOptions &options, Streams io) {
   request.config = options.config;
   request.versions = versions(options);
   request.on_warning = [&](const std::string &warning) {
-    io.err << "tcjit db: warning: " << warning << '\n';
+    io.err << "tcjit db: warning: " << shown(warning) << '\n';
   };
   return db_binary(request);
 }
@@ -270,8 +280,8 @@ int run_ptx(const DbOptions &options, Streams io) {
                              {"ptx", binary.ptx}},
                         2)
            << '\n';
-  else
-    io.out << binary.ptx;
+  else // PTX's newlines and tabs as they are; other control characters escaped
+    io.out << escape_controls_keep_lines(binary.ptx);
   return kExitOk;
 }
 
@@ -324,20 +334,20 @@ int run_stats(const DbOptions &options, Streams io) {
     io.out << json_text(object, 2) << '\n';
     return kExitOk;
   }
-  io.out << "database        " << stats.path << " (schema " << stats.schema_version << ")\n"
+  io.out << "database        " << shown(stats.path) << " (schema " << stats.schema_version << ")\n"
          << "problems        " << stats.problems << '\n'
          << "binaries        " << stats.binaries << " (" << stats.stale_binaries
          << " stale: not toolkit " << stats.current.toolkit_version << " and compiler "
          << stats.current.compiler_version << ")\n"
          << "results         " << stats.results;
   for (const auto &[status, count] : stats.results_by_status)
-    io.out << "  " << status << " " << count;
+    io.out << "  " << shown(status) << " " << count;
   io.out << '\n'
          << "dispatch tables " << stats.dispatch_tables << " (" << stats.dispatch_entries
          << " buckets)\n"
          << "binaries by arch";
   for (const auto &[arch, count] : stats.binaries_by_arch)
-    io.out << "  " << arch << " " << count;
+    io.out << "  " << shown(arch) << " " << count;
   io.out << '\n'
          << "size            " << stats.file_bytes << " bytes (+ " << stats.wal_bytes << " WAL; "
          << stats.free_pages << " free pages; cubins " << stats.cubin_bytes << ", PTX "
@@ -402,7 +412,8 @@ void print_counts(const DbTransferCounts &counts, const char *verb, const DbOpti
 // Lists the rejected records on `err`; the command then fails (the good records are stored).
 int report_rejected(const DbTransferCounts &counts, const char *command, std::ostream &err) {
   for (const auto &record : counts.rejected)
-    err << "tcjit db " << command << ": rejected " << record.where << ": " << record.reason << '\n';
+    err << "tcjit db " << command << ": rejected " << shown(record.where) << ": "
+        << shown(record.reason) << '\n';
   if (counts.rejected.empty())
     return kExitOk;
   err << "tcjit db " << command << ": error: " << counts.rejected.size()
@@ -413,7 +424,7 @@ int report_rejected(const DbTransferCounts &counts, const char *command, std::os
 int run_export(const DbOptions &options, Streams io) {
   const DbTransferCounts counts = db_export({options.db, options.file}, io.out);
   for (const auto &warning : counts.warnings)
-    io.err << "tcjit db export: warning: " << warning << '\n';
+    io.err << "tcjit db export: warning: " << shown(warning) << '\n';
   if (!options.file.empty() && options.file != "-")
     print_counts(counts, "exported", options, io.err);
   return kExitOk;
@@ -448,24 +459,24 @@ int run_check(const DbOptions &options, Streams io) {
                         2)
            << '\n';
   } else {
-    io.out << report.path << ": " << report.check << ' '
+    io.out << shown(report.path) << ": " << report.check << ' '
            << (report.problems.empty() ? "ok" : "FAILED") << "; " << report.binaries_checked
            << " cubins checked, " << report.bad_cubins.size() << " damaged; "
            << report.dispatch_tables_checked << " dispatch tables checked, "
            << report.bad_dispatch_tables.size() << " invalid; " << report.bad_values.size()
            << " bad values\n";
     for (const auto &problem : report.problems)
-      io.out << "  damage: " << problem << '\n';
+      io.out << "  damage: " << shown(problem) << '\n';
     for (const auto &note : report.notes)
-      io.out << "  note: " << note << '\n';
+      io.out << "  note: " << shown(note) << '\n';
     for (const auto &cubin : report.bad_cubins)
-      io.out << "  cubin sha256 mismatch: " << cubin << '\n';
+      io.out << "  cubin sha256 mismatch: " << shown(cubin) << '\n';
     for (const auto &table : report.bad_dispatch_tables)
-      io.out << "  invalid dispatch table: " << table << '\n';
+      io.out << "  invalid dispatch table: " << shown(table) << '\n';
     for (const auto &value : report.bad_values)
-      io.out << "  bad value: " << value << '\n';
+      io.out << "  bad value: " << shown(value) << '\n';
     if (!report.ok)
-      io.out << "how to recover: " << report.recovery << '\n';
+      io.out << "how to recover: " << shown(report.recovery) << '\n';
   }
   return report.ok ? kExitOk : kExitFailure;
 }
@@ -477,7 +488,7 @@ int run_vacuum(const DbOptions &options, Streams io) {
                   2)
            << '\n';
   else
-    io.out << "vacuumed " << report.path << ": " << report.bytes_before << " -> "
+    io.out << "vacuumed " << shown(report.path) << ": " << report.bytes_before << " -> "
            << report.bytes_after << " bytes\n";
   return kExitOk;
 }

@@ -4,6 +4,7 @@
 
 #include "cli/exit_codes.h"
 #include "cli/json_text.h"
+#include "cli/numeric_options.h"
 #include "cli/progress_line.h"
 #include "tcjit/emu.hpp"
 
@@ -11,7 +12,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <sstream>
@@ -23,7 +23,7 @@ namespace {
 // Defaults of --max-instructions and --timeout (docs/emulator.md, "Limits"): about a minute of
 // one block's emulation at the measured 10-50 M warp-instr/s, and ten minutes per launch.
 constexpr uint64_t kDefaultMaxInstructions = 1'000'000'000;
-constexpr double kDefaultTimeoutSeconds = 600;
+constexpr double kDefaultTimeoutSeconds = kDefaultLaunchTimeoutSeconds;
 
 struct EmuRunOptions {
   std::string ptx_file;
@@ -179,7 +179,8 @@ int run_emu(const EmuRunOptions &opt) {
   auto fail = [&](int code, const std::string &msg) {
     if (opt.json)
       std::cout << json_text(nlohmann::json{{"status", "error"}, {"error", msg}}, 2) << "\n";
-    std::cerr << "tcjit emu: " << msg << "\n";
+    // the message may quote the PTX file's text: its control characters escaped
+    std::cerr << "tcjit emu: " << escape_controls_keep_lines(msg) << "\n";
     return code;
   };
   EmuRunRequest request;
@@ -194,14 +195,11 @@ int run_emu(const EmuRunOptions &opt) {
     request.dynamic_shared_bytes = opt.shared;
     for (const std::string &a : opt.args)
       request.args.push_back(parse_arg(a));
-    std::ifstream in(opt.ptx_file);
-    if (!in)
-      throw UsageError("cannot read '" + opt.ptx_file + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    request.ptx = ss.str();
+    request.ptx = read_ptx_file(opt.ptx_file);
   } catch (const UsageError &e) {
     return fail(kExitUsage, e.what());
+  } catch (const Error &e) { // the PTX file: not a regular file, too large, unreadable
+    return fail(kExitUsage, e.problem());
   }
   request.ptx_name = opt.ptx_file;
   request.kernel = opt.kernel;

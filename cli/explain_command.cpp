@@ -30,8 +30,8 @@ int run_explain(const ExplainOptions &opt) {
     return kExitUsage;
   }
   std::vector<WorkloadEntry> entries;
-  if (!load_workload(opt.spec, entries))
-    return kExitBadSpec;
+  if (const int status = load_workload(opt.spec, entries); status != kExitOk)
+    return status;
   ExplainRequest request;
   request.arch = opt.arch;
   nlohmann::json all = nlohmann::json::array();

@@ -14,6 +14,7 @@
 
 #include <exception>
 #include <iostream>
+#include <new>
 #include <string>
 
 namespace {
@@ -70,6 +71,11 @@ int main(int argc, char **argv) {
   } catch (const CLI::ParseError &e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : tcjit::cli::kExitUsage;
+  } catch (const std::bad_alloc &) { // past the memory checks (a limit they could not see)
+    std::cerr << "tcjit: error: out of memory: an allocation failed (a limit on this process's "
+                 "memory: ulimit -v, a cgroup, or the machine's memory); make the problem smaller "
+                 "or raise the limit\n";
+    return tcjit::cli::kExitFailure;
   } catch (const std::exception &e) {
     std::cerr << "tcjit: internal error: " << e.what()
               << "\n(this is a bug in tcjit; please report it with the command line)\n";

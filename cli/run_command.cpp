@@ -6,6 +6,8 @@
 
 #include "cli/db_path_option.h"
 #include "cli/exit_codes.h"
+#include "cli/numeric_options.h"
+#include "cli/progress_estimate.h"
 #include "cli/progress_line.h"
 #include "cli/spec_input.h"
 #include "tcjit/tools.hpp"
@@ -49,6 +51,7 @@ struct RunOptions {
   bool allow_long = false; // run on the emulator even when the estimate exceeds 10 minutes
   bool json = false;       // one JSON array on stdout (docs/cli.md) instead of the text report
   std::string backend = "llvm";
+  double timeout = kDefaultLaunchTimeoutSeconds; // per emulator launch; 0: none
 };
 
 // What one workload entry's run found: the JSON of `--json`, and a row of the summary table.
@@ -59,17 +62,27 @@ struct RunRecord {
   double worst = 0; // error / tolerance
 };
 
-// The live line of an emulator launch: "[2/23] conv3: 1234/2700 blocks (46%), 3s, about 4s left".
-std::string progress_text(const std::string &prefix, const Progress &p) {
+// The live line of an emulator launch: "[2/23] conv3: 1234/2700 blocks (46%), 3s, about 4s left"
+// (progress_estimate.h: past the estimate it says so).
+std::string progress_text(const std::string &prefix, const Progress &p,
+                          const LaunchProgressTrack &track, double timeout) {
   std::string text =
       prefix + ": " + std::to_string(p.done) + "/" + std::to_string(p.total) + " " + p.what;
   if (p.total > 0)
     text += " (" + percent(double(p.done) / double(p.total)) + ")";
-  text += ", " + short_duration(p.elapsed_seconds);
-  if (p.done > 0 && p.total > p.done)
-    text += ", about " +
-            short_duration(p.elapsed_seconds / double(p.done) * double(p.total - p.done)) + " left";
-  return text;
+  return text + ", " + short_duration(p.elapsed_seconds) + time_left_text(p, track, timeout);
+}
+
+// A launch that ran past --timeout (the emulator's "time limit reached"): the spec, the limit and
+// how to raise it.
+void print_time_limit(const std::string &label, const Error &e, double timeout) {
+  std::cerr << "tcjit run: error: " << escape_controls(label) << ": the emulator's launch ran "
+            << "longer than the time limit of " << short_duration(timeout) << " (--timeout "
+            << timeout << "): a kernel or an act=custom function that does not end, or a problem "
+            << "too large for the emulator\n"
+            << "tcjit run: error: " << escape_controls(e.problem()) << "\n"
+            << "tcjit run: how to fix: raise the limit with --timeout SECONDS (0: no limit), or "
+            << "make the problem smaller\n";
 }
 
 int run_one(Runtime &runtime, const WorkloadEntry &entry, const RunOptions &opt,
@@ -79,26 +92,34 @@ int run_one(Runtime &runtime, const WorkloadEntry &entry, const RunOptions &opt,
   request.seed = opt.seed;
   request.allow_long = opt.allow_long;
   request.log = &out;
+  auto track = std::make_shared<LaunchProgressTrack>();
   if (!progress.quiet())
-    request.on_progress = [&](const Progress &p) {
+    request.on_progress = [&, track](const Progress &p) {
+      note_progress(*track, p);
       // the launch's last report: the line goes before the report's next line is printed
       if (p.done == p.total)
         progress.clear();
       else
-        progress.show(progress_text(prefix, p));
+        progress.show(progress_text(prefix, p, *track, opt.timeout));
     };
   VerifyReport report;
   try {
     report = runtime.verify(entry.spec, request);
   } catch (const Error &e) {
     progress.clear();
-    print_error("tcjit run", e);
+    if (e.code() == ErrorCode::device && opt.timeout > 0 &&
+        e.problem().find("time limit reached") != std::string::npos)
+      print_time_limit(entry.name.empty() ? canonical_text(entry.spec)
+                                          : entry.name + ": " + canonical_text(entry.spec),
+                       e, opt.timeout);
+    else
+      print_error("tcjit run", e);
     rec.json["error"] = e.problem();
     return exit_status_of(e);
   }
   progress.clear();
   for (const std::string &w : report.warnings)
-    std::cerr << "tcjit run: warning: " << w << "\n";
+    std::cerr << "tcjit run: warning: " << escape_controls(w) << "\n";
   rec.json.update(nlohmann::json::parse(report.json));
   rec.config = report.config;
   rec.elements = report.elements;
@@ -114,14 +135,15 @@ int run_run(const RunOptions &opt) {
     return kExitUsage;
   }
   std::vector<WorkloadEntry> entries;
-  if (!load_workload(opt.spec, entries))
-    return kExitBadSpec;
+  if (const int status = load_workload(opt.spec, entries); status != kExitOk)
+    return status;
   RuntimeOptions options;
   options.device = opt.device;
   options.arch = opt.arch;
   options.db_path = opt.db_path;
   options.use_database = !opt.no_cache;
   options.backend = opt.backend;
+  options.emulator_timeout_seconds = opt.timeout;
   std::optional<Runtime> runtime;
   try {
     runtime.emplace(options);
@@ -196,7 +218,14 @@ void add_run_command(CLI::App &app) {
                       " (default: the device's; the emulator is sm_80)");
   cmd->add_option("--config", opt->config,
                   "tile config over the default, e.g. \"64x64x32 w32x32 s3\" (see tcjit compile)");
-  cmd->add_option("--seed", opt->seed, "seed of the random inputs")->capture_default_str();
+  cmd->add_option("--seed", opt->seed, "seed of the random inputs (0 to 2^64-1)")
+      ->check(non_negative_seed())
+      ->capture_default_str();
+  cmd->add_option("--timeout", opt->timeout,
+                  "wall-clock seconds one emulator launch may run before the run fails (exit 3); "
+                  "0: no limit")
+      ->check(launch_timeout_seconds())
+      ->capture_default_str();
   cmd->add_option("--db", opt->db_path,
                   "kernel database (default: $TCJIT_DB, else $XDG_CACHE_HOME/tcjit/kernels.db)")
       ->check(non_empty_db_path());

@@ -56,31 +56,32 @@ SpecInput read_spec_input(const std::string &arg) {
   return in;
 }
 
-bool load_workload(const std::string &arg, std::vector<WorkloadEntry> &out) {
+int load_workload(const std::string &arg, std::vector<WorkloadEntry> &out) {
   const SpecInput in = read_spec_input(arg);
   if (!in.error.empty()) {
-    std::cerr << "tcjit: error: " << in.error << "\n";
-    return false;
+    std::cerr << "tcjit: error: " << escape_controls(in.error) << "\n";
+    return kExitBadSpec;
   }
   try {
     out = parse_ops(in.text, in.source_name);
   } catch (const Error &e) {
     // the rendered diagnostics as they are, or the one sentence
-    if (e.where() == "parse" && e.problem().find('\n') != std::string::npos)
-      std::cerr << e.problem();
-    else
-      print_error("tcjit", e);
-    return false;
+    if (e.where() == "parse" && e.problem().find('\n') != std::string::npos) {
+      std::cerr << escape_controls_keep_lines(e.problem());
+      return kExitBadSpec;
+    }
+    print_error("tcjit", e);
+    return e.code() == ErrorCode::invalid_argument ? kExitUsage : kExitBadSpec;
   }
-  return true;
+  return kExitOk;
 }
 
 void print_error(const char *command, const Error &error, bool with_fix) {
   std::istringstream lines(error.problem());
   for (std::string line; std::getline(lines, line);)
-    std::cerr << command << ": error: " << line << "\n";
+    std::cerr << command << ": error: " << escape_controls(line) << "\n";
   if (with_fix && !error.how_to_fix().empty())
-    std::cerr << command << ": how to fix: " << error.how_to_fix() << "\n";
+    std::cerr << command << ": how to fix: " << escape_controls(error.how_to_fix()) << "\n";
 }
 
 int exit_status_of(const Error &error) {

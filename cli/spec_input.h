@@ -20,11 +20,13 @@ struct SpecInput {
 SpecInput read_spec_input(const std::string &arg);
 
 // Reads and parses (tcjit::parse_ops); prints diagnostics (rendered with source line and caret)
-// to stderr. Returns false when reading or parsing failed.
-bool load_workload(const std::string &arg, std::vector<WorkloadEntry> &out);
+// to stderr. Returns kExitOk, or the exit status of the failure: kExitBadSpec for a spec that does
+// not read or parse, kExitUsage for an act=custom file that is not a regular file.
+int load_workload(const std::string &arg, std::vector<WorkloadEntry> &out);
 
 // Prints a tcjit::Error of `command` ("tcjit run") to stderr: each line of its problem as
-// "COMMAND: error: LINE", then its fix when it has one (and `with_fix`).
+// "COMMAND: error: LINE", then its fix when it has one (and `with_fix`); control characters (text
+// from a file) escaped.
 void print_error(const char *command, const Error &error, bool with_fix = true);
 
 // The exit status (exit_codes.h) of a failure of this kind: a spec's, the command line's, or the

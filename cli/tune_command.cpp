@@ -5,6 +5,7 @@
 
 #include "cli/db_path_option.h"
 #include "cli/exit_codes.h"
+#include "cli/numeric_options.h"
 #include "cli/progress_line.h"
 #include "cli/spec_input.h"
 #include "tcjit/tools.hpp"
@@ -77,8 +78,8 @@ int run_tune(TuneCommandOptions opt) {
   std::vector<WorkloadEntry> entries;
   for (const std::string &w : opt.workloads) {
     std::vector<WorkloadEntry> parsed;
-    if (!load_workload(w, parsed))
-      return kExitBadSpec;
+    if (const int status = load_workload(w, parsed); status != kExitOk)
+      return status;
     entries.insert(entries.end(), parsed.begin(), parsed.end());
   }
   ProgressLine line(opt.json, /*plain_interval_seconds=*/30);
@@ -102,7 +103,7 @@ int run_tune(TuneCommandOptions opt) {
   std::signal(SIGTERM, SIG_DFL);
   line.clear();
   for (const std::string &s : report.skipped)
-    std::cerr << cmd << ": error: " << s << "\n";
+    std::cerr << cmd << ": error: " << escape_controls(s) << "\n";
   if (opt.json)
     std::cout << json_text(nlohmann::json::parse(report.json), 2) << "\n";
   else
@@ -159,7 +160,15 @@ void add_tune_command(CLI::App &app) {
                   "act=custom:FILE needs nvrtc)")
       ->check(CLI::IsMember({"llvm", "nvrtc"}))
       ->capture_default_str();
-  cmd->add_option("--seed", opt->request.seed, "seed of the random and anneal strategies")
+  cmd->add_option("--seed", opt->request.seed,
+                  "seed of the random and anneal strategies (0 to 2^64-1)")
+      ->check(non_negative_seed())
+      ->capture_default_str();
+  opt->request.timeout_seconds = kDefaultLaunchTimeoutSeconds;
+  cmd->add_option("--timeout", opt->request.timeout_seconds,
+                  "wall-clock seconds one emulator launch (a candidate's probe or verification) "
+                  "may run before it fails; 0: no limit")
+      ->check(launch_timeout_seconds())
       ->capture_default_str();
   cmd->add_flag("--json", opt->json, "print the results as JSON on standard output");
   cmd->add_flag("--retune", opt->request.retune,

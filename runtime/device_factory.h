@@ -11,9 +11,12 @@ namespace tcjit::device {
 
 // Throws DeviceError: InvalidArgument for an unknown kind, Unsupported for "cuda" without a
 // driver or device ("no CUDA driver (libcuda.so.1 not found); use --device emu").
-std::unique_ptr<Device> open_device(std::string_view kind);
+// `emulator_timeout_seconds`: the emulator's wall-clock limit per launch (0: none); a GPU's
+// launches are not interrupted.
+std::unique_ptr<Device> open_device(std::string_view kind, double emulator_timeout_seconds = 0);
 
-// The one place the emulator is created for open_device (default EmuDeviceOptions).
-std::unique_ptr<Device> make_emulator_device();
+// The one place the emulator is created for open_device (default EmuDeviceOptions but the
+// timeout).
+std::unique_ptr<Device> make_emulator_device(double timeout_seconds = 0);
 
 } // namespace tcjit::device

@@ -61,6 +61,15 @@ struct EmuCounters {
   std::string text; // the counters as a table (what `tcjit emu run --stats` prints)
 };
 
+// The largest PTX file read_ptx_file reads: far above any real kernel (generated GEMMs are
+// 10-200 KiB), far below what would take the lexer minutes and gigabytes.
+inline constexpr uint64_t kMaxPtxFileBytes = uint64_t{64} << 20;
+
+// The text of a PTX file. Throws Error(invalid_argument) naming the path when it is missing or
+// unreadable, "is not a regular file" (a FIFO, a device such as /dev/zero, a socket, a directory:
+// refused by stat() before it is opened) or over kMaxPtxFileBytes (refused before it is read).
+std::string read_ptx_file(const std::string &path);
+
 // Loads the PTX, binds the arguments, launches the kernel and writes the buffers back. Throws
 // Error(invalid_argument) for a kernel that takes other parameters, an unreadable or malformed
 // .npy file and a bad launch; Error(device) when the PTX does not load or the kernel faults (the

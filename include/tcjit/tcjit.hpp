@@ -59,6 +59,9 @@ struct RuntimeOptions {
   // source compiled by NVRTC; the one that compiles act=custom:FILE). Part of a stored binary's
   // key: kernels of one backend are never served for the other.
   std::string backend = "llvm";
+  // Wall-clock seconds one launch on the emulator may run before it fails (a kernel or an
+  // act=custom function that never ends); 0: no limit. A GPU kernel is not interrupted.
+  double emulator_timeout_seconds = 0;
 };
 
 // What kind of failure an Error is (the C API maps it to tcjit_status).

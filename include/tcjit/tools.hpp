@@ -27,6 +27,13 @@
 
 namespace tcjit {
 
+// Text that came from a file (a database's spec text or device name, a quoted source line) made
+// safe to print on a terminal: control characters as \xNN (C1 controls as \u00NN, bytes that are
+// not UTF-8 as \xNN), so an escape sequence in a file (OSC 52 writes the clipboard) is shown, not
+// obeyed. The _keep_lines form keeps newlines and tabs (messages of several lines).
+std::string escape_controls(std::string_view text);
+std::string escape_controls_keep_lines(std::string_view text);
+
 // The name a report gives a workload entry (op_spec.h): its name, else "line N".
 std::string entry_label(const WorkloadEntry &entry);
 
@@ -38,9 +45,11 @@ std::vector<WorkloadEntry> parse_ops(std::string_view text,
 
 // act=custom:FILE (op_spec.h, CustomActivation): reads FILE into spec.epilogue.custom.source when
 // that is empty; a relative path is taken from `base_dir` ("" = the current directory). Throws
-// Error(bad_spec) naming the file when it cannot be read, is over 64 KiB, or is not text. parse_ops
-// calls it for every entry (base_dir: the folder of `source_name` when that is a file). Specs
-// without act=custom are left as they are.
+// Error(bad_spec) naming the file when it is missing, cannot be read, is over 64 KiB, or is not
+// text, and Error(invalid_argument) "... is not a regular file" for a FIFO, device, socket or
+// directory (refused by stat() before it is opened: it would block or never end). parse_ops calls
+// it for every entry (base_dir: the folder of `source_name` when that is a file). Specs without
+// act=custom are left as they are.
 void load_custom_activation(OpSpec &spec, std::string_view base_dir = "");
 
 // The canonical DSL text of a spec (every default written out).
@@ -192,6 +201,9 @@ struct TuneRequest {
   uint64_t seed = 1;            // of the random and anneal strategies
   bool retune = false;          // go on past problems already tuned
   std::string backend = "llvm"; // which backend builds the candidates: llvm or nvrtc
+  // Wall-clock seconds one emulator launch (a probe or a verification) may run before it fails;
+  // 0: no limit. A GPU kernel is not interrupted.
+  double timeout_seconds = 0;
   // Set (e.g. by a signal handler) to stop after the candidate being measured; may be null.
   const std::atomic<bool> *stop = nullptr;
   std::function<void(const TuneEvent &)> on_event; // may be empty

@@ -1,6 +1,7 @@
 #include "runtime/emu/ptx_lexer.h"
 
 #include "runtime/emu/ptx_error.h"
+#include "support/escape_controls.h"
 
 namespace tcjit::emu {
 
@@ -14,8 +15,10 @@ bool is_word_char(char c) {
 } // namespace
 
 void throw_load_error(std::string_view source_name, int line, const std::string &what) {
-  throw device::DeviceError(device::ErrorKind::ModuleLoad,
-                            std::string(source_name) + ":" + std::to_string(line) + ": " + what);
+  // `what` may quote the file's text: its control characters escaped (\x1b), never raw
+  throw device::DeviceError(device::ErrorKind::ModuleLoad, support::escape_controls_keep_lines(
+                                                               std::string(source_name) + ":" +
+                                                               std::to_string(line) + ": " + what));
 }
 
 std::vector<Token> lex_ptx(std::string_view text, std::string_view source_name) {

@@ -1,6 +1,7 @@
 // tcjit::Runtime / tcjit::Operation (include/tcjit/tcjit.hpp) on the emulator with a temporary
 // kernel database.
 #include "tcjit/tcjit.hpp"
+#include "tcjit/tools.hpp"
 
 #include "compiler/dsl/parser.h"
 #include "compiler/reference/bind_dims.h"
@@ -24,6 +25,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <thread>
@@ -396,6 +398,40 @@ TEST_F(ApiTest, TuneBudgetOutOfRangeIsRefused) {
   } catch (const tcjit::Error &e) {
     EXPECT_EQ(e.code(), tcjit::ErrorCode::invalid_argument);
     EXPECT_NE(std::string(e.what()).find("tune_budget = 0"), std::string::npos) << e.what();
+  }
+}
+
+// RuntimeOptions::emulator_timeout_seconds reaches the emulator's launches: an act=custom function
+// that never returns fails the verification at the limit (Error(device), "time limit reached")
+// instead of running for minutes; a negative limit is refused.
+TEST_F(ApiTest, EmulatorTimeoutEndsALaunchThatNeverFinishes) {
+  const std::filesystem::path act = db_path_.string() + ".spin.cu";
+  std::ofstream(act) << "__device__ float act(float x) {\n  volatile float y = x;\n"
+                        "  while (y == y) y = y + 0.0f;\n  return y;\n}\n";
+  const std::vector<tcjit::WorkloadEntry> ops = tcjit::parse_ops(
+      "gemm m=16 n=16 k=16 a=f16 b=f16:col c=f16 act=custom:" + act.string(), "<test>");
+  tcjit::RuntimeOptions o = options();
+  o.use_database = false;
+  o.backend = "nvrtc";
+  o.emulator_timeout_seconds = 1;
+  tcjit::Runtime rt(o);
+  try {
+    rt.verify(ops.front().spec, {});
+    ADD_FAILURE() << "a launch that never ends finished";
+  } catch (const tcjit::Error &e) {
+    EXPECT_EQ(e.code(), tcjit::ErrorCode::device) << e.what();
+    EXPECT_NE(e.problem().find("time limit reached: the launch ran longer than 1 s"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(act);
+  o.emulator_timeout_seconds = -1;
+  try {
+    tcjit::Runtime bad(o);
+    ADD_FAILURE() << "a negative timeout was accepted";
+  } catch (const tcjit::Error &e) {
+    EXPECT_EQ(e.code(), tcjit::ErrorCode::invalid_argument);
+    EXPECT_NE(e.problem().find("emulator_timeout_seconds"), std::string::npos) << e.what();
   }
 }
 

@@ -314,9 +314,9 @@ TEST_F(ToolsApi, CustomActivationFromAWorkloadFolder) {
   big.epilogue.custom.path = "bin.cu";
   expect_error([&] { tcjit::load_custom_activation(big, dir.string()); },
                tcjit::ErrorCode::bad_spec, "bin.cu:2: byte 0x01 is not text");
-  big.epilogue.custom.path = "acts";
+  big.epilogue.custom.path = "acts"; // a directory (a FIFO or a device likewise): not opened
   expect_error([&] { tcjit::load_custom_activation(big, dir.string()); },
-               tcjit::ErrorCode::bad_spec, "is not a regular file");
+               tcjit::ErrorCode::invalid_argument, "is not a regular file (it is a directory)");
   fs::remove_all(dir);
 }
 
