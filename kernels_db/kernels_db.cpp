@@ -60,7 +60,9 @@ bool cannot_write(const std::filesystem::path &path) {
 
 KernelsDb KernelsDb::open(const std::filesystem::path &path, const OpenOptions &requested) {
   OpenOptions options = requested;
-  if (options.read_only_if_not_writable && !options.read_only && cannot_write(path)) {
+  const bool fell_back_to_read_only =
+      options.read_only_if_not_writable && !options.read_only && cannot_write(path);
+  if (fell_back_to_read_only) {
     options.read_only = true;
     options.create_if_missing = false;
   }
@@ -70,7 +72,13 @@ KernelsDb KernelsDb::open(const std::filesystem::path &path, const OpenOptions &
     const int version = checked_schema_version(connection);
     // No tables or another program's tables (version 0), objects tcjit did not create, damage.
     refuse_unusable_schema(connection);
-    if (version < kSchemaVersion)
+    if (version < kSchemaVersion && fell_back_to_read_only) {
+      // A shared cache of an older schema that this process cannot write: migrated in a private
+      // in-memory copy (the file is never written), so its decisions stay usable.
+      connection = Connection::copy_into_memory(connection);
+      prepare_schema(connection);
+      refuse_unusable_schema(connection);
+    } else if (version < kSchemaVersion)
       throw DbError(DbErrorKind::invalid_argument,
                     "database schema " + std::to_string(version) + " is older than " +
                         std::to_string(kSchemaVersion) + " and cannot be migrated read-only",

@@ -1,6 +1,8 @@
 // `tcjit run` launches only kernels this user's tcjit built or rebuilt: a planted kernel (PTX,
 // cubin and SHA-256 consistent), a damaged PTX, a database copied from another user and a
 // read-only shared cache all end in a verified run.
+#include "kernels_db/connection.h"
+#include "kernels_db/schema.h"
 #include "kernels_db/sha256.h"
 #include "kernels_db/trust_key.h"
 #include "run_tool.h"
@@ -10,6 +12,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,7 +23,7 @@ namespace {
 const std::string kSpec = shell_quote("gemm m=32 n=32 k=32 a=f16 b=f16:col c=f16 acc=f32");
 
 class RunTrust : public ::testing::Test {
-protected:
+public:
   void SetUp() override {
     dir_ = std::filesystem::temp_directory_path() /
            ("tcjit_trust_test_" + std::to_string(::getpid()) + "_" +
@@ -197,34 +200,79 @@ TEST_F(RunTrust, ADatabaseFromAnotherUsersKeyIsRebuilt) {
   EXPECT_EQ(again.out.find("rebuilt"), std::string::npos) << again.out;
 }
 
-TEST_F(RunTrust, AReadOnlySharedCacheIsUsedAndNothingRecorded) {
-  const ToolResult alice = run("alice");
-  ASSERT_EQ(alice.exit_code, 0) << all(alice);
-  const auto before = std::filesystem::last_write_time(db_file());
-  ToolResult bob;
+// `tcjit run` as bob on the cache directory made read-only (chmod, or as root a read-only bind
+// mount in a private mount namespace); nullopt when root has no way to make one.
+std::optional<ToolResult> run_on_read_only_cache(const RunTrust &test,
+                                                 const std::filesystem::path &cache) {
   if (::geteuid() != 0) {
-    ::chmod((dir_ / "cache").c_str(), 0555);
-    bob = run("bob");
-    ::chmod((dir_ / "cache").c_str(), 0755);
-  } else {
-    // root writes through a mode 0555 directory: mount it read-only in a private namespace.
-    const std::string cache = shell_quote((dir_ / "cache").string());
-    const std::string probe = "unshare -m sh -c " +
-                              shell_quote("mount --bind -o ro " + cache + " " + cache) +
-                              " 2>/dev/null";
-    if (std::system(probe.c_str()) != 0)
-      GTEST_SKIP() << "running as root without a way to make a read-only mount";
-    bob = run_tool("run --device emu --db " + db() + " " + kSpec,
-                   "unshare -m sh -c " +
-                       shell_quote("mount --bind -o ro " + cache + " " + cache + " && exec env " +
-                                   user("bob") + " \"$0\" \"$@\""));
+    ::chmod(cache.c_str(), 0555);
+    ToolResult bob = test.run("bob");
+    ::chmod(cache.c_str(), 0755);
+    return bob;
   }
+  const std::string dir = shell_quote(cache.string());
+  const std::string probe =
+      "unshare -m sh -c " + shell_quote("mount --bind -o ro " + dir + " " + dir) + " 2>/dev/null";
+  if (std::system(probe.c_str()) != 0)
+    return std::nullopt;
+  return run_tool("run --device emu --db " + test.db() + " " + kSpec,
+                  "unshare -m sh -c " +
+                      shell_quote("mount --bind -o ro " + dir + " " + dir + " && exec env " +
+                                  test.user("bob") + " \"$0\" \"$@\""));
+}
+
+void expect_used_read_only(const ToolResult &bob) {
   EXPECT_EQ(bob.exit_code, 0) << all(bob);
   EXPECT_NE(bob.out.find("read-only"), std::string::npos) << bob.out;
   EXPECT_NE(bob.out.find("nothing was recorded"), std::string::npos) << bob.out;
   EXPECT_NE(bob.out.find("rebuilt"), std::string::npos) << bob.out;
   EXPECT_NE(bob.out.find("result:   ok"), std::string::npos) << bob.out;
+}
+
+TEST_F(RunTrust, AReadOnlySharedCacheIsUsedAndNothingRecorded) {
+  const ToolResult alice = run("alice");
+  ASSERT_EQ(alice.exit_code, 0) << all(alice);
+  const auto before = std::filesystem::last_write_time(db_file());
+  const std::optional<ToolResult> bob = run_on_read_only_cache(*this, dir_ / "cache");
+  if (!bob)
+    GTEST_SKIP() << "running as root without a way to make a read-only mount";
+  expect_used_read_only(*bob);
   EXPECT_EQ(std::filesystem::last_write_time(db_file()), before);
+}
+
+// A shared cache written by a tcjit of the previous schema (3: no `mac` column) that this user
+// cannot migrate: it is migrated in memory, its kernels rebuilt, and the file is not written.
+TEST_F(RunTrust, AReadOnlySharedCacheOfAnOlderSchemaIsMigratedInMemory) {
+  const ToolResult alice = run("alice");
+  ASSERT_EQ(alice.exit_code, 0) << all(alice);
+  const std::string old_file = (dir_ / "old.db").string();
+  {
+    kernels_db::Connection old = kernels_db::Connection::open(old_file);
+    kernels_db::migrate_to(old, 3);
+  }
+  const std::string columns = "id, problem_id, config_json, arch, toolkit_version, "
+                              "compiler_version, ptx, cubin, cubin_sha256, resources_json, "
+                              "compile_options, compile_ms, created_ms";
+  sql("ATTACH " + std::string("'") + old_file + "' AS old; " +
+      "INSERT INTO old.problems SELECT * FROM problems; " + "INSERT INTO old.binaries SELECT " +
+      columns + " FROM binaries; INSERT INTO old.results SELECT * FROM results;");
+  std::filesystem::rename(old_file, db_file());
+  std::filesystem::remove(db_file() + "-wal");
+  std::filesystem::remove(db_file() + "-shm");
+  const auto before = std::filesystem::last_write_time(db_file());
+  const std::optional<ToolResult> bob = run_on_read_only_cache(*this, dir_ / "cache");
+  if (!bob)
+    GTEST_SKIP() << "running as root without a way to make a read-only mount";
+  expect_used_read_only(*bob);
+  EXPECT_EQ(std::filesystem::last_write_time(db_file()), before);
+  sqlite3 *raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db_file().c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt *statement = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(raw, "PRAGMA user_version", -1, &statement, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(statement), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(statement, 0), 3) << "the shared file was migrated";
+  sqlite3_finalize(statement);
+  sqlite3_close(raw);
 }
 
 } // namespace
