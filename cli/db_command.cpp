@@ -500,10 +500,10 @@ int run_guarded(const char *name, const std::function<int(const DbOptions &, Str
   try {
     return run(options, io);
   } catch (const CommandFailure &failure) {
-    io.err << "tcjit db " << name << ": error: " << failure.message << '\n';
+    io.err << "tcjit db " << name << ": error: " << escape_controls(failure.message) << '\n';
     return failure.exit_code;
   } catch (const Error &error) {
-    io.err << "tcjit db " << name << ": error: " << error.problem() << '\n';
+    io.err << "tcjit db " << name << ": error: " << escape_controls(error.problem()) << '\n';
     return error.code() == ErrorCode::invalid_argument ? kExitUsage : kExitFailure;
   }
 }
