@@ -7,6 +7,7 @@
 #pragma once
 
 #include "kernels_db/connection.h"
+#include "kernels_db/decision.h"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -48,10 +49,12 @@ TransferCounts export_jsonl(Connection &connection, std::ostream &out);
 // validated and stored on its own (a savepoint): one that is not JSON, nests deeper than
 // kMaxJsonDepth, has a field of the wrong type, refers to an unknown problem, or is a binary whose
 // cubin_sha256 is missing, empty or does not match its cubin, is not stored and is listed in
-// `rejected` with its line number and the reason; the good records are kept. Problems and
+// `rejected` with its line number and the reason; so is a record with a value out of range or an
+// implausible decision by `rules` (decision.h: e.g. a median_us of -5, 0 or inf, a tuner version
+// this tcjit does not know, a date in the future); the good records are kept. Problems and
 // binaries are upserted, results added unless identical ones exist, dispatch tables replace the
 // stored table of the same (problem, arch, tuner version).
-TransferCounts import_jsonl(Connection &connection, std::istream &in);
+TransferCounts import_jsonl(Connection &connection, std::istream &in, const DecisionRules &rules);
 
 // The one reader of the JSON Lines export_jsonl writes, for import_jsonl and every other reader of
 // an export (the tuner's replay measurer). Blank lines are skipped; lines are numbered from 1,

@@ -5,6 +5,7 @@
 
 #include "engine/kernel_records.h"
 #include "tuner/cost_model.h"
+#include "tuner/decision.h"
 #include "tuner/ranking.h"
 #include "tuner/search_space.h"
 
@@ -70,7 +71,8 @@ const kernels_db::ResultRecord *finished_winner(kernels_db::KernelsDb &db, const
                                                 const std::string &version,
                                                 const std::vector<kernels_db::ResultRecord> &mine) {
   const auto table = db.find_dispatch_table(task.key.text, task.arch, version);
-  if (!table || table->entries.size() != 1)
+  if (!table || table->entries.size() != 1 ||
+      kernels_db::implausible_dispatch_table(*table, decision_rules()))
     return nullptr;
   const std::string &config = table->entries.front().config_json; // both stored canonical
   for (const kernels_db::ResultRecord &r : mine)
@@ -142,7 +144,8 @@ void store_binary(kernels_db::KernelsDb &db, const TuneTask &task, const BuiltCa
 }
 
 std::string tuner_version(const Measurer &measurer) {
-  std::string v = "tcjit-tuner 1 / " + engine::compiler_version() + " / " + measurer.name();
+  std::string v = "tcjit-tuner " + std::to_string(kTunerFormat) + " / " +
+                  engine::compiler_version() + " / " + measurer.name();
   if (measurer.name() == "model")
     v += " (" + cost_model_version() + ")";
   return v;

@@ -210,7 +210,7 @@ TEST_F(DbCli, DispatchTablesInShowStatsExportAndPrune) {
     DispatchTable table;
     table.problem_key = gemm.key_text;
     table.arch = "sm_80";
-    table.tuner_version = "0.1.0";
+    table.tuner_version = "tcjit-tuner 1 / 0.1.0 / cuda";
     table.created_ms = 1700000000000;
     table.entries = {
         {R"({"m":[1,16]})", testing::sample_config(64), 4.5, ProvenanceKind::measured},
