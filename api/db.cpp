@@ -249,6 +249,7 @@ std::vector<DbProblemSummary> db_list(const DbListRequest &request) {
       filter.arch = request.arch;
     filter.where = request.where;
     filter.limit = request.limit;
+    filter.rules = tuner::decision_rules();
     std::vector<DbProblemSummary> problems;
     for (const kdb::ProblemSummary &summary : db.list(filter))
       problems.push_back({problem_of(summary.problem), summary.binaries, summary.results,
