@@ -3,6 +3,7 @@
 // shard databases; an evil dispatch table (year 9999, 'tcjit-tuner 999 evil') and results of
 // -5, 0 or inf microseconds never decide, and `db check` calls them implausible.
 #include "tcjit/db.hpp"
+#include "tcjit/tcjit.hpp"
 
 #include "compiler/dsl/parser.h"
 #include "compiler/spec/problem_key.h"
@@ -154,6 +155,43 @@ TEST_F(Decisions, ResultTimesOutOfRangeAreNotAdoptedByARun) {
     EXPECT_NE(details.results[0].implausible.find("median_us"), std::string::npos);
     EXPECT_FALSE(tcjit::db_check(path, false).ok);
   }
+}
+
+// A ranged spec's dispatch table, looked up by tcjit::Runtime: the evil table (newer, covering
+// every size with another config) is ignored, the honest one serves.
+TEST_F(Decisions, TheRuntimesDispatchLookupIgnoresAnEvilTable) {
+  const std::string text = "gemm m=1..256 n=64 k=64 a=f16:row b=f16:col c=f16:row acc=f32";
+  const tcjit::OpSpec ranged = tcjit::parse_spec(text).entries.front().spec;
+  const tcjit::ProblemKey key = tcjit::make_problem_key(ranged, "sm_80", false);
+  const TileConfig small{32, 32, 32, 16, 16, 3, 1, 1, 8, 8};
+  const TileConfig large{64, 64, 32, 32, 32, 3, 1, 1, 8, 8};
+  {
+    auto db = kdb::KernelsDb::open(file("k.db"));
+    db.put_problem(tcjit::engine::problem_record(ranged, key, "sm_80"));
+    kdb::DispatchTable table;
+    table.problem_key = key.text;
+    table.arch = "sm_80";
+    table.tuner_version = "tcjit-tuner 1 / 0.1.0 / model";
+    table.created_ms = 1700000000000;
+    table.entries = {
+        {R"({"m":[1,32]})", tcjit::engine::config_json(small), 1.0, kdb::ProvenanceKind::predicted},
+        {R"({"m":[33,256]})", tcjit::engine::config_json(large), 2.0,
+         kdb::ProvenanceKind::predicted}};
+    db.put_dispatch_table(table);
+    table.tuner_version = "tcjit-tuner 999 evil";
+    table.created_ms = 253402300799000;
+    table.entries = {
+        {"{}", tcjit::engine::config_json(large), 0.001, kdb::ProvenanceKind::measured}};
+    db.put_dispatch_table(table);
+  }
+  tcjit::RuntimeOptions options;
+  options.db_path = file("k.db");
+  options.device = "emu";
+  tcjit::Runtime rt(options);
+  const tcjit::Operation op = rt.prepare(text);
+  tcjit::GemmArgs sizes;
+  sizes.m = 16;
+  EXPECT_EQ(op.config_for(sizes).substr(0, 17), "32x32x32 w16x16 s");
 }
 
 } // namespace
