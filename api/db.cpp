@@ -11,10 +11,12 @@
 #include "kernels_db/kernels_db.h"
 #include "kernels_db/key_hash.h"
 #include "kernels_db/record_json.h"
+#include "tuner/decision.h"
 
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <set>
 #include <string_view>
 #include <utility>
 
@@ -93,6 +95,8 @@ DbResult result_of(const kdb::ResultRecord &record) {
   result.measured_ms = record.measured_ms;
   result.config_json = record.config_json;
   result.message = record.message;
+  result.implausible =
+      kdb::implausible_result(record, tuner::decision_rules()).value_or(std::string());
   result.json = kdb::dump_json(kdb::result_to_json(record));
   return result;
 }
@@ -130,8 +134,31 @@ DbDispatchTable dispatch_table_of(const kdb::DispatchTable &record) {
   for (const auto &entry : record.entries)
     table.entries.push_back({entry.dims_json, entry.config_json, entry.time_us,
                              std::string(kdb::to_string(entry.provenance))});
+  table.implausible =
+      kdb::implausible_dispatch_table(record, tuner::decision_rules()).value_or(std::string());
   table.json = kdb::dump_json(kdb::dispatch_table_to_json(record));
   return table;
+}
+
+// What decides per arch (of the problem's results and tables), as a run decides it
+// (tuner::decide): the config for the problem's own sizes.
+std::vector<DbDecision> decisions_of(kdb::KernelsDb &db, const kdb::ProblemDetails &details) {
+  std::set<std::string> arches;
+  for (const auto &result : details.results)
+    arches.insert(result.arch);
+  for (const auto &table : details.dispatch_tables)
+    arches.insert(table.arch);
+  std::vector<DbDecision> decisions;
+  for (const std::string &arch : arches) {
+    const auto decision = tuner::decide(db, details.problem.key_text, arch, std::nullopt);
+    if (!decision)
+      continue;
+    decisions.push_back({arch, decision->config_json, decision->time_us,
+                         std::string(kdb::to_string(decision->provenance)), decision->tuner_version,
+                         decision->from_dispatch_table ? "dispatch table" : "measured result",
+                         static_cast<int64_t>(decision->buckets)});
+  }
+  return decisions;
 }
 
 // The problem named by key text or hash; throws when none or several match.
@@ -222,6 +249,7 @@ std::vector<DbProblemSummary> db_list(const DbListRequest &request) {
       filter.arch = request.arch;
     filter.where = request.where;
     filter.limit = request.limit;
+    filter.rules = tuner::decision_rules();
     std::vector<DbProblemSummary> problems;
     for (const kdb::ProblemSummary &summary : db.list(filter))
       problems.push_back({problem_of(summary.problem), summary.binaries, summary.results,
@@ -243,6 +271,7 @@ DbProblemDetails db_show(const DbShowRequest &request) {
       details.binaries.push_back(binary_of(binary, current));
     for (const auto &table : found.dispatch_tables)
       details.dispatch_tables.push_back(dispatch_table_of(table));
+    details.decisions = decisions_of(db, found);
     return details;
   });
 }
@@ -257,6 +286,7 @@ DbBinaryFound db_binary(const DbBinaryRequest &request) {
     query.arch = request.arch.empty() ? details.problem.arch : request.arch;
     query.toolkit_version = current.toolkit_version;
     query.compiler_version = current.compiler_version;
+    query.rules = tuner::decision_rules();
     if (!request.config.empty())
       query.config_json = stored_config_json(request.config, "db binary");
     const kdb::BinaryLookup lookup = db.find_binary(query);
@@ -352,19 +382,19 @@ DbTransferCounts db_import(const DbTransferRequest &request, std::istream &in) {
   return translating_db_errors("db import", [&] {
     kdb::KernelsDb db = open_db(request.db_path, Access::create);
     if (request.file == "-")
-      return counts_of(db.import_jsonl(in));
+      return counts_of(db.import_jsonl(in, tuner::decision_rules()));
     std::ifstream file(request.file);
     if (!file)
       throw Error(ErrorCode::database, "cannot read '" + request.file + "' (check the path)",
                   "db import", "");
-    return counts_of(db.import_jsonl(file));
+    return counts_of(db.import_jsonl(file, tuner::decision_rules()));
   });
 }
 
 DbTransferCounts db_merge(const DbTransferRequest &request) {
   return translating_db_errors("db merge", [&] {
     kdb::KernelsDb db = open_db(request.db_path, Access::create);
-    return counts_of(db.merge(request.file));
+    return counts_of(db.merge(request.file, tuner::decision_rules()));
   });
 }
 
@@ -372,7 +402,8 @@ DbCheckReport db_check(const std::string &db_path, bool full) {
   return translating_db_errors("db check", [&] {
     DbCheckReport result;
     result.path = db_path.empty() ? kdb::default_db_path().string() : db_path;
-    const kdb::CheckReport report = kdb::KernelsDb::check(result.path, full);
+    const kdb::CheckReport report =
+        kdb::KernelsDb::check(result.path, full, tuner::decision_rules());
     result.ok = report.ok;
     result.check = report.check;
     result.problems = report.problems;
@@ -382,6 +413,7 @@ DbCheckReport db_check(const std::string &db_path, bool full) {
     result.dispatch_tables_checked = report.dispatch_tables_checked;
     result.bad_dispatch_tables = report.bad_dispatch_tables;
     result.bad_values = report.bad_values;
+    result.implausible = report.implausible;
     result.recovery = report.recovery;
     return result;
   });

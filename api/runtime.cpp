@@ -18,6 +18,7 @@
 #include "runtime/device_factory.h"
 #include "tcjit/tools.hpp"
 #include "tuner/chosen_configs.h"
+#include "tuner/decision.h"
 
 #include <utility>
 
@@ -145,7 +146,8 @@ void Runtime::Impl::load_dispatch(Operation::State &state) {
     return;
   std::optional<kernels_db::DispatchTable> table;
   try {
-    table = db->find_dispatch_table(state.key.text, arch);
+    // The decided table: implausible and invalid ones are ignored (tuner/decision.h).
+    table = db->decided_dispatch_table(state.key.text, arch, tuner::decision_rules());
   } catch (const kernels_db::DbError &e) {
     throw Error(ErrorCode::database, e.what(), "prepare", "check the database (`tcjit db check`)");
   }

@@ -170,11 +170,21 @@ void print_details(const DbProblemDetails &details, std::ostream &out) {
       << "shape     " << shown(problem.shape_json) << '\n'
       << "created   " << db_time_text(problem.created_ms) << '\n'
       << "spec\n  " << shown(problem.spec_text) << '\n';
-  // The best config per (arch, device): the first ok result of each in the ranking.
-  out << "\nbest config per arch and device:\n";
+  // The decision per arch: exactly what a run uses (tuner::decide).
+  out << "\nbest config per arch (the decision a run uses):\n";
+  for (const auto &decision : details.decisions)
+    out << "  " << shown(decision.arch) << ": " << shown(decision.config_json) << "  "
+        << fixed(decision.time_us, 2) << " us  (" << decision.provenance << ", " << decision.source
+        << (decision.buckets > 1 ? " of " + std::to_string(decision.buckets) + " size buckets"
+                                 : std::string())
+        << ", tuner " << shown(decision.tuner_version) << ")\n";
+  if (details.decisions.empty())
+    out << "  (no decision: a run uses the default chooser)\n";
+  // The fastest plausible result per (arch, device): the first of each in the ranking.
+  out << "\nfastest result per arch and device:\n";
   std::set<std::pair<std::string, std::string>> seen;
   for (const auto &result : details.results) {
-    if (result.status != "ok" || !result.timing)
+    if (result.status != "ok" || !result.timing || !result.implausible.empty())
       continue;
     if (!seen.emplace(result.arch, result.device).second)
       continue;
@@ -195,15 +205,18 @@ void print_details(const DbProblemDetails &details, std::ostream &out) {
           (result.clock_mhz ? " @" + std::to_string(*result.clock_mhz) + " MHz" : std::string());
     else if (result.provenance == "predicted")
       provenance += " by " + result.model;
-    rows.push_back(
-        {std::to_string(++rank), result.status, result.arch,
-         result.timing ? fixed(result.timing->median_us, 2) : "-",
-         result.timing ? fixed(result.timing->min_us, 2) : "-",
-         result.timing ? fixed(result.timing->max_us, 2) : "-",
-         result.timing ? fixed(result.timing->stddev_us, 2) : "-",
-         result.tflops ? fixed(*result.tflops, 1) : "-", provenance, result.tuner_version,
-         db_time_text(result.measured_ms),
-         result.config_json + (result.message.empty() ? "" : "  (" + result.message + ")")});
+    rows.push_back({std::to_string(++rank), result.status, result.arch,
+                    result.timing ? fixed(result.timing->median_us, 2) : "-",
+                    result.timing ? fixed(result.timing->min_us, 2) : "-",
+                    result.timing ? fixed(result.timing->max_us, 2) : "-",
+                    result.timing ? fixed(result.timing->stddev_us, 2) : "-",
+                    result.tflops ? fixed(*result.tflops, 1) : "-", provenance,
+                    result.tuner_version, db_time_text(result.measured_ms),
+                    result.config_json +
+                        (result.message.empty() ? "" : "  (" + result.message + ")") +
+                        (result.implausible.empty()
+                             ? ""
+                             : "  (implausible, ignored: " + result.implausible + ")")});
   }
   print_table(out,
               {"#", "STATUS", "ARCH", "MEDIAN_US", "MIN_US", "MAX_US", "STDDEV_US", "TFLOP/S",
@@ -229,7 +242,11 @@ void print_details(const DbProblemDetails &details, std::ostream &out) {
   for (const auto &table : details.dispatch_tables) {
     out << "  " << shown(table.arch) << "  tuner " << shown(table.tuner_version) << "  "
         << db_time_text(table.created_ms) << "  " << table.entries.size() << " bucket"
-        << (table.entries.size() == 1 ? "" : "s") << '\n';
+        << (table.entries.size() == 1 ? "" : "s")
+        << (table.implausible.empty()
+                ? ""
+                : "  (implausible, ignored: " + shown(table.implausible) + ")")
+        << '\n';
     rows.clear();
     for (const auto &entry : table.entries)
       rows.push_back(
@@ -243,14 +260,29 @@ int run_show(const DbOptions &options, Streams io) {
   if (options.json) {
     json object = json::parse(details.problem.json);
     object["results"] = json::array();
-    for (const auto &result : details.results)
+    for (const auto &result : details.results) {
       object["results"].push_back(json::parse(result.json));
+      if (!result.implausible.empty())
+        object["results"].back()["implausible"] = result.implausible;
+    }
     object["binaries"] = json::array();
     for (const auto &binary : details.binaries)
       object["binaries"].push_back(json::parse(binary.json));
     object["dispatch_tables"] = json::array();
-    for (const auto &table : details.dispatch_tables)
+    for (const auto &table : details.dispatch_tables) {
       object["dispatch_tables"].push_back(json::parse(table.json));
+      if (!table.implausible.empty())
+        object["dispatch_tables"].back()["implausible"] = table.implausible;
+    }
+    object["decisions"] = json::array();
+    for (const auto &decision : details.decisions)
+      object["decisions"].push_back({{"arch", decision.arch},
+                                     {"config", stored_json(decision.config_json)},
+                                     {"time_us", decision.time_us},
+                                     {"provenance", decision.provenance},
+                                     {"tuner_version", decision.tuner_version},
+                                     {"source", decision.source},
+                                     {"buckets", decision.buckets}});
     io.out << json_text(object, 2) << '\n';
     return kExitOk;
   }
@@ -455,6 +487,7 @@ int run_check(const DbOptions &options, Streams io) {
                              {"dispatch_tables_checked", report.dispatch_tables_checked},
                              {"bad_dispatch_tables", report.bad_dispatch_tables},
                              {"bad_values", report.bad_values},
+                             {"implausible", report.implausible},
                              {"recovery", report.recovery}},
                         2)
            << '\n';
@@ -464,7 +497,7 @@ int run_check(const DbOptions &options, Streams io) {
            << " cubins checked, " << report.bad_cubins.size() << " damaged; "
            << report.dispatch_tables_checked << " dispatch tables checked, "
            << report.bad_dispatch_tables.size() << " invalid; " << report.bad_values.size()
-           << " bad values\n";
+           << " bad values; " << report.implausible.size() << " implausible\n";
     for (const auto &problem : report.problems)
       io.out << "  damage: " << shown(problem) << '\n';
     for (const auto &note : report.notes)
@@ -475,6 +508,8 @@ int run_check(const DbOptions &options, Streams io) {
       io.out << "  invalid dispatch table: " << shown(table) << '\n';
     for (const auto &value : report.bad_values)
       io.out << "  bad value: " << shown(value) << '\n';
+    for (const auto &row : report.implausible)
+      io.out << "  implausible: " << shown(row) << '\n';
     if (!report.ok)
       io.out << "how to recover: " << shown(report.recovery) << '\n';
   }

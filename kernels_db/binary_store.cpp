@@ -4,6 +4,7 @@
 #include "kernels_db/clock.h"
 #include "kernels_db/error.h"
 #include "kernels_db/problem_store.h"
+#include "kernels_db/result_store.h"
 #include "kernels_db/sha256.h"
 #include "kernels_db/sqlite_blob.h"
 #include "kernels_db/trust_key.h"
@@ -146,8 +147,10 @@ void visit_binary_candidates(Connection &connection, const BinaryQuery &query,
   auto statement = connection.cached(
       "SELECT " + std::string(kBinaryColumns) +
       ", (SELECT MIN(r.median_us) FROM results r WHERE r.problem_id = b.problem_id "
-      "   AND r.config_json = b.config_json AND r.arch = b.arch AND r.status = 'ok' "
-      "   AND r.provenance = 'measured') AS best_us "
+      "   AND r.config_json = b.config_json AND r.arch = b.arch AND r.provenance = 'measured' "
+      "   AND " +
+      plausible_result_sql("r", "?6", "?7") +
+      ") AS best_us "
       "FROM binaries b JOIN problems p ON p.id = b.problem_id "
       "WHERE p.key_text = ?1 AND b.arch = ?2 AND b.toolkit_version = ?3 "
       "AND b.compiler_version = ?4 AND (?5 IS NULL OR b.config_json = ?5) "
@@ -160,6 +163,7 @@ void visit_binary_candidates(Connection &connection, const BinaryQuery &query,
     statement->bind(5, canonical_json(*query.config_json, "lookup config_json"));
   else
     statement->bind_null(5);
+  bind_rules(*statement, 6, 7, query.rules);
   while (statement->step())
     if (visit(read_binary_row(connection, *statement, trust_key)))
       return;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "kernels_db/connection.h"
+#include "kernels_db/decision.h"
 #include "kernels_db/records.h"
 
 #include <functional>
@@ -14,14 +15,15 @@
 namespace tcjit::kernels_db {
 
 // What find_binary looks for. Every version field must match exactly (sm_86 is not sm_80).
-// Without a config, the binary of the fastest measured config on that arch comes first, then the
-// most recently built.
+// Without a config, the binary of the fastest measured config on that arch comes first (of the
+// results that are plausible decisions by `rules`, decision.h), then the most recently built.
 struct BinaryQuery {
   std::string problem_key;
   std::optional<std::string> config_json;
   std::string arch;
   std::string toolkit_version;
   std::string compiler_version;
+  DecisionRules rules = {}; // unset parts are not judged (the value ranges always are)
 };
 
 // Inserts or replaces the binary with the same BinaryKey. Computes cubin_sha256 itself (the

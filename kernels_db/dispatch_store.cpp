@@ -119,6 +119,36 @@ std::optional<DispatchTable> find_dispatch_table(Connection &connection,
   return std::move(tables.front());
 }
 
+std::optional<DispatchTable>
+decided_dispatch_table(Connection &connection, std::string_view problem_key, std::string_view arch,
+                       const DecisionRules &rules, std::vector<std::string> *ignored) {
+  auto statement = connection.cached("SELECT " + std::string(kTableColumns) +
+                                     " WHERE p.key_text = ?1 AND d.arch = ?2 ORDER BY d.id");
+  statement->bind(1, problem_key);
+  statement->bind(2, arch);
+  std::optional<DispatchTable> best;
+  for (DispatchTable &table : read_tables(connection, *statement)) {
+    std::optional<std::string> why = implausible_dispatch_table(table, rules);
+    if (!why) {
+      try {
+        validate_dispatch_table(table);
+      } catch (const DbError &error) {
+        if (error.kind() != DbErrorKind::invalid_argument)
+          throw;
+        why = "invalid: " + error.problem();
+      }
+    }
+    if (why) {
+      if (ignored)
+        ignored->push_back("tuner " + table.tuner_version + ": " + *why);
+      continue;
+    }
+    if (!best || better_dispatch_table(table, *best))
+      best = std::move(table);
+  }
+  return best;
+}
+
 std::optional<DispatchTable> read_dispatch_table(Connection &connection,
                                                  std::string_view problem_key,
                                                  std::string_view arch,

@@ -3,9 +3,11 @@
 #pragma once
 
 #include "kernels_db/connection.h"
+#include "kernels_db/decision.h"
 #include "kernels_db/records.h"
 
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -21,6 +23,13 @@ void replace_dispatch_table(Connection &connection, const DispatchTable &table);
 std::optional<DispatchTable>
 find_dispatch_table(Connection &connection, std::string_view problem_key, std::string_view arch,
                     std::optional<std::string_view> tuner_version = std::nullopt);
+
+// The table that decides for a problem on `arch`: of its tables that are valid (dispatch.h) and
+// plausible decisions by `rules` (decision.h), the best by better_dispatch_table; nullopt when
+// none is. `ignored`, when given, receives "tuner VERSION: why" for every table passed over.
+std::optional<DispatchTable>
+decided_dispatch_table(Connection &connection, std::string_view problem_key, std::string_view arch,
+                       const DecisionRules &rules, std::vector<std::string> *ignored = nullptr);
 
 // The stored table of exactly this (problem_key, arch, tuner_version).
 std::optional<DispatchTable> read_dispatch_table(Connection &connection,

@@ -3,6 +3,7 @@
 #include "kernels_db/dispatch.h"
 #include "kernels_db/dispatch_store.h"
 #include "kernels_db/error.h"
+#include "kernels_db/result_store.h"
 #include "kernels_db/schema.h"
 #include "kernels_db/sha256.h"
 
@@ -23,9 +24,29 @@ int64_t file_bytes(Connection &connection) {
   return query_int64(connection, "PRAGMA page_count") * query_int64(connection, "PRAGMA page_size");
 }
 
+// Every result, dispatch table and binary whose values are out of range, and every decision that
+// may not decide (decision.h).
+std::vector<std::string> implausible_rows(Connection &connection, const DecisionRules &rules) {
+  std::vector<std::string> rows;
+  for (const auto &[rowid, result] : all_results(connection))
+    if (const auto why = implausible_result(result, rules))
+      rows.push_back("results row " + std::to_string(rowid) + " of '" + result.problem_key + "' " +
+                     result.config_json + ": " + *why);
+  for (const DispatchTable &table : all_dispatch_tables(connection))
+    if (const auto why = implausible_dispatch_table(table, rules))
+      rows.push_back("dispatch table of '" + table.problem_key + "' " + table.arch + " " +
+                     table.tuner_version + ": " + *why);
+  Statement binaries = connection.prepare("SELECT id, compile_ms, created_ms FROM binaries");
+  while (binaries.step())
+    if (const auto why = binary_value_problem(binaries.column_double(1), binaries.column_int64(2)))
+      rows.push_back("binaries row " + std::to_string(binaries.column_int64(0)) + ": " + *why);
+  return rows;
+}
+
 } // namespace
 
-CheckReport check_database(const std::filesystem::path &path, bool full) {
+CheckReport check_database(const std::filesystem::path &path, bool full,
+                           const DecisionRules &rules) {
   OpenOptions options;
   options.create_if_missing = false;
   options.read_only = true;
@@ -134,8 +155,16 @@ CheckReport check_database(const std::filesystem::path &path, bool full) {
       report.problems.push_back(error.problem());
     }
   }
+  if (schema_ok && version >= 3 && report.bad_values.empty()) {
+    try {
+      report.implausible = implausible_rows(connection, rules);
+    } catch (const DbError &error) {
+      report.problems.push_back(error.problem());
+    }
+  }
   report.ok = report.problems.empty() && report.bad_cubins.empty() &&
-              report.bad_dispatch_tables.empty() && report.bad_values.empty();
+              report.bad_dispatch_tables.empty() && report.bad_values.empty() &&
+              report.implausible.empty();
   if (!report.problems.empty()) {
     if (report.recovery.empty())
       report.recovery = kRecovery;
@@ -151,6 +180,11 @@ CheckReport check_database(const std::filesystem::path &path, bool full) {
                          "rows with bad values are skipped by `tcjit db merge`: merge the file "
                          "into a fresh database (`tcjit db merge THIS --db FRESH.db`) to drop "
                          "them, or move the file away and let tcjit rebuild it";
+    if (!report.implausible.empty())
+      report.recovery += std::string(report.recovery.empty() ? "" : "; ") +
+                         "implausible decisions are ignored at use; merge the file into a fresh "
+                         "database (`tcjit db merge THIS --db FRESH.db`) to drop them, or tune "
+                         "the problems again";
   }
   return report;
 }

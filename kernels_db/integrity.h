@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kernels_db/connection.h"
+#include "kernels_db/decision.h"
 
 #include <filesystem>
 #include <string>
@@ -20,6 +21,9 @@ struct CheckReport {
   std::vector<std::string> bad_dispatch_tables; // "KEY arch tuner: why" of invalid tables
   // "TABLE row N: COLUMN why" of values with the wrong storage class or malformed JSON.
   std::vector<std::string> bad_values;
+  // "results row N of 'KEY' CONFIG: why" and "dispatch table of 'KEY' ARCH TUNER: why": rows with
+  // values out of range and decisions that may not decide (decision.h); ignored at use.
+  std::vector<std::string> implausible;
   std::string recovery; // how to recover, when !ok
 };
 
@@ -29,12 +33,14 @@ struct CheckReport {
 // than this build, not a tcjit database: each is a problem), foreign_key_check and, when the
 // schema is readable, verifies every cubin's SHA-256, the storage class and JSON of every typed
 // and JSON column, and validates every dispatch table (kernels_db/dispatch.h: buckets well formed
-// and disjoint). Every schema object tcjit did not create (trigger, view, other table or index, a
-// redefined tcjit table) is a problem, named. Never throws for damage; throws
-// DbError(not_found/io) when the file cannot be opened and DbError(invalid_argument) for a path
-// that is not a regular file or a file that is not an SQLite database ("not a tcjit kernel
-// database").
-CheckReport check_database(const std::filesystem::path &path, bool full);
+// and disjoint), and judges every result, dispatch table and binary by `rules` (decision.h:
+// values in range, no implausible decision). Every schema object tcjit did not create (trigger,
+// view, other table or index, a redefined tcjit table) is a problem, named. Never throws for
+// damage; throws DbError(not_found/io) when the file cannot be opened and
+// DbError(invalid_argument) for a path that is not a regular file or a file that is not an SQLite
+// database ("not a tcjit kernel database").
+CheckReport check_database(const std::filesystem::path &path, bool full,
+                           const DecisionRules &rules);
 
 // Checkpoints the WAL and rebuilds the file (VACUUM). Returns bytes before and after.
 struct VacuumReport {

@@ -2,6 +2,7 @@
 
 #include "kernels_db/binary_store.h"
 #include "kernels_db/canonical_json.h"
+#include "kernels_db/decision.h"
 #include "kernels_db/dispatch_store.h"
 #include "kernels_db/error.h"
 #include "kernels_db/key_hash.h"
@@ -106,7 +107,7 @@ namespace {
 // Stores one record (after the header) and counts it. Throws DbError(invalid_argument/not_found)
 // when it is refused.
 void import_record(Connection &connection, const std::string &line, TransferCounts &counts,
-                   std::string &type) {
+                   std::string &type, const DecisionRules &rules) {
   const json object = parse_jsonl_record(line);
   type = object["type"].get<std::string>();
   if (type == "problem") {
@@ -124,15 +125,26 @@ void import_record(Connection &connection, const std::string &line, TransferCoun
       throw DbError(DbErrorKind::invalid_argument,
                     "binary whose cubin does not match its cubin_sha256 (damaged)", "",
                     "export the binary again with `tcjit db export`");
+    if (const auto problem = binary_value_problem(binary.compile_ms, binary.created_ms))
+      throw DbError(DbErrorKind::invalid_argument, "binary: " + *problem, "",
+                    "export the binary again with `tcjit db export`");
     if (insert_foreign_binary(connection, binary))
       ++counts.binaries;
   } else if (type == "result") {
-    if (insert_result(connection, result_from_json(object)))
+    const ResultRecord result = result_from_json(object);
+    if (const auto why = implausible_result(result, rules))
+      throw DbError(DbErrorKind::invalid_argument, "implausible result: " + *why, "",
+                    "only results tcjit measured or predicted are imported; tune again");
+    if (insert_result(connection, result))
       ++counts.results_added;
     else
       ++counts.results_already_present;
   } else if (type == "dispatch") {
-    replace_dispatch_table(connection, dispatch_table_from_json(object));
+    const DispatchTable table = dispatch_table_from_json(object);
+    if (const auto why = implausible_dispatch_table(table, rules))
+      throw DbError(DbErrorKind::invalid_argument, "implausible dispatch table: " + *why, "",
+                    "only tables a tcjit tuner stored are imported; tune the range again");
+    replace_dispatch_table(connection, table);
     ++counts.dispatch_tables;
   } else if (type == kJsonlHeaderType) {
     throw DbError(DbErrorKind::invalid_argument, "a second header line", "",
@@ -199,13 +211,13 @@ read_jsonl(std::istream &in, std::string_view where_prefix,
   return read;
 }
 
-TransferCounts import_jsonl(Connection &connection, std::istream &in) {
+TransferCounts import_jsonl(Connection &connection, std::istream &in, const DecisionRules &rules) {
   WriteTransaction transaction(connection);
   TransferCounts counts;
   read_jsonl(in, "import line ", [&](const std::string &where, const std::string &line) {
     std::string type;
     const std::optional<std::string> refused =
-        run_record(connection, [&] { import_record(connection, line, counts, type); });
+        run_record(connection, [&] { import_record(connection, line, counts, type, rules); });
     if (refused) {
       if (type == "binary")
         ++counts.binaries_rejected;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "kernels_db/connection.h"
+#include "kernels_db/decision.h"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -49,11 +50,13 @@ TransferCounts export_jsonl(Connection &connection, std::ostream &out);
 // kMaxJsonDepth, has a field of the wrong type, refers to an unknown problem, or is a binary whose
 // cubin_sha256 is missing, empty or does not match its cubin, whose PTX is empty or whose cubin is
 // not empty (PTX only) and not an ELF file, is not stored and is listed in `rejected` with its line
-// number and the reason; the good records are kept. Problems are upserted; binaries are stored
+// number and the reason; so is a record with a value out of range or an implausible decision by
+// `rules` (decision.h: e.g. a median_us of -5, 0 or inf, a tuner version this tcjit does not know,
+// a date in the future); the good records are kept. Problems are upserted; binaries are stored
 // without a MAC (foreign) and never replace a stored binary of the same key (counted only when
 // stored); results added unless identical ones exist, dispatch tables replace the stored table of
 // the same (problem, arch, tuner version).
-TransferCounts import_jsonl(Connection &connection, std::istream &in);
+TransferCounts import_jsonl(Connection &connection, std::istream &in, const DecisionRules &rules);
 
 // The one reader of the JSON Lines export_jsonl writes, for import_jsonl and every other reader of
 // an export (the tuner's replay measurer). Blank lines are skipped; lines are numbered from 1,

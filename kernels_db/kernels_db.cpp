@@ -1,5 +1,6 @@
 #include "kernels_db/kernels_db.h"
 
+#include "kernels_db/clock.h"
 #include "kernels_db/default_path.h"
 #include "kernels_db/dispatch_store.h"
 #include "kernels_db/lookup_cache.h"
@@ -54,6 +55,13 @@ bool cannot_write(const std::filesystem::path &path) {
   if (::statvfs(path.c_str(), &fs) == 0 && (fs.f_flag & ST_RDONLY) != 0)
     return true;
   return ::access(path.c_str(), W_OK) != 0 || ::access(parent.c_str(), W_OK) != 0;
+}
+
+// The rules with this machine's clock when the caller left now_ms unset.
+DecisionRules with_clock(DecisionRules rules) {
+  if (!rules.now_ms)
+    rules.now_ms = now_unix_ms();
+  return rules;
 }
 
 } // namespace
@@ -199,9 +207,10 @@ BinaryLookup KernelsDb::find_binary(const BinaryQuery &query) {
 
 std::optional<ResultRecord> KernelsDb::best_result(std::string_view problem_key,
                                                    std::string_view arch,
-                                                   std::optional<std::string_view> device) {
+                                                   std::optional<std::string_view> device,
+                                                   const DecisionRules &rules) {
   std::lock_guard lock(state_->connection_mutex);
-  return kernels_db::best_result(state_->connection, problem_key, arch, device);
+  return kernels_db::best_result(state_->connection, problem_key, arch, device, rules);
 }
 
 std::vector<ResultRecord> KernelsDb::results(std::string_view problem_key) {
@@ -215,6 +224,15 @@ KernelsDb::find_dispatch_table(std::string_view problem_key, std::string_view ar
   std::lock_guard lock(state_->connection_mutex);
   ReadTransaction snapshot(state_->connection); // the table row and its entries together
   return kernels_db::find_dispatch_table(state_->connection, problem_key, arch, tuner_version);
+}
+
+std::optional<DispatchTable> KernelsDb::decided_dispatch_table(std::string_view problem_key,
+                                                               std::string_view arch,
+                                                               const DecisionRules &rules,
+                                                               std::vector<std::string> *ignored) {
+  std::lock_guard lock(state_->connection_mutex);
+  ReadTransaction snapshot(state_->connection);
+  return kernels_db::decided_dispatch_table(state_->connection, problem_key, arch, rules, ignored);
 }
 
 std::vector<DispatchTable> KernelsDb::dispatch_tables(std::string_view problem_key) {
@@ -250,16 +268,16 @@ TransferCounts KernelsDb::export_jsonl(std::ostream &out) {
   return kernels_db::export_jsonl(state_->connection, out);
 }
 
-TransferCounts KernelsDb::import_jsonl(std::istream &in) {
+TransferCounts KernelsDb::import_jsonl(std::istream &in, const DecisionRules &rules) {
   std::lock_guard lock(state_->connection_mutex);
-  const TransferCounts counts = kernels_db::import_jsonl(state_->connection, in);
+  const TransferCounts counts = kernels_db::import_jsonl(state_->connection, in, with_clock(rules));
   state_->cache.clear();
   return counts;
 }
 
-TransferCounts KernelsDb::merge(const std::filesystem::path &other) {
+TransferCounts KernelsDb::merge(const std::filesystem::path &other, const DecisionRules &rules) {
   std::lock_guard lock(state_->connection_mutex);
-  const TransferCounts counts = merge_database(state_->connection, other);
+  const TransferCounts counts = merge_database(state_->connection, other, with_clock(rules));
   state_->cache.clear();
   return counts;
 }
@@ -269,8 +287,9 @@ VacuumReport KernelsDb::vacuum() {
   return kernels_db::vacuum(state_->connection);
 }
 
-CheckReport KernelsDb::check(const std::filesystem::path &path, bool full) {
-  return check_database(path, full);
+CheckReport KernelsDb::check(const std::filesystem::path &path, bool full,
+                             const DecisionRules &rules) {
+  return check_database(path, full, with_clock(rules));
 }
 
 void KernelsDb::clear_cache() {

@@ -14,6 +14,7 @@
 #include "kernels_db/binary_store.h"
 #include "kernels_db/connection.h"
 #include "kernels_db/current_versions.h"
+#include "kernels_db/decision.h"
 #include "kernels_db/dispatch.h"
 #include "kernels_db/error.h"
 #include "kernels_db/integrity.h"
@@ -82,14 +83,22 @@ public:
   // The first time it needs the key, a warning says why there is none when the key file is unsafe
   // (then every binary counts as foreign).
   BinaryLookup find_binary(const BinaryQuery &query);
+  // The best plausible ok result (result_store.h); implausible ones (decision.h) are ignored.
   std::optional<ResultRecord> best_result(std::string_view problem_key, std::string_view arch,
-                                          std::optional<std::string_view> device = std::nullopt);
+                                          std::optional<std::string_view> device = std::nullopt,
+                                          const DecisionRules &rules = {});
   std::vector<ResultRecord> results(std::string_view problem_key);
   // The newest dispatch table (by created_ms) of a problem on `arch`, of `tuner_version` when
   // given. Pick the entry for concrete sizes with DispatchIndex or lookup_dispatch (dispatch.h).
   std::optional<DispatchTable>
   find_dispatch_table(std::string_view problem_key, std::string_view arch,
                       std::optional<std::string_view> tuner_version = std::nullopt);
+  // The table that decides for a problem on `arch`: the best valid, plausible one
+  // (dispatch_store.h decided_dispatch_table); `ignored` receives why others were passed over.
+  std::optional<DispatchTable> decided_dispatch_table(std::string_view problem_key,
+                                                      std::string_view arch,
+                                                      const DecisionRules &rules,
+                                                      std::vector<std::string> *ignored = nullptr);
   // Every dispatch table of a problem (any arch and tuner version), newest first.
   std::vector<DispatchTable> dispatch_tables(std::string_view problem_key);
 
@@ -101,11 +110,15 @@ public:
   // Maintenance.
   PruneReport prune(const PruneOptions &options);
   TransferCounts export_jsonl(std::ostream &out);
-  TransferCounts import_jsonl(std::istream &in);
-  TransferCounts merge(const std::filesystem::path &other);
+  // Import and merge refuse rows with values out of range and implausible decisions
+  // (decision.h) by `rules`; an unset now_ms is this machine's clock.
+  TransferCounts import_jsonl(std::istream &in, const DecisionRules &rules = {});
+  TransferCounts merge(const std::filesystem::path &other, const DecisionRules &rules = {});
   VacuumReport vacuum();
   // Checks a database file without opening it as a KernelsDb (works on damaged files).
-  static CheckReport check(const std::filesystem::path &path, bool full = false);
+  // Implausible decisions are judged by `rules` (decision.h); an unset now_ms is this clock.
+  static CheckReport check(const std::filesystem::path &path, bool full = false,
+                           const DecisionRules &rules = {});
 
   // Forgets cached lookups (done after every write through this object). Writes by other
   // processes do not invalidate this process's cache: binaries are immutable for a given key,

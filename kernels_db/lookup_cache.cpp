@@ -23,7 +23,10 @@ std::string LookupCache::cache_key(const BinaryQuery &query) {
     key += 'c';
     key += *query.config_json;
   } else {
+    // The fastest config depends on which results are judged plausible.
     key += '*';
+    key += query.rules.tuner_format ? std::to_string(*query.rules.tuner_format) : "-";
+    key += query.rules.now_ms ? "t" : "-";
   }
   return key;
 }

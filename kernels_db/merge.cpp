@@ -1,6 +1,7 @@
 #include "kernels_db/merge.h"
 
 #include "kernels_db/binary_store.h"
+#include "kernels_db/decision.h"
 #include "kernels_db/dispatch.h"
 #include "kernels_db/dispatch_store.h"
 #include "kernels_db/error.h"
@@ -81,9 +82,25 @@ BadRows bad_rows(Connection &other) {
   return rows;
 }
 
+// Why a dispatch table may not decide (invalid or implausible), or nullopt.
+std::optional<std::string> decision_problem(const DispatchTable &table,
+                                            const DecisionRules &rules) {
+  try {
+    validate_dispatch_table(table);
+  } catch (const DbError &error) {
+    if (error.kind() != DbErrorKind::invalid_argument)
+      throw;
+    return error.problem();
+  }
+  if (const auto why = implausible_dispatch_table(table, rules))
+    return "implausible dispatch table: " + *why;
+  return std::nullopt;
+}
+
 } // namespace
 
-TransferCounts merge_database(Connection &connection, const std::filesystem::path &other_path) {
+TransferCounts merge_database(Connection &connection, const std::filesystem::path &other_path,
+                              const DecisionRules &rules) {
   std::error_code ec;
   if (std::filesystem::equivalent(connection.path(), other_path, ec))
     throw DbError(DbErrorKind::invalid_argument, "cannot merge a database into itself",
@@ -144,6 +161,12 @@ TransferCounts merge_database(Connection &connection, const std::filesystem::pat
       binary.compile_options = binaries.column_text(9);
       binary.compile_ms = binaries.column_double(10);
       binary.created_ms = binaries.column_int64(11);
+      if (const auto problem = binary_value_problem(binary.compile_ms, binary.created_ms)) {
+        ++counts.binaries_rejected;
+        counts.rejected.push_back(
+            {other_path.string() + " binaries row " + std::to_string(rowid), *problem});
+        continue;
+      }
       if (sha256_hex(binary.cubin) != binary.cubin_sha256) {
         ++counts.binaries_rejected;
         counts.rejected.push_back({other_path.string() + " binaries row " + std::to_string(rowid),
@@ -165,6 +188,11 @@ TransferCounts merge_database(Connection &connection, const std::filesystem::pat
     const ResultRecord &result = row.second;
     if (skip("results", rowid))
       continue;
+    if (const auto why = implausible_result(result, rules)) {
+      counts.rejected.push_back({other_path.string() + " results row " + std::to_string(rowid),
+                                 "implausible result: " + *why});
+      continue;
+    }
     bool added = false;
     if (copy("results", rowid, [&] { added = insert_result(connection, result); })) {
       if (added)
@@ -174,20 +202,19 @@ TransferCounts merge_database(Connection &connection, const std::filesystem::pat
     }
   }
   for (const DispatchTable &table : all_dispatch_tables(other)) {
-    try {
-      validate_dispatch_table(table);
-    } catch (const DbError &error) {
-      if (error.kind() != DbErrorKind::invalid_argument)
-        throw;
+    std::optional<std::string> refused = decision_problem(table, rules);
+    if (refused) {
       ++counts.dispatch_tables_rejected;
       counts.rejected.push_back({other_path.string() + " dispatch table of '" + table.problem_key +
                                      "' " + table.arch + " " + table.tuner_version,
-                                 error.problem()});
+                                 *refused});
       continue;
     }
+    // The faster decision by comparable evidence stays (decision.h better_dispatch_table), not
+    // the newer; ours stays when it is as good, unless ours may not decide.
     const auto ours =
         read_dispatch_table(connection, table.problem_key, table.arch, table.tuner_version);
-    if (ours && ours->created_ms >= table.created_ms)
+    if (ours && !decision_problem(*ours, rules) && !better_dispatch_table(table, *ours))
       continue;
     if (copy("dispatch_tables", 0, [&] { replace_dispatch_table(connection, table); }))
       ++counts.dispatch_tables;

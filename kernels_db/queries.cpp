@@ -1,6 +1,7 @@
 #include "kernels_db/queries.h"
 
 #include "kernels_db/binary_store.h"
+#include "kernels_db/decision.h"
 #include "kernels_db/dispatch_store.h"
 #include "kernels_db/key_hash.h"
 #include "kernels_db/problem_store.h"
@@ -17,14 +18,15 @@ namespace tcjit::kernels_db {
 std::vector<ProblemSummary> list_problems(Connection &connection, const ListFilter &filter) {
   const WhereExpr where = parse_where(filter.where);
   // Built only from fixed fragments; every value is a bound parameter.
-  std::string sql =
-      "SELECT " + std::string(kProblemColumns) +
-      ", (SELECT COUNT(*) FROM binaries b WHERE b.problem_id = p.id)"
-      ", (SELECT COUNT(*) FROM results r WHERE r.problem_id = p.id)"
-      ", (SELECT COUNT(*) FROM dispatch_tables d WHERE d.problem_id = p.id)"
-      ", (SELECT MIN(r.median_us) FROM results r WHERE r.problem_id = p.id AND r.status = 'ok' "
-      "AND r.provenance = 'measured') FROM problems p WHERE 1";
-  int parameter = 0;
+  std::string sql = "SELECT " + std::string(kProblemColumns) +
+                    ", (SELECT COUNT(*) FROM binaries b WHERE b.problem_id = p.id)"
+                    ", (SELECT COUNT(*) FROM results r WHERE r.problem_id = p.id)"
+                    ", (SELECT COUNT(*) FROM dispatch_tables d WHERE d.problem_id = p.id)"
+                    ", (SELECT MIN(r.median_us) FROM results r WHERE r.problem_id = p.id "
+                    "AND r.provenance = 'measured' AND " +
+                    plausible_result_sql("r", "?1", "?2") + ") FROM problems p WHERE 1";
+  int parameter = 2; // ?1, ?2: the decision rules
+
   std::vector<std::pair<int, std::string>> texts;
   std::vector<std::pair<int, int64_t>> integers;
   auto text_condition = [&](const char *column, const std::optional<std::string> &value) {
@@ -51,6 +53,7 @@ std::vector<ProblemSummary> list_problems(Connection &connection, const ListFilt
     integers.emplace_back(parameter, filter.limit);
   }
   Statement statement = connection.prepare(sql);
+  bind_rules(statement, 1, 2, filter.rules);
   for (const auto &[index, text] : texts)
     statement.bind(index, text);
   for (const auto &[index, value] : integers)

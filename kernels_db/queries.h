@@ -3,6 +3,7 @@
 
 #include "kernels_db/connection.h"
 #include "kernels_db/current_versions.h"
+#include "kernels_db/decision.h"
 #include "kernels_db/records.h"
 
 #include <optional>
@@ -17,6 +18,7 @@ struct ListFilter {
   std::optional<std::string> arch;  // exact, e.g. "sm_80"
   std::string where;                // see where_expr.h, e.g. "m>=1024 and k=64"
   int64_t limit = 0;                // 0: no limit
+  DecisionRules rules = {};         // best_median_us: plausible results only (decision.h)
 };
 
 struct ProblemSummary {
@@ -24,7 +26,7 @@ struct ProblemSummary {
   int64_t binaries = 0;
   int64_t results = 0;
   int64_t dispatch_tables = 0;
-  std::optional<double> best_median_us; // fastest ok measured result, any device
+  std::optional<double> best_median_us; // fastest plausible ok measured result, any device
 };
 
 // Problems matching the filter, ordered by op, dtype, arch, key.

@@ -2,6 +2,7 @@
 
 #include "kernels_db/canonical_json.h"
 #include "kernels_db/clock.h"
+#include "kernels_db/decision.h"
 #include "kernels_db/error.h"
 #include "kernels_db/problem_store.h"
 #include "kernels_db/record_json.h"
@@ -114,22 +115,34 @@ std::vector<std::pair<int64_t, ResultRecord>> all_results(Connection &connection
 
 std::optional<ResultRecord> best_result(Connection &connection, std::string_view problem_key,
                                         std::string_view arch,
-                                        std::optional<std::string_view> device) {
+                                        std::optional<std::string_view> device,
+                                        const DecisionRules &rules) {
   auto statement = connection.cached(
       "SELECT " + std::string(kResultColumns) +
       " FROM results r JOIN problems p ON p.id = r.problem_id WHERE p.key_text = ?1 "
-      "AND r.arch = ?2 AND r.status = 'ok' AND r.median_us IS NOT NULL "
-      "AND (?3 IS NULL OR r.device = ?3)" +
-      std::string(kResultRanking) + " LIMIT 1");
+      "AND r.arch = ?2 AND r.median_us IS NOT NULL AND (?3 IS NULL OR r.device = ?3) AND " +
+      plausible_result_sql("r", "?4", "?5") + std::string(kResultRanking) + " LIMIT 1");
   statement->bind(1, problem_key);
   statement->bind(2, arch);
   if (device)
     statement->bind(3, *device);
   else
     statement->bind_null(3);
+  bind_rules(*statement, 4, 5, rules);
   if (!statement->step())
     return std::nullopt;
   return read_result_row(*statement);
+}
+
+void bind_rules(Statement &statement, int now_limit, int tuner_format, const DecisionRules &rules) {
+  if (rules.now_ms)
+    statement.bind(now_limit, *rules.now_ms + kClockSkewMs);
+  else
+    statement.bind_null(now_limit);
+  if (rules.tuner_format)
+    statement.bind(tuner_format, *rules.tuner_format);
+  else
+    statement.bind_null(tuner_format);
 }
 
 } // namespace tcjit::kernels_db

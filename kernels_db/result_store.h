@@ -4,6 +4,7 @@
 #pragma once
 
 #include "kernels_db/connection.h"
+#include "kernels_db/decision.h"
 #include "kernels_db/records.h"
 
 #include <optional>
@@ -28,9 +29,15 @@ std::vector<ResultRecord> ranked_results(Connection &connection, std::string_vie
 // Every result of the database with its rowid, in rowid order (for merge).
 std::vector<std::pair<int64_t, ResultRecord>> all_results(Connection &connection);
 
-// The best ok result of a problem on `arch` (and on `device` when given), measured results first.
+// The best plausible ok result of a problem on `arch` (and on `device` when given), measured
+// results first (the ranking above); an implausible one (decision.h, judged by `rules`) is ignored.
 std::optional<ResultRecord> best_result(Connection &connection, std::string_view problem_key,
                                         std::string_view arch,
-                                        std::optional<std::string_view> device = std::nullopt);
+                                        std::optional<std::string_view> device = std::nullopt,
+                                        const DecisionRules &rules = {});
+
+// Binds the parameters of plausible_result_sql (decision.h): now_ms + kClockSkewMs and the tuner
+// format, each NULL when `rules` leaves it unset.
+void bind_rules(Statement &statement, int now_limit, int tuner_format, const DecisionRules &rules);
 
 } // namespace tcjit::kernels_db

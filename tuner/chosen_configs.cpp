@@ -3,6 +3,7 @@
 #include "compiler/spec/shape.h"
 #include "engine/kernel_records.h"
 #include "kernels_db/dispatch.h"
+#include "tuner/decision.h"
 #include "tuner/heuristic.h"
 #include "tuner/search_space.h"
 
@@ -21,45 +22,26 @@ std::vector<codegen::TileConfig> chosen_configs(const OpSpec &spec, const Proble
       out.push_back(r);
   };
   if (db) {
-    // What a finished tune decided: its dispatch table (one bucket holding every size for a
-    // concrete problem; size buckets for a range), the entry of the spec's (nominal) sizes.
-    if (const auto table = db->find_dispatch_table(key.text, request.arch)) {
-      try {
-        const kernels_db::DispatchIndex index(*table);
-        const NominalSizes s = nominal_sizes(spec);
-        const kernels_db::DispatchEntry *e = index.find({s.m, s.n, s.k, s.batch});
-        if (const auto c = engine::parse_config_json(e ? e->config_json
-                                                       : table->entries.front().config_json)) {
-          add(*c);
-          if (!out.empty())
-            note = "tuned (" +
-                   std::string(kernels_db::to_string(e ? e->provenance
-                                                       : table->entries.front().provenance)) +
-                   (table->entries.size() > 1
-                        ? ", dispatch table of " + std::to_string(table->entries.size()) +
-                              " size buckets)"
-                        : std::string(")"));
-        }
-      } catch (const kernels_db::DbError &) {
-        // A table that does not validate is ignored (`tcjit db check` reports it).
+    // What a finished tune decided (its dispatch table: one bucket holding every size for a
+    // concrete problem; size buckets for a range; the entry of the spec's nominal sizes), else the
+    // fastest config measured on a GPU (any tuner, e.g. a tune that was stopped). Implausible
+    // decisions are ignored (decision.h; `tcjit db check` reports them).
+    const NominalSizes s = nominal_sizes(spec);
+    if (const auto decision = decide(*db, key.text, request.arch, {{s.m, s.n, s.k, s.batch}}))
+      if (const auto c = engine::parse_config_json(decision->config_json)) {
+        add(*c);
+        if (!out.empty())
+          note = "tuned (" + std::string(kernels_db::to_string(decision->provenance)) +
+                 (decision->buckets > 1 ? ", dispatch table of " +
+                                              std::to_string(decision->buckets) + " size buckets)"
+                                        : std::string(")"));
       }
-    }
-  }
-  if (db && out.empty()) {
-    // Measured on a GPU (any tuner, e.g. a tune that was stopped): the fastest measured config.
-    if (const auto best = db->best_result(key.text, request.arch))
-      if (best->provenance.kind == kernels_db::ProvenanceKind::measured && best->timing)
-        if (const auto c = engine::parse_config_json(best->config_json)) {
-          add(*c);
-          if (!out.empty())
-            note = "tuned (measured)";
-        }
   }
   if (db && out.empty()) {
     // Else the kernel built last for the problem (by the runtime or `tcjit run`), to reuse it.
     const auto found =
         db->find_binary({key.text, std::nullopt, request.arch, engine::toolkit_version(),
-                         engine::compiler_version(request.backend)});
+                         engine::compiler_version(request.backend), decision_rules()});
     if (found.status == kernels_db::LookupStatus::hit)
       if (const auto c = engine::parse_config_json(found.binary->key.config_json))
         add(*c);

@@ -5,6 +5,7 @@
 
 #include "engine/kernel_records.h"
 #include "tuner/cost_model.h"
+#include "tuner/decision.h"
 #include "tuner/ranking.h"
 #include "tuner/search_space.h"
 
@@ -72,7 +73,8 @@ const kernels_db::ResultRecord *finished_winner(kernels_db::KernelsDb &db, const
                                                 const std::vector<kernels_db::ResultRecord> &mine,
                                                 int64_t &decided_ms) {
   const auto table = db.find_dispatch_table(task.key.text, task.arch, version);
-  if (!table || table->entries.size() != 1)
+  if (!table || table->entries.size() != 1 ||
+      kernels_db::implausible_dispatch_table(*table, decision_rules()))
     return nullptr;
   decided_ms = table->created_ms;
   const std::string &config = table->entries.front().config_json; // both stored canonical
@@ -178,7 +180,8 @@ void store_binary(kernels_db::KernelsDb &db, const TuneTask &task, const BuiltCa
 }
 
 std::string tuner_version(const Measurer &measurer) {
-  std::string v = "tcjit-tuner 1 / " + engine::compiler_version() + " / " + measurer.name();
+  std::string v = "tcjit-tuner " + std::to_string(kTunerFormat) + " / " +
+                  engine::compiler_version() + " / " + measurer.name();
   if (measurer.name() == "model")
     v += " (" + cost_model_version() + ")";
   return v;

@@ -92,7 +92,8 @@ struct DbResult {
   std::string tuner_version;
   int64_t measured_ms = 0;
   std::string config_json;
-  std::string message; // why a config failed or is illegal
+  std::string message;     // why a config failed or is illegal
+  std::string implausible; // why it may not decide (ignored at use), "" when plausible
   std::string json;
 };
 
@@ -119,7 +120,20 @@ struct DbDispatchTable {
   std::string arch, tuner_version;
   int64_t created_ms = 0;
   std::vector<DbDispatchEntry> entries;
+  std::string implausible; // why it may not decide (ignored at use), "" when plausible
   std::string json;
+};
+
+// What decides the config of a problem on an arch: exactly what a run uses (the decided dispatch
+// table, else the fastest plausible measured result).
+struct DbDecision {
+  std::string arch;
+  std::string config_json; // a dispatch table of several buckets: its first entry's
+  double time_us = 0;
+  std::string provenance; // "measured", "emulated", "predicted"
+  std::string tuner_version;
+  std::string source;  // "dispatch table" or "measured result"
+  int64_t buckets = 0; // the dispatch table's size buckets
 };
 
 struct DbProblemDetails {
@@ -127,6 +141,7 @@ struct DbProblemDetails {
   std::vector<DbResult> results; // best first
   std::vector<DbBinary> binaries;
   std::vector<DbDispatchTable> dispatch_tables; // newest first
+  std::vector<DbDecision> decisions;            // one per arch that has one
 };
 
 // Throws Error(not_found) when no problem has the key or hash, Error(invalid_argument) when a hash
@@ -237,8 +252,9 @@ struct DbCheckReport {
   std::vector<std::string> bad_cubins; // cubins whose sha256 mismatches
   int64_t dispatch_tables_checked = 0;
   std::vector<std::string> bad_dispatch_tables;
-  std::vector<std::string> bad_values; // values the readers would refuse
-  std::string recovery;                // how to recover, when !ok
+  std::vector<std::string> bad_values;  // values the readers would refuse
+  std::vector<std::string> implausible; // values out of range, decisions that may not decide
+  std::string recovery;                 // how to recover, when !ok
 };
 
 // Checks the file for damage (full: PRAGMA integrity_check, else quick_check) and every cubin's

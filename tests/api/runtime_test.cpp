@@ -307,7 +307,7 @@ TEST_F(ApiTest, SizeRangeLaunchesTheKernelOfTheirBucket) {
     tcjit::kernels_db::DispatchTable table;
     table.problem_key = key.text;
     table.arch = "sm_80";
-    table.tuner_version = "test";
+    table.tuner_version = "tcjit-tuner 1 / test / model";
     const tcjit::codegen::TileConfig small{32, 32, 32, 16, 16, 3, 1, 1, 8, 8};
     const tcjit::codegen::TileConfig large{64, 64, 32, 32, 32, 3, 1, 1, 8, 8};
     table.entries.push_back({R"({"m":[1,32]})", tcjit::engine::config_json(small), 1.0,

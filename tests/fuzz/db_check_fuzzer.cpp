@@ -3,7 +3,8 @@
 // quick and full, which must report damage instead of throwing (only a file that cannot be opened
 // may throw DbError). Then the file is opened read-only as `tcjit db ls/stats/export` do: that
 // may be refused with a DbError, but every stored row it reads must be decoded or reported,
-// never crash.
+// never crash. A file that passes the full check holds no implausible decision (kernels_db/
+// decision.h): every result and dispatch table read back is judged again.
 #include "fuzz_check.h"
 
 #include "kernels_db/kernels_db.h"
@@ -47,12 +48,16 @@ void remove_files(const fs::path &db) {
     fs::remove(db.string() + suffix, ec);
 }
 
+// This build's tuner format (tuner/decision.h) and a fixed clock.
+const kdb::DecisionRules kRules{1, 1800000000000};
+
 // Returns whether the check passed.
 bool check(const fs::path &path, bool full) {
   try {
-    const kdb::CheckReport report = kdb::KernelsDb::check(path, full);
+    const kdb::CheckReport report = kdb::KernelsDb::check(path, full, kRules);
     require(!report.ok || (report.problems.empty() && report.bad_cubins.empty() &&
-                           report.bad_values.empty() && report.bad_dispatch_tables.empty()),
+                           report.bad_values.empty() && report.bad_dispatch_tables.empty() &&
+                           report.implausible.empty()),
             "check says ok while listing damage");
     if (!report.ok)
       require(!report.recovery.empty(), "a failed check without recovery advice");
@@ -125,7 +130,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     require_only_tcjit_schema(path);
   try {
     kdb::KernelsDb db = kdb::KernelsDb::open(path, {.create_if_missing = false, .read_only = true});
-    (void)db.list({});
+    for (const kdb::ProblemSummary &summary : db.list({})) {
+      if (!ok)
+        break;
+      for (const kdb::ResultRecord &result : db.results(summary.problem.key_text))
+        require(!kdb::implausible_result(result, kRules),
+                "a database that passed the full check holds an implausible result");
+      for (const kdb::DispatchTable &table : db.dispatch_tables(summary.problem.key_text))
+        require(!kdb::implausible_dispatch_table(table, kRules),
+                "a database that passed the full check holds an implausible dispatch table");
+    }
     (void)db.stats();
     std::ostringstream exported;
     const kdb::TransferCounts counts = db.export_jsonl(exported);

@@ -212,7 +212,7 @@ TEST_F(DbCli, DispatchTablesInShowStatsExportAndPrune) {
     DispatchTable table;
     table.problem_key = gemm.key_text;
     table.arch = "sm_80";
-    table.tuner_version = "0.1.0";
+    table.tuner_version = "tcjit-tuner 1 / 0.1.0 / cuda";
     table.created_ms = 1700000000000;
     table.entries = {
         {R"({"m":[1,16]})", testing::sample_config(64), 4.5, ProvenanceKind::measured},
@@ -221,8 +221,8 @@ TEST_F(DbCli, DispatchTablesInShowStatsExportAndPrune) {
   }
   CliRun run = db_run({"show", gemm.key_text});
   EXPECT_EQ(run.code, 0) << run.err;
-  for (const char *part :
-       {"dispatch tables (1", "tuner 0.1.0", "2 buckets", "{\"m\":[17,4096]}", "predicted", "4.50"})
+  for (const char *part : {"dispatch tables (1", "tuner tcjit-tuner 1 / 0.1.0 / cuda", "2 buckets",
+                           "{\"m\":[17,4096]}", "predicted", "4.50"})
     EXPECT_TRUE(contains(run.out, part)) << part << "\n" << run.out;
   run = db_run({"show", gemm.key_text, "--json"});
   auto json = nlohmann::json::parse(run.out);
@@ -242,6 +242,37 @@ TEST_F(DbCli, DispatchTablesInShowStatsExportAndPrune) {
   EXPECT_TRUE(contains(run.out, "1 dispatch tables checked, 0 invalid")) << run.out;
   run = db_run({"prune", "--older-than", "30d"});
   EXPECT_TRUE(contains(run.out, "1 dispatch tables")) << run.out;
+}
+
+// The issue's evil dispatch table (year 9999, 'tcjit-tuner 999 evil') and a median of -5 us:
+// `check` names them implausible and exits 3; `show` marks them and its best config is the
+// honest one, the decision a run uses.
+TEST_F(DbCli, CheckAndShowNameImplausibleDecisions) {
+  {
+    KernelsDb kdb = KernelsDb::open(db);
+    DispatchTable table;
+    table.problem_key = gemm.key_text;
+    table.arch = "sm_80";
+    table.tuner_version = "tcjit-tuner 999 evil";
+    table.created_ms = 253402300799000;
+    table.entries = {{"{}", testing::sample_config(256), 0.001, ProvenanceKind::measured}};
+    kdb.put_dispatch_table(table);
+    ResultRecord negative = sample_result(gemm, 32, -5);
+    negative.tflops.reset();
+    kdb.put_result(negative);
+  }
+  CliRun run = db_run({"check"});
+  EXPECT_EQ(run.code, cli::kExitFailure);
+  for (const char *part : {"2 implausible", "implausible: dispatch table of",
+                           "tcjit-tuner 999 evil", "implausible: results row", "median_us -5"})
+    EXPECT_TRUE(contains(run.out, part)) << part << "\n" << run.out;
+  run = db_run({"show", gemm.key_text});
+  EXPECT_EQ(run.code, 0) << run.err;
+  EXPECT_TRUE(contains(run.out, "best config per arch (the decision a run uses):\n  sm_80: "
+                                "{\"stages\":3,\"tile_m\":128,\"tile_n\":128}  12.50 us"))
+      << run.out;
+  EXPECT_TRUE(contains(run.out, "(implausible, ignored: created_ms 253402300799000")) << run.out;
+  EXPECT_TRUE(contains(run.out, "(implausible, ignored: median_us -5")) << run.out;
 }
 
 TEST_F(DbCli, NewerDatabaseIsRefusedWithAClearMessage) {

@@ -96,7 +96,7 @@ inline ResultRecord sample_result(const ProblemRecord &problem, int tile, double
   result.provenance.device = device;
   result.provenance.driver = "550.54.15";
   result.provenance.clock_mhz = 1410;
-  result.tuner_version = "0.1.0";
+  result.tuner_version = "tcjit-tuner 1 / 0.1.0 / cuda";
   result.measured_ms = measured_ms;
   return result;
 }

@@ -431,7 +431,8 @@ TEST_F(DispatchStore, ImportRejectsABadTableNamingTheLineAndKeepsTheRest) {
   EXPECT_TRUE(contains(counts.rejected[0].reason, "'entries'")) << counts.rejected[0].reason;
 }
 
-TEST_F(DispatchStore, MergeKeepsTheNewerTableAndRejectsInvalidOnes) {
+// The faster of two tables of the same (problem, arch, tuner version), not the newer.
+TEST_F(DispatchStore, MergeKeepsTheFasterTableAndRejectsInvalidOnes) {
   KernelsDb a = KernelsDb::open(path);
   const auto b_path = dir.file("b.db");
   KernelsDb b = KernelsDb::open(b_path);
@@ -441,12 +442,18 @@ TEST_F(DispatchStore, MergeKeepsTheNewerTableAndRejectsInvalidOnes) {
     a.put_problem(p);
     b.put_problem(p);
   }
-  // problem: b's is newer -> taken. second: a's is newer -> kept. third: only in b, but damaged.
+  // problem: b's is faster -> taken. second: a's is faster, b's newer -> a's kept. third: only in
+  // b, but damaged.
+  auto faster = [](DispatchTable table) {
+    for (DispatchEntry &e : table.entries)
+      e.time_us /= 2;
+    return table;
+  };
   a.put_dispatch_table(ranged_table(problem.key_text, "sm_80", "0.1.0", 100));
-  b.put_dispatch_table(ranged_table(problem.key_text, "sm_80", "0.1.0", 200));
+  b.put_dispatch_table(faster(ranged_table(problem.key_text, "sm_80", "0.1.0", 200)));
   b.find_dispatch_table(problem.key_text, "sm_80"); // (reads work on b)
-  a.put_dispatch_table(ranged_table(second.key_text, "sm_80", "0.1.0", 300));
-  b.put_dispatch_table(ranged_table(second.key_text, "sm_80", "0.1.0", 250));
+  a.put_dispatch_table(faster(ranged_table(second.key_text, "sm_80", "0.1.0", 250)));
+  b.put_dispatch_table(ranged_table(second.key_text, "sm_80", "0.1.0", 300));
   b.put_dispatch_table(ranged_table(third.key_text, "sm_80", "0.1.0", 400));
   b.put_dispatch_table(ranged_table(third.key_text, "sm_90", "0.1.0", 400));
   {
@@ -456,10 +463,10 @@ TEST_F(DispatchStore, MergeKeepsTheNewerTableAndRejectsInvalidOnes) {
              "problems p ON p.id = d.problem_id WHERE d.arch = 'sm_90')");
   }
   const TransferCounts counts = a.merge(b_path);
-  EXPECT_EQ(counts.dispatch_tables, 2); // problem's (newer) and third's sm_80
+  EXPECT_EQ(counts.dispatch_tables, 2); // problem's (faster) and third's sm_80
   EXPECT_EQ(counts.dispatch_tables_rejected, 1);
   EXPECT_EQ(a.find_dispatch_table(problem.key_text, "sm_80")->created_ms, 200);
-  EXPECT_EQ(a.find_dispatch_table(second.key_text, "sm_80")->created_ms, 300);
+  EXPECT_EQ(a.find_dispatch_table(second.key_text, "sm_80")->created_ms, 250);
   EXPECT_TRUE(a.find_dispatch_table(third.key_text, "sm_80"));
   EXPECT_FALSE(a.find_dispatch_table(third.key_text, "sm_90"));
   const TransferCounts again = a.merge(b_path);

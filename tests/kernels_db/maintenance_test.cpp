@@ -33,6 +33,7 @@ void fill(KernelsDb &db, int problems) {
     ResultRecord failed = sample_result(problem, 256, 0);
     failed.status = ResultStatus::failed;
     failed.timing.reset();
+    failed.tflops.reset(); // (100 / 0 us: inf, out of range)
     failed.message = "launch failed";
     db.put_result(failed);
   }
