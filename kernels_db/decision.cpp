@@ -154,7 +154,9 @@ std::optional<std::string> implausible_result(const ResultRecord &result,
     return problem;
   if (auto problem = future_date_problem("measured_ms", result.measured_ms, rules))
     return problem;
-  if (result.status != ResultStatus::ok)
+  // Only a result with a time can decide a config; the others (`tcjit run`'s verification records,
+  // "tcjit run VERSION", failed and illegal configs) are not judged by their tuner version.
+  if (result.status != ResultStatus::ok || !result.timing)
     return std::nullopt;
   return tuner_problem(result.tuner_version, rules);
 }

@@ -66,6 +66,23 @@ std::string rejections(const TransferCounts &counts) {
   return text;
 }
 
+// `tcjit run` records each verification as a result without a time ("tcjit run VERSION"): not a
+// decision, so not judged by its tuner version; the same text on a timed result is.
+TEST(Decision, ARunsVerificationRecordIsNotADecisionButATimedOneIsJudged) {
+  const ProblemRecord problem = sample_problem(1);
+  ResultRecord verified = result(problem, 1, 10.0);
+  verified.tuner_version = "tcjit run 0.1.0+4e5d9e5cba44";
+  verified.provenance.kind = ProvenanceKind::emulated;
+  verified.timing.reset();
+  verified.tflops.reset();
+  EXPECT_EQ(implausible_result(verified, kRules), std::nullopt);
+  ResultRecord timed = result(problem, 1, 10.0);
+  timed.tuner_version = verified.tuner_version;
+  const auto why = implausible_result(timed, kRules);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("is not one this tcjit knows"), std::string::npos) << *why;
+}
+
 TEST(Decision, TunerFormatIsReadOnlyFromTheTunersOwnForm) {
   EXPECT_EQ(tuner_format_of("tcjit-tuner 1 / 0.1.0 / cuda"), 1);
   EXPECT_EQ(tuner_format_of("tcjit-tuner 12 / 0.1.0+abc / model (cm 3)"), 12);
