@@ -1,5 +1,7 @@
 #include "compiler/dsl/diagnostic.h"
 
+#include "support/utf8.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -18,35 +20,9 @@ struct ShownChar {
 // The length of the valid UTF-8 sequence at `i` (2 to 4 bytes), or 0. C1 control characters
 // (U+0080 to U+009F), overlong forms and surrogates count as invalid.
 size_t utf8_sequence_length(std::string_view s, size_t i) {
-  const auto byte = [&](size_t j) { return static_cast<unsigned char>(s[j]); };
-  const unsigned char lead = byte(i);
-  size_t length = 0;
   uint32_t code = 0;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    length = 2;
-    code = lead & 0x1Fu;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    length = 3;
-    code = lead & 0x0Fu;
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    length = 4;
-    code = lead & 0x07u;
-  } else {
-    return 0;
-  }
-  if (i + length > s.size())
-    return 0;
-  for (size_t j = 1; j < length; ++j) {
-    if ((byte(i + j) & 0xC0u) != 0x80u)
-      return 0;
-    code = (code << 6) | (byte(i + j) & 0x3Fu);
-  }
-  const uint32_t lowest[5] = {0, 0, 0x80, 0x800, 0x10000};
-  if (code < lowest[length] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF))
-    return 0;
-  if (code <= 0x9F)
-    return 0;
-  return length;
+  const size_t length = support::utf8_sequence(s, i, code);
+  return code <= 0x9F ? 0 : length;
 }
 
 std::vector<ShownChar> shown_chars(std::string_view line) {
