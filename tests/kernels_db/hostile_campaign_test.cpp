@@ -1,10 +1,10 @@
-// The hostile-colleague campaign of issue 24, end to end through the `tcjit` binary. One honest
-// database is made by `tcjit run` and `tcjit tune`; each case copies it, plants what a hostile
-// colleague would (SQL triggers, views, indexes and tables; a kernel that returns at once with its
-// PTX, cubin and hash consistent; damaged PTX; a decision from the future; impossible times;
-// files that are not databases; FIFOs and devices) with the SQLite C API, hands it to `tcjit` and
-// checks the exit code, the shared phrases of the issue and that no honest row is lost. It ends
-// with the line the README's Reliability section quotes:
+// The hostile-colleague campaign against handed-over databases, end to end through the `tcjit`
+// binary. One honest database is made by `tcjit run` and `tcjit tune`; each case copies it, plants
+// what a hostile colleague would (SQL triggers, views, indexes and tables; a kernel that returns at
+// once with its PTX, cubin and hash consistent; damaged PTX; a decision from the future; impossible
+// times; files that are not databases; FIFOs and devices) with the SQLite C API, hands it to
+// `tcjit` and checks the exit code, the shared phrases of the issue and that no honest row is lost.
+// It ends with the line the README's Reliability section quotes:
 //   hostile campaign: N files tried, R refused, B rebuilt, 0 lost
 // One test: every case needs the honest database, which takes a few seconds of tuning to make.
 #include "db_test_util.h"
