@@ -279,7 +279,13 @@ ServedKernel find_or_compile_kernel(const OpSpec &spec, const ProblemKey &key,
     return out;
   }
   if (db && request.use_stored) {
-    for (const codegen::TileConfig &candidate : candidates) {
+    // A decided config (`choice`: a tune's) is served by its own kernel or compiled now, never
+    // replaced by a stored kernel of a fallback config: what `tcjit db show` calls the decision is
+    // what runs. Else the stored kernel of the first candidate that has one (a fallback taken
+    // earlier because the first spilled).
+    const size_t looked_up = choice.empty() ? candidates.size() : 1;
+    for (const codegen::TileConfig &candidate :
+         std::vector<codegen::TileConfig>(candidates.begin(), candidates.begin() + looked_up)) {
       const auto found = db->find_binary({key.text, config_json(candidate), request.arch,
                                           toolkit_version(), compiler_version(request.backend)});
       out.warnings.insert(out.warnings.end(), found.warnings.begin(), found.warnings.end());

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <limits>
 #include <string>
@@ -102,6 +103,37 @@ TEST_F(Decisions, AfterMergingHonestShardsDbShowsBestIsWhatARunUses) {
   ASSERT_FALSE(chosen.empty());
   EXPECT_EQ(tcjit::engine::config_json(chosen.front()), details.decisions[0].config_json);
   EXPECT_EQ(note, "tuned (measured)");
+}
+
+// The decided config is what runs: a stored kernel of another config (the one the app compiled
+// with the default chooser before the shards were merged in, which is also one of the run's
+// fallbacks) does not stand in for it under the note "tuned (measured)".
+TEST_F(Decisions, TheDecidedConfigRunsNotAStoredKernelOfAnother) {
+  TileConfig before_config;
+  {
+    auto db = kdb::KernelsDb::open(file("app.db"));
+    tcjit::engine::KernelRequest request;
+    request.arch = "sm_80";
+    const tcjit::engine::ServedKernel before =
+        tcjit::tuner::serve_kernel(spec_, key_, request, &db);
+    ASSERT_TRUE(before.ok()) << before.errors.front();
+    before_config = before.kernel.config;
+  }
+  const TileConfig decided = before_config == kS2 ? kS3 : kS2;
+  store_tune(file("shard0.db"), decided, 20.62, 1700000000000);
+  tcjit::db_merge({file("app.db"), file("shard0.db")});
+  auto db = kdb::KernelsDb::open(file("app.db"));
+  tcjit::engine::KernelRequest request;
+  request.arch = "sm_80";
+  std::string note;
+  const std::vector<TileConfig> chosen = run_choice(file("app.db"), note);
+  ASSERT_NE(std::find(chosen.begin(), chosen.end(), before_config), chosen.end())
+      << "the stored kernel's config is not among the run's fallbacks: the test proves nothing";
+  const tcjit::engine::ServedKernel served = tcjit::tuner::serve_kernel(spec_, key_, request, &db);
+  ASSERT_TRUE(served.ok()) << served.errors.front();
+  EXPECT_EQ(served.kernel.config, decided) << served.how;
+  EXPECT_EQ(served.origin, tcjit::engine::KernelOrigin::compiled_now) << served.how;
+  EXPECT_NE(served.how.find("tuned (measured)"), std::string::npos) << served.how;
 }
 
 // The evil table, merged in or copied: it decides nothing (even after a retune stored an
