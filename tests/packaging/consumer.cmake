@@ -2,11 +2,12 @@
 #   1. cmake --install BUILD --prefix WORK/prefix
 #   2. the install holds bin/tcjit, lib/libtcjit.so, include/tcjit/ with the public headers only,
 #      lib/cmake/tcjit/ and lib/pkgconfig/tcjit.pc
+#      (library_checks.cmake: it exports tcjit's API only and has no debug info)
 #   3. examples/ built out of tree with find_package(tcjit REQUIRED), both programs run on the
 #      emulator (their ctest: compiled, then found in the database)
 #   4. examples/embed_c/main.c compiled with `pkg-config --cflags --libs tcjit` and run
 # Arguments: -DBUILD=<tcjit build dir> -DSOURCE=<tcjit source dir> -DWORK=<scratch dir>
-#            -DC_COMPILER=<cc> -DGENERATOR=<cmake generator>
+#            -DC_COMPILER=<cc> -DGENERATOR=<cmake generator> -DNM=<nm> -DREADELF=<readelf>
 function(run)
   execute_process(COMMAND ${ARGV} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
@@ -32,6 +33,10 @@ file(GLOB libs ${prefix}/lib/libtcjit.so*)
 if(NOT libs)
   message(FATAL_ERROR "the install has no lib/libtcjit.so")
 endif()
+# The installed library exports tcjit's API only and carries no debug info (library_checks.cmake).
+include(${CMAKE_CURRENT_LIST_DIR}/library_checks.cmake)
+file(REAL_PATH ${prefix}/lib/libtcjit.so installed_library)
+tcjit_check_library(${installed_library} ${NM} ${READELF})
 file(GLOB_RECURSE headers RELATIVE ${prefix}/include ${prefix}/include/*)
 list(SORT headers)
 if(NOT headers STREQUAL
