@@ -2,7 +2,8 @@
 #   1. cmake --install BUILD --prefix WORK/prefix
 #   2. the install holds bin/tcjit, lib/libtcjit.so, include/tcjit/ with the public headers only,
 #      lib/cmake/tcjit/ and lib/pkgconfig/tcjit.pc
-#      (library_checks.cmake: it exports tcjit's API only and has no debug info)
+#      (library_checks.cmake: it exports tcjit's API only and has no debug info); bin/tcjit links
+#      lib/libtcjit.so and runs from the prefix
 #   3. examples/ built out of tree with find_package(tcjit REQUIRED), both programs run on the
 #      emulator (their ctest: compiled, then found in the database)
 #   4. examples/embed_c/main.c compiled with `pkg-config --cflags --libs tcjit` and run
@@ -42,6 +43,11 @@ list(SORT headers)
 if(NOT headers STREQUAL
    "tcjit/db.hpp;tcjit/doctor.hpp;tcjit/emu.hpp;tcjit/op_spec.h;tcjit/tcjit.h;tcjit/tcjit.hpp;tcjit/tools.hpp")
   message(FATAL_ERROR "the install's headers are not the public API only: ${headers}")
+endif()
+# The CLI is a client of the installed library (its RUNPATH finds it), not a second copy of it.
+execute_process(COMMAND ${READELF} -d ${prefix}/bin/tcjit OUTPUT_VARIABLE dynamic)
+if(NOT dynamic MATCHES "NEEDED[^\n]*libtcjit\\.so")
+  message(FATAL_ERROR "the installed bin/tcjit does not link libtcjit.so:\n${dynamic}")
 endif()
 run(${prefix}/bin/tcjit --version)
 
