@@ -83,6 +83,32 @@ struct Operation::State {
   std::vector<std::shared_ptr<const api::SharedKernel>> dispatch_kernels;
 };
 
+namespace api {
+
+// The words a launch's errors use for its arguments: the C++ API's (`GemmArgs::a`, where
+// "launch") or a C function's (parameter `a` of tcjit_launch_gemm).
+struct LaunchVocabulary {
+  std::string where = "launch";
+  std::string args = "GemmArgs";              // "" : C parameters
+  std::string allocate = "Runtime::allocate"; // what gives device memory
+  std::string arg(const std::string &name) const {
+    return args.empty() ? "parameter " + name : args + "::" + name;
+  }
+};
+
+// Operation::launch / launch_conv with the errors in `words` (operation_launch.cpp).
+void launch_gemm(const Operation::State &state, const GemmArgs &args, void *stream,
+                 const LaunchVocabulary &words);
+void launch_conv(const Operation::State &state, const ConvArgs &args, void *stream,
+                 const LaunchVocabulary &words);
+
+} // namespace api
+
+// The C API's way to an Operation's state (a friend of Operation).
+struct OperationAccess {
+  static const Operation::State &state(const Operation &op) { return *op.state_; }
+};
+
 struct Runtime::Impl {
   RuntimeOptions options;
   std::shared_ptr<api::DeviceContext> device = std::make_shared<api::DeviceContext>();
