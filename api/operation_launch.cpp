@@ -178,15 +178,17 @@ struct PointerUse {
 };
 
 // Refuses a pointer less aligned than the kernel's vector loads and stores through it assume (on a
-// GPU a misaligned-address fault that breaks the CUDA context). Throws Error in `words`.
+// GPU a misaligned-address fault that breaks the CUDA context). `alternative`: another fix for a
+// pointer aligned to its elements but not to the vectors ("" when none). Throws Error in `words`.
 void check_pointer_alignment(const std::vector<PointerUse> &uses, const SharedKernel &kernel,
-                             const api::LaunchVocabulary &words) {
+                             const api::LaunchVocabulary &words, const std::string &alternative) {
   for (const PointerUse &use : uses) {
     const int esize = std::max(1, dtype_bits(use.dtype) / 8);
     const int64_t needed = int64_t(esize) * use.vector_elements;
     const int64_t found = address_alignment(use.address);
     if (found >= needed)
       continue;
+    const bool element_aligned = found >= esize;
     const std::string what =
         use.arg + " (" + std::string(to_string(use.dtype)) + ") is aligned to " +
         std::to_string(found) + (found == 1 ? " byte" : " bytes") + ", but " +
@@ -196,14 +198,33 @@ void check_pointer_alignment(const std::vector<PointerUse> &uses, const SharedKe
                    " elements, which need "
              : std::string("its elements need ")) +
         std::to_string(needed) + "-byte alignment";
-    throw Error(ErrorCode::invalid_argument, what, words.where,
-                "pass an address aligned to " + std::to_string(needed) + " bytes (" +
-                    words.allocate + " returns 256-byte-aligned memory: offset into it by whole " +
-                    std::to_string(needed / esize) +
-                    "-element vectors), or prepare a spec whose leading dimension for it is not a "
-                    "multiple of " +
-                    std::to_string(use.vector_elements) + " (its kernel reads narrower vectors)");
+    std::string fix = "pass an address aligned to " + std::to_string(needed) + " bytes (" +
+                      words.allocate +
+                      " returns 256-byte-aligned memory: offset into it by whole " +
+                      (use.vector_elements > 1 ? std::to_string(use.vector_elements) + "-element "
+                                                                                       "vectors)"
+                                               : std::string("elements)"));
+    if (element_aligned && !alternative.empty())
+      fix += ", or " + alternative;
+    throw Error(ErrorCode::invalid_argument, what, words.where, fix);
   }
+}
+
+// The GEMM spec with operand `operand`'s alignment lowered to `elements` (a power of two below
+// what the spec allows): its leading dimension made an odd multiple of `elements`, at least the
+// one it had. Leading dimensions are run-time arguments of a kernel, so the kernel of this spec
+// differs from the spec's only in its vector widths.
+void lower_alignment(OpSpec &spec, char operand, int64_t elements) {
+  GemmSpec &g = spec.gemm;
+  MatrixOperand &op = operand == 'a' ? g.a : operand == 'b' ? g.b : g.c;
+  const Dim &rows = operand == 'b' ? g.k : g.m;
+  const Dim &cols = operand == 'a' ? g.k : g.n;
+  const Dim &inner = op.layout == MatrixLayout::row ? cols : rows;
+  const int64_t at_least = op.ld ? *op.ld : inner.is_fixed() ? inner.value : elements;
+  int64_t ld = (at_least + elements - 1) / elements * elements;
+  if ((ld / elements) % 2 == 0)
+    ld += elements;
+  op.ld = ld;
 }
 
 // Refuses a null pointer for an operand the spec uses. Throws Error in `words`.
@@ -249,6 +270,39 @@ std::string Operation::config_for(const GemmArgs &sizes) const {
     return config(); // a convolution's one kernel serves every batch size
   const OpSpec bound = bind_launch_sizes(*state_, sizes, api::LaunchVocabulary{"config_for"});
   return codegen::to_string(kernel_for(*state_, bound)->kernel.config);
+}
+
+// The kernel for a GEMM launch's pointers: `kernel`, or — when a pointer is aligned to its
+// elements but less than `kernel`'s vectors through it and the runtime serves such launches — the
+// runtime's kernel for the pointers' alignment (api::AlignedKernels).
+std::shared_ptr<const SharedKernel> kernel_for_pointers(const Operation::State &s,
+                                                        std::shared_ptr<const SharedKernel> kernel,
+                                                        const GemmArgs &args,
+                                                        const api::LaunchVocabulary &words) {
+  if (!s.aligned || !s.aligned->serve)
+    return kernel;
+  const GemmSpec &g = s.spec.gemm;
+  const codegen::KernelPlan &plan = kernel->kernel.plan;
+  // The widest vector, in elements, each operand's pointers allow (0: not aligned to an element).
+  auto elements = [](DeviceAddress p, DType t) {
+    return address_alignment(p) / std::max(1, dtype_bits(t) / 8);
+  };
+  int64_t c_elements = elements(args.d, g.c.dtype);
+  if (s.spec.epilogue.beta != 0 && args.c != 0)
+    c_elements = std::min(c_elements, elements(args.c, g.c.dtype));
+  const int64_t found[3] = {elements(args.a, g.a.dtype), elements(args.b, g.b.dtype), c_elements};
+  const int64_t vec[3] = {plan.a.vec, plan.b.vec, plan.c_vec};
+  OpSpec lowered = s.spec;
+  bool lower = false;
+  for (int i = 0; i < 3; ++i) {
+    if (found[i] < 1)
+      return kernel; // not even aligned to its elements: refused by the caller
+    if (found[i] < vec[i]) {
+      lower_alignment(lowered, "abc"[i], found[i]);
+      lower = true;
+    }
+  }
+  return lower ? s.aligned->kernel_for(lowered, words.where) : kernel;
 }
 
 void api::launch_conv(const Operation::State &s, const ConvArgs &args, void *stream,
@@ -306,7 +360,7 @@ void api::launch_conv(const Operation::State &s, const ConvArgs &args, void *str
       {words.arg(name(roles.c)), ptr(roles.c), dtype(roles.c), plan.c_vec}};
   if (s.spec.epilogue.bias != BiasKind::none)
     uses.push_back({words.arg("bias"), args.bias, dtype(roles.c), 1});
-  check_pointer_alignment(uses, *kernel, words);
+  check_pointer_alignment(uses, *kernel, words, "");
   const engine::OperandPointers ptrs{ptr(roles.a), ptr(roles.b), ptr(roles.c), ptr(roles.c),
                                      args.bias};
   launch_on_device(*kernel, spec, ptrs, stream, words.where, "pass a batch size n that fits");
@@ -339,9 +393,10 @@ void api::launch_gemm(const Operation::State &s, const GemmArgs &args, void *str
     check_launch_alignment(bound, *kernel, words);
   }
   const OpSpec &spec = as_prepared ? s.spec : bound;
+  const DeviceAddress c = args.c == 0 ? args.d : args.c;
+  kernel = kernel_for_pointers(s, std::move(kernel), args, words);
   const GemmSpec &g = s.spec.gemm;
   const codegen::KernelPlan &plan = kernel->kernel.plan;
-  const DeviceAddress c = args.c == 0 ? args.d : args.c;
   std::vector<PointerUse> uses{{words.arg("a"), args.a, g.a.dtype, plan.a.vec},
                                {words.arg("b"), args.b, g.b.dtype, plan.b.vec},
                                {words.arg("d"), args.d, g.c.dtype, plan.c_vec}};
@@ -349,7 +404,13 @@ void api::launch_gemm(const Operation::State &s, const GemmArgs &args, void *str
     uses.push_back({words.arg(args.c == 0 ? "d" : "c"), c, g.c.dtype, plan.c_vec});
   if (epi.bias != BiasKind::none)
     uses.push_back({words.arg("bias"), args.bias, g.c.dtype, 1});
-  check_pointer_alignment(uses, *kernel, words);
+  check_pointer_alignment(uses, *kernel, words,
+                          "open the runtime with " +
+                              std::string(words.args.empty() ? "an on_miss other than "
+                                                               "TCJIT_MISS_FAIL"
+                                                             : "a MissPolicy other than fail") +
+                              " (a launch with less-aligned pointers then gets a kernel for their "
+                              "alignment, compiled once)");
   const engine::OperandPointers ptrs{args.a, args.b, c, args.d, args.bias};
   launch_on_device(*kernel, spec, ptrs, stream, words.where, "pass sizes the spec allows");
 }

@@ -67,6 +67,26 @@ struct SharedKernel {
   }
 };
 
+// Kernels for base pointers less aligned than an operation's kernel reads and writes in vectors
+// (cuBLASLt likewise picks kernels by the pointers' actual alignment): the default chooser's config
+// for the spec with that alignment, compiled on the first launch that needs it (not stored in the
+// database: the spec's own kernel is what tuning is for), loaded once per identity and kept by the
+// runtime for every operation it prepared. Under MissPolicy::fail there is none: such a launch is
+// refused.
+struct AlignedKernels {
+  bool serve = true; // false under MissPolicy::fail
+  std::string arch;
+  bool tf32_off = false;
+  codegen::Backend backend = codegen::Backend::llvm;
+  std::shared_ptr<DeviceContext> device;
+  std::mutex mutex; // guards by_identity; one compile at a time
+  std::unordered_map<std::string, std::shared_ptr<const SharedKernel>> by_identity;
+
+  // The kernel of `spec` (a spec whose alignment the pointers have), compiled and loaded on first
+  // use (runtime.cpp). Throws Error at `where`.
+  std::shared_ptr<const SharedKernel> kernel_for(const OpSpec &spec, const std::string &where);
+};
+
 } // namespace api
 
 struct Operation::State {
@@ -81,6 +101,8 @@ struct Operation::State {
   // dispatch->table().entries[i]); sizes in no bucket take `kernel`.
   std::optional<kernels_db::DispatchIndex> dispatch;
   std::vector<std::shared_ptr<const api::SharedKernel>> dispatch_kernels;
+  // The runtime's kernels for less-aligned pointers (shared by its operations).
+  std::shared_ptr<api::AlignedKernels> aligned;
 };
 
 namespace api {
@@ -120,6 +142,7 @@ struct Runtime::Impl {
   std::mutex map_mutex; // guards operations and kernels
   std::unordered_map<std::string, std::shared_ptr<const Operation::State>> operations;
   std::unordered_map<std::string, std::shared_ptr<const api::SharedKernel>> kernels; // by identity
+  std::shared_ptr<api::AlignedKernels> aligned = std::make_shared<api::AlignedKernels>();
   std::mutex prepare_mutex; // one lookup/compile at a time
 
   // The kernel cache (runtime.cpp).

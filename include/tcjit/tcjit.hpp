@@ -98,8 +98,10 @@ private:
 // dimensions are less aligned is refused with Error). Before a launch: a size must equal the
 // spec's fixed one or lie in its range; a, b, d (c when beta != 0, bias when the spec has one)
 // must not be 0; and each pointer must be aligned to the bytes the kernel's vector loads and
-// stores take at once (16 for an f16 operand read 8 elements at a time): a less-aligned pointer
-// is refused with Error naming the operand, the alignment needed and the alignment found.
+// stores take at once (16 for an f16 operand read 8 elements at a time). A less-aligned pointer
+// (still aligned to its elements) gets a kernel for its alignment, compiled on the first such
+// launch and kept by the runtime; under MissPolicy::fail it is refused with Error naming the
+// operand, the alignment needed and the alignment found.
 struct GemmArgs {
   DeviceAddress a = 0, b = 0, c = 0, d = 0, bias = 0;
   int64_t m = 0, n = 0, k = 0, batch = 0;
