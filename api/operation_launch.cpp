@@ -1,6 +1,8 @@
-// tcjit::Operation (include/tcjit/tcjit.hpp): a prepared kernel launched on the runtime's device
-// at the sizes given — bound and checked against the spec's rules and the kernel's alignment, the
-// kernel of the sizes' dispatch bucket, the caller's stream (api/runtime_state.h).
+// tcjit::Operation (include/tcjit/tcjit.hpp) and the C launches: a prepared kernel launched on the
+// runtime's device at the sizes given — bound and checked against the spec's rules and the
+// kernel's alignment, its pointers checked (null, alignment against the kernel's vectors, a kernel
+// for a lower alignment when they need one), the kernel of the sizes' dispatch bucket, the
+// caller's stream (api/runtime_state.h). Errors in the words of the calling API.
 #include "api/runtime_state.h"
 
 #include "compiler/codegen/plan/conv_lowering.h"

@@ -2,8 +2,10 @@
 // three files that implement them, one job each:
 //   runtime.cpp            Runtime: the device, the database and the kernel cache — prepare() finds
 //                          a problem's kernel in memory, the database or the code generator, loads
-//                          it once per identity, with the dispatch table of a spec with size ranges
-//   operation_launch.cpp   Operation: a prepared kernel launched at the sizes given
+//                          it once per identity, with the dispatch table of a spec with size
+//                          ranges, and compiles the kernels for less-aligned pointers
+//   operation_launch.cpp   Operation: a prepared kernel launched at the sizes given, after the
+//                          checks of its sizes and pointers (in C++'s or the C API's words)
 //   background_tuning.cpp  tuning a missed problem now (MissPolicy::tune) or on the background
 //                          thread (MissPolicy::background), and switching its operation to the
 //                          winner
