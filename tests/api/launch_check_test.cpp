@@ -275,6 +275,13 @@ TEST_F(LaunchCheckTest, LessAlignedPointersServedByAKernelForTheirAlignment) {
     SCOPED_TRACE("again");
     expect_offset_launch_matches(rt, op, 2, 0, 0);
   }
+  // Batched, column-major operands with C read (beta=1), each pointer off by a different amount.
+  const tcjit::Operation batched = rt.prepare(
+      "gemm m=48 n=40 k=64 batch=2 a=f16:col b=f16:row c=f16:col acc=f32 beta=1 act=relu");
+  {
+    SCOPED_TRACE("batched column-major, off by 2, 6 and 4 bytes");
+    expect_offset_launch_matches(rt, batched, 2, 6, 4);
+  }
   // The operation's own kernel still serves aligned pointers, and pointers offset by whole
   // vectors.
   expect_offset_launch_matches(rt, op, 0, 0, 0);
