@@ -4,6 +4,8 @@
 
 #include "tcjit/tcjit.hpp"
 
+#include "api/runtime_state.h"
+
 #include <exception>
 #include <new>
 #include <string>
@@ -60,6 +62,11 @@ template <typename Body> tcjit_status guarded(Body &&body) {
 tcjit_status null_argument(const char *function, const char *argument) {
   return fail(TCJIT_ERROR_INVALID_ARGUMENT,
               std::string("tcjit: ") + function + ": " + argument + " is NULL");
+}
+
+// A launch's errors in the words of the C function `function`: its parameter names.
+tcjit::api::LaunchVocabulary c_words(const char *function) {
+  return tcjit::api::LaunchVocabulary{function, "", "tcjit_malloc"};
 }
 
 } // namespace
@@ -197,7 +204,10 @@ tcjit_status tcjit_launch_gemm(const tcjit_operation *op, tcjit_device_ptr a, tc
                                void *stream) {
   if (!op)
     return null_argument("tcjit_launch_gemm", "op");
-  return guarded([&] { op->operation.launch({a, b, c, d, bias}, stream); });
+  return guarded([&] {
+    tcjit::api::launch_gemm(tcjit::OperationAccess::state(op->operation), {a, b, c, d, bias},
+                            stream, c_words("tcjit_launch_gemm"));
+  });
 }
 
 tcjit_status tcjit_launch_gemm_sized(const tcjit_operation *op, int64_t m, int64_t n, int64_t k,
@@ -211,7 +221,10 @@ tcjit_status tcjit_launch_gemm_sized(const tcjit_operation *op, int64_t m, int64
   args.n = n;
   args.k = k;
   args.batch = batch;
-  return guarded([&] { op->operation.launch(args, stream); });
+  return guarded([&] {
+    tcjit::api::launch_gemm(tcjit::OperationAccess::state(op->operation), args, stream,
+                            c_words("tcjit_launch_gemm_sized"));
+  });
 }
 
 tcjit_status tcjit_launch_conv(const tcjit_operation *op, int64_t n, tcjit_device_ptr x,
@@ -221,7 +234,10 @@ tcjit_status tcjit_launch_conv(const tcjit_operation *op, int64_t n, tcjit_devic
     return null_argument("tcjit_launch_conv", "op");
   tcjit::ConvArgs args{x, filter, y, bias};
   args.n = n;
-  return guarded([&] { op->operation.launch_conv(args, stream); });
+  return guarded([&] {
+    tcjit::api::launch_conv(tcjit::OperationAccess::state(op->operation), args, stream,
+                            c_words("tcjit_launch_conv"));
+  });
 }
 
 const char *tcjit_last_error_message(void) {

@@ -1,6 +1,8 @@
-// tcjit::Operation (include/tcjit/tcjit.hpp): a prepared kernel launched on the runtime's device
-// at the sizes given — bound and checked against the spec's rules and the kernel's alignment, the
-// kernel of the sizes' dispatch bucket, the caller's stream (api/runtime_state.h).
+// tcjit::Operation (include/tcjit/tcjit.hpp) and the C launches: a prepared kernel launched on the
+// runtime's device at the sizes given — bound and checked against the spec's rules and the
+// kernel's alignment, its pointers checked (null, alignment against the kernel's vectors, a kernel
+// for a lower alignment when they need one), the kernel of the sizes' dispatch bucket, the
+// caller's stream (api/runtime_state.h). Errors in the words of the calling API.
 #include "api/runtime_state.h"
 
 #include "compiler/codegen/plan/conv_lowering.h"
@@ -12,6 +14,7 @@
 #include "compiler/spec/shape.h"
 #include "compiler/spec/validate.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -83,23 +86,40 @@ ResourceUsage Operation::resources() const {
 namespace {
 
 // The spec of a launch with sizes given (or a symbolic spec): the prepared spec with the sizes
-// bound, checked against the spec's rules and the kernel's vector widths. Throws Error.
-OpSpec bind_launch_sizes(const Operation::State &s, const GemmArgs &args) {
+// bound, checked against the spec's rules: a size the spec fixes must be that size (or 0), a
+// symbolic one must be given (> 0) and lie in its range. Throws Error in `words`.
+OpSpec bind_launch_sizes(const Operation::State &s, const GemmArgs &args,
+                         const api::LaunchVocabulary &words) {
   // The sizes of this launch: the spec's, or the arguments' where the spec leaves them symbolic
   // (or repeats them).
   const GemmSpec &g = s.spec.gemm;
   auto size_of = [&](const char *name, const Dim &dim, int64_t given) -> int64_t {
+    const std::string arg = words.arg(name);
     if (given < 0)
-      throw Error(ErrorCode::invalid_argument,
-                  std::string("GemmArgs::") + name + " = " + std::to_string(given) + " is negative",
-                  "launch", "pass the size, or 0 for the prepared spec's");
-    if (given > 0)
-      return given;
-    if (dim.is_fixed())
+      throw Error(ErrorCode::invalid_argument, arg + " = " + std::to_string(given) + " is negative",
+                  words.where, "pass the size, or 0 for the prepared spec's");
+    if (given == 0 && dim.is_fixed())
       return dim.value;
-    throw Error(ErrorCode::invalid_argument,
-                std::string(name) + " is symbolic in the prepared spec (" + s.spec_text + ")",
-                "launch", std::string("pass GemmArgs::") + name + " (the size of this launch)");
+    if (given == 0)
+      throw Error(ErrorCode::invalid_argument,
+                  std::string(name) + " is symbolic in the prepared spec (" + s.spec_text + ")",
+                  words.where, "pass " + arg + " (the size of this launch)");
+    if (dim.is_fixed() && given != dim.value)
+      throw Error(ErrorCode::invalid_argument,
+                  arg + " = " + std::to_string(given) + ", but the operation was prepared for " +
+                      name + "=" + std::to_string(dim.value) + " (" + s.spec_text + ")",
+                  words.where,
+                  "pass " + std::to_string(dim.value) + " or 0, or prepare the spec with " + name +
+                      "=? (or a range) to launch other sizes");
+    if (dim.kind == Dim::Kind::range && (given < dim.lo || given > dim.hi))
+      throw Error(ErrorCode::invalid_argument,
+                  arg + " = " + std::to_string(given) + " is outside the prepared range " + name +
+                      "=" + std::to_string(dim.lo) + ".." + std::to_string(dim.hi) + " (" +
+                      s.spec_text + ")",
+                  words.where,
+                  "pass a size in " + std::to_string(dim.lo) + ".." + std::to_string(dim.hi) +
+                      ", or prepare an operation whose range holds it");
+    return given;
   };
   OpSpec bound;
   try {
@@ -107,7 +127,7 @@ OpSpec bind_launch_sizes(const Operation::State &s, const GemmArgs &args) {
         bind_gemm_sizes(s.spec, {size_of("m", g.m, args.m), size_of("n", g.n, args.n),
                                  size_of("k", g.k, args.k), size_of("batch", g.batch, args.batch)});
   } catch (const std::invalid_argument &e) {
-    throw Error(ErrorCode::invalid_argument, e.what(), "launch",
+    throw Error(ErrorCode::invalid_argument, e.what(), words.where,
                 "launch within the sizes the operation was prepared for, or prepare another");
   }
   // The sizes given now obey the spec's rules too (leading dimensions, the kernel's 32-bit sizes,
@@ -117,14 +137,16 @@ OpSpec bind_launch_sizes(const Operation::State &s, const GemmArgs &args) {
     for (const SpecError &e : errors)
       text += "\n  " + (e.key.empty() ? std::string("operation") : e.key) + ": " + e.message;
     throw Error(ErrorCode::invalid_argument,
-                "the sizes of this launch make " + print_spec(bound) + " invalid:" + text, "launch",
-                "pass sizes the spec allows");
+                "the sizes of this launch make " + print_spec(bound) + " invalid:" + text,
+                words.where, "pass sizes the spec allows");
   }
   return bound;
 }
 
-// The kernel's vector widths need the alignment they were compiled for. Throws Error.
-void check_launch_alignment(const OpSpec &bound, const SharedKernel &kernel) {
+// The kernel's vector widths need the alignment they were compiled for: the sizes bound now
+// (leading dimensions, batch strides). Throws Error.
+void check_launch_alignment(const OpSpec &bound, const SharedKernel &kernel,
+                            const api::LaunchVocabulary &words) {
   const codegen::KernelPlan &plan = kernel.kernel.plan;
   for (const OperandAlignment &al : analyze_alignment(bound)) {
     const int needed = al.operand == "a"   ? plan.a.vec
@@ -132,13 +154,88 @@ void check_launch_alignment(const OpSpec &bound, const SharedKernel &kernel) {
                        : al.operand == "c" ? plan.c_vec
                                            : 1;
     if (al.elements < needed)
-      throw Error(ErrorCode::invalid_argument,
-                  "operand " + al.operand + " of " + print_spec(bound) + " is aligned to " +
-                      std::to_string(al.elements) + " elements, but the kernel (" +
-                      codegen::to_string(plan.config) + ") loads " + std::to_string(needed) +
-                      " at a time",
-                  "launch", "prepare the operation with sizes of that alignment (or with these)");
+      throw Error(
+          ErrorCode::invalid_argument,
+          "operand " + al.operand + " of " + print_spec(bound) + " is aligned to " +
+              std::to_string(al.elements) + " elements, but the kernel (" +
+              codegen::to_string(plan.config) + ") loads " + std::to_string(needed) + " at a time",
+          words.where, "prepare the operation with sizes of that alignment (or with these)");
   }
+}
+
+// The alignment of a device address in bytes: its lowest set bit (an address 2 bytes off a
+// 16-byte boundary is aligned to 2), at most 256.
+int64_t address_alignment(DeviceAddress address) {
+  const uint64_t low = address & (~address + 1);
+  return low == 0 || low > 256 ? 256 : int64_t(low);
+}
+
+// One pointer a kernel reads or writes: the argument's name (in the API's words), its address,
+// and the bytes the kernel moves at once through it.
+struct PointerUse {
+  std::string arg;
+  DeviceAddress address = 0;
+  DType dtype = DType::f16;
+  int vector_elements = 1;
+};
+
+// Refuses a pointer less aligned than the kernel's vector loads and stores through it assume (on a
+// GPU a misaligned-address fault that breaks the CUDA context). `alternative`: another fix for a
+// pointer aligned to its elements but not to the vectors ("" when none). Throws Error in `words`.
+void check_pointer_alignment(const std::vector<PointerUse> &uses, const SharedKernel &kernel,
+                             const api::LaunchVocabulary &words, const std::string &alternative) {
+  for (const PointerUse &use : uses) {
+    const int esize = std::max(1, dtype_bits(use.dtype) / 8);
+    const int64_t needed = int64_t(esize) * use.vector_elements;
+    const int64_t found = address_alignment(use.address);
+    if (found >= needed)
+      continue;
+    const bool element_aligned = found >= esize;
+    const std::string what =
+        use.arg + " (" + std::string(to_string(use.dtype)) + ") is aligned to " +
+        std::to_string(found) + (found == 1 ? " byte" : " bytes") + ", but " +
+        (use.vector_elements > 1
+             ? "the kernel (" + codegen::to_string(kernel.kernel.config) +
+                   ") moves it in vectors of " + std::to_string(use.vector_elements) +
+                   " elements, which need "
+             : std::string("its elements need ")) +
+        std::to_string(needed) + "-byte alignment";
+    std::string fix = "pass an address aligned to " + std::to_string(needed) + " bytes (" +
+                      words.allocate +
+                      " returns 256-byte-aligned memory: offset into it by whole " +
+                      (use.vector_elements > 1 ? std::to_string(use.vector_elements) + "-element "
+                                                                                       "vectors)"
+                                               : std::string("elements)"));
+    if (element_aligned && !alternative.empty())
+      fix += ", or " + alternative;
+    throw Error(ErrorCode::invalid_argument, what, words.where, fix);
+  }
+}
+
+// The GEMM spec with operand `operand`'s alignment lowered to `elements` (a power of two below
+// what the spec allows): its leading dimension made an odd multiple of `elements`, at least the
+// one it had. Leading dimensions are run-time arguments of a kernel, so the kernel of this spec
+// differs from the spec's only in its vector widths.
+void lower_alignment(OpSpec &spec, char operand, int64_t elements) {
+  GemmSpec &g = spec.gemm;
+  MatrixOperand &op = operand == 'a' ? g.a : operand == 'b' ? g.b : g.c;
+  const Dim &rows = operand == 'b' ? g.k : g.m;
+  const Dim &cols = operand == 'a' ? g.k : g.n;
+  const Dim &inner = op.layout == MatrixLayout::row ? cols : rows;
+  const int64_t at_least = op.ld ? *op.ld : inner.is_fixed() ? inner.value : elements;
+  int64_t ld = (at_least + elements - 1) / elements * elements;
+  if ((ld / elements) % 2 == 0)
+    ld += elements;
+  op.ld = ld;
+}
+
+// Refuses a null pointer for an operand the spec uses. Throws Error in `words`.
+void check_not_null(const std::string &arg, DeviceAddress address, const std::string &why,
+                    const api::LaunchVocabulary &words) {
+  if (address != 0)
+    return;
+  throw Error(ErrorCode::invalid_argument, arg + " is 0 (a null device pointer)" + why, words.where,
+              "pass the device address of its buffer (from " + words.allocate + " or cuMemAlloc)");
 }
 
 // The kernel that runs `bound` (a launch's sizes): its dispatch bucket's, else the operation's.
@@ -155,15 +252,16 @@ std::shared_ptr<const SharedKernel> kernel_for(const Operation::State &s, const 
 // Runs `kernel` for the bound `spec` on its device, on `stream` (under the device's mutex);
 // device failures and sizes the kernel cannot take become Error (`how_to_fix` for the latter).
 void launch_on_device(const SharedKernel &kernel, const OpSpec &spec,
-                      const engine::OperandPointers &ptrs, void *stream, const char *how_to_fix) {
+                      const engine::OperandPointers &ptrs, void *stream, const std::string &where,
+                      const char *how_to_fix) {
   std::lock_guard lock(kernel.device->mutex);
   try {
     const StreamScope on_stream(*kernel.device->device, stream);
     engine::launch_kernel(*kernel.device->device, kernel.loaded, spec, ptrs);
   } catch (const device::DeviceError &e) {
-    throw api::device_error(e, "launch");
+    throw api::device_error(e, where);
   } catch (const std::invalid_argument &e) {
-    throw Error(ErrorCode::invalid_argument, e.what(), "launch", how_to_fix);
+    throw Error(ErrorCode::invalid_argument, e.what(), where, how_to_fix);
   }
 }
 
@@ -172,72 +270,119 @@ void launch_on_device(const SharedKernel &kernel, const OpSpec &spec,
 std::string Operation::config_for(const GemmArgs &sizes) const {
   if (state_->spec.kind != OpKind::gemm)
     return config(); // a convolution's one kernel serves every batch size
-  const OpSpec bound = bind_launch_sizes(*state_, sizes);
+  const OpSpec bound = bind_launch_sizes(*state_, sizes, api::LaunchVocabulary{"config_for"});
   return codegen::to_string(kernel_for(*state_, bound)->kernel.config);
 }
 
-void Operation::launch_conv(const ConvArgs &args, void *stream) const {
-  const State &s = *state_;
+// The kernel for a GEMM launch's pointers: `kernel`, or — when a pointer is aligned to its
+// elements but less than `kernel`'s vectors through it and the runtime serves such launches — the
+// runtime's kernel for the pointers' alignment (api::AlignedKernels).
+std::shared_ptr<const SharedKernel> kernel_for_pointers(const Operation::State &s,
+                                                        std::shared_ptr<const SharedKernel> kernel,
+                                                        const GemmArgs &args,
+                                                        const api::LaunchVocabulary &words) {
+  if (!s.aligned || !s.aligned->serve)
+    return kernel;
+  const GemmSpec &g = s.spec.gemm;
+  const codegen::KernelPlan &plan = kernel->kernel.plan;
+  // The widest vector, in elements, each operand's pointers allow (0: not aligned to an element).
+  auto elements = [](DeviceAddress p, DType t) {
+    return address_alignment(p) / std::max(1, dtype_bits(t) / 8);
+  };
+  int64_t c_elements = elements(args.d, g.c.dtype);
+  if (s.spec.epilogue.beta != 0 && args.c != 0)
+    c_elements = std::min(c_elements, elements(args.c, g.c.dtype));
+  const int64_t found[3] = {elements(args.a, g.a.dtype), elements(args.b, g.b.dtype), c_elements};
+  const int64_t vec[3] = {plan.a.vec, plan.b.vec, plan.c_vec};
+  OpSpec lowered = s.spec;
+  bool lower = false;
+  for (int i = 0; i < 3; ++i) {
+    if (found[i] < 1)
+      return kernel; // not even aligned to its elements: refused by the caller
+    if (found[i] < vec[i]) {
+      lower_alignment(lowered, "abc"[i], found[i]);
+      lower = true;
+    }
+  }
+  return lower ? s.aligned->kernel_for(lowered, words.where) : kernel;
+}
+
+void api::launch_conv(const Operation::State &s, const ConvArgs &args, void *stream,
+                      const LaunchVocabulary &words) {
   if (s.spec.kind == OpKind::gemm)
     throw Error(ErrorCode::invalid_argument,
-                "ConvArgs given to a gemm operation (" + s.spec_text + ")", "launch",
-                "launch a gemm with GemmArgs");
+                (words.args.empty() ? words.where : "ConvArgs") + " given to a gemm operation (" +
+                    s.spec_text + ")",
+                words.where, "launch a gemm with GemmArgs");
   const codegen::ConvRoles roles = codegen::conv_roles(s.spec.conv.pass);
+  const ConvSpec &conv = s.spec.conv;
   auto ptr = [&](codegen::ConvTensor t) {
     return t == codegen::ConvTensor::x        ? args.x
            : t == codegen::ConvTensor::filter ? args.filter
                                               : args.y;
   };
-  for (const auto &[name, p] : {std::pair{"x", args.x}, {"filter", args.filter}, {"y", args.y}})
-    if (p == 0)
-      throw Error(ErrorCode::invalid_argument, std::string("a null device pointer for ") + name,
-                  "launch", "pass addresses from Runtime::allocate (or cuMemAlloc)");
-  if (s.spec.epilogue.bias != BiasKind::none && args.bias == 0)
-    throw Error(ErrorCode::invalid_argument, "the spec has a bias but ConvArgs::bias is 0",
-                "launch", "pass the bias vector's device address");
+  auto name = [](codegen::ConvTensor t) {
+    return t == codegen::ConvTensor::x ? "x" : t == codegen::ConvTensor::filter ? "filter" : "y";
+  };
+  auto dtype = [&](codegen::ConvTensor t) {
+    return t == codegen::ConvTensor::x        ? conv.x.dtype
+           : t == codegen::ConvTensor::filter ? conv.filter.dtype
+                                              : conv.y.dtype;
+  };
+  for (const codegen::ConvTensor t : {roles.a, roles.b, roles.c})
+    check_not_null(words.arg(name(t)), ptr(t), "", words);
+  if (s.spec.epilogue.bias != BiasKind::none)
+    check_not_null(words.arg("bias"), args.bias, ", but the spec has a bias", words);
   if (args.n < 0)
     throw Error(ErrorCode::invalid_argument,
-                "ConvArgs::n = " + std::to_string(args.n) + " is negative", "launch",
+                words.arg("n") + " = " + std::to_string(args.n) + " is negative", words.where,
                 "pass the batch size, or 0 for the prepared spec's");
   const bool as_prepared = s.concrete && args.n == 0;
   OpSpec bound;
   if (!as_prepared) {
     if (args.n == 0)
       throw Error(ErrorCode::invalid_argument,
-                  "n is symbolic in the prepared spec (" + s.spec_text + ")", "launch",
-                  "pass ConvArgs::n (the batch size of this launch)");
+                  "n is symbolic in the prepared spec (" + s.spec_text + ")", words.where,
+                  "pass " + words.arg("n") + " (the batch size of this launch)");
     try {
       bound = bind_conv_batch(s.spec, args.n);
     } catch (const std::invalid_argument &e) {
-      throw Error(ErrorCode::invalid_argument, e.what(), "launch",
+      throw Error(ErrorCode::invalid_argument, words.arg("n") + ": " + e.what(), words.where,
                   "launch within the batch sizes the operation was prepared for");
     }
   }
   const OpSpec &spec = as_prepared ? s.spec : bound;
   std::shared_ptr<const SharedKernel> kernel = s.kernel.load();
+  const codegen::KernelPlan &plan = kernel->kernel.plan;
+  // Channel padding reads x and the filter element by element (into aligned copies).
+  const bool padded = plan.pad_from != 0;
+  std::vector<PointerUse> uses{
+      {words.arg(name(roles.a)), ptr(roles.a), dtype(roles.a), padded ? 1 : plan.a.vec},
+      {words.arg(name(roles.b)), ptr(roles.b), dtype(roles.b), padded ? 1 : plan.b.vec},
+      {words.arg(name(roles.c)), ptr(roles.c), dtype(roles.c), plan.c_vec}};
+  if (s.spec.epilogue.bias != BiasKind::none)
+    uses.push_back({words.arg("bias"), args.bias, dtype(roles.c), 1});
+  check_pointer_alignment(uses, *kernel, words, "");
   const engine::OperandPointers ptrs{ptr(roles.a), ptr(roles.b), ptr(roles.c), ptr(roles.c),
                                      args.bias};
-  launch_on_device(*kernel, spec, ptrs, stream, "pass a batch size n that fits");
+  launch_on_device(*kernel, spec, ptrs, stream, words.where, "pass a batch size n that fits");
 }
 
-void Operation::launch(const GemmArgs &args, void *stream) const {
-  const State &s = *state_;
+void api::launch_gemm(const Operation::State &s, const GemmArgs &args, void *stream,
+                      const LaunchVocabulary &words) {
   if (s.spec.kind != OpKind::gemm)
     throw Error(ErrorCode::invalid_argument,
-                "GemmArgs given to a " + std::string(to_string(s.spec.kind)) + " operation (" +
-                    s.spec_text + ")",
-                "launch", "launch a convolution with ConvArgs");
-  const bool needs_c = s.spec.epilogue.beta != 0;
-  if (args.a == 0 || args.b == 0 || args.d == 0 || (needs_c && args.c == 0))
-    throw Error(ErrorCode::invalid_argument,
-                "a null device pointer for " + std::string(args.a == 0   ? "a"
-                                                           : args.b == 0 ? "b"
-                                                           : args.d == 0 ? "d"
-                                                                         : "c (beta is not 0)"),
-                "launch", "pass addresses from Runtime::allocate (or cuMemAlloc)");
-  if (s.spec.epilogue.bias != BiasKind::none && args.bias == 0)
-    throw Error(ErrorCode::invalid_argument, "the spec has a bias but GemmArgs::bias is 0",
-                "launch", "pass the bias vector's device address");
+                (words.args.empty() ? words.where : "GemmArgs") + " given to a " +
+                    std::string(to_string(s.spec.kind)) + " operation (" + s.spec_text + ")",
+                words.where, "launch a convolution with ConvArgs");
+  const Epilogue &epi = s.spec.epilogue;
+  check_not_null(words.arg("a"), args.a, "", words);
+  check_not_null(words.arg("b"), args.b, "", words);
+  check_not_null(words.arg("d"), args.d, "", words);
+  if (epi.beta != 0)
+    check_not_null(words.arg("c"), args.c, ", but beta is not 0 (C is read)", words);
+  if (epi.bias != BiasKind::none)
+    check_not_null(words.arg("bias"), args.bias, ", but the spec has a bias", words);
   // A concrete spec launched as prepared was validated, and its kernel planned, at prepare():
   // nothing to bind or check again on this path.
   const bool as_prepared =
@@ -245,14 +390,39 @@ void Operation::launch(const GemmArgs &args, void *stream) const {
   std::shared_ptr<const SharedKernel> kernel = s.kernel.load();
   OpSpec bound;
   if (!as_prepared) {
-    bound = bind_launch_sizes(s, args);
+    bound = bind_launch_sizes(s, args, words);
     kernel = kernel_for(s, bound);
-    check_launch_alignment(bound, *kernel);
+    check_launch_alignment(bound, *kernel, words);
   }
   const OpSpec &spec = as_prepared ? s.spec : bound;
-  const engine::OperandPointers ptrs{args.a, args.b, args.c == 0 ? args.d : args.c, args.d,
-                                     args.bias};
-  launch_on_device(*kernel, spec, ptrs, stream, "pass sizes the spec allows");
+  const DeviceAddress c = args.c == 0 ? args.d : args.c;
+  kernel = kernel_for_pointers(s, std::move(kernel), args, words);
+  const GemmSpec &g = s.spec.gemm;
+  const codegen::KernelPlan &plan = kernel->kernel.plan;
+  std::vector<PointerUse> uses{{words.arg("a"), args.a, g.a.dtype, plan.a.vec},
+                               {words.arg("b"), args.b, g.b.dtype, plan.b.vec},
+                               {words.arg("d"), args.d, g.c.dtype, plan.c_vec}};
+  if (epi.beta != 0)
+    uses.push_back({words.arg(args.c == 0 ? "d" : "c"), c, g.c.dtype, plan.c_vec});
+  if (epi.bias != BiasKind::none)
+    uses.push_back({words.arg("bias"), args.bias, g.c.dtype, 1});
+  check_pointer_alignment(uses, *kernel, words,
+                          "open the runtime with " +
+                              std::string(words.args.empty() ? "an on_miss other than "
+                                                               "TCJIT_MISS_FAIL"
+                                                             : "a MissPolicy other than fail") +
+                              " (a launch with less-aligned pointers then gets a kernel for their "
+                              "alignment, compiled once)");
+  const engine::OperandPointers ptrs{args.a, args.b, c, args.d, args.bias};
+  launch_on_device(*kernel, spec, ptrs, stream, words.where, "pass sizes the spec allows");
+}
+
+void Operation::launch_conv(const ConvArgs &args, void *stream) const {
+  api::launch_conv(*state_, args, stream, api::LaunchVocabulary{"launch", "ConvArgs"});
+}
+
+void Operation::launch(const GemmArgs &args, void *stream) const {
+  api::launch_gemm(*state_, args, stream, api::LaunchVocabulary{});
 }
 
 } // namespace tcjit

@@ -63,6 +63,53 @@ Error device_error(const device::DeviceError &e, const std::string &where) {
   return Error(code, e.what(), where, "");
 }
 
+std::shared_ptr<const SharedKernel> AlignedKernels::kernel_for(const OpSpec &spec,
+                                                               const std::string &where) {
+  std::lock_guard lock(mutex);
+  const std::vector<codegen::TileConfig> configs =
+      codegen::default_tile_configs(spec, arch, tf32_off);
+  if (configs.empty())
+    throw Error(ErrorCode::unsupported,
+                "no kernel can be compiled for the pointers' alignment (" + print_spec(spec) + ")",
+                where, "pass pointers aligned as the operation's kernel needs");
+  // The first config's identity names the kernel (a fallback taken when it spills included).
+  const std::string first =
+      codegen::kernel_identity(codegen::plan_kernel(spec, configs.front(), arch, tf32_off));
+  if (const auto it = by_identity.find(first); it != by_identity.end())
+    return it->second;
+  engine::KernelRequest request;
+  request.arch = arch;
+  request.tf32_off = tf32_off;
+  request.backend = backend;
+  request.use_stored = false;
+  request.chosen = configs;
+  engine::ServedKernel served;
+  try {
+    served = tuner::serve_kernel(spec, make_problem_key(spec, arch, tf32_off), request, nullptr);
+  } catch (const std::runtime_error &e) {
+    throw Error(ErrorCode::internal, e.what(), where, "");
+  }
+  if (!served.ok())
+    throw api::served_kernel_error(served, where, ErrorCode::internal);
+  auto loaded = std::make_shared<SharedKernel>();
+  loaded->identity = codegen::kernel_identity(served.kernel.plan);
+  loaded->kernel = std::move(served.kernel);
+  loaded->resources = served.resources;
+  loaded->device = device;
+  {
+    std::lock_guard device_lock(device->mutex);
+    try {
+      loaded->loaded = engine::load_kernel(*device->device, loaded->kernel, served.cubin);
+    } catch (const device::DeviceError &e) {
+      throw device_error(e, where);
+    }
+  }
+  std::shared_ptr<const SharedKernel> kernel = std::move(loaded);
+  by_identity.emplace(first, kernel);
+  by_identity.emplace(kernel->identity, kernel);
+  return kernel;
+}
+
 } // namespace api
 
 using api::device_error;
@@ -192,6 +239,7 @@ Runtime::Impl::remember(const OpSpec &spec, const ProblemKey &key,
   state->spec_text = print_spec(spec);
   state->key = key;
   state->kernel = std::move(kernel);
+  state->aligned = aligned;
   load_dispatch(*state);
   std::shared_ptr<const Operation::State> shared = std::move(state);
   std::lock_guard lock(map_mutex);
@@ -230,6 +278,12 @@ Runtime::Runtime(const RuntimeOptions &options) : impl_(std::make_unique<Impl>()
     throw Error(ErrorCode::invalid_argument, arch_error, "Runtime",
                 "set RuntimeOptions::arch to one of them");
   impl_->tf32_off = tf32_disabled_by_environment();
+  api::AlignedKernels &aligned = *impl_->aligned;
+  aligned.serve = options.on_miss != MissPolicy::fail;
+  aligned.arch = impl_->arch;
+  aligned.tf32_off = impl_->tf32_off;
+  aligned.backend = impl_->backend;
+  aligned.device = impl_->device;
   if (options.use_database) {
     try {
       // A database this process cannot write (a team's shared cache) is used read-only: its

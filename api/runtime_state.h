@@ -2,8 +2,10 @@
 // three files that implement them, one job each:
 //   runtime.cpp            Runtime: the device, the database and the kernel cache — prepare() finds
 //                          a problem's kernel in memory, the database or the code generator, loads
-//                          it once per identity, with the dispatch table of a spec with size ranges
-//   operation_launch.cpp   Operation: a prepared kernel launched at the sizes given
+//                          it once per identity, with the dispatch table of a spec with size
+//                          ranges, and compiles the kernels for less-aligned pointers
+//   operation_launch.cpp   Operation: a prepared kernel launched at the sizes given, after the
+//                          checks of its sizes and pointers (in C++'s or the C API's words)
 //   background_tuning.cpp  tuning a missed problem now (MissPolicy::tune) or on the background
 //                          thread (MissPolicy::background), and switching its operation to the
 //                          winner
@@ -67,6 +69,26 @@ struct SharedKernel {
   }
 };
 
+// Kernels for base pointers less aligned than an operation's kernel reads and writes in vectors
+// (cuBLASLt likewise picks kernels by the pointers' actual alignment): the default chooser's config
+// for the spec with that alignment, compiled on the first launch that needs it (not stored in the
+// database: the spec's own kernel is what tuning is for), loaded once per identity and kept by the
+// runtime for every operation it prepared. Under MissPolicy::fail there is none: such a launch is
+// refused.
+struct AlignedKernels {
+  bool serve = true; // false under MissPolicy::fail
+  std::string arch;
+  bool tf32_off = false;
+  codegen::Backend backend = codegen::Backend::llvm;
+  std::shared_ptr<DeviceContext> device;
+  std::mutex mutex; // guards by_identity; one compile at a time
+  std::unordered_map<std::string, std::shared_ptr<const SharedKernel>> by_identity;
+
+  // The kernel of `spec` (a spec whose alignment the pointers have), compiled and loaded on first
+  // use (runtime.cpp). Throws Error at `where`.
+  std::shared_ptr<const SharedKernel> kernel_for(const OpSpec &spec, const std::string &where);
+};
+
 } // namespace api
 
 struct Operation::State {
@@ -81,6 +103,34 @@ struct Operation::State {
   // dispatch->table().entries[i]); sizes in no bucket take `kernel`.
   std::optional<kernels_db::DispatchIndex> dispatch;
   std::vector<std::shared_ptr<const api::SharedKernel>> dispatch_kernels;
+  // The runtime's kernels for less-aligned pointers (shared by its operations).
+  std::shared_ptr<api::AlignedKernels> aligned;
+};
+
+namespace api {
+
+// The words a launch's errors use for its arguments: the C++ API's (`GemmArgs::a`, where
+// "launch") or a C function's (parameter `a` of tcjit_launch_gemm).
+struct LaunchVocabulary {
+  std::string where = "launch";
+  std::string args = "GemmArgs";              // "" : C parameters
+  std::string allocate = "Runtime::allocate"; // what gives device memory
+  std::string arg(const std::string &name) const {
+    return args.empty() ? "parameter " + name : args + "::" + name;
+  }
+};
+
+// Operation::launch / launch_conv with the errors in `words` (operation_launch.cpp).
+void launch_gemm(const Operation::State &state, const GemmArgs &args, void *stream,
+                 const LaunchVocabulary &words);
+void launch_conv(const Operation::State &state, const ConvArgs &args, void *stream,
+                 const LaunchVocabulary &words);
+
+} // namespace api
+
+// The C API's way to an Operation's state (a friend of Operation).
+struct OperationAccess {
+  static const Operation::State &state(const Operation &op) { return *op.state_; }
 };
 
 struct Runtime::Impl {
@@ -94,6 +144,7 @@ struct Runtime::Impl {
   std::mutex map_mutex; // guards operations and kernels
   std::unordered_map<std::string, std::shared_ptr<const Operation::State>> operations;
   std::unordered_map<std::string, std::shared_ptr<const api::SharedKernel>> kernels; // by identity
+  std::shared_ptr<api::AlignedKernels> aligned = std::make_shared<api::AlignedKernels>();
   std::mutex prepare_mutex; // one lookup/compile at a time
 
   // The kernel cache (runtime.cpp).

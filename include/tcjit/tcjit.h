@@ -75,7 +75,11 @@ tcjit_status tcjit_memcpy_h2d(tcjit_runtime *rt, tcjit_device_ptr dst, const voi
                               size_t bytes);
 tcjit_status tcjit_memcpy_d2h(tcjit_runtime *rt, void *dst, tcjit_device_ptr src, size_t bytes);
 
-/* D = act(alpha*A*B + beta*C + bias) on the runtime's device; synchronous. bias may be 0 without
+/* Every launch first checks its sizes against the spec, refuses a null pointer of an operand the
+ * spec uses and a pointer not aligned to its elements, and serves a pointer less aligned than the
+ * kernel's vectors by a kernel for its alignment (compiled once; refused under TCJIT_MISS_FAIL and
+ * for convolutions): TCJIT_ERROR_INVALID_ARGUMENT, the message naming the parameter.
+ * D = act(alpha*A*B + beta*C + bias) on the runtime's device; synchronous. bias may be 0 without
  * a bias; stream: an opaque CUstream of the CUDA device's context that the launches go to, and
  * that is waited for before returning (NULL: the device's own stream; the emulator ignores it). */
 tcjit_status tcjit_launch_gemm(const tcjit_operation *op, tcjit_device_ptr a, tcjit_device_ptr b,

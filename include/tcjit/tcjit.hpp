@@ -95,7 +95,13 @@ private:
 // prepared spec's; a size the spec leaves symbolic (m=?) or gives as a range (m=1..8192) must be
 // given, within the range. One prepared operation thus serves every size: the kernel takes the
 // sizes at run time, and needs only the alignment it was compiled for (a launch whose leading
-// dimensions are less aligned is refused with Error).
+// dimensions are less aligned is refused with Error). Before a launch: a size must equal the
+// spec's fixed one or lie in its range; a, b, d (c when beta != 0, bias when the spec has one)
+// must not be 0; and each pointer must be aligned to the bytes the kernel's vector loads and
+// stores take at once (16 for an f16 operand read 8 elements at a time). A less-aligned pointer
+// (still aligned to its elements) gets a kernel for its alignment, compiled on the first such
+// launch and kept by the runtime; under MissPolicy::fail it is refused with Error naming the
+// operand, the alignment needed and the alignment found.
 struct GemmArgs {
   DeviceAddress a = 0, b = 0, c = 0, d = 0, bias = 0;
   int64_t m = 0, n = 0, k = 0, batch = 0;
@@ -120,7 +126,8 @@ struct ResourceUsage {
 };
 
 class Runtime;
-struct VerifyRequest; // tools.hpp
+struct OperationAccess; // api/runtime_state.h: the C API's way to an Operation's state
+struct VerifyRequest;   // tools.hpp
 struct VerifyReport;
 
 // A prepared operation: a cheap, shared, immutable handle (copies share the kernel).
@@ -156,6 +163,7 @@ public:
 
 private:
   friend class Runtime;
+  friend struct OperationAccess;
   Operation(std::shared_ptr<const State> state, Origin origin);
   std::shared_ptr<const State> state_;
   Origin origin_;

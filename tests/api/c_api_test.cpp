@@ -134,7 +134,8 @@ TEST_F(CApiTest, FullLaunch) {
     }
   // A null operand is refused with a message naming it.
   EXPECT_EQ(tcjit_launch_gemm(op, 0, db, dd, dd, 0, nullptr), TCJIT_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(tcjit_last_error_message()).find("pointer for a"), std::string::npos);
+  EXPECT_NE(std::string(tcjit_last_error_message()).find("tcjit_launch_gemm: parameter a is 0"),
+            std::string::npos);
   EXPECT_EQ(tcjit_free(rt, da), TCJIT_OK);
   EXPECT_EQ(tcjit_free(rt, db), TCJIT_OK);
   EXPECT_EQ(tcjit_free(rt, dd), TCJIT_OK);
@@ -228,7 +229,7 @@ TEST_F(CApiTest, SizedLaunchOfASymbolicOperation) {
       }
   }
   EXPECT_EQ(tcjit_launch_gemm(op, da, db, dd, dd, 0, nullptr), TCJIT_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(tcjit_last_error_message()).find("pass GemmArgs::m"), std::string::npos)
+  EXPECT_NE(std::string(tcjit_last_error_message()).find("pass parameter m"), std::string::npos)
       << tcjit_last_error_message();
   tcjit_operation_release(op);
   tcjit_runtime_close(rt);
@@ -279,7 +280,7 @@ TEST_F(CApiTest, ConvolutionLaunchAtTwoBatchSizes) {
           }
   }
   EXPECT_EQ(tcjit_launch_conv(op, 0, dx, dw, dy, 0, nullptr), TCJIT_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(tcjit_last_error_message()).find("pass ConvArgs::n"), std::string::npos)
+  EXPECT_NE(std::string(tcjit_last_error_message()).find("pass parameter n"), std::string::npos)
       << tcjit_last_error_message();
   EXPECT_EQ(tcjit_launch_gemm(op, dx, dw, dy, dy, 0, nullptr), TCJIT_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(tcjit_launch_conv(nullptr, 1, dx, dw, dy, 0, nullptr), TCJIT_ERROR_INVALID_ARGUMENT);
