@@ -1,6 +1,7 @@
 // The checks before a launch (include/tcjit/tcjit.hpp, GemmArgs/ConvArgs; tcjit.h): sizes against
 // the prepared spec, null pointers for the operands the spec uses, and each pointer's alignment
 // against the kernel's vector widths — in the words of the API the launch came from.
+#include "emu_runtime_test_base.h"
 #include "expect_error.h"
 #include "tcjit/tcjit.h"
 #include "tcjit/tcjit.hpp"
@@ -25,28 +26,7 @@ namespace {
 // vectors.
 constexpr const char *f16_gemm = "gemm m=64 n=64 k=64 a=f16:row b=f16:col c=f16:row acc=f32";
 
-class LaunchCheckTest : public ::testing::Test {
-protected:
-  void SetUp() override {
-    const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
-    db_path_ =
-        std::filesystem::temp_directory_path() / ("tcjit_launchcheck_" + std::string(info->name()) +
-                                                  "_" + std::to_string(::getpid()) + ".db");
-    std::filesystem::remove(db_path_);
-  }
-  void TearDown() override {
-    for (const char *suffix : {"", "-wal", "-shm", "-journal"})
-      std::filesystem::remove(db_path_.string() + suffix);
-  }
-  tcjit::RuntimeOptions options(tcjit::MissPolicy on_miss = tcjit::MissPolicy::heuristic) const {
-    tcjit::RuntimeOptions o;
-    o.db_path = db_path_.string();
-    o.device = "emu";
-    o.on_miss = on_miss;
-    return o;
-  }
-  std::filesystem::path db_path_;
-};
+class LaunchCheckTest : public tcjit::testing::EmuRuntimeTest {};
 
 // Device buffers of a GEMM's operands with each base pointer `offset` bytes past the start of its
 // allocation (256-byte aligned), filled with random values; D = C.

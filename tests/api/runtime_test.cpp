@@ -3,6 +3,8 @@
 #include "tcjit/tcjit.hpp"
 #include "tcjit/tools.hpp"
 
+#include "emu_runtime_test_base.h"
+
 #include "compiler/dsl/parser.h"
 #include "compiler/reference/bind_dims.h"
 #include "compiler/reference/conv_geometry.h"
@@ -37,27 +39,7 @@ namespace {
 constexpr const char *small_gemm = "gemm m=32 n=32 k=32 a=f16:row b=f16:col c=f16:row acc=f32";
 
 // A database path of its own per test, removed at the end.
-class ApiTest : public ::testing::Test {
-protected:
-  void SetUp() override {
-    const auto *info = ::testing::UnitTest::GetInstance()->current_test_info();
-    db_path_ = std::filesystem::temp_directory_path() / ("tcjit_api_" + std::string(info->name()) +
-                                                         "_" + std::to_string(::getpid()) + ".db");
-    std::filesystem::remove(db_path_);
-  }
-  void TearDown() override {
-    for (const char *suffix : {"", "-wal", "-shm", "-journal"})
-      std::filesystem::remove(db_path_.string() + suffix);
-  }
-  tcjit::RuntimeOptions options(tcjit::MissPolicy on_miss = tcjit::MissPolicy::heuristic) const {
-    tcjit::RuntimeOptions o;
-    o.db_path = db_path_.string();
-    o.device = "emu";
-    o.on_miss = on_miss;
-    return o;
-  }
-  std::filesystem::path db_path_;
-};
+class ApiTest : public tcjit::testing::EmuRuntimeTest {};
 
 TEST_F(ApiTest, OriginsMemoryThenDatabase) {
   tcjit::Runtime first(options());
