@@ -111,6 +111,17 @@ DONE:
   return download<uint64_t>(dev, dout, in.size());
 }
 
+std::string load_error(const std::string &ptx) {
+  EmuDevice dev;
+  try {
+    dev.load_module(ptx, "kernel.ptx");
+  } catch (const device::DeviceError &e) {
+    EXPECT_EQ(e.kind(), device::ErrorKind::ModuleLoad);
+    return e.what();
+  }
+  return "";
+}
+
 void launch(EmuDevice &dev, const std::string &ptx, const std::string &kernel, device::Dim3 grid,
             device::Dim3 block, const std::vector<Arg> &args, uint32_t dynamic_shared,
             const std::string &source_name) {

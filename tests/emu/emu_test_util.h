@@ -58,6 +58,10 @@ void launch(EmuDevice &dev, const std::string &ptx, const std::string &kernel, d
             device::Dim3 block, const std::vector<Arg> &args, uint32_t dynamic_shared = 0,
             const std::string &source_name = "test.ptx");
 
+// The loader's error for `ptx` ("kernel.ptx"): a ModuleLoad DeviceError's text (any other kind
+// fails the test), or "" when the module loads.
+std::string load_error(const std::string &ptx);
+
 // CUDA C++ -> PTX with `nvcc -ptx -arch=<arch>`; fails the test on compile errors.
 std::string nvcc_ptx(const std::string &cuda_source, const std::string &arch,
                      const std::string &extra_flags = "");

@@ -7,17 +7,6 @@
 namespace tcjit::emu::test {
 namespace {
 
-std::string load_error(const std::string &ptx) {
-  EmuDevice dev;
-  try {
-    dev.load_module(ptx, "kernel.ptx");
-  } catch (const device::DeviceError &e) {
-    EXPECT_EQ(e.kind(), device::ErrorKind::ModuleLoad);
-    return e.what();
-  }
-  return "";
-}
-
 TEST(EmuParser, ParamLayoutFollowsAbi) {
   EmuDevice dev;
   auto m = dev.load_module(ptx_module(R"(

@@ -8,17 +8,6 @@
 namespace tcjit::emu::test {
 namespace {
 
-std::string load_error(const std::string &ptx) {
-  EmuDevice dev;
-  try {
-    dev.load_module(ptx, "kernel.ptx");
-  } catch (const device::DeviceError &e) {
-    EXPECT_EQ(e.kind(), device::ErrorKind::ModuleLoad);
-    return e.what();
-  }
-  return "";
-}
-
 // `header` followed by a small kernel; `body` at the kernel's start.
 std::string module(const std::string &header, const std::string &body = "") {
   return header + R"(

@@ -22,17 +22,6 @@ std::string kernel(const std::string &body) {
 )" + body + "\n  ret;\n}\n");
 }
 
-std::string load_error(const std::string &ptx) {
-  EmuDevice dev;
-  try {
-    dev.load_module(ptx, "kernel.ptx");
-  } catch (const device::DeviceError &e) {
-    EXPECT_EQ(e.kind(), device::ErrorKind::ModuleLoad);
-    return e.what();
-  }
-  return "";
-}
-
 void expect_error(const std::string &body, const std::string &expected) {
   const std::string e = load_error(kernel(body));
   EXPECT_NE(e.find(expected), std::string::npos) << "body: " << body << "\nerror: " << e;
