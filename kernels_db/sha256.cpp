@@ -12,6 +12,10 @@ std::string sha256_hex(std::span<const uint8_t> bytes) {
   if (EVP_Digest(bytes.data(), bytes.size(), digest, &size, EVP_sha256(), nullptr) != 1)
     throw DbError(DbErrorKind::sqlite, "OpenSSL SHA-256 failed", "sha256_hex",
                   "check the OpenSSL installation (libssl3)");
+  return digest_hex(digest, size);
+}
+
+std::string digest_hex(const unsigned char *digest, unsigned int size) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string hex(size * 2, '0');
   for (unsigned int i = 0; i < size; ++i) {

@@ -1,5 +1,7 @@
 #include "kernels_db/trust_key.h"
 
+#include "kernels_db/sha256.h"
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -184,13 +186,7 @@ std::string binary_mac(const std::string &key, const BinaryRecord &binary) {
            reinterpret_cast<const unsigned char *>(message.data()), message.size(), digest,
            &size) == nullptr)
     return ""; // no MAC: the binary counts as foreign
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex(size * 2, '0');
-  for (unsigned int i = 0; i < size; ++i) {
-    hex[2 * i] = kHex[digest[i] >> 4];
-    hex[2 * i + 1] = kHex[digest[i] & 0xf];
-  }
-  return hex;
+  return digest_hex(digest, size);
 }
 
 bool same_mac(const std::string &a, const std::string &b) {
