@@ -240,6 +240,67 @@ tcjit_status tcjit_launch_conv(const tcjit_operation *op, int64_t n, tcjit_devic
   });
 }
 
+tcjit_status tcjit_operation_workspace_bytes(const tcjit_operation *op, int64_t m, int64_t n,
+                                             int64_t k, int64_t batch, size_t *out) {
+  if (!op)
+    return null_argument("tcjit_operation_workspace_bytes", "op");
+  if (!out)
+    return null_argument("tcjit_operation_workspace_bytes", "out");
+  tcjit::GemmArgs sizes;
+  sizes.m = m;
+  sizes.n = n;
+  sizes.k = k;
+  sizes.batch = batch;
+  return guarded([&] {
+    *out = tcjit::api::gemm_workspace_bytes(tcjit::OperationAccess::state(op->operation), sizes,
+                                            c_words("tcjit_operation_workspace_bytes"));
+  });
+}
+
+tcjit_status tcjit_operation_workspace_bytes_conv(const tcjit_operation *op, int64_t n,
+                                                  size_t *out) {
+  if (!op)
+    return null_argument("tcjit_operation_workspace_bytes_conv", "op");
+  if (!out)
+    return null_argument("tcjit_operation_workspace_bytes_conv", "out");
+  return guarded([&] {
+    *out = tcjit::api::conv_workspace_bytes(tcjit::OperationAccess::state(op->operation), n,
+                                            c_words("tcjit_operation_workspace_bytes_conv"));
+  });
+}
+
+tcjit_status tcjit_launch_gemm_ex(const tcjit_operation *op, int64_t m, int64_t n, int64_t k,
+                                  int64_t batch, tcjit_device_ptr a, tcjit_device_ptr b,
+                                  tcjit_device_ptr c, tcjit_device_ptr d, tcjit_device_ptr bias,
+                                  void *stream, tcjit_device_ptr workspace,
+                                  size_t workspace_bytes) {
+  if (!op)
+    return null_argument("tcjit_launch_gemm_ex", "op");
+  tcjit::GemmArgs args{a, b, c, d, bias};
+  args.m = m;
+  args.n = n;
+  args.k = k;
+  args.batch = batch;
+  return guarded([&] {
+    tcjit::api::launch_gemm(tcjit::OperationAccess::state(op->operation), args, stream,
+                            c_words("tcjit_launch_gemm_ex"), {workspace, workspace_bytes});
+  });
+}
+
+tcjit_status tcjit_launch_conv_ex(const tcjit_operation *op, int64_t n, tcjit_device_ptr x,
+                                  tcjit_device_ptr filter, tcjit_device_ptr y,
+                                  tcjit_device_ptr bias, void *stream, tcjit_device_ptr workspace,
+                                  size_t workspace_bytes) {
+  if (!op)
+    return null_argument("tcjit_launch_conv_ex", "op");
+  tcjit::ConvArgs args{x, filter, y, bias};
+  args.n = n;
+  return guarded([&] {
+    tcjit::api::launch_conv(tcjit::OperationAccess::state(op->operation), args, stream,
+                            c_words("tcjit_launch_conv_ex"), {workspace, workspace_bytes});
+  });
+}
+
 const char *tcjit_last_error_message(void) {
   return last_error_message.c_str();
 }

@@ -249,20 +249,119 @@ std::shared_ptr<const SharedKernel> kernel_for(const Operation::State &s, const 
   return s.kernel.load();
 }
 
-// Runs `kernel` for the bound `spec` on its device, on `stream` (under the device's mutex);
-// device failures and sizes the kernel cannot take become Error (`how_to_fix` for the latter).
-void launch_on_device(const SharedKernel &kernel, const OpSpec &spec,
-                      const engine::OperandPointers &ptrs, void *stream, const std::string &where,
-                      const char *how_to_fix) {
-  std::lock_guard lock(kernel.device->mutex);
-  try {
-    const StreamScope on_stream(*kernel.device->device, stream);
-    engine::launch_kernel(*kernel.device->device, kernel.loaded, spec, ptrs);
-  } catch (const device::DeviceError &e) {
-    throw api::device_error(e, where);
-  } catch (const std::invalid_argument &e) {
-    throw Error(ErrorCode::invalid_argument, e.what(), where, how_to_fix);
+// Refuses a caller's workspace that is not usable by a launch whose kernel needs `needed` bytes:
+// an address 0 with bytes, an address less aligned than the kernels' vectors, too few bytes.
+// `conv`: the launch is a convolution's (the query to name). Throws Error in `words`.
+void check_workspace(const Workspace &workspace, uint64_t needed, const SharedKernel &kernel,
+                     bool conv, const api::LaunchVocabulary &words) {
+  const std::string query = words.workspace_query(conv);
+  if (workspace.address == 0) {
+    if (workspace.bytes != 0)
+      throw Error(ErrorCode::invalid_argument,
+                  words.workspace_arg(true) + " = " + std::to_string(workspace.bytes) + ", but " +
+                      words.workspace_arg(false) + " is 0",
+                  words.where,
+                  "pass the workspace's device address, or 0 bytes to let the runtime's pool serve "
+                  "the launch");
+    return;
   }
+  const int64_t found = address_alignment(workspace.address);
+  if (uint64_t(found) < engine::kWorkspaceAlignment)
+    throw Error(ErrorCode::invalid_argument,
+                words.workspace_arg(false) + " is aligned to " + std::to_string(found) +
+                    (found == 1 ? " byte" : " bytes") + ", but the kernels move it in vectors of " +
+                    std::to_string(engine::kWorkspaceAlignment) + " bytes",
+                words.where,
+                "pass an address aligned to " + std::to_string(engine::kWorkspaceAlignment) +
+                    " bytes (" + words.allocate + " returns 256-byte-aligned memory)");
+  if (workspace.bytes < needed)
+    throw Error(ErrorCode::invalid_argument,
+                words.workspace_arg(true) + " = " + std::to_string(workspace.bytes) +
+                    ", but this launch's kernel (" + codegen::to_string(kernel.kernel.config) +
+                    ") needs " + std::to_string(needed) + " bytes of workspace",
+                words.where,
+                "pass a workspace of at least " + std::to_string(needed) + " bytes (" + query +
+                    " tells the bytes a launch needs), or none to let the runtime's pool serve "
+                    "the launch");
+}
+
+// Enqueues `kernel` for the bound `spec` on its device, on `stream` (under the device's mutex),
+// with the caller's workspace or else the device's pool's for `stream`: no allocation once the
+// pool is warm, no copy, memset or synchronize. Device failures and sizes the kernel cannot take
+// become Error (`how_to_fix` for the latter).
+void launch_on_device(const SharedKernel &kernel, const OpSpec &spec,
+                      const engine::OperandPointers &ptrs, void *stream, const Workspace &workspace,
+                      bool conv, const api::LaunchVocabulary &words, const char *how_to_fix) {
+  api::DeviceContext &context = *kernel.device;
+  try {
+    const uint64_t needed = engine::kernel_workspace_bytes(kernel.loaded, spec);
+    check_workspace(workspace, needed, kernel, conv, words);
+    std::lock_guard lock(context.mutex);
+    const StreamScope on_stream(*context.device, stream);
+    const device::DevicePtr space =
+        needed == 0              ? 0
+        : workspace.address != 0 ? workspace.address
+                                 : context.workspaces.acquire(*context.device, stream, needed);
+    engine::enqueue_kernel(*context.device, kernel.loaded, spec, ptrs, space);
+  } catch (const device::DeviceError &e) {
+    throw api::device_error(e, words.where);
+  } catch (const std::invalid_argument &e) {
+    throw Error(ErrorCode::invalid_argument, e.what(), words.where, how_to_fix);
+  }
+}
+
+// The concrete spec of a launch: the prepared one (a concrete spec launched as prepared: validated
+// at prepare(), nothing to bind or check again), or the prepared one with the launch's sizes bound.
+struct LaunchSpec {
+  bool as_prepared = false;
+  OpSpec bound;
+  const OpSpec &of(const Operation::State &s) const { return as_prepared ? s.spec : bound; }
+};
+
+// The kernel and the concrete spec of a GEMM launch with `args`: its sizes bound and checked, the
+// kernel of their dispatch bucket, for its pointers' alignment (0 pointers count as aligned).
+struct GemmLaunch {
+  LaunchSpec spec;
+  std::shared_ptr<const SharedKernel> kernel;
+};
+GemmLaunch plan_gemm_launch(const Operation::State &s, const GemmArgs &args,
+                            const api::LaunchVocabulary &words);
+
+// The spec of a convolution launched with batch size `n` (0: the prepared spec's). Throws Error.
+LaunchSpec bind_conv_launch(const Operation::State &s, int64_t n,
+                            const api::LaunchVocabulary &words) {
+  if (n < 0)
+    throw Error(ErrorCode::invalid_argument,
+                words.arg("n") + " = " + std::to_string(n) + " is negative", words.where,
+                "pass the batch size, or 0 for the prepared spec's");
+  LaunchSpec spec;
+  spec.as_prepared = s.concrete && n == 0;
+  if (spec.as_prepared)
+    return spec;
+  if (n == 0)
+    throw Error(ErrorCode::invalid_argument,
+                "n is symbolic in the prepared spec (" + s.spec_text + ")", words.where,
+                "pass " + words.arg("n") + " (the batch size of this launch)");
+  try {
+    spec.bound = bind_conv_batch(s.spec, n);
+  } catch (const std::invalid_argument &e) {
+    throw Error(ErrorCode::invalid_argument, words.arg("n") + ": " + e.what(), words.where,
+                "launch within the batch sizes the operation was prepared for");
+  }
+  return spec;
+}
+
+// Refuses GemmArgs for a convolution and ConvArgs for a GEMM. Throws Error in `words`.
+void check_args_kind(const Operation::State &s, bool conv_args,
+                     const api::LaunchVocabulary &words) {
+  if ((s.spec.kind == OpKind::gemm) != conv_args)
+    return;
+  const std::string given = conv_args ? "ConvArgs" : "GemmArgs";
+  throw Error(ErrorCode::invalid_argument,
+              (words.args.empty() ? words.where : given) + " given to a " +
+                  std::string(to_string(s.spec.kind)) + " operation (" + s.spec_text + ")",
+              words.where,
+              conv_args ? "launch a gemm with GemmArgs" : "launch a convolution with ConvArgs");
 }
 
 } // namespace
@@ -308,12 +407,8 @@ std::shared_ptr<const SharedKernel> kernel_for_pointers(const Operation::State &
 }
 
 void api::launch_conv(const Operation::State &s, const ConvArgs &args, void *stream,
-                      const LaunchVocabulary &words) {
-  if (s.spec.kind == OpKind::gemm)
-    throw Error(ErrorCode::invalid_argument,
-                (words.args.empty() ? words.where : "ConvArgs") + " given to a gemm operation (" +
-                    s.spec_text + ")",
-                words.where, "launch a gemm with GemmArgs");
+                      const LaunchVocabulary &words, const Workspace &workspace) {
+  check_args_kind(s, true, words);
   const codegen::ConvRoles roles = codegen::conv_roles(s.spec.conv.pass);
   const ConvSpec &conv = s.spec.conv;
   auto ptr = [&](codegen::ConvTensor t) {
@@ -333,25 +428,7 @@ void api::launch_conv(const Operation::State &s, const ConvArgs &args, void *str
     check_not_null(words.arg(name(t)), ptr(t), "", words);
   if (s.spec.epilogue.bias != BiasKind::none)
     check_not_null(words.arg("bias"), args.bias, ", but the spec has a bias", words);
-  if (args.n < 0)
-    throw Error(ErrorCode::invalid_argument,
-                words.arg("n") + " = " + std::to_string(args.n) + " is negative", words.where,
-                "pass the batch size, or 0 for the prepared spec's");
-  const bool as_prepared = s.concrete && args.n == 0;
-  OpSpec bound;
-  if (!as_prepared) {
-    if (args.n == 0)
-      throw Error(ErrorCode::invalid_argument,
-                  "n is symbolic in the prepared spec (" + s.spec_text + ")", words.where,
-                  "pass " + words.arg("n") + " (the batch size of this launch)");
-    try {
-      bound = bind_conv_batch(s.spec, args.n);
-    } catch (const std::invalid_argument &e) {
-      throw Error(ErrorCode::invalid_argument, words.arg("n") + ": " + e.what(), words.where,
-                  "launch within the batch sizes the operation was prepared for");
-    }
-  }
-  const OpSpec &spec = as_prepared ? s.spec : bound;
+  const LaunchSpec spec = bind_conv_launch(s, args.n, words);
   std::shared_ptr<const SharedKernel> kernel = s.kernel.load();
   const codegen::KernelPlan &plan = kernel->kernel.plan;
   // Channel padding reads x and the filter element by element (into aligned copies).
@@ -365,16 +442,32 @@ void api::launch_conv(const Operation::State &s, const ConvArgs &args, void *str
   check_pointer_alignment(uses, *kernel, words, "");
   const engine::OperandPointers ptrs{ptr(roles.a), ptr(roles.b), ptr(roles.c), ptr(roles.c),
                                      args.bias};
-  launch_on_device(*kernel, spec, ptrs, stream, words.where, "pass a batch size n that fits");
+  launch_on_device(*kernel, spec.of(s), ptrs, stream, workspace, true, words,
+                   "pass a batch size n that fits");
 }
 
+namespace {
+
+GemmLaunch plan_gemm_launch(const Operation::State &s, const GemmArgs &args,
+                            const api::LaunchVocabulary &words) {
+  GemmLaunch launch;
+  launch.spec.as_prepared =
+      s.concrete && args.m == 0 && args.n == 0 && args.k == 0 && args.batch == 0;
+  launch.kernel = s.kernel.load();
+  if (!launch.spec.as_prepared) {
+    launch.spec.bound = bind_launch_sizes(s, args, words);
+    launch.kernel = kernel_for(s, launch.spec.bound);
+    check_launch_alignment(launch.spec.bound, *launch.kernel, words);
+  }
+  launch.kernel = kernel_for_pointers(s, std::move(launch.kernel), args, words);
+  return launch;
+}
+
+} // namespace
+
 void api::launch_gemm(const Operation::State &s, const GemmArgs &args, void *stream,
-                      const LaunchVocabulary &words) {
-  if (s.spec.kind != OpKind::gemm)
-    throw Error(ErrorCode::invalid_argument,
-                (words.args.empty() ? words.where : "GemmArgs") + " given to a " +
-                    std::string(to_string(s.spec.kind)) + " operation (" + s.spec_text + ")",
-                words.where, "launch a convolution with ConvArgs");
+                      const LaunchVocabulary &words, const Workspace &workspace) {
+  check_args_kind(s, false, words);
   const Epilogue &epi = s.spec.epilogue;
   check_not_null(words.arg("a"), args.a, "", words);
   check_not_null(words.arg("b"), args.b, "", words);
@@ -383,22 +476,11 @@ void api::launch_gemm(const Operation::State &s, const GemmArgs &args, void *str
     check_not_null(words.arg("c"), args.c, ", but beta is not 0 (C is read)", words);
   if (epi.bias != BiasKind::none)
     check_not_null(words.arg("bias"), args.bias, ", but the spec has a bias", words);
-  // A concrete spec launched as prepared was validated, and its kernel planned, at prepare():
-  // nothing to bind or check again on this path.
-  const bool as_prepared =
-      s.concrete && args.m == 0 && args.n == 0 && args.k == 0 && args.batch == 0;
-  std::shared_ptr<const SharedKernel> kernel = s.kernel.load();
-  OpSpec bound;
-  if (!as_prepared) {
-    bound = bind_launch_sizes(s, args, words);
-    kernel = kernel_for(s, bound);
-    check_launch_alignment(bound, *kernel, words);
-  }
-  const OpSpec &spec = as_prepared ? s.spec : bound;
+  const GemmLaunch launch = plan_gemm_launch(s, args, words);
+  const SharedKernel &kernel = *launch.kernel;
   const DeviceAddress c = args.c == 0 ? args.d : args.c;
-  kernel = kernel_for_pointers(s, std::move(kernel), args, words);
   const GemmSpec &g = s.spec.gemm;
-  const codegen::KernelPlan &plan = kernel->kernel.plan;
+  const codegen::KernelPlan &plan = kernel.kernel.plan;
   std::vector<PointerUse> uses{{words.arg("a"), args.a, g.a.dtype, plan.a.vec},
                                {words.arg("b"), args.b, g.b.dtype, plan.b.vec},
                                {words.arg("d"), args.d, g.c.dtype, plan.c_vec}};
@@ -406,7 +488,7 @@ void api::launch_gemm(const Operation::State &s, const GemmArgs &args, void *str
     uses.push_back({words.arg(args.c == 0 ? "d" : "c"), c, g.c.dtype, plan.c_vec});
   if (epi.bias != BiasKind::none)
     uses.push_back({words.arg("bias"), args.bias, g.c.dtype, 1});
-  check_pointer_alignment(uses, *kernel, words,
+  check_pointer_alignment(uses, kernel, words,
                           "open the runtime with " +
                               std::string(words.args.empty() ? "an on_miss other than "
                                                                "TCJIT_MISS_FAIL"
@@ -414,7 +496,22 @@ void api::launch_gemm(const Operation::State &s, const GemmArgs &args, void *str
                               " (a launch with less-aligned pointers then gets a kernel for their "
                               "alignment, compiled once)");
   const engine::OperandPointers ptrs{args.a, args.b, c, args.d, args.bias};
-  launch_on_device(*kernel, spec, ptrs, stream, words.where, "pass sizes the spec allows");
+  launch_on_device(kernel, launch.spec.of(s), ptrs, stream, workspace, false, words,
+                   "pass sizes the spec allows");
+}
+
+size_t api::gemm_workspace_bytes(const Operation::State &s, const GemmArgs &sizes,
+                                 const LaunchVocabulary &words) {
+  check_args_kind(s, false, words);
+  const GemmLaunch launch = plan_gemm_launch(s, sizes, words);
+  return engine::kernel_workspace_bytes(launch.kernel->loaded, launch.spec.of(s));
+}
+
+size_t api::conv_workspace_bytes(const Operation::State &s, int64_t n,
+                                 const LaunchVocabulary &words) {
+  check_args_kind(s, true, words);
+  const LaunchSpec spec = bind_conv_launch(s, n, words);
+  return engine::kernel_workspace_bytes(s.kernel.load()->loaded, spec.of(s));
 }
 
 void Operation::launch_conv(const ConvArgs &args, void *stream) const {
@@ -423,6 +520,23 @@ void Operation::launch_conv(const ConvArgs &args, void *stream) const {
 
 void Operation::launch(const GemmArgs &args, void *stream) const {
   api::launch_gemm(*state_, args, stream, api::LaunchVocabulary{});
+}
+
+void Operation::launch_conv(const ConvArgs &args, void *stream, const Workspace &workspace) const {
+  api::launch_conv(*state_, args, stream, api::LaunchVocabulary{"launch", "ConvArgs"}, workspace);
+}
+
+void Operation::launch(const GemmArgs &args, void *stream, const Workspace &workspace) const {
+  api::launch_gemm(*state_, args, stream, api::LaunchVocabulary{}, workspace);
+}
+
+size_t Operation::workspace_bytes(const GemmArgs &args) const {
+  return api::gemm_workspace_bytes(*state_, args, api::LaunchVocabulary{"workspace_bytes"});
+}
+
+size_t Operation::workspace_bytes_conv(const ConvArgs &args) const {
+  return api::conv_workspace_bytes(*state_, args.n,
+                                   api::LaunchVocabulary{"workspace_bytes_conv", "ConvArgs"});
 }
 
 } // namespace tcjit

@@ -16,6 +16,7 @@
 #include "compiler/spec/problem_key.h"
 #include "engine/kernel_cache.h"
 #include "engine/kernel_launch.h"
+#include "engine/workspace_pool.h"
 #include "kernels_db/dispatch.h"
 #include "kernels_db/kernels_db.h"
 #include "runtime/device/device.h"
@@ -36,10 +37,20 @@
 namespace tcjit {
 namespace api {
 
-// The device with the lock that serializes its use (the emulator is not thread-safe).
+// The device with the lock that serializes its use (the emulator is not thread-safe), and the
+// workspaces of launches that bring none (guarded by the lock; freed before the device closes).
 struct DeviceContext {
   std::unique_ptr<device::Device> device;
   std::mutex mutex;
+  engine::WorkspacePool workspaces;
+
+  DeviceContext() = default;
+  DeviceContext(const DeviceContext &) = delete;
+  DeviceContext &operator=(const DeviceContext &) = delete;
+  ~DeviceContext() {
+    if (device)
+      workspaces.release(*device);
+  }
 };
 
 // A device failure as Error at `where` (the device's messages already say how to fix them).
@@ -118,13 +129,31 @@ struct LaunchVocabulary {
   std::string arg(const std::string &name) const {
     return args.empty() ? "parameter " + name : args + "::" + name;
   }
+  // The caller's workspace: Workspace::address / ::bytes, or the C parameters workspace /
+  // workspace_bytes.
+  std::string workspace_arg(bool bytes) const {
+    return args.empty() ? (bytes ? "parameter workspace_bytes" : "parameter workspace")
+                        : (bytes ? "Workspace::bytes" : "Workspace::address");
+  }
+  // The call that tells the bytes a launch's workspace needs.
+  std::string workspace_query(bool conv) const {
+    return args.empty()
+               ? (conv ? "tcjit_operation_workspace_bytes_conv" : "tcjit_operation_workspace_bytes")
+               : (conv ? "Operation::workspace_bytes_conv" : "Operation::workspace_bytes");
+  }
 };
 
-// Operation::launch / launch_conv with the errors in `words` (operation_launch.cpp).
+// Operation::launch / launch_conv with the errors in `words` (operation_launch.cpp). `workspace`:
+// the caller's (address 0: the device's pool).
 void launch_gemm(const Operation::State &state, const GemmArgs &args, void *stream,
-                 const LaunchVocabulary &words);
+                 const LaunchVocabulary &words, const Workspace &workspace = {});
 void launch_conv(const Operation::State &state, const ConvArgs &args, void *stream,
-                 const LaunchVocabulary &words);
+                 const LaunchVocabulary &words, const Workspace &workspace = {});
+// Operation::workspace_bytes / workspace_bytes_conv with the errors in `words`.
+size_t gemm_workspace_bytes(const Operation::State &state, const GemmArgs &sizes,
+                            const LaunchVocabulary &words);
+size_t conv_workspace_bytes(const Operation::State &state, int64_t n,
+                            const LaunchVocabulary &words);
 
 } // namespace api
 

@@ -54,11 +54,15 @@ void launch_kernel(device::Device &dev, const LoadedKernel &loaded, const OpSpec
                    const std::function<void()> &after_main_launch = {});
 
 // The bytes of the workspace: split-K's slices, and the channel-padded copies of x and the filter
-// (0 when the config has neither).
+// (0 when the config has neither). The one computation of the workspace's layout.
 uint64_t kernel_workspace_bytes(const LoadedKernel &loaded, const OpSpec &spec);
-// The launches of launch_kernel, only enqueued (no allocation, memset or synchronize), for timing
-// them (Device::time_ms): `workspace` holds kernel_workspace_bytes (every slot is written by its
-// slice before the reduction reads it, so it needs no initialisation).
+// The alignment of a workspace's address (the kernels move it in vectors of up to 16 bytes).
+constexpr uint64_t kWorkspaceAlignment = 16;
+// The launches of launch_kernel, only enqueued (no allocation, memset or synchronize): the
+// runtime's asynchronous launches, and the tuner's timed ones (Device::time_ms). `workspace`
+// holds kernel_workspace_bytes, aligned to kWorkspaceAlignment (every slot is written by its
+// slice before the reduction reads it, and the padded copies are written before the kernel reads
+// them, so it needs no initialisation).
 void enqueue_kernel(device::Device &dev, const LoadedKernel &loaded, const OpSpec &spec,
                     const OperandPointers &ptrs, device::DevicePtr workspace);
 

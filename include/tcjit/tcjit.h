@@ -79,9 +79,14 @@ tcjit_status tcjit_memcpy_d2h(tcjit_runtime *rt, void *dst, tcjit_device_ptr src
  * spec uses and a pointer not aligned to its elements, and serves a pointer less aligned than the
  * kernel's vectors by a kernel for its alignment (compiled once; refused under TCJIT_MISS_FAIL and
  * for convolutions): TCJIT_ERROR_INVALID_ARGUMENT, the message naming the parameter.
- * D = act(alpha*A*B + beta*C + bias) on the runtime's device; synchronous. bias may be 0 without
- * a bias; stream: an opaque CUstream of the CUDA device's context that the launches go to, and
- * that is waited for before returning (NULL: the device's own stream; the emulator ignores it). */
+ * D = act(alpha*A*B + beta*C + bias) on the runtime's device. bias may be 0 without a bias;
+ * stream: an opaque CUstream of the CUDA device's context (NULL: the device's own stream; the
+ * emulator ignores it). On the CUDA device a launch is asynchronous: its kernels are enqueued on
+ * the stream and the call returns without waiting (no allocation, copy or synchronization once
+ * the runtime's workspace pool is warm: capturable in a CUDA graph); the emulator runs it before
+ * returning. A launch that needs a workspace takes the runtime's pool (one buffer per stream,
+ * grown when a launch needs more, freed when the runtime and its operations are gone), or the
+ * caller's: tcjit_launch_gemm_ex. */
 tcjit_status tcjit_launch_gemm(const tcjit_operation *op, tcjit_device_ptr a, tcjit_device_ptr b,
                                tcjit_device_ptr c, tcjit_device_ptr d, tcjit_device_ptr bias,
                                void *stream);
@@ -96,10 +101,34 @@ tcjit_status tcjit_launch_gemm_sized(const tcjit_operation *op, int64_t m, int64
 /* A convolution (conv2d/conv3d operation): fprop reads x and filter and writes y, dgrad reads y
  * (dy) and filter and writes x (dx), wgrad reads x and y (dy) and writes filter (dw); the written
  * tensor is also C (beta). NHWC/NDHWC activations, KRSC/KTRSC filter. n: the batch size of this
- * launch, 0 for the prepared spec's (needed when the spec says n=?). Synchronous. */
+ * launch, 0 for the prepared spec's (needed when the spec says n=?). Asynchronous on the CUDA
+ * device, as tcjit_launch_gemm. */
 tcjit_status tcjit_launch_conv(const tcjit_operation *op, int64_t n, tcjit_device_ptr x,
                                tcjit_device_ptr filter, tcjit_device_ptr y, tcjit_device_ptr bias,
                                void *stream);
+
+/* Workspaces (split-K's partial sums, channel padding's copies). *out: the bytes of workspace a
+ * GEMM launch at sizes m, n, k, batch (0: the prepared spec's, as for tcjit_launch_gemm_sized)
+ * needs, of the kernel that launch runs (its sizes' dispatch bucket), for pointers aligned as
+ * tcjit_malloc returns them; 0 when it needs none. A launch with less-aligned pointers may run
+ * another kernel: tcjit_launch_gemm_ex then says the bytes it needs. */
+tcjit_status tcjit_operation_workspace_bytes(const tcjit_operation *op, int64_t m, int64_t n,
+                                             int64_t k, int64_t batch, size_t *out);
+/* The same for a convolution launched with batch size n (0: the prepared spec's). */
+tcjit_status tcjit_operation_workspace_bytes_conv(const tcjit_operation *op, int64_t n,
+                                                  size_t *out);
+/* tcjit_launch_gemm_sized and tcjit_launch_conv with the caller's workspace: workspace_bytes at
+ * workspace (aligned to 16 bytes), at least what the query says for the launch, else
+ * TCJIT_ERROR_INVALID_ARGUMENT naming the bytes needed. workspace 0 (and workspace_bytes 0): the
+ * runtime's pool. The kernels use it until they have finished on the stream. */
+tcjit_status tcjit_launch_gemm_ex(const tcjit_operation *op, int64_t m, int64_t n, int64_t k,
+                                  int64_t batch, tcjit_device_ptr a, tcjit_device_ptr b,
+                                  tcjit_device_ptr c, tcjit_device_ptr d, tcjit_device_ptr bias,
+                                  void *stream, tcjit_device_ptr workspace, size_t workspace_bytes);
+tcjit_status tcjit_launch_conv_ex(const tcjit_operation *op, int64_t n, tcjit_device_ptr x,
+                                  tcjit_device_ptr filter, tcjit_device_ptr y,
+                                  tcjit_device_ptr bias, void *stream, tcjit_device_ptr workspace,
+                                  size_t workspace_bytes);
 
 /* The message of this thread's last failed call ("" when none); valid until its next call. */
 const char *tcjit_last_error_message(void);

@@ -118,6 +118,16 @@ struct ConvArgs {
   int64_t n = 0;
 };
 
+// Device memory a launch may use as its workspace (split-K's partial sums, channel padding's
+// copies of x and the filter): `bytes` at `address`, which is aligned to 16 bytes (allocate()
+// returns 256-byte-aligned memory). Address 0: no workspace given — the runtime's pool serves the
+// launch (see Operation::launch). The launch's kernels use it until they have finished on the
+// stream: do not reuse it for anything else, nor for launches on another stream, before then.
+struct Workspace {
+  DeviceAddress address = 0;
+  size_t bytes = 0;
+};
+
 // What the kernel uses, from ptxas (now, or recorded in the database); nullopt when unknown.
 struct ResourceUsage {
   std::optional<int> registers; // per thread
@@ -151,15 +161,45 @@ public:
   Origin origin() const { return origin_; }
   ResourceUsage resources() const;
 
-  // Runs the GEMM on the runtime's device and waits for it. `stream`: an opaque CUstream of the
-  // CUDA device's context; the launches (split-K's and channel padding's too) go to it, and the
-  // call returns once that stream has finished them. nullptr: the device's own stream. The
-  // emulator runs each launch before returning and ignores `stream`. Throws Error when the device
-  // fails.
+  // Runs the GEMM on the runtime's device. On the CUDA device the launch is asynchronous: the
+  // kernels (split-K's reduction and channel padding's copies too) are enqueued on `stream` (an
+  // opaque CUstream of the device's context; nullptr: the device's own stream) and the call
+  // returns without waiting; the results are there once the stream has run them (synchronize
+  // it, or order later work after it). The launch path allocates, copies, sets and synchronizes
+  // nothing, so a launch can be captured in a CUDA graph (with a caller's workspace, or a pool
+  // grown before the capture: see below). The emulator runs each launch before returning (a
+  // launch has finished when it returns) and ignores `stream`. Throws Error when the checks
+  // (GemmArgs) refuse the launch or the device fails; a kernel's fault on a GPU is reported by a
+  // later call that waits for the stream.
+  //
+  // Without a workspace (or with Workspace::address 0), a launch that needs one
+  // (workspace_bytes() > 0) takes the runtime's pool: one buffer per stream, grown (allocated)
+  // when a launch needs more than it holds and reused by every later launch on that stream. A
+  // buffer the pool replaced is freed when the runtime's device closes (it may still be in use),
+  // and the pool's buffers when that happens: with the runtime and the last of its operations.
+  // A first launch at the largest sizes on each stream before a capture makes the capture
+  // allocate nothing; the captured graph then uses that stream's buffer: replay it on that
+  // stream. A graph replayed elsewhere or concurrently, and launches in it, want a workspace of
+  // their own.
   void launch(const GemmArgs &args, void *stream = nullptr) const;
   // Runs the convolution (an operation prepared from a conv2d/conv3d spec) likewise. (Named apart
   // from launch() so that brace-initialised GemmArgs stay unambiguous.)
   void launch_conv(const ConvArgs &args, void *stream = nullptr) const;
+
+  // The bytes of workspace a launch with these arguments needs (0: none): of the kernel that
+  // launch runs (its sizes' dispatch bucket; the kernel for its pointers' alignment, when args
+  // holds pointers less aligned than the operation's kernel reads — 0 pointers count as aligned,
+  // as allocate() returns them). Sizes as for launch(). Throws Error for sizes the operation
+  // does not accept, or a convolution (workspace_bytes_conv).
+  size_t workspace_bytes(const GemmArgs &args) const;
+  // The same for a convolution launched with batch size args.n (0: the prepared spec's); its
+  // pointers do not matter.
+  size_t workspace_bytes_conv(const ConvArgs &args) const;
+  // launch() and launch_conv() with the caller's workspace: `workspace.bytes` at least what
+  // workspace_bytes() / workspace_bytes_conv() says for these arguments, else Error
+  // (invalid_argument) naming the bytes needed. The kernels use it instead of the pool's.
+  void launch(const GemmArgs &args, void *stream, const Workspace &workspace) const;
+  void launch_conv(const ConvArgs &args, void *stream, const Workspace &workspace) const;
 
 private:
   friend class Runtime;

@@ -4,12 +4,15 @@
 // cuFuncSetAttribute allowed). Signatures come from cuda.h, so they match the real driver's.
 // TCJIT_FAKE_CUDA_DEVICES sets the device count (default 1), TCJIT_FAKE_CUDA_DRIVER_VERSION the
 // driver version (default 13000; below it cubins are refused as from a too new toolkit).
+// Every driver call is logged (fake_cuda_call_log: names, and the stream of stream-ordered calls).
 // Events read a fake GPU clock that each launch advances by fake_cuda_set_launch_ms (0.125 ms).
 #include <cuda.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -43,6 +46,23 @@ struct FakeEvent {
   float at_ms = 0;
 };
 int stream_token = 0;
+
+// The driver calls since the last fake_cuda_reset_call_log(), one per line: the function's name,
+// and for a call that takes a stream " stream=" and the stream's address (%p).
+std::mutex call_log_mutex;
+std::string call_log;
+std::string call_log_copy; // what fake_cuda_call_log() returned last
+
+void record(const std::string &call) {
+  std::lock_guard lock(call_log_mutex);
+  call_log += call;
+  call_log += '\n';
+}
+std::string name_on_stream(const char *name, const void *stream) {
+  char text[96];
+  std::snprintf(text, sizeof(text), "%s stream=%p", name, stream);
+  return text;
+}
 
 bool is_cubin(const void *image) {
   const auto *bytes = static_cast<const unsigned char *>(image);
@@ -87,6 +107,16 @@ int fake_cuda_last_module_from_ptx() {
 int fake_cuda_live_allocations() {
   return live_allocations;
 }
+// The call log (see `record`): reset it, and read it (valid until the next read).
+void fake_cuda_reset_call_log() {
+  std::lock_guard lock(call_log_mutex);
+  call_log.clear();
+}
+const char *fake_cuda_call_log() {
+  std::lock_guard lock(call_log_mutex);
+  call_log_copy = call_log;
+  return call_log_copy.c_str();
+}
 void fake_cuda_set_launch_ms(float ms) {
   launch_ms = ms;
 }
@@ -95,6 +125,7 @@ int fake_cuda_live_events() {
 }
 
 CUresult cuInit(unsigned) {
+  record("cuInit");
   return CUDA_SUCCESS;
 }
 int fake_driver_version() {
@@ -102,19 +133,23 @@ int fake_driver_version() {
   return env ? std::atoi(env) : 13000;
 }
 CUresult cuDriverGetVersion(int *version) {
+  record("cuDriverGetVersion");
   *version = fake_driver_version();
   return CUDA_SUCCESS;
 }
 CUresult cuDeviceGetCount(int *count) {
+  record("cuDeviceGetCount");
   const char *env = std::getenv("TCJIT_FAKE_CUDA_DEVICES");
   *count = env ? std::atoi(env) : 1;
   return CUDA_SUCCESS;
 }
 CUresult cuDeviceGet(CUdevice *device, int ordinal) {
+  record("cuDeviceGet");
   *device = ordinal;
   return CUDA_SUCCESS;
 }
 CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute, CUdevice) {
+  record("cuDeviceGetAttribute");
   switch (attribute) {
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = 9; break;
   case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = 0; break;
@@ -133,37 +168,47 @@ CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute, CUdevice
   return CUDA_SUCCESS;
 }
 CUresult cuDeviceGetName(char *name, int length, CUdevice) {
+  record("cuDeviceGetName");
   std::strncpy(name, "Fake H100", static_cast<size_t>(length));
   return CUDA_SUCCESS;
 }
 CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice) {
+  record("cuDeviceTotalMem_v2");
   *bytes = size_t{80} << 30;
   return CUDA_SUCCESS;
 }
 CUresult cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice) {
+  record("cuDevicePrimaryCtxRetain");
   *context = reinterpret_cast<CUcontext>(&context_token);
   return CUDA_SUCCESS;
 }
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice) {
+  record("cuDevicePrimaryCtxRelease_v2");
   return CUDA_SUCCESS;
 }
 CUresult cuCtxSetCurrent(CUcontext) {
+  record("cuCtxSetCurrent");
   return CUDA_SUCCESS;
 }
 CUresult cuCtxSynchronize() {
+  record("cuCtxSynchronize");
   return CUDA_SUCCESS;
 }
 CUresult cuStreamCreate(CUstream *stream, unsigned) {
+  record("cuStreamCreate");
   *stream = reinterpret_cast<CUstream>(&stream_token);
   return CUDA_SUCCESS;
 }
 CUresult cuStreamDestroy_v2(CUstream) {
+  record("cuStreamDestroy_v2");
   return CUDA_SUCCESS;
 }
-CUresult cuStreamSynchronize(CUstream) {
+CUresult cuStreamSynchronize(CUstream stream) {
+  record(name_on_stream("cuStreamSynchronize", stream));
   return CUDA_SUCCESS;
 }
 CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes) {
+  record("cuMemAlloc_v2");
   if (bytes > (size_t{1} << 40)) {
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
@@ -172,23 +217,28 @@ CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes) {
   return CUDA_SUCCESS;
 }
 CUresult cuMemFree_v2(CUdeviceptr ptr) {
+  record("cuMemFree_v2");
   std::free(reinterpret_cast<void *>(ptr));
   --live_allocations;
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
+  record("cuMemcpyHtoD_v2");
   std::memcpy(reinterpret_cast<void *>(dst), src, bytes);
   return CUDA_SUCCESS;
 }
 CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
+  record("cuMemcpyDtoH_v2");
   std::memcpy(dst, reinterpret_cast<const void *>(src), bytes);
   return CUDA_SUCCESS;
 }
 CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t bytes) {
+  record("cuMemsetD8_v2");
   std::memset(reinterpret_cast<void *>(dst), value, bytes);
   return CUDA_SUCCESS;
 }
 CUresult cuModuleLoadData(CUmodule *module, const void *image) {
+  record("cuModuleLoadData");
   if (!is_cubin(image)) {
     return CUDA_ERROR_INVALID_IMAGE;
   }
@@ -210,6 +260,7 @@ CUresult cuModuleLoadData(CUmodule *module, const void *image) {
 }
 CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned count,
                             CUjit_option *options, void **values) {
+  record("cuModuleLoadDataEx");
   const char *text = static_cast<const char *>(image);
   if (fake_driver_version() < 13000 && std::strstr(text, ".version 9.0") != nullptr) {
     return CUDA_ERROR_UNSUPPORTED_PTX_VERSION;
@@ -227,10 +278,12 @@ CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned count,
   return CUDA_SUCCESS;
 }
 CUresult cuModuleUnload(CUmodule module) {
+  record("cuModuleUnload");
   delete reinterpret_cast<FakeModule *>(module);
   return CUDA_SUCCESS;
 }
 CUresult cuModuleGetFunction(CUfunction *function, CUmodule module, const char *name) {
+  record("cuModuleGetFunction");
   FakeModule &fake = *reinterpret_cast<FakeModule *>(module);
   const std::string wanted =
       fake.from_ptx ? std::string(".entry ") + name : std::string(".text.") + name;
@@ -242,6 +295,7 @@ CUresult cuModuleGetFunction(CUfunction *function, CUmodule module, const char *
   return CUDA_SUCCESS;
 }
 CUresult cuFuncGetAttribute(int *value, CUfunction_attribute attribute, CUfunction function) {
+  record("cuFuncGetAttribute");
   const FakeFunction &fake = *reinterpret_cast<FakeFunction *>(function);
   switch (attribute) {
   case CU_FUNC_ATTRIBUTE_NUM_REGS: *value = 40; break;
@@ -254,6 +308,7 @@ CUresult cuFuncGetAttribute(int *value, CUfunction_attribute attribute, CUfuncti
   return CUDA_SUCCESS;
 }
 CUresult cuFuncSetAttribute(CUfunction function, CUfunction_attribute attribute, int value) {
+  record("cuFuncSetAttribute");
   if (attribute != CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
     return CUDA_ERROR_INVALID_VALUE;
   }
@@ -263,6 +318,7 @@ CUresult cuFuncSetAttribute(CUfunction function, CUfunction_attribute attribute,
 CUresult cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                         unsigned by, unsigned bz, unsigned shared, CUstream stream,
                         void **kernel_params, void **extra) {
+  record(name_on_stream("cuLaunchKernel", stream));
   const FakeFunction &fake = *reinterpret_cast<FakeFunction *>(function);
   if (static_cast<int>(shared) > fake.max_dynamic_shared) {
     return CUDA_ERROR_INVALID_VALUE; // what the real driver answers without the opt-in
@@ -297,20 +353,24 @@ CUresult cuLaunchKernel(CUfunction function, unsigned gx, unsigned gy, unsigned 
   return CUDA_SUCCESS;
 }
 CUresult cuEventCreate(CUevent *event, unsigned) {
+  record("cuEventCreate");
   *event = reinterpret_cast<CUevent>(new FakeEvent);
   ++live_events;
   return CUDA_SUCCESS;
 }
-CUresult cuEventRecord(CUevent event, CUstream) {
+CUresult cuEventRecord(CUevent event, CUstream stream) {
+  record(name_on_stream("cuEventRecord", stream));
   *reinterpret_cast<FakeEvent *>(event) = FakeEvent{true, fake_clock_ms};
   return CUDA_SUCCESS;
 }
 CUresult cuEventSynchronize(CUevent event) {
+  record("cuEventSynchronize");
   return reinterpret_cast<FakeEvent *>(event)->recorded ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 // The plain symbol (cuda.h 13 maps the name to cuEventElapsedTime_v2).
 #undef cuEventElapsedTime
 CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent stop) {
+  record("cuEventElapsedTime");
   const auto *a = reinterpret_cast<FakeEvent *>(start);
   const auto *b = reinterpret_cast<FakeEvent *>(stop);
   if (!a->recorded || !b->recorded) {
@@ -320,11 +380,13 @@ CUresult cuEventElapsedTime(float *ms, CUevent start, CUevent stop) {
   return CUDA_SUCCESS;
 }
 CUresult cuEventDestroy_v2(CUevent event) {
+  record("cuEventDestroy_v2");
   delete reinterpret_cast<FakeEvent *>(event);
   --live_events;
   return CUDA_SUCCESS;
 }
 CUresult cuGetErrorName(CUresult result, const char **name) {
+  record("cuGetErrorName");
   switch (result) {
   case CUDA_ERROR_INVALID_VALUE: *name = "CUDA_ERROR_INVALID_VALUE"; break;
   case CUDA_ERROR_INVALID_PTX: *name = "CUDA_ERROR_INVALID_PTX"; break;
@@ -336,6 +398,7 @@ CUresult cuGetErrorName(CUresult result, const char **name) {
   return CUDA_SUCCESS;
 }
 CUresult cuGetErrorString(CUresult result, const char **text) {
+  record("cuGetErrorString");
   switch (result) {
   case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: *text = "too many resources requested for launch"; break;
   case CUDA_ERROR_OUT_OF_MEMORY: *text = "out of memory"; break;
