@@ -173,14 +173,14 @@ public:
   // later call that waits for the stream.
   //
   // Without a workspace (or with Workspace::address 0), a launch that needs one
-  // (workspace_bytes() > 0) takes the runtime's pool: one buffer per stream, grown (allocated)
-  // when a launch needs more than it holds and reused by every later launch on that stream. A
-  // buffer the pool replaced is freed when the runtime's device closes (it may still be in use),
-  // and the pool's buffers when that happens: with the runtime and the last of its operations.
-  // A first launch at the largest sizes on each stream before a capture makes the capture
-  // allocate nothing; the captured graph then uses that stream's buffer: replay it on that
-  // stream. A graph replayed elsewhere or concurrently, and launches in it, want a workspace of
-  // their own.
+  // (workspace_bytes() > 0) takes the runtime's pool: one buffer per stream (launches on one
+  // stream run in order and share it; two streams never share one), grown — allocated — when a
+  // launch needs more than it holds, and reused by every later launch on that stream. A replaced
+  // buffer may still be in use, so every buffer of the pool is freed only when the runtime's
+  // device closes (the runtime and the last operation it prepared are gone). To capture launches
+  // in a CUDA graph, give them a workspace of their own, or launch once at the largest sizes on
+  // the capture stream first (the capture then allocates nothing) and replay the graph on that
+  // stream. docs/runtime.md, "Workspaces".
   void launch(const GemmArgs &args, void *stream = nullptr) const;
   // Runs the convolution (an operation prepared from a conv2d/conv3d spec) likewise. (Named apart
   // from launch() so that brace-initialised GemmArgs stay unambiguous.)

@@ -180,7 +180,7 @@ CudaDevice::~CudaDevice() {
   const CudaDriver &d = *s.driver;
   // Errors here cannot be reported (a destructor does not throw): release what can be released.
   if (d.cuCtxSetCurrent(s.context) == CUDA_SUCCESS) {
-    d.cuStreamSynchronize(s.stream);
+    d.cuCtxSynchronize(); // launches on every stream the device was given
     for (auto &[id, module] : s.modules) {
       d.cuModuleUnload(module.module);
     }
@@ -393,7 +393,11 @@ void CudaDevice::unload_module(device::ModuleHandle module) {
                       "unload_module: unknown module handle " + std::to_string(module.id));
   }
   s.make_current();
-  s.wait_for_stream(); // kernels of the module may still run
+  // Kernels of the module may still run, on any stream of the context: launches are asynchronous
+  // (Operation::launch on the caller's streams).
+  s.check(s.d().cuCtxSynchronize(), "cuCtxSynchronize",
+          s.last_launch.empty() ? "before unloading " + found->second.source_name
+                                : "after " + s.last_launch);
   s.check(s.d().cuModuleUnload(found->second.module), "cuModuleUnload", found->second.source_name);
   std::erase_if(s.functions, [&](const auto &item) { return item.second.module_id == module.id; });
   s.modules.erase(found);
