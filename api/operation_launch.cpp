@@ -361,7 +361,14 @@ void check_args_kind(const Operation::State &s, bool conv_args,
               (words.args.empty() ? words.where : given) + " given to a " +
                   std::string(to_string(s.spec.kind)) + " operation (" + s.spec_text + ")",
               words.where,
-              conv_args ? "launch a gemm with GemmArgs" : "launch a convolution with ConvArgs");
+              words.args.empty()
+                  ? (conv_args ? "call tcjit_launch_gemm_sized (tcjit_operation_workspace_bytes) "
+                                 "for a gemm"
+                               : "call tcjit_launch_conv (tcjit_operation_workspace_bytes_conv) "
+                                 "for a convolution")
+                  : (conv_args ? "launch a gemm with GemmArgs (launch, workspace_bytes)"
+                               : "launch a convolution with ConvArgs (launch_conv, "
+                                 "workspace_bytes_conv)"));
 }
 
 } // namespace

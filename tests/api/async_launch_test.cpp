@@ -264,6 +264,10 @@ TEST_F(FakeDriverLaunch, TheCApiLaunchesWithAWorkspace) {
       << tcjit_last_error_message();
   EXPECT_EQ(tcjit_operation_workspace_bytes(conv, 0, 0, 0, 0, &bytes),
             TCJIT_ERROR_INVALID_ARGUMENT);
+  const std::string kind_message = tcjit_last_error_message();
+  EXPECT_NE(kind_message.find("tcjit_operation_workspace_bytes_conv"), std::string::npos)
+      << kind_message;
+  EXPECT_EQ(kind_message.find("ConvArgs"), std::string::npos) << kind_message;
   EXPECT_EQ(tcjit_operation_workspace_bytes(split, 0, 0, 0, 0, nullptr),
             TCJIT_ERROR_INVALID_ARGUMENT);
 
