@@ -8,10 +8,16 @@
 
 #include "emu_runtime_test_base.h"
 
+#include "compiler/codegen/plan/tile_config.h"
+#include "compiler/dsl/parser.h"
 #include "compiler/reference/gemm_geometry.h"
 #include "compiler/reference/gemm_reference.h"
 #include "compiler/reference/random_fill.h"
 #include "compiler/reference/tolerance.h"
+#include "compiler/spec/problem_key.h"
+#include "engine/kernel_records.h"
+#include "kernels_db/dispatch.h"
+#include "kernels_db/kernels_db.h"
 
 #include <gtest/gtest.h>
 
@@ -300,6 +306,52 @@ TEST_F(EmuWorkspace, TheQueryFollowsTheLaunchSizes) {
   one.n = 1;
   EXPECT_EQ(conv.workspace_bytes_conv(one), 0u) << conv.config();
   EXPECT_THROW(conv.workspace_bytes({}), tcjit::Error) << "a convolution";
+}
+
+// A spec with a size range and a dispatch table (what `tcjit tune` stores): the workspace is of
+// the kernel of the sizes' bucket — none for the small bucket's, split-K's slices for the large
+// one's — and a launch is checked against it.
+TEST_F(EmuWorkspace, TheQueryIsOfTheKernelOfTheSizesBucket) {
+  const std::string text = "gemm m=1..256 n=64 k=1024 a=f16:row b=f16:col c=f32:row acc=f32";
+  const tcjit::OpSpec spec = tcjit::parse_spec(text).entries.front().spec;
+  const tcjit::ProblemKey key = tcjit::make_problem_key(spec, "sm_80", false);
+  {
+    auto db = tcjit::kernels_db::KernelsDb::open(db_path_);
+    db.put_problem(tcjit::engine::problem_record(spec, key, "sm_80"));
+    tcjit::kernels_db::DispatchTable table;
+    table.problem_key = key.text;
+    table.arch = "sm_80";
+    table.tuner_version = "tcjit-tuner 1 / test / model";
+    const tcjit::codegen::TileConfig small{32, 32, 32, 16, 16, 3, 1, 1, 8, 8};
+    const tcjit::codegen::TileConfig split{32, 32, 32, 16, 16, 3, 4, 1, 8, 8};
+    table.entries.push_back({R"({"m":[1,32]})", tcjit::engine::config_json(small), 1.0,
+                             tcjit::kernels_db::ProvenanceKind::predicted});
+    table.entries.push_back({R"({"m":[33,256]})", tcjit::engine::config_json(split), 2.0,
+                             tcjit::kernels_db::ProvenanceKind::predicted});
+    db.put_dispatch_table(table);
+  }
+  tcjit::Runtime rt(options());
+  const tcjit::Operation op = rt.prepare(text);
+  tcjit::GemmArgs small, large;
+  small.m = 16;
+  large.m = 100;
+  ASSERT_NE(op.config_for(large).find(" k4 "), std::string::npos) << op.config_for(large);
+  EXPECT_EQ(op.workspace_bytes(small), 0u);
+  const size_t bytes = op.workspace_bytes(large);
+  EXPECT_GE(bytes, size_t{4} * 100 * 64 * 4) << "4 slices of 100x64 f32";
+
+  const tcjit::DeviceAddress a = rt.allocate(256 * 1024 * 2), b = rt.allocate(64 * 1024 * 2),
+                             d = rt.allocate(256 * 64 * 4), ws = rt.allocate(bytes);
+  for (tcjit::GemmArgs *args : {&small, &large}) {
+    args->a = a;
+    args->b = b;
+    args->d = d;
+  }
+  EXPECT_NO_THROW(op.launch(small, nullptr, {ws, 0})) << "the small bucket's kernel needs none";
+  EXPECT_THROW(op.launch(large, nullptr, {ws, 0}), tcjit::Error);
+  EXPECT_NO_THROW(op.launch(large, nullptr, {ws, bytes}));
+  for (tcjit::DeviceAddress p : {a, b, d, ws})
+    rt.free(p);
 }
 
 // On the emulator a launch has finished when it returns: its results are read right after, and a
