@@ -285,6 +285,25 @@ void check_workspace(const Workspace &workspace, uint64_t needed, const SharedKe
                     "the launch");
 }
 
+// The device pool's workspace of `stream` (at least `needed` bytes), grown when smaller: a failed
+// allocation becomes Error naming the other ways (a workspace of the caller's; an allocation
+// during a CUDA graph capture fails).
+device::DevicePtr pooled_workspace(api::DeviceContext &context, void *stream, uint64_t needed,
+                                   bool conv, const api::LaunchVocabulary &words) {
+  try {
+    return context.workspaces.acquire(*context.device, stream, needed);
+  } catch (const device::DeviceError &e) {
+    const Error error = api::device_error(e, words.where);
+    throw Error(error.code(),
+                error.problem() + " (growing the runtime's workspace pool for this stream to " +
+                    std::to_string(needed) + " bytes)",
+                words.where,
+                "pass a workspace of your own (" + words.workspace_query(conv) +
+                    " tells its bytes), or launch once at these sizes on this stream before a "
+                    "CUDA graph capture (a capture allows no allocation)");
+  }
+}
+
 // Enqueues `kernel` for the bound `spec` on its device, on `stream` (under the device's mutex),
 // with the caller's workspace or else the device's pool's for `stream`: no allocation once the
 // pool is warm, no copy, memset or synchronize. Device failures and sizes the kernel cannot take
@@ -298,10 +317,10 @@ void launch_on_device(const SharedKernel &kernel, const OpSpec &spec,
     check_workspace(workspace, needed, kernel, conv, words);
     std::lock_guard lock(context.mutex);
     const StreamScope on_stream(*context.device, stream);
-    const device::DevicePtr space =
-        needed == 0              ? 0
-        : workspace.address != 0 ? workspace.address
-                                 : context.workspaces.acquire(*context.device, stream, needed);
+    const device::DevicePtr space = needed == 0 ? 0
+                                    : workspace.address != 0
+                                        ? workspace.address
+                                        : pooled_workspace(context, stream, needed, conv, words);
     engine::enqueue_kernel(*context.device, kernel.loaded, spec, ptrs, space);
   } catch (const device::DeviceError &e) {
     throw api::device_error(e, words.where);

@@ -217,6 +217,24 @@ TEST_F(FakeDriverLaunch, ThePoolHasOneGrowingBufferPerStream) {
               }),
               launches_on(stream_, 2))
         << "the grown buffer serves the smaller launch";
+
+    // A pool that cannot grow (as in a CUDA graph capture, which allows no allocation) says what
+    // to do instead.
+    auto set_alloc_limit =
+        reinterpret_cast<void (*)(size_t)>(dlsym(fake_, "fake_cuda_set_alloc_limit"));
+    ASSERT_NE(set_alloc_limit, nullptr);
+    set_alloc_limit(64);
+    try {
+      larger.launch({a, b, d, d}, reinterpret_cast<void *>(0xbeef));
+      set_alloc_limit(0);
+      FAIL() << "an allocation the driver refused went unnoticed";
+    } catch (const tcjit::Error &e) {
+      set_alloc_limit(0);
+      EXPECT_EQ(e.code(), tcjit::ErrorCode::device);
+      EXPECT_NE(e.problem().find("growing the runtime's workspace pool"), std::string::npos)
+          << e.what();
+      EXPECT_NE(e.how_to_fix().find("Operation::workspace_bytes"), std::string::npos) << e.what();
+    }
     for (tcjit::DeviceAddress p : {a, b, d})
       rt.free(p);
   }

@@ -46,6 +46,7 @@ struct FakeEvent {
   float at_ms = 0;
 };
 int stream_token = 0;
+size_t alloc_limit = size_t{1} << 40; // larger allocations fail with CUDA_ERROR_OUT_OF_MEMORY
 
 // The driver calls since the last fake_cuda_reset_call_log(), one per line: the function's name,
 // and for a call that takes a stream " stream=" and the stream's address (%p).
@@ -116,6 +117,10 @@ const char *fake_cuda_call_log() {
   std::lock_guard lock(call_log_mutex);
   call_log_copy = call_log;
   return call_log_copy.c_str();
+}
+// Allocations above `bytes` fail (CUDA_ERROR_OUT_OF_MEMORY); 0 restores the default (1 TiB).
+void fake_cuda_set_alloc_limit(size_t bytes) {
+  alloc_limit = bytes == 0 ? size_t{1} << 40 : bytes;
 }
 void fake_cuda_set_launch_ms(float ms) {
   launch_ms = ms;
@@ -209,7 +214,7 @@ CUresult cuStreamSynchronize(CUstream stream) {
 }
 CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes) {
   record("cuMemAlloc_v2");
-  if (bytes > (size_t{1} << 40)) {
+  if (bytes > alloc_limit) {
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
   *ptr = reinterpret_cast<CUdeviceptr>(std::malloc(bytes));
