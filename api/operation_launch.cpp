@@ -254,7 +254,6 @@ std::shared_ptr<const SharedKernel> kernel_for(const Operation::State &s, const 
 // `conv`: the launch is a convolution's (the query to name). Throws Error in `words`.
 void check_workspace(const Workspace &workspace, uint64_t needed, const SharedKernel &kernel,
                      bool conv, const api::LaunchVocabulary &words) {
-  const std::string query = words.workspace_query(conv);
   if (workspace.address == 0) {
     if (workspace.bytes != 0)
       throw Error(ErrorCode::invalid_argument,
@@ -280,7 +279,8 @@ void check_workspace(const Workspace &workspace, uint64_t needed, const SharedKe
                     ", but this launch's kernel (" + codegen::to_string(kernel.kernel.config) +
                     ") needs " + std::to_string(needed) + " bytes of workspace",
                 words.where,
-                "pass a workspace of at least " + std::to_string(needed) + " bytes (" + query +
+                "pass a workspace of at least " + std::to_string(needed) + " bytes (" +
+                    words.workspace_query(conv) +
                     " tells the bytes a launch needs), or none to let the runtime's pool serve "
                     "the launch");
 }

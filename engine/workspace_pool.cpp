@@ -21,20 +21,6 @@ device::DevicePtr WorkspacePool::acquire(device::Device &dev, void *stream, uint
   return ptr;
 }
 
-uint64_t WorkspacePool::stream_bytes(void *stream) const {
-  const auto found = by_stream_.find(stream);
-  return found == by_stream_.end() ? 0 : found->second.bytes;
-}
-
-uint64_t WorkspacePool::total_bytes() const {
-  uint64_t total = 0;
-  for (const auto &[stream, buffer] : by_stream_)
-    total += buffer.bytes;
-  for (const Buffer &buffer : retired_)
-    total += buffer.bytes;
-  return total;
-}
-
 void WorkspacePool::release(device::Device &dev) noexcept {
   auto free_one = [&](const Buffer &buffer) {
     if (buffer.ptr == 0)

@@ -31,10 +31,6 @@ public:
   // device::DeviceError when the device cannot allocate.
   device::DevicePtr acquire(device::Device &dev, void *stream, uint64_t bytes);
 
-  // The bytes of the buffer of `stream` (0: none yet), and of every buffer this pool holds.
-  uint64_t stream_bytes(void *stream) const;
-  uint64_t total_bytes() const;
-
   // Frees every buffer on `dev` (every launch that used them must have finished); device errors
   // are ignored (there is nothing to report them to at destruction).
   void release(device::Device &dev) noexcept;
