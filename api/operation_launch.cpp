@@ -15,6 +15,8 @@
 #include "compiler/spec/validate.h"
 
 #include <algorithm>
+#include <chrono>
+#include <future>
 #include <stdexcept>
 #include <utility>
 
@@ -65,15 +67,21 @@ std::string Operation::key_hash_hex() const {
   return state_->key.hash_hex();
 }
 std::string Operation::config() const {
-  return codegen::to_string(state_->kernel.load()->kernel.config);
+  return codegen::to_string(api::kernel_of(*state_)->kernel.config);
 }
 std::string Operation::kernel_id() const {
-  return state_->kernel.load()->identity;
+  return api::kernel_of(*state_)->identity;
+}
+bool Operation::ready() const {
+  if (state_->kernel.load())
+    return true;
+  return state_->compiling.valid() &&
+         state_->compiling.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
 }
 
 ResourceUsage Operation::resources() const {
   ResourceUsage r;
-  const std::shared_ptr<const SharedKernel> kernel = state_->kernel.load();
+  const std::shared_ptr<const SharedKernel> kernel = api::kernel_of(*state_);
   const engine::MainKernelResources &k = kernel->resources;
   if (k.registers >= 0)
     r.registers = k.registers;
@@ -238,17 +246,6 @@ void check_not_null(const std::string &arg, DeviceAddress address, const std::st
               "pass the device address of its buffer (from " + words.allocate + " or cuMemAlloc)");
 }
 
-// The kernel that runs `bound` (a launch's sizes): its dispatch bucket's, else the operation's.
-std::shared_ptr<const SharedKernel> kernel_for(const Operation::State &s, const OpSpec &bound) {
-  if (s.dispatch) {
-    const GemmSpec &g = bound.gemm;
-    if (const kernels_db::DispatchEntry *e =
-            s.dispatch->find({g.m.value, g.n.value, g.k.value, g.batch.value}))
-      return s.dispatch_kernels[size_t(e - s.dispatch->table().entries.data())];
-  }
-  return s.kernel.load();
-}
-
 // Runs `kernel` for the bound `spec` on its device, on `stream` (under the device's mutex);
 // device failures and sizes the kernel cannot take become Error (`how_to_fix` for the latter).
 void launch_on_device(const SharedKernel &kernel, const OpSpec &spec,
@@ -267,11 +264,32 @@ void launch_on_device(const SharedKernel &kernel, const OpSpec &spec,
 
 } // namespace
 
+std::shared_ptr<const SharedKernel> api::kernel_for_sizes(const Operation::State &s,
+                                                          const OpSpec &bound) {
+  if (s.dispatch) {
+    const GemmSpec &g = bound.gemm;
+    if (const kernels_db::DispatchEntry *e =
+            s.dispatch->find({g.m.value, g.n.value, g.k.value, g.batch.value}))
+      return s.dispatch_kernels[size_t(e - s.dispatch->table().entries.data())];
+  }
+  return api::kernel_of(s);
+}
+
+OpSpec api::bind_gemm_launch(const Operation::State &s, const GemmArgs &sizes,
+                             const LaunchVocabulary &words) {
+  return bind_launch_sizes(s, sizes, words);
+}
+
+std::string api::config_for(const Operation::State &s, const GemmArgs &sizes,
+                            const LaunchVocabulary &words) {
+  if (s.spec.kind != OpKind::gemm) // a convolution's one kernel serves every batch size
+    return codegen::to_string(kernel_of(s)->kernel.config);
+  const OpSpec bound = bind_launch_sizes(s, sizes, words);
+  return codegen::to_string(kernel_for_sizes(s, bound)->kernel.config);
+}
+
 std::string Operation::config_for(const GemmArgs &sizes) const {
-  if (state_->spec.kind != OpKind::gemm)
-    return config(); // a convolution's one kernel serves every batch size
-  const OpSpec bound = bind_launch_sizes(*state_, sizes, api::LaunchVocabulary{"config_for"});
-  return codegen::to_string(kernel_for(*state_, bound)->kernel.config);
+  return api::config_for(*state_, sizes, api::LaunchVocabulary{"config_for"});
 }
 
 // The kernel for a GEMM launch's pointers: `kernel`, or — when a pointer is aligned to its
@@ -313,7 +331,10 @@ void api::launch_conv(const Operation::State &s, const ConvArgs &args, void *str
     throw Error(ErrorCode::invalid_argument,
                 (words.args.empty() ? words.where : "ConvArgs") + " given to a gemm operation (" +
                     s.spec_text + ")",
-                words.where, "launch a gemm with GemmArgs");
+                words.where,
+                words.args.empty()
+                    ? "launch a gemm with tcjit_launch_gemm or tcjit_launch_gemm_sized"
+                    : "launch a gemm with GemmArgs");
   const codegen::ConvRoles roles = codegen::conv_roles(s.spec.conv.pass);
   const ConvSpec &conv = s.spec.conv;
   auto ptr = [&](codegen::ConvTensor t) {
@@ -352,7 +373,7 @@ void api::launch_conv(const Operation::State &s, const ConvArgs &args, void *str
     }
   }
   const OpSpec &spec = as_prepared ? s.spec : bound;
-  std::shared_ptr<const SharedKernel> kernel = s.kernel.load();
+  std::shared_ptr<const SharedKernel> kernel = api::kernel_of(s);
   const codegen::KernelPlan &plan = kernel->kernel.plan;
   // Channel padding reads x and the filter element by element (into aligned copies).
   const bool padded = plan.pad_from != 0;
@@ -374,7 +395,9 @@ void api::launch_gemm(const Operation::State &s, const GemmArgs &args, void *str
     throw Error(ErrorCode::invalid_argument,
                 (words.args.empty() ? words.where : "GemmArgs") + " given to a " +
                     std::string(to_string(s.spec.kind)) + " operation (" + s.spec_text + ")",
-                words.where, "launch a convolution with ConvArgs");
+                words.where,
+                words.args.empty() ? "launch a convolution with tcjit_launch_conv"
+                                   : "launch a convolution with ConvArgs");
   const Epilogue &epi = s.spec.epilogue;
   check_not_null(words.arg("a"), args.a, "", words);
   check_not_null(words.arg("b"), args.b, "", words);
@@ -387,11 +410,11 @@ void api::launch_gemm(const Operation::State &s, const GemmArgs &args, void *str
   // nothing to bind or check again on this path.
   const bool as_prepared =
       s.concrete && args.m == 0 && args.n == 0 && args.k == 0 && args.batch == 0;
-  std::shared_ptr<const SharedKernel> kernel = s.kernel.load();
+  std::shared_ptr<const SharedKernel> kernel = api::kernel_of(s);
   OpSpec bound;
   if (!as_prepared) {
     bound = bind_launch_sizes(s, args, words);
-    kernel = kernel_for(s, bound);
+    kernel = kernel_for_sizes(s, bound);
     check_launch_alignment(bound, *kernel, words);
   }
   const OpSpec &spec = as_prepared ? s.spec : bound;
