@@ -9,6 +9,9 @@
 //   background_tuning.cpp  tuning a missed problem now (MissPolicy::tune) or on the background
 //                          thread (MissPolicy::background), and switching its operation to the
 //                          winner
+//   background_compile.cpp a symbolic spec's kernel compiled after prepare() returned
+//   predicted_time.cpp     Operation::predicted_time: the decision's measured time or the cost
+//                          model's
 #pragma once
 
 #include "tcjit/tcjit.hpp"
