@@ -27,7 +27,9 @@ std::shared_ptr<const api::SharedKernel> api::kernel_of(const Operation::State &
     return kernel;
   if (!state.compiling.valid())
     throw Error(ErrorCode::internal, "the operation has no kernel", "launch", "");
-  std::shared_ptr<const SharedKernel> compiled = state.compiling.get(); // rethrows its Error
+  // Each thread waits through its own copy of the future; get() rethrows the compile's Error.
+  const std::shared_future<std::shared_ptr<const SharedKernel>> compiling = state.compiling;
+  std::shared_ptr<const SharedKernel> compiled = compiling.get();
   std::shared_ptr<const SharedKernel> none;
   // Kept from now on (unless another thread stored it first: the same kernel).
   state.kernel.compare_exchange_strong(none, compiled);

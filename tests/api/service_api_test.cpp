@@ -166,6 +166,29 @@ TEST_F(ServiceApiTest, CPrepareOfSymbolicSpecReturnsBeforeTheCompile) {
   tcjit_runtime_close(rt);
 }
 
+TEST_F(ServiceApiTest, FailedBackgroundCompileFailsEveryUseOfTheKernel) {
+  tcjit::api::set_background_compile_hook([] {
+    throw tcjit::Error(tcjit::ErrorCode::device, "the compile failed here", "prepare", "");
+  });
+  tcjit_runtime_options o = c_options();
+  tcjit_runtime *rt = nullptr;
+  ASSERT_EQ(tcjit_runtime_open(&o, &rt), TCJIT_OK) << tcjit_last_error_message();
+  tcjit_operation *op = nullptr;
+  ASSERT_EQ(tcjit_prepare(rt, kSymbolicM, &op), TCJIT_OK) << tcjit_last_error_message();
+  EXPECT_EQ(tcjit_operation_config(op), nullptr);
+  std::string message = tcjit_last_error_message();
+  EXPECT_EQ(message.rfind("tcjit: tcjit_operation_config: the compile failed here", 0), 0u)
+      << message;
+  EXPECT_EQ(tcjit_launch_gemm_sized(op, 64, 0, 0, 0, 256, 256, 0, 256, 0, nullptr),
+            TCJIT_ERROR_DEVICE);
+  message = tcjit_last_error_message();
+  EXPECT_EQ(message.rfind("tcjit: tcjit_launch_gemm_sized: the compile failed here", 0), 0u)
+      << message;
+  EXPECT_EQ(tcjit_operation_kernel_id(op), nullptr);
+  tcjit_operation_release(op);
+  tcjit_runtime_close(rt);
+}
+
 TEST_F(ServiceApiTest, PredictedTimeIsTheCostModelsAtTheLaunchSizes) {
   tcjit::Runtime rt(options());
   const tcjit::Operation op = rt.prepare(kSymbolicM);
