@@ -158,12 +158,12 @@ TEST_F(ServiceApiTest, CPrepareOfSymbolicSpecReturnsBeforeTheCompile) {
   tcjit_operation *op = nullptr;
   ASSERT_EQ(tcjit_prepare(rt, kSymbolicM, &op), TCJIT_OK) << tcjit_last_error_message();
   gate.release();
+  tcjit_runtime_close(rt); // waits for the compile; the operation stays usable
   const char *config = tcjit_operation_config(op);
   ASSERT_NE(config, nullptr) << tcjit_last_error_message();
   EXPECT_NE(std::string(config).find("va8 vb8"), std::string::npos) << config;
   EXPECT_EQ(gate.started.load(), 1); // compiled in the background, after prepare returned
   tcjit_operation_release(op);
-  tcjit_runtime_close(rt);
 }
 
 TEST_F(ServiceApiTest, FailedBackgroundCompileFailsEveryUseOfTheKernel) {
