@@ -124,7 +124,7 @@ void Runtime::Impl::tuning_loop() {
 
 void Runtime::Impl::tune_and_switch(const Operation::State &state) {
   const tuner::TuneResult r = tune(state.spec, state.key);
-  if (!r.best || stop_tuning || *r.best == state.kernel.load()->kernel.config)
+  if (!r.best || stop_tuning || *r.best == api::kernel_of(state)->kernel.config)
     return;
   engine::KernelRequest request;
   request.arch = arch;

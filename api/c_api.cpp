@@ -4,10 +4,13 @@
 
 #include "tcjit/tcjit.hpp"
 
+#include "api/c_vocabulary.h"
 #include "api/runtime_state.h"
 
 #include <exception>
+#include <mutex>
 #include <new>
+#include <set>
 #include <string>
 
 struct tcjit_runtime {
@@ -18,6 +21,14 @@ struct tcjit_operation {
   tcjit::Operation operation;
   std::string config;
   std::string spec;
+  // The strings returned by tcjit_operation_config_for / _kernel_id (and _config once the kernel
+  // is compiled): kept as long as the operation (a set's elements never move). Guarded by mutex.
+  mutable std::mutex strings_mutex;
+  mutable std::set<std::string> strings;
+  const char *keep(std::string text) const {
+    std::lock_guard lock(strings_mutex);
+    return strings.insert(std::move(text)).first->c_str();
+  }
 };
 
 namespace {
@@ -42,14 +53,15 @@ tcjit_status fail(tcjit_status status, std::string message) {
   return status;
 }
 
-// Runs `body` (which returns nothing) and turns every exception into a status.
-template <typename Body> tcjit_status guarded(Body &&body) {
+// Runs `body` (which returns nothing) and turns every exception into a status; an Error's message
+// in the words of the C function `function` (api/c_vocabulary.h).
+template <typename Body> tcjit_status guarded(const char *function, Body &&body) {
   try {
     body();
     last_error_message.clear();
     return TCJIT_OK;
   } catch (const tcjit::Error &e) {
-    return fail(status_of(e.code()), e.what());
+    return fail(status_of(e.code()), tcjit::api::c_error_message(e, function));
   } catch (const std::bad_alloc &) {
     return fail(TCJIT_ERROR_INTERNAL, "tcjit: out of host memory");
   } catch (const std::exception &e) {
@@ -69,6 +81,18 @@ tcjit::api::LaunchVocabulary c_words(const char *function) {
   return tcjit::api::LaunchVocabulary{function, "", "tcjit_malloc"};
 }
 
+// An estimate (or none: TCJIT_ERROR_NOT_FOUND) into the C outputs.
+void put_estimate(const std::optional<tcjit::TimeEstimate> &estimate, const char *function,
+                  double *time_us, int *measured) {
+  if (!estimate)
+    throw tcjit::Error(tcjit::ErrorCode::not_found,
+                       "the cost model has no estimate for this kernel at these sizes", function,
+                       "");
+  *time_us = estimate->time_us;
+  if (measured)
+    *measured = estimate->measured ? 1 : 0;
+}
+
 } // namespace
 
 extern "C" {
@@ -83,7 +107,7 @@ tcjit_status tcjit_runtime_open_with_backend(const tcjit_runtime_options *option
   if (!out)
     return null_argument(where, "out");
   *out = nullptr;
-  return guarded([&] {
+  return guarded(where, [&] {
     tcjit::RuntimeOptions o;
     if (options) {
       if (options->db_path)
@@ -122,11 +146,14 @@ tcjit_status tcjit_prepare(tcjit_runtime *rt, const char *spec, tcjit_operation 
     return null_argument("tcjit_prepare", "rt");
   if (!spec)
     return null_argument("tcjit_prepare", "spec");
-  return guarded([&] {
+  return guarded("tcjit_prepare", [&] {
     tcjit::Operation op = rt->runtime.prepare(spec);
-    std::string config = op.config();
+    // A symbolic spec's kernel may still be compiling (Operation::ready): its config is asked
+    // when tcjit_operation_config is called.
+    std::string config = op.ready() ? op.config() : std::string();
     std::string text = op.spec_text();
-    *out = new tcjit_operation{std::move(op), std::move(config), std::move(text)};
+    auto *made = new tcjit_operation{std::move(op), std::move(config), std::move(text), {}, {}};
+    *out = made;
   });
 }
 
@@ -135,7 +162,15 @@ void tcjit_operation_release(tcjit_operation *op) {
 }
 
 const char *tcjit_operation_config(const tcjit_operation *op) {
-  return op ? op->config.c_str() : nullptr;
+  if (!op)
+    return nullptr;
+  if (!op->config.empty())
+    return op->config.c_str();
+  const char *config = nullptr; // waits for a background compile
+  if (guarded("tcjit_operation_config", [&] { config = op->keep(op->operation.config()); }) !=
+      TCJIT_OK)
+    return nullptr;
+  return config;
 }
 
 const char *tcjit_operation_spec(const tcjit_operation *op) {
@@ -173,13 +208,13 @@ tcjit_status tcjit_malloc(tcjit_runtime *rt, size_t bytes, tcjit_device_ptr *out
     return null_argument("tcjit_malloc", "rt");
   if (!out)
     return null_argument("tcjit_malloc", "out");
-  return guarded([&] { *out = rt->runtime.allocate(bytes); });
+  return guarded("tcjit_malloc", [&] { *out = rt->runtime.allocate(bytes); });
 }
 
 tcjit_status tcjit_free(tcjit_runtime *rt, tcjit_device_ptr ptr) {
   if (!rt)
     return null_argument("tcjit_free", "rt");
-  return guarded([&] { rt->runtime.free(ptr); });
+  return guarded("tcjit_free", [&] { rt->runtime.free(ptr); });
 }
 
 tcjit_status tcjit_memcpy_h2d(tcjit_runtime *rt, tcjit_device_ptr dst, const void *src,
@@ -188,7 +223,7 @@ tcjit_status tcjit_memcpy_h2d(tcjit_runtime *rt, tcjit_device_ptr dst, const voi
     return null_argument("tcjit_memcpy_h2d", "rt");
   if (!src && bytes > 0)
     return null_argument("tcjit_memcpy_h2d", "src");
-  return guarded([&] { rt->runtime.copy_to_device(dst, src, bytes); });
+  return guarded("tcjit_memcpy_h2d", [&] { rt->runtime.copy_to_device(dst, src, bytes); });
 }
 
 tcjit_status tcjit_memcpy_d2h(tcjit_runtime *rt, void *dst, tcjit_device_ptr src, size_t bytes) {
@@ -196,7 +231,7 @@ tcjit_status tcjit_memcpy_d2h(tcjit_runtime *rt, void *dst, tcjit_device_ptr src
     return null_argument("tcjit_memcpy_d2h", "rt");
   if (!dst && bytes > 0)
     return null_argument("tcjit_memcpy_d2h", "dst");
-  return guarded([&] { rt->runtime.copy_to_host(dst, src, bytes); });
+  return guarded("tcjit_memcpy_d2h", [&] { rt->runtime.copy_to_host(dst, src, bytes); });
 }
 
 tcjit_status tcjit_launch_gemm(const tcjit_operation *op, tcjit_device_ptr a, tcjit_device_ptr b,
@@ -204,7 +239,7 @@ tcjit_status tcjit_launch_gemm(const tcjit_operation *op, tcjit_device_ptr a, tc
                                void *stream) {
   if (!op)
     return null_argument("tcjit_launch_gemm", "op");
-  return guarded([&] {
+  return guarded("tcjit_launch_gemm", [&] {
     tcjit::api::launch_gemm(tcjit::OperationAccess::state(op->operation), {a, b, c, d, bias},
                             stream, c_words("tcjit_launch_gemm"));
   });
@@ -221,7 +256,7 @@ tcjit_status tcjit_launch_gemm_sized(const tcjit_operation *op, int64_t m, int64
   args.n = n;
   args.k = k;
   args.batch = batch;
-  return guarded([&] {
+  return guarded("tcjit_launch_gemm_sized", [&] {
     tcjit::api::launch_gemm(tcjit::OperationAccess::state(op->operation), args, stream,
                             c_words("tcjit_launch_gemm_sized"));
   });
@@ -234,11 +269,13 @@ tcjit_status tcjit_launch_conv(const tcjit_operation *op, int64_t n, tcjit_devic
     return null_argument("tcjit_launch_conv", "op");
   tcjit::ConvArgs args{x, filter, y, bias};
   args.n = n;
-  return guarded([&] {
+  return guarded("tcjit_launch_conv", [&] {
     tcjit::api::launch_conv(tcjit::OperationAccess::state(op->operation), args, stream,
                             c_words("tcjit_launch_conv"));
   });
 }
+
+/* --- workspaces --- */
 
 tcjit_status tcjit_operation_workspace_bytes(const tcjit_operation *op, int64_t m, int64_t n,
                                              int64_t k, int64_t batch, size_t *out) {
@@ -251,7 +288,7 @@ tcjit_status tcjit_operation_workspace_bytes(const tcjit_operation *op, int64_t 
   sizes.n = n;
   sizes.k = k;
   sizes.batch = batch;
-  return guarded([&] {
+  return guarded("tcjit_operation_workspace_bytes", [&] {
     *out = tcjit::api::gemm_workspace_bytes(tcjit::OperationAccess::state(op->operation), sizes,
                                             c_words("tcjit_operation_workspace_bytes"));
   });
@@ -263,7 +300,7 @@ tcjit_status tcjit_operation_workspace_bytes_conv(const tcjit_operation *op, int
     return null_argument("tcjit_operation_workspace_bytes_conv", "op");
   if (!out)
     return null_argument("tcjit_operation_workspace_bytes_conv", "out");
-  return guarded([&] {
+  return guarded("tcjit_operation_workspace_bytes_conv", [&] {
     *out = tcjit::api::conv_workspace_bytes(tcjit::OperationAccess::state(op->operation), n,
                                             c_words("tcjit_operation_workspace_bytes_conv"));
   });
@@ -281,7 +318,7 @@ tcjit_status tcjit_launch_gemm_ex(const tcjit_operation *op, int64_t m, int64_t 
   args.n = n;
   args.k = k;
   args.batch = batch;
-  return guarded([&] {
+  return guarded("tcjit_launch_gemm_ex", [&] {
     tcjit::api::launch_gemm(tcjit::OperationAccess::state(op->operation), args, stream,
                             c_words("tcjit_launch_gemm_ex"), {workspace, workspace_bytes});
   });
@@ -295,9 +332,90 @@ tcjit_status tcjit_launch_conv_ex(const tcjit_operation *op, int64_t n, tcjit_de
     return null_argument("tcjit_launch_conv_ex", "op");
   tcjit::ConvArgs args{x, filter, y, bias};
   args.n = n;
-  return guarded([&] {
+  return guarded("tcjit_launch_conv_ex", [&] {
     tcjit::api::launch_conv(tcjit::OperationAccess::state(op->operation), args, stream,
                             c_words("tcjit_launch_conv_ex"), {workspace, workspace_bytes});
+  });
+}
+
+/* --- version, config per size, kernel identity, predicted time --- */
+
+const char *tcjit_version(void) {
+  return TCJIT_VERSION_TEXT;
+}
+
+void tcjit_version_numbers(int *major, int *minor, int *patch) {
+  if (major)
+    *major = TCJIT_VERSION_MAJOR;
+  if (minor)
+    *minor = TCJIT_VERSION_MINOR;
+  if (patch)
+    *patch = TCJIT_VERSION_PATCH;
+}
+
+const char *tcjit_operation_config_for(const tcjit_operation *op, int64_t m, int64_t n, int64_t k,
+                                       int64_t batch) {
+  if (!op) {
+    null_argument("tcjit_operation_config_for", "op");
+    return nullptr;
+  }
+  const char *config = nullptr;
+  tcjit::GemmArgs sizes;
+  sizes.m = m;
+  sizes.n = n;
+  sizes.k = k;
+  sizes.batch = batch;
+  const tcjit_status status = guarded("tcjit_operation_config_for", [&] {
+    config = op->keep(tcjit::api::config_for(tcjit::OperationAccess::state(op->operation), sizes,
+                                             c_words("tcjit_operation_config_for")));
+  });
+  return status == TCJIT_OK ? config : nullptr;
+}
+
+const char *tcjit_operation_kernel_id(const tcjit_operation *op) {
+  if (!op) {
+    null_argument("tcjit_operation_kernel_id", "op");
+    return nullptr;
+  }
+  const char *id = nullptr;
+  const tcjit_status status =
+      guarded("tcjit_operation_kernel_id", [&] { id = op->keep(op->operation.kernel_id()); });
+  return status == TCJIT_OK ? id : nullptr;
+}
+
+tcjit_status tcjit_operation_predicted_time(const tcjit_operation *op, int64_t m, int64_t n,
+                                            int64_t k, int64_t batch, double *time_us,
+                                            int *measured) {
+  const char *where = "tcjit_operation_predicted_time";
+  if (!op)
+    return null_argument(where, "op");
+  if (!time_us)
+    return null_argument(where, "time_us");
+  tcjit::GemmArgs sizes;
+  sizes.m = m;
+  sizes.n = n;
+  sizes.k = k;
+  sizes.batch = batch;
+  return guarded(where, [&] {
+    put_estimate(tcjit::api::predicted_time(tcjit::OperationAccess::state(op->operation), sizes,
+                                            c_words(where)),
+                 where, time_us, measured);
+  });
+}
+
+tcjit_status tcjit_operation_predicted_time_conv(const tcjit_operation *op, int64_t n,
+                                                 double *time_us, int *measured) {
+  const char *where = "tcjit_operation_predicted_time_conv";
+  if (!op)
+    return null_argument(where, "op");
+  if (!time_us)
+    return null_argument(where, "time_us");
+  tcjit::ConvArgs sizes;
+  sizes.n = n;
+  return guarded(where, [&] {
+    put_estimate(tcjit::api::predicted_time_conv(tcjit::OperationAccess::state(op->operation),
+                                                 sizes, c_words(where)),
+                 where, time_us, measured);
   });
 }
 

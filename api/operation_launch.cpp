@@ -15,6 +15,8 @@
 #include "compiler/spec/validate.h"
 
 #include <algorithm>
+#include <chrono>
+#include <future>
 #include <stdexcept>
 #include <utility>
 
@@ -65,15 +67,21 @@ std::string Operation::key_hash_hex() const {
   return state_->key.hash_hex();
 }
 std::string Operation::config() const {
-  return codegen::to_string(state_->kernel.load()->kernel.config);
+  return codegen::to_string(api::kernel_of(*state_)->kernel.config);
 }
 std::string Operation::kernel_id() const {
-  return state_->kernel.load()->identity;
+  return api::kernel_of(*state_)->identity;
+}
+bool Operation::ready() const {
+  if (state_->kernel.load())
+    return true;
+  return state_->compiling.valid() &&
+         state_->compiling.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
 }
 
 ResourceUsage Operation::resources() const {
   ResourceUsage r;
-  const std::shared_ptr<const SharedKernel> kernel = state_->kernel.load();
+  const std::shared_ptr<const SharedKernel> kernel = api::kernel_of(*state_);
   const engine::MainKernelResources &k = kernel->resources;
   if (k.registers >= 0)
     r.registers = k.registers;
@@ -238,17 +246,6 @@ void check_not_null(const std::string &arg, DeviceAddress address, const std::st
               "pass the device address of its buffer (from " + words.allocate + " or cuMemAlloc)");
 }
 
-// The kernel that runs `bound` (a launch's sizes): its dispatch bucket's, else the operation's.
-std::shared_ptr<const SharedKernel> kernel_for(const Operation::State &s, const OpSpec &bound) {
-  if (s.dispatch) {
-    const GemmSpec &g = bound.gemm;
-    if (const kernels_db::DispatchEntry *e =
-            s.dispatch->find({g.m.value, g.n.value, g.k.value, g.batch.value}))
-      return s.dispatch_kernels[size_t(e - s.dispatch->table().entries.data())];
-  }
-  return s.kernel.load();
-}
-
 // Refuses a caller's workspace that is not usable by a launch whose kernel needs `needed` bytes:
 // an address 0 with bytes, an address less aligned than the kernels' vectors, too few bytes.
 // `conv`: the launch is a convolution's (the query to name). Throws Error in `words`.
@@ -392,11 +389,32 @@ void check_args_kind(const Operation::State &s, bool conv_args,
 
 } // namespace
 
+std::shared_ptr<const SharedKernel> api::kernel_for_sizes(const Operation::State &s,
+                                                          const OpSpec &bound) {
+  if (s.dispatch) {
+    const GemmSpec &g = bound.gemm;
+    if (const kernels_db::DispatchEntry *e =
+            s.dispatch->find({g.m.value, g.n.value, g.k.value, g.batch.value}))
+      return s.dispatch_kernels[size_t(e - s.dispatch->table().entries.data())];
+  }
+  return api::kernel_of(s);
+}
+
+OpSpec api::bind_gemm_launch(const Operation::State &s, const GemmArgs &sizes,
+                             const LaunchVocabulary &words) {
+  return bind_launch_sizes(s, sizes, words);
+}
+
+std::string api::config_for(const Operation::State &s, const GemmArgs &sizes,
+                            const LaunchVocabulary &words) {
+  if (s.spec.kind != OpKind::gemm) // a convolution's one kernel serves every batch size
+    return codegen::to_string(kernel_of(s)->kernel.config);
+  const OpSpec bound = bind_launch_sizes(s, sizes, words);
+  return codegen::to_string(kernel_for_sizes(s, bound)->kernel.config);
+}
+
 std::string Operation::config_for(const GemmArgs &sizes) const {
-  if (state_->spec.kind != OpKind::gemm)
-    return config(); // a convolution's one kernel serves every batch size
-  const OpSpec bound = bind_launch_sizes(*state_, sizes, api::LaunchVocabulary{"config_for"});
-  return codegen::to_string(kernel_for(*state_, bound)->kernel.config);
+  return api::config_for(*state_, sizes, api::LaunchVocabulary{"config_for"});
 }
 
 // The kernel for a GEMM launch's pointers: `kernel`, or — when a pointer is aligned to its
@@ -455,7 +473,7 @@ void api::launch_conv(const Operation::State &s, const ConvArgs &args, void *str
   if (s.spec.epilogue.bias != BiasKind::none)
     check_not_null(words.arg("bias"), args.bias, ", but the spec has a bias", words);
   const LaunchSpec spec = bind_conv_launch(s, args.n, words);
-  std::shared_ptr<const SharedKernel> kernel = s.kernel.load();
+  std::shared_ptr<const SharedKernel> kernel = api::kernel_of(s);
   const codegen::KernelPlan &plan = kernel->kernel.plan;
   // Channel padding reads x and the filter element by element (into aligned copies).
   const bool padded = plan.pad_from != 0;
@@ -479,10 +497,10 @@ GemmLaunch plan_gemm_launch(const Operation::State &s, const GemmArgs &args,
   GemmLaunch launch;
   launch.spec.as_prepared =
       s.concrete && args.m == 0 && args.n == 0 && args.k == 0 && args.batch == 0;
-  launch.kernel = s.kernel.load();
+  launch.kernel = api::kernel_of(s);
   if (!launch.spec.as_prepared) {
     launch.spec.bound = bind_launch_sizes(s, args, words);
-    launch.kernel = kernel_for(s, launch.spec.bound);
+    launch.kernel = api::kernel_for_sizes(s, launch.spec.bound);
     check_launch_alignment(launch.spec.bound, *launch.kernel, words);
   }
   launch.kernel = kernel_for_pointers(s, std::move(launch.kernel), args, words);
@@ -537,7 +555,7 @@ size_t api::conv_workspace_bytes(const Operation::State &s, int64_t n,
                                  const LaunchVocabulary &words) {
   check_args_kind(s, true, words);
   const LaunchSpec spec = bind_conv_launch(s, n, words);
-  return engine::kernel_workspace_bytes(s.kernel.load()->loaded, spec.of(s));
+  return engine::kernel_workspace_bytes(api::kernel_of(s)->loaded, spec.of(s));
 }
 
 void Operation::launch_conv(const ConvArgs &args, void *stream) const {

@@ -53,14 +53,19 @@ const char *to_string(Origin origin) {
 namespace api {
 
 Error device_error(const device::DeviceError &e, const std::string &where) {
-  // The device's messages already say how to fix them.
+  // The device's messages already say how to fix them, in the command line's words: "use --device
+  // emu" becomes the option an application sets.
+  std::string what = e.what();
+  const std::string cli_fix = "use --device emu";
+  for (size_t at = what.find(cli_fix); at != std::string::npos; at = what.find(cli_fix, at))
+    what.replace(at, cli_fix.size(), "set RuntimeOptions::device to \"emu\" or \"auto\"");
   ErrorCode code = ErrorCode::device;
   if (e.kind() == device::ErrorKind::Unsupported)
     code = ErrorCode::unsupported;
   else if (e.kind() == device::ErrorKind::InvalidArgument ||
            e.kind() == device::ErrorKind::NotFound)
     code = ErrorCode::invalid_argument;
-  return Error(code, e.what(), where, "");
+  return Error(code, what, where, "");
 }
 
 std::shared_ptr<const SharedKernel> AlignedKernels::kernel_for(const OpSpec &spec,
@@ -232,14 +237,35 @@ void Runtime::Impl::load_dispatch(Operation::State &state) {
 
 std::shared_ptr<const Operation::State>
 Runtime::Impl::remember(const OpSpec &spec, const ProblemKey &key,
-                        std::shared_ptr<const SharedKernel> kernel) {
+                        std::shared_ptr<const SharedKernel> kernel,
+                        std::shared_future<std::shared_ptr<const api::SharedKernel>> compiling) {
   auto state = std::make_shared<Operation::State>();
   state->spec = spec;
   state->concrete = is_concrete(spec);
   state->spec_text = print_spec(spec);
   state->key = key;
   state->kernel = std::move(kernel);
+  state->compiling = std::move(compiling);
   state->aligned = aligned;
+  state->arch = arch;
+  state->tf32_off = tf32_off;
+  if (db && state->concrete) {
+    try {
+      const GemmSpec &g = spec.gemm;
+      const std::optional<kernels_db::DispatchSizes> sizes =
+          spec.kind == OpKind::gemm ? std::optional<kernels_db::DispatchSizes>(
+                                          {g.m.value, g.n.value, g.k.value, g.batch.value})
+                                    : std::nullopt;
+      const std::optional<tuner::Decision> decision = tuner::decide(*db, key.text, arch, sizes);
+      if (decision && decision->provenance == kernels_db::ProvenanceKind::measured) {
+        state->decided_config = engine::parse_config_json(decision->config_json);
+        state->decided_time_us = decision->time_us;
+      }
+    } catch (const kernels_db::DbError &e) {
+      throw Error(ErrorCode::database, e.what(), "prepare",
+                  "check the database (`tcjit db check`)");
+    }
+  }
   load_dispatch(*state);
   std::shared_ptr<const Operation::State> shared = std::move(state);
   std::lock_guard lock(map_mutex);
@@ -331,9 +357,33 @@ Operation Runtime::prepare(std::string_view dsl_text) {
   return prepare(spec);
 }
 
+engine::ServedKernel Runtime::Impl::serve(const OpSpec &spec, const ProblemKey &key,
+                                          const engine::KernelRequest &request, const char *where) {
+  try {
+    return tuner::serve_kernel(spec, key, request, db ? &*db : nullptr);
+  } catch (const kernels_db::DbError &e) {
+    throw Error(ErrorCode::database, e.what(), where, "check the database (`tcjit db check`)");
+  } catch (const std::runtime_error &e) {
+    throw Error(ErrorCode::internal, e.what(), where, "");
+  }
+}
+
+namespace {
+
+// A symbolic spec's kernel that must be compiled is compiled on a background thread: prepare()
+// returns at once (Operation::ready). Not under MissPolicy::fail (nothing is compiled), nor for
+// act=custom (the user's code: its errors belong to prepare()).
+bool compiles_in_background(const OpSpec &spec, MissPolicy on_miss) {
+  return !is_concrete(spec) && on_miss != MissPolicy::fail &&
+         spec.epilogue.act != Activation::custom;
+}
+
+} // namespace
+
 Operation Runtime::prepare(const OpSpec &spec) {
   Impl &rt = *impl_;
   api::throw_if_invalid(spec, "prepare");
+  api::throw_if_unsupported(spec, rt.arch, rt.tf32_off, "prepare");
   const ProblemKey key = make_problem_key(spec, rt.arch, rt.tf32_off);
   if (auto state = rt.find(key.text))
     return Operation(std::move(state), Origin::memory);
@@ -386,12 +436,17 @@ Operation Runtime::prepare(const OpSpec &spec) {
     request.chosen_note = tuned_note;
   }
   engine::ServedKernel served;
-  try {
-    served = tuner::serve_kernel(spec, key, request, rt.db ? &*rt.db : nullptr);
-  } catch (const kernels_db::DbError &e) {
-    throw Error(ErrorCode::database, e.what(), "prepare", "check the database (`tcjit db check`)");
-  } catch (const std::runtime_error &e) {
-    throw Error(ErrorCode::internal, e.what(), "prepare", "");
+  if (tuned != Origin::tuned_now && compiles_in_background(spec, rt.options.on_miss)) {
+    engine::KernelRequest stored = request; // the database's kernel, else a compile in background
+    stored.compile_on_miss = false;
+    served = rt.serve(spec, key, stored, "prepare");
+    if (served.missed) {
+      auto state =
+          rt.remember(spec, key, nullptr, rt.compile_in_background(spec, key, request, default_id));
+      return Operation(std::move(state), Origin::compiled_now);
+    }
+  } else {
+    served = rt.serve(spec, key, request, "prepare");
   }
   if (!served.ok())
     throw api::served_kernel_error(

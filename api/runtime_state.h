@@ -9,6 +9,9 @@
 //   background_tuning.cpp  tuning a missed problem now (MissPolicy::tune) or on the background
 //                          thread (MissPolicy::background), and switching its operation to the
 //                          winner
+//   background_compile.cpp a symbolic spec's kernel compiled after prepare() returned
+//   predicted_time.cpp     Operation::predicted_time: the decision's measured time or the cost
+//                          model's
 #pragma once
 
 #include "tcjit/tcjit.hpp"
@@ -26,6 +29,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -116,9 +120,27 @@ struct Operation::State {
   std::vector<std::shared_ptr<const api::SharedKernel>> dispatch_kernels;
   // The runtime's kernels for less-aligned pointers (shared by its operations).
   std::shared_ptr<api::AlignedKernels> aligned;
+
+  // A symbolic spec's kernel compiled on a background thread (prepare() returned before it):
+  // `kernel` stays null until api::kernel_of() takes the result (background_compile.cpp).
+  std::shared_future<std::shared_ptr<const api::SharedKernel>> compiling;
+  // What Operation::predicted_time needs: the arch and precision the kernel was built for, and
+  // the config and measured time of the database's decision for a concrete problem (when it has
+  // one; predicted_time uses it while it is the kernel's config).
+  std::string arch;
+  bool tf32_off = false;
+  std::optional<codegen::TileConfig> decided_config;
+  double decided_time_us = 0;
 };
 
 namespace api {
+
+// The kernel an operation launches: its kernel, or — while a background compile runs — the
+// compile's, waited for. Throws the compile's Error when it failed (background_compile.cpp).
+std::shared_ptr<const SharedKernel> kernel_of(const Operation::State &state);
+// A test's hook: called by each background compile before it starts (nullptr: none), so that a
+// test can hold compiles and observe that prepare() returned without one.
+void set_background_compile_hook(std::function<void()> hook);
 
 // The words a launch's errors use for its arguments: the C++ API's (`GemmArgs::a`, where
 // "launch") or a C function's (parameter `a` of tcjit_launch_gemm).
@@ -142,6 +164,22 @@ struct LaunchVocabulary {
                : (conv ? "Operation::workspace_bytes_conv" : "Operation::workspace_bytes");
   }
 };
+
+// Operation::config_for with the errors in `words` (operation_launch.cpp).
+std::string config_for(const Operation::State &state, const GemmArgs &sizes,
+                       const LaunchVocabulary &words);
+// Operation::predicted_time / predicted_time_conv with the errors in `words` (predicted_time.cpp).
+std::optional<TimeEstimate> predicted_time(const Operation::State &state, const GemmArgs &sizes,
+                                           const LaunchVocabulary &words);
+std::optional<TimeEstimate> predicted_time_conv(const Operation::State &state,
+                                                const ConvArgs &sizes,
+                                                const LaunchVocabulary &words);
+// The spec of a GEMM launch with these sizes, checked against the prepared spec (Error in `words`)
+// and the kernel that runs it (its dispatch bucket's, else the operation's) (operation_launch.cpp).
+OpSpec bind_gemm_launch(const Operation::State &state, const GemmArgs &sizes,
+                        const LaunchVocabulary &words);
+std::shared_ptr<const SharedKernel> kernel_for_sizes(const Operation::State &state,
+                                                     const OpSpec &bound);
 
 // Operation::launch / launch_conv with the errors in `words` (operation_launch.cpp). `workspace`:
 // the caller's (address 0: the device's pool).
@@ -194,8 +232,20 @@ struct Runtime::Impl {
   // when there is no valid table (the spec's one kernel serves every size).
   void load_dispatch(Operation::State &state);
   // The operation of a problem, remembered with its kernel (and dispatch table).
-  std::shared_ptr<const Operation::State> remember(const OpSpec &spec, const ProblemKey &key,
-                                                   std::shared_ptr<const api::SharedKernel> kernel);
+  // `compiling`: the background compile of a symbolic spec's kernel (then `kernel` is null).
+  std::shared_ptr<const Operation::State>
+  remember(const OpSpec &spec, const ProblemKey &key,
+           std::shared_ptr<const api::SharedKernel> kernel,
+           std::shared_future<std::shared_ptr<const api::SharedKernel>> compiling = {});
+  // The kernel of `request` served (found or compiled), as an Error at `where` when a layer below
+  // throws.
+  engine::ServedKernel serve(const OpSpec &spec, const ProblemKey &key,
+                             const engine::KernelRequest &request, const char *where);
+  // Compiles the kernel of a symbolic spec on a background thread and loads it (aliased under
+  // `default_id` too when a fallback config was taken) (background_compile.cpp).
+  std::shared_future<std::shared_ptr<const api::SharedKernel>>
+  compile_in_background(const OpSpec &spec, const ProblemKey &key,
+                        const engine::KernelRequest &request, const std::string &default_id);
 
   // Background tunes (MissPolicy::background): one worker thread takes the operations queued by
   // prepare() one at a time; wait_for_tuning() waits until the queue is done, ~Impl stops it.
@@ -224,6 +274,21 @@ struct Runtime::Impl {
   void tuning_loop();
   void tune_and_switch(const Operation::State &state);
   void wait_for_tunes();
+
+  // The background compiles started (compile_in_background), waited for before any member they use
+  // is destroyed: declared last, so destroyed first.
+  struct BackgroundCompiles {
+    std::mutex mutex;
+    std::vector<std::shared_future<std::shared_ptr<const api::SharedKernel>>> running;
+    BackgroundCompiles() = default;
+    BackgroundCompiles(const BackgroundCompiles &) = delete;
+    BackgroundCompiles &operator=(const BackgroundCompiles &) = delete;
+    ~BackgroundCompiles() {
+      for (const auto &compile : running)
+        compile.wait();
+    }
+  };
+  BackgroundCompiles background_compiles;
 };
 
 } // namespace tcjit

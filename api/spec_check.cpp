@@ -1,5 +1,6 @@
 #include "api/spec_check.h"
 
+#include "compiler/codegen/plan/tile_config.h"
 #include "compiler/spec/validate.h"
 
 namespace tcjit::api {
@@ -18,6 +19,18 @@ void throw_if_invalid(const OpSpec &spec, const char *where) {
     text += "\n  " + (e.key.empty() ? std::string("operation") : e.key) + ": " + e.message;
   throw Error(ErrorCode::bad_spec, "the spec is not valid:" + text, where,
               "correct the fields named");
+}
+
+void throw_if_unsupported(const OpSpec &spec, const std::string &arch, bool tf32_off,
+                          const char *where) {
+  std::string text;
+  for (const codegen::ConfigError &e : codegen::check_codegen_support(spec, arch, tf32_off))
+    if (e.field != "act")
+      text += "\n  " + e.field + ": " + e.message;
+  if (text.empty())
+    return;
+  throw Error(ErrorCode::unsupported, "tcjit has no kernel for this spec on " + arch + ":" + text,
+              where, "change the spec as the message says");
 }
 
 } // namespace tcjit::api

@@ -147,8 +147,13 @@ int run_run(const RunOptions &opt) {
   std::optional<Runtime> runtime;
   try {
     runtime.emplace(options);
-  } catch (const Error &e) {                         // the device or the database cannot be opened
-    print_error("tcjit run", e, /*with_fix=*/false); // its fix is the API's (RuntimeOptions)
+  } catch (const Error &e) { // the device or the database cannot be opened
+    // Its fix is the API's (RuntimeOptions): not printed, and the device's told as the flag.
+    std::string problem = e.problem();
+    const std::string api_fix = "set RuntimeOptions::device to \"emu\" or \"auto\"";
+    if (const size_t at = problem.find(api_fix); at != std::string::npos)
+      problem.replace(at, api_fix.size(), "use --device emu");
+    print_error("tcjit run", Error(e.code(), problem, e.where(), ""), /*with_fix=*/false);
     return exit_status_of(e); // 2 for a --db that is not a tcjit database or not a file
   }
   std::ostream null_stream(nullptr);

@@ -60,9 +60,13 @@ tcjit_status tcjit_runtime_open_with_backend(const tcjit_runtime_options *option
 /* Operations prepared by the runtime stay usable after it is closed. NULL is ignored. */
 void tcjit_runtime_close(tcjit_runtime *rt);
 
+/* A spec with symbolic sizes whose kernel must be compiled returns at once: the kernel is compiled
+ * on a background thread, and the first call that needs it (a launch, tcjit_operation_config,
+ * _config_for, _kernel_id, _predicted_time) waits for it, failing with the compile's error. */
 tcjit_status tcjit_prepare(tcjit_runtime *rt, const char *spec, tcjit_operation **out);
 void tcjit_operation_release(tcjit_operation *op); /* NULL is ignored */
-/* Strings live as long as the operation; NULL for a NULL operation. */
+/* Strings live as long as the operation; NULL for a NULL operation (tcjit_operation_config: also
+ * when the operation's background compile failed, tcjit_last_error_message() saying why). */
 const char *tcjit_operation_config(const tcjit_operation *op);
 const char *tcjit_operation_spec(const tcjit_operation *op);
 uint64_t tcjit_operation_key_hash(const tcjit_operation *op);
@@ -129,6 +133,36 @@ tcjit_status tcjit_launch_conv_ex(const tcjit_operation *op, int64_t n, tcjit_de
                                   tcjit_device_ptr filter, tcjit_device_ptr y,
                                   tcjit_device_ptr bias, void *stream, tcjit_device_ptr workspace,
                                   size_t workspace_bytes);
+
+/* --- version, config per size, kernel identity, predicted time --- */
+
+/* The library's version: "MAJOR.MINOR.PATCH" (static storage), and its numbers (NULL outputs are
+ * skipped). */
+const char *tcjit_version(void);
+void tcjit_version_numbers(int *major, int *minor, int *patch);
+
+/* The config of the kernel a launch with these sizes runs (sizes as tcjit_launch_gemm_sized: 0
+ * takes the prepared spec's): the operation's, or its size bucket's when the spec has ranges tuned
+ * by `tcjit tune`. A convolution's one kernel serves every size (its config). The string lives as
+ * long as the operation. NULL for sizes the operation does not accept (and a NULL op):
+ * tcjit_last_error_message() says why. */
+const char *tcjit_operation_config_for(const tcjit_operation *op, int64_t m, int64_t n, int64_t k,
+                                       int64_t batch);
+/* The compiled kernel's identity: operations sharing one kernel return the same text. Lives as
+ * long as the operation; NULL on failure (a background compile that failed, a NULL op). */
+const char *tcjit_operation_kernel_id(const tcjit_operation *op);
+
+/* The time in microseconds a launch at these sizes (as tcjit_launch_gemm_sized's) is expected to
+ * take, into *time_us; *measured (may be NULL) is 1 when it is the kernel database's measured time
+ * of this problem's decision (a concrete spec at its own sizes), 0 when the cost model predicts it
+ * for the kernel's config at these sizes. TCJIT_ERROR_NOT_FOUND when the model has no estimate;
+ * TCJIT_ERROR_INVALID_ARGUMENT for sizes the operation does not accept. */
+tcjit_status tcjit_operation_predicted_time(const tcjit_operation *op, int64_t m, int64_t n,
+                                            int64_t k, int64_t batch, double *time_us,
+                                            int *measured);
+/* The same for a convolution launched with batch size n (0: the prepared spec's). */
+tcjit_status tcjit_operation_predicted_time_conv(const tcjit_operation *op, int64_t n,
+                                                 double *time_us, int *measured);
 
 /* The message of this thread's last failed call ("" when none); valid until its next call. */
 const char *tcjit_last_error_message(void);

@@ -11,10 +11,11 @@
 // is the same, as for another batch size), then in the kernel database (Origin::database), then —
 // with MissPolicy::heuristic — compiles the default chooser's config now (Origin::compiled_now)
 // and stores it; the database's tuned config (`tcjit tune`) comes first when there is one. A spec
-// may leave sizes symbolic (`m=?`, `m=1..8192`): the launch gives them (GemmArgs). Runtime and
-// Operation are thread-safe: maps are guarded by a mutex and launches on one device are serialized
-// (the emulator is not thread-safe). Every failure throws tcjit::Error, which says what went wrong,
-// where and how to fix it.
+// may leave sizes symbolic (`m=?`, `m=1..8192`): the launch gives them (GemmArgs); such a spec's
+// kernel, when it must be compiled, is compiled on a background thread (Operation::ready). Runtime
+// and Operation are thread-safe: maps are guarded by a mutex and launches on one device are
+// serialized (the emulator is not thread-safe). Every failure throws tcjit::Error, which says what
+// went wrong, where and how to fix it.
 #pragma once
 
 #include "tcjit/op_spec.h"
@@ -135,6 +136,16 @@ struct ResourceUsage {
   std::optional<int> spill_bytes;
 };
 
+// The time a launch is expected to take (Operation::predicted_time).
+struct TimeEstimate {
+  double time_us = 0;
+  // true: measured — the kernel database's measured time of this problem's decision (its config is
+  // the kernel's), for a concrete spec launched at its own sizes. false: predicted — the cost
+  // model's time (docs/perf_model.md) for the kernel's config and resources at these sizes on the
+  // model of the runtime's arch (an emulator's sm_80: an A100).
+  bool measured = false;
+};
+
 class Runtime;
 struct OperationAccess; // api/runtime_state.h: the C API's way to an Operation's state
 struct VerifyRequest;   // tools.hpp
@@ -160,6 +171,21 @@ public:
   std::string kernel_id() const;
   Origin origin() const { return origin_; }
   ResourceUsage resources() const;
+
+  // The time a launch with these sizes (as launch() takes them: 0 for the prepared spec's) is
+  // expected to take on the kernel it would run (config_for's): measured when the database has it,
+  // else predicted (TimeEstimate). nullopt when the cost model has no estimate (a config its GPU
+  // model cannot launch). Throws Error for sizes the operation does not accept.
+  std::optional<TimeEstimate> predicted_time(const GemmArgs &sizes) const;
+  // The same for a convolution launched with batch size sizes.n.
+  std::optional<TimeEstimate> predicted_time_conv(const ConvArgs &sizes) const;
+
+  // Whether the kernel is compiled. Preparing a spec with symbolic sizes (m=?, m=1..8192) whose
+  // kernel is neither in memory nor in the database does not compile it: prepare() returns at
+  // once and the kernel is compiled on a background thread; the first call that needs it
+  // (launch, config, config_for, kernel_id, resources, predicted_time) waits for it, and throws
+  // the compile's Error when it failed. Every other operation is ready when prepare() returns.
+  bool ready() const;
 
   // Runs the GEMM on the runtime's device. On the CUDA device the launch is asynchronous: the
   // kernels (split-K's reduction and channel padding's copies too) are enqueued on `stream` (an
