@@ -161,7 +161,7 @@ TEST(KernelsDbConcurrency, KillNineMidWriteLeavesAConsistentDatabase) {
     prepare_schema(connection);
     EXPECT_EQ(query_int64(connection,
                           "SELECT COUNT(*) FROM problems p WHERE "
-                          "(SELECT COUNT(*) FROM binaries b WHERE b.problem_id = p.id) <> 1 OR "
+                          "(SELECT COUNT(*) FROM problem_binaries l WHERE l.problem_id = p.id) <> 1 OR "
                           "(SELECT COUNT(*) FROM results r WHERE r.problem_id = p.id) <> 3"),
               0)
         << "a partial group survived";
