@@ -293,9 +293,13 @@ ServedKernel find_or_compile_kernel(const OpSpec &spec, const ProblemKey &key,
           codegen::plan_kernel(spec, candidate, request.arch, request.tf32_off));
       const kernels_db::BinaryKey binary_key{key.text, config_json(candidate), request.arch,
                                              toolkit_version(), compiler_version(request.backend)};
-      const auto found =
-          db->find_binary({binary_key.problem_key, binary_key.config_json, binary_key.arch,
-                           binary_key.toolkit_version, binary_key.compiler_version, {}, identity});
+      const auto found = db->find_binary({binary_key.problem_key,
+                                          binary_key.config_json,
+                                          binary_key.arch,
+                                          binary_key.toolkit_version,
+                                          binary_key.compiler_version,
+                                          {},
+                                          identity});
       out.warnings.insert(out.warnings.end(), found.warnings.begin(), found.warnings.end());
       if (found.status != kernels_db::LookupStatus::hit)
         continue;

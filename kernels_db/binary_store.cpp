@@ -133,8 +133,8 @@ void relink(Connection &connection, int64_t problem_id, const std::string &confi
             const BinaryKey &key, int64_t binary_id, int64_t created_ms) {
   const std::optional<int64_t> old = linked_binary_id(connection, problem_id, config_json, key);
   if (old && *old != binary_id) {
-    auto unlink = connection.cached(
-        "DELETE FROM problem_binaries WHERE problem_id = ?1 AND config_json = ?2 AND binary_id = ?3");
+    auto unlink = connection.cached("DELETE FROM problem_binaries WHERE problem_id = ?1 AND "
+                                    "config_json = ?2 AND binary_id = ?3");
     unlink->bind(1, problem_id);
     unlink->bind(2, config_json);
     unlink->bind(3, *old);
@@ -323,12 +323,12 @@ std::vector<BinaryInfo> list_binaries(Connection &connection, std::string_view p
 
 std::optional<BinaryRecord> read_binary(Connection &connection, const BinaryKey &key,
                                         const std::string &trust_key) {
-  auto statement = connection.cached(
-      "SELECT p.key_text, l.config_json, " + std::string(kBinaryColumns) +
-      " FROM problem_binaries l JOIN binaries b ON b.id = l.binary_id "
-      "JOIN problems p ON p.id = l.problem_id WHERE p.key_text = ?1 "
-      "AND l.config_json = ?2 AND b.arch = ?3 AND b.toolkit_version = ?4 "
-      "AND b.compiler_version = ?5");
+  auto statement =
+      connection.cached("SELECT p.key_text, l.config_json, " + std::string(kBinaryColumns) +
+                        " FROM problem_binaries l JOIN binaries b ON b.id = l.binary_id "
+                        "JOIN problems p ON p.id = l.problem_id WHERE p.key_text = ?1 "
+                        "AND l.config_json = ?2 AND b.arch = ?3 AND b.toolkit_version = ?4 "
+                        "AND b.compiler_version = ?5");
   statement->bind(1, key.problem_key);
   statement->bind(2, canonical_json(key.config_json, "binary config_json"));
   statement->bind(3, key.arch);

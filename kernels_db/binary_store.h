@@ -1,8 +1,8 @@
-// Kernel binaries: one per (kernel identity, arch, toolkit version, compiler version) -> PTX, cubin,
-// cubin SHA-256, ptxas resource use, compile options and time; and the links (problem_binaries)
-// from (problem, config) to the binary that serves it, so that every problem whose config plans
-// the same kernel shares one binary.
-// Write functions expect the caller to hold a WriteTransaction.
+// Kernel binaries: one per (kernel identity, arch, toolkit version, compiler version) -> PTX,
+// cubin, cubin SHA-256, ptxas resource use, compile options and time; and the links
+// (problem_binaries) from (problem, config) to the binary that serves it, so that every problem
+// whose config plans the same kernel shares one binary. Write functions expect the caller to hold a
+// WriteTransaction.
 #pragma once
 
 #include "kernels_db/connection.h"

@@ -110,7 +110,8 @@ ALTER TABLE binaries ADD COLUMN mac TEXT;
     // kernel; problem_binaries links a problem and config to its binary. SQL cannot compute a
     // schema 4 row's identity: rows of equal PTX, arch and versions become one binary (the newest
     // with a MAC, else the newest) under the placeholder identity 'schema4:<row id>:...', reached
-    // through its links only (rows whose values break a CHECK, edited outside SQLite, are dropped), and without a MAC (schema 4's covered the problem key): the runtime
+    // through its links only (rows whose values break a CHECK, edited outside SQLite, are dropped),
+    // and without a MAC (schema 4's covered the problem key): the runtime
     // rebuilds it on first use and stores it under its real identity.
     R"sql(
 DROP INDEX binaries_by_lookup;

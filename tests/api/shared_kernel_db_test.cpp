@@ -48,11 +48,11 @@ protected:
     sqlite3 *raw = nullptr;
     EXPECT_EQ(sqlite3_open((dir_ / "kernels.db").c_str(), &raw), SQLITE_OK);
     sqlite3_stmt *statement = nullptr;
-    EXPECT_EQ(sqlite3_prepare_v2(raw, ("SELECT COUNT(*) FROM " + table).c_str(), -1, &statement,
-                                 nullptr),
-              SQLITE_OK);
-    const int64_t n = sqlite3_step(statement) == SQLITE_ROW ? sqlite3_column_int64(statement, 0)
-                                                            : -1;
+    EXPECT_EQ(
+        sqlite3_prepare_v2(raw, ("SELECT COUNT(*) FROM " + table).c_str(), -1, &statement, nullptr),
+        SQLITE_OK);
+    const int64_t n =
+        sqlite3_step(statement) == SQLITE_ROW ? sqlite3_column_int64(statement, 0) : -1;
     sqlite3_finalize(statement);
     sqlite3_close(raw);
     return n;
@@ -120,11 +120,11 @@ void write_schema4_copy(const std::filesystem::path &current, const std::filesys
       "l.binary_id JOIN v5.problems p ON p.id = l.problem_id");
   while (rows.step()) {
     const std::vector<uint8_t> cubin = rows.column_blob(7);
-    const std::string mac = schema4_mac(
-        key.str(), {rows.column_text(1), rows.column_text(2), rows.column_text(3),
-                    rows.column_text(4), rows.column_text(5), rows.column_text(6),
-                    std::string(cubin.begin(), cubin.end()), rows.column_text(9),
-                    rows.column_text(10)});
+    const std::string mac =
+        schema4_mac(key.str(), {rows.column_text(1), rows.column_text(2), rows.column_text(3),
+                                rows.column_text(4), rows.column_text(5), rows.column_text(6),
+                                std::string(cubin.begin(), cubin.end()), rows.column_text(9),
+                                rows.column_text(10)});
     kdb::Statement insert = v4.prepare(
         "INSERT INTO binaries (problem_id, config_json, arch, toolkit_version, compiler_version, "
         "ptx, cubin, cubin_sha256, resources_json, compile_options, compile_ms, created_ms, mac) "

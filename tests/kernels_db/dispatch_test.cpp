@@ -327,8 +327,8 @@ TEST_F(DispatchStore, MigratesASchema2Database) {
     KernelsDb::open(path, read_only);
     FAIL() << "a schema 2 database was opened read-only";
   } catch (const DbError &error) {
-    EXPECT_TRUE(contains(error.what(), "database schema 2 is older than " +
-                                          std::to_string(kSchemaVersion)))
+    EXPECT_TRUE(
+        contains(error.what(), "database schema 2 is older than " + std::to_string(kSchemaVersion)))
         << error.what();
   }
   {

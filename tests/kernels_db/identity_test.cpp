@@ -150,13 +150,13 @@ std::vector<uint8_t> bytes_of(const std::string &hex) {
 
 // A schema 4 row, inserted as tcjit 4 stored it (a MAC, or NULL).
 void insert_v4_binary(Connection &raw, int problem_id, const std::string &config,
-                      const std::string &ptx, const std::string &cubin_hex,
-                      const std::string &mac, int64_t created_ms, int version) {
+                      const std::string &ptx, const std::string &cubin_hex, const std::string &mac,
+                      int64_t created_ms, int version) {
   const std::string sql =
       "INSERT INTO binaries (problem_id, config_json, arch, toolkit_version, compiler_version, "
       "ptx, cubin, cubin_sha256, created_ms" +
-      std::string(version >= 4 ? ", mac" : "") + ") VALUES (" + std::to_string(problem_id) +
-      ", '" + config + "', 'sm_80', '12.4', '0.1.0', '" + ptx + "', x'" + cubin_hex + "', '" +
+      std::string(version >= 4 ? ", mac" : "") + ") VALUES (" + std::to_string(problem_id) + ", '" +
+      config + "', 'sm_80', '12.4', '0.1.0', '" + ptx + "', x'" + cubin_hex + "', '" +
       sha256_hex(bytes_of(cubin_hex)) + "', " + std::to_string(created_ms) +
       (version >= 4 ? ", " + mac : std::string()) + ")";
   raw.exec(sql);
@@ -198,9 +198,9 @@ TEST_P(KernelIdentityMigration, OldFilesConvertToOneBinaryPerPtx) {
             1);
   // Kept: the row with a MAC (version 4), else the newest.
   const std::string kept = version >= 4 ? "7f454c4602" : "7f454c4601";
-  EXPECT_EQ(query_int64(raw, "SELECT COUNT(*) FROM binaries WHERE hex(cubin) = upper('" + kept +
-                                 "')"),
-            1);
+  EXPECT_EQ(
+      query_int64(raw, "SELECT COUNT(*) FROM binaries WHERE hex(cubin) = upper('" + kept + "')"),
+      1);
   EXPECT_TRUE(foreign_schema_objects(raw, kSchemaVersion).empty());
   EXPECT_TRUE(diagnose_schema(raw).empty());
   // Every problem still finds its binary, untrusted (schema 4's MAC covered the problem key): the
@@ -226,9 +226,8 @@ TEST_P(KernelIdentityMigration, OldFilesConvertToOneBinaryPerPtx) {
   EXPECT_EQ(query_int64(raw, "SELECT COUNT(*) FROM binaries WHERE kernel_identity LIKE "
                              "'schema4:%' AND ptx = 'ptx A'"),
             0);
-  EXPECT_TRUE(
-      db.find_binary({"gemm:m264", std::string("{\"tile\":128}"), "sm_80", "12.4", "0.1.0"})
-          .binary->trusted);
+  EXPECT_TRUE(db.find_binary({"gemm:m264", std::string("{\"tile\":128}"), "sm_80", "12.4", "0.1.0"})
+                  .binary->trusted);
 }
 
 INSTANTIATE_TEST_SUITE_P(FromEachOlderSchema, KernelIdentityMigration, ::testing::Values(1, 3, 4));
@@ -252,8 +251,7 @@ TEST(KernelIdentity, ImportAndMergeShareBinariesAndNeverReplaceAStoredOne) {
     const TransferCounts counts = imported.import_jsonl(exported);
     EXPECT_EQ(counts.binaries, 2); // two problems linked, one binary stored
     EXPECT_EQ(count(dir.file("imported.db"), "SELECT COUNT(*) FROM binaries"), 1);
-    EXPECT_EQ(count(dir.file("imported.db"), "SELECT COUNT(*) FROM binaries WHERE mac IS NULL"),
-              1);
+    EXPECT_EQ(count(dir.file("imported.db"), "SELECT COUNT(*) FROM binaries WHERE mac IS NULL"), 1);
     EXPECT_FALSE(imported.find_binary(query_of(m264, kIdentity)).binary->trusted);
   }
   // A target that has its own binary of that identity keeps it (and its MAC).
