@@ -144,22 +144,26 @@ CREATE TABLE problem_binaries (
   PRIMARY KEY (problem_id, config_json, binary_id)
 );
 CREATE INDEX problem_binaries_by_binary ON problem_binaries(binary_id);
-INSERT OR IGNORE INTO binaries (id, kernel_identity, arch, toolkit_version, compiler_version, ptx, cubin,
-                      cubin_sha256, resources_json, compile_options, compile_ms, created_ms, mac)
-  SELECT o.id, 'schema4:' || o.id || ':' || o.created_ms || ':' || o.cubin_sha256, o.arch, o.toolkit_version, o.compiler_version, o.ptx, o.cubin,
-         o.cubin_sha256, o.resources_json, o.compile_options, o.compile_ms, o.created_ms, NULL
+INSERT OR IGNORE INTO binaries (id, kernel_identity, arch, toolkit_version, compiler_version,
+                                ptx, cubin, cubin_sha256, resources_json, compile_options,
+                                compile_ms, created_ms, mac)
+  SELECT o.id, 'schema4:' || o.id || ':' || o.created_ms || ':' || o.cubin_sha256, o.arch,
+         o.toolkit_version, o.compiler_version, o.ptx, o.cubin, o.cubin_sha256,
+         o.resources_json, o.compile_options, o.compile_ms, o.created_ms, NULL
   FROM binaries_v4 o
   WHERE o.id = (SELECT k.id FROM binaries_v4 k
                 WHERE k.arch = o.arch AND k.toolkit_version = o.toolkit_version
                   AND k.compiler_version = o.compiler_version AND k.ptx = o.ptx
                 ORDER BY k.mac IS NULL, k.created_ms DESC, k.id DESC LIMIT 1);
 INSERT OR IGNORE INTO problem_binaries (problem_id, config_json, binary_id, created_ms)
-  SELECT o.problem_id, o.config_json,
-         (SELECT b.id FROM binaries b
-          WHERE b.arch = o.arch AND b.toolkit_version = o.toolkit_version
-            AND b.compiler_version = o.compiler_version AND b.ptx = o.ptx),
-         o.created_ms
-  FROM binaries_v4 o WHERE EXISTS (SELECT 1 FROM problems p WHERE p.id = o.problem_id);
+  SELECT problem_id, config_json, kept, created_ms FROM (
+    SELECT o.problem_id, o.config_json, o.created_ms,
+           (SELECT k.id FROM binaries_v4 k
+            WHERE k.arch = o.arch AND k.toolkit_version = o.toolkit_version
+              AND k.compiler_version = o.compiler_version AND k.ptx = o.ptx
+            ORDER BY k.mac IS NULL, k.created_ms DESC, k.id DESC LIMIT 1) AS kept
+    FROM binaries_v4 o WHERE EXISTS (SELECT 1 FROM problems p WHERE p.id = o.problem_id))
+  WHERE kept IN (SELECT id FROM binaries);
 DROP TABLE binaries_v4;
 )sql",
 };

@@ -186,12 +186,19 @@ TEST_P(KernelIdentityMigration, OldFilesConvertToOneBinaryPerPtx) {
     insert_v4_binary(raw, 1, "{\"tile\":128}", "ptx A", "7f454c4601", "NULL", 20, version);
     insert_v4_binary(raw, 2, "{\"tile\":128}", "ptx A", "7f454c4602", "'00ff'", 10, version);
     insert_v4_binary(raw, 3, "{\"tile\":64}", "ptx B", "7f454c4603", "NULL", 30, version);
+    // Damaged rows (edited outside SQLite): a config that is not JSON, a problem that is gone.
+    // The conversion drops their links and still completes.
+    raw.exec("PRAGMA ignore_check_constraints = ON");
+    raw.exec("PRAGMA foreign_keys = OFF");
+    insert_v4_binary(raw, 3, "{bad", "ptx C", "7f454c4604", "NULL", 40, version);
+    insert_v4_binary(raw, 99, "{\"tile\":64}", "ptx D", "7f454c4605", "NULL", 50, version);
   }
   KernelsDb db = KernelsDb::open(path);
   Connection raw = Connection::open(path);
   EXPECT_EQ(read_schema_version(raw), kSchemaVersion);
-  EXPECT_EQ(query_int64(raw, "SELECT COUNT(*) FROM binaries"), 2);
+  EXPECT_EQ(query_int64(raw, "SELECT COUNT(*) FROM binaries WHERE ptx IN ('ptx A', 'ptx B')"), 2);
   EXPECT_EQ(query_int64(raw, "SELECT COUNT(*) FROM problem_binaries"), 3);
+  EXPECT_EQ(query_int64(raw, "SELECT COUNT(*) FROM pragma_foreign_key_check"), 0);
   EXPECT_EQ(query_int64(raw, "SELECT COUNT(*) FROM binaries WHERE mac IS NOT NULL"), 0);
   EXPECT_EQ(query_int64(raw, "SELECT COUNT(DISTINCT binary_id) FROM problem_binaries WHERE "
                              "problem_id IN (1, 2)"),
