@@ -57,6 +57,16 @@ protected:
     sqlite3_close(raw);
     return n;
   }
+  void sql(const std::string &statement) const {
+    sqlite3 *raw = nullptr;
+    ASSERT_EQ(sqlite3_open((dir_ / "kernels.db").c_str(), &raw), SQLITE_OK);
+    char *error = nullptr;
+    const int rc = sqlite3_exec(raw, statement.c_str(), nullptr, nullptr, &error);
+    const std::string message = error ? error : "";
+    sqlite3_free(error);
+    sqlite3_close(raw);
+    ASSERT_EQ(rc, SQLITE_OK) << message;
+  }
   std::filesystem::path dir_;
 };
 
@@ -77,6 +87,30 @@ TEST_F(SharedKernelDb, AFreshRuntimeServesANewSizeOfAStoredKernelWithoutCompilin
   EXPECT_EQ(count("problem_binaries"), 2);         // ... that both problems use
   tcjit::Runtime third(options());
   EXPECT_EQ(third.prepare(kM264).origin(), tcjit::Origin::database);
+}
+
+// A link is data, not trust: a problem linked (by an edit of the file) to a binary this user's
+// tcjit stored for another kernel is not served that binary; its own kernel is compiled.
+TEST_F(SharedKernelDb, AProblemLinkedToAnotherKernelsBinaryIsNotServedIt) {
+  constexpr const char *kRelu = "gemm m=200 n=64 k=64 a=f16:row b=f16:col c=f16:row acc=f32 "
+                                "act=relu";
+  {
+    tcjit::Runtime first(options());
+    first.prepare(kM200);
+    first.prepare(kRelu);
+  }
+  ASSERT_EQ(count("binaries"), 2);
+  sql("UPDATE problem_binaries SET binary_id = (SELECT MIN(id) FROM binaries); "
+      "DELETE FROM binaries WHERE id <> (SELECT MIN(id) FROM binaries)");
+  ASSERT_EQ(count("problem_binaries WHERE binary_id = (SELECT MIN(id) FROM binaries)"), 2);
+  {
+    tcjit::Runtime second(options());
+    EXPECT_EQ(second.prepare(kM200).origin(), tcjit::Origin::database);
+    EXPECT_EQ(second.prepare(kRelu).origin(), tcjit::Origin::compiled_now);
+  }
+  tcjit::Runtime third(options());
+  EXPECT_EQ(third.prepare(kRelu).origin(), tcjit::Origin::database);
+  EXPECT_EQ(count("binaries"), 2);
 }
 
 // The MAC tcjit 4 stored (HMAC-SHA256 over the length-prefixed problem key, config, arch, toolkit
