@@ -286,13 +286,31 @@ ServedKernel find_or_compile_kernel(const OpSpec &spec, const ProblemKey &key,
     const size_t looked_up = choice.empty() ? candidates.size() : 1;
     for (const codegen::TileConfig &candidate :
          std::vector<codegen::TileConfig>(candidates.begin(), candidates.begin() + looked_up)) {
-      const auto found = db->find_binary({key.text, config_json(candidate), request.arch,
-                                          toolkit_version(), compiler_version(request.backend)});
+      // The binary of the kernel this config plans (stored once for every size), else the one
+      // linked to the problem (a binary converted from schema 4, or foreign). Trusted only for its
+      // own identity: a linked binary of another identity is rebuilt.
+      const std::string identity = codegen::kernel_identity(
+          codegen::plan_kernel(spec, candidate, request.arch, request.tf32_off));
+      const kernels_db::BinaryKey binary_key{key.text, config_json(candidate), request.arch,
+                                             toolkit_version(), compiler_version(request.backend)};
+      const auto found = db->find_binary({binary_key.problem_key,
+                                          binary_key.config_json,
+                                          binary_key.arch,
+                                          binary_key.toolkit_version,
+                                          binary_key.compiler_version,
+                                          {},
+                                          identity});
       out.warnings.insert(out.warnings.end(), found.warnings.begin(), found.warnings.end());
       if (found.status != kernels_db::LookupStatus::hit)
         continue;
       if (found.binary->trusted) {
         serve_trusted(*found.binary, candidate, spec, request, choice, *db, out);
+        if (!found.binary->linked && !db->read_only()) {
+          // A new size of a stored kernel: linked to this problem, so that `tcjit db show` lists
+          // it and a kernel that does not load can be set aside.
+          db->link_binary(problem_record(spec, key, request.arch), binary_key, identity);
+          out.how += ", shared with the problems of its kernel identity";
+        }
         return out;
       }
       // Rebuilt even when the miss policy is fail: the database has the kernel, and it is only

@@ -81,6 +81,7 @@ kernels_db::BinaryRecord binary_record(const ProblemKey &key, const codegen::Com
   b.key = {key.text, config_json(k.config), std::string(arch), toolkit_version(),
            compiler_version(k.cuda_source.empty() ? codegen::Backend::llvm
                                                   : codegen::Backend::cuda_source)};
+  b.kernel_identity = codegen::kernel_identity(k.plan); // one binary per PTX, shared by sizes
   b.ptx = k.ptx;
   // The main kernel's figures at the top level (what `tcjit db show` lists), every kernel's under
   // "kernels". "shared_bytes" is the CTA's total: dynamic (the plan's) + static.

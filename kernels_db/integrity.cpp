@@ -127,14 +127,19 @@ CheckReport check_database(const std::filesystem::path &path, bool full,
   }
   if (schema_ok) {
     try {
+      // Schema 5: a binary is shared by the problems linked to it (named by the first one, or
+      // by its kernel identity when none is linked); before, each binary had its problem.
       Statement binaries = connection.prepare(
-          "SELECT p.key_text, b.config_json, b.arch, b.cubin, b.cubin_sha256 FROM binaries b "
-          "JOIN problems p ON p.id = b.problem_id");
+          version >= 5 ? "SELECT COALESCE((SELECT p.key_text || ' ' || l.config_json FROM "
+                         "problem_binaries l JOIN problems p ON p.id = l.problem_id WHERE "
+                         "l.binary_id = b.id ORDER BY l.rowid LIMIT 1), b.kernel_identity), "
+                         "b.arch, b.cubin, b.cubin_sha256 FROM binaries b"
+                       : "SELECT p.key_text || ' ' || b.config_json, b.arch, b.cubin, "
+                         "b.cubin_sha256 FROM binaries b JOIN problems p ON p.id = b.problem_id");
       while (binaries.step()) {
         ++report.binaries_checked;
-        if (sha256_hex(binaries.column_blob(3)) != binaries.column_text(4))
-          report.bad_cubins.push_back(binaries.column_text(0) + " " + binaries.column_text(1) +
-                                      " " + binaries.column_text(2));
+        if (sha256_hex(binaries.column_blob(2)) != binaries.column_text(3))
+          report.bad_cubins.push_back(binaries.column_text(0) + " " + binaries.column_text(1));
       }
     } catch (const DbError &error) {
       report.problems.push_back(error.problem());

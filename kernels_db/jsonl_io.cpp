@@ -59,9 +59,11 @@ TransferCounts export_jsonl(Connection &connection, std::ostream &out) {
   }
   {
     Statement statement = connection.prepare(
-        "SELECT p.key_text, b.config_json, b.arch, b.toolkit_version, b.compiler_version, b.ptx, "
+        "SELECT p.key_text, l.config_json, b.arch, b.toolkit_version, b.compiler_version, b.ptx, "
         "b.cubin, b.cubin_sha256, b.resources_json, b.compile_options, b.compile_ms, "
-        "b.created_ms FROM binaries b JOIN problems p ON p.id = b.problem_id ORDER BY b.id");
+        "b.created_ms, b.kernel_identity FROM problem_binaries l "
+        "JOIN binaries b ON b.id = l.binary_id JOIN problems p ON p.id = l.problem_id "
+        "ORDER BY b.id, l.rowid");
     while (statement.step()) {
       BinaryRecord binary;
       binary.key = {statement.column_text(0), statement.column_text(1), statement.column_text(2),
@@ -73,6 +75,7 @@ TransferCounts export_jsonl(Connection &connection, std::ostream &out) {
       binary.compile_options = statement.column_text(9);
       binary.compile_ms = statement.column_double(10);
       binary.created_ms = statement.column_int64(11);
+      binary.kernel_identity = statement.column_text(12);
       write_record(out, "binary", binary_to_json(binary),
                    "of '" + binary.key.problem_key + "' " + binary.key.arch, counts);
       ++counts.binaries;

@@ -129,6 +129,17 @@ void KernelsDb::put_binary(const BinaryRecord &binary) {
   state_->cache.clear();
 }
 
+bool KernelsDb::link_binary(const ProblemRecord &problem, const BinaryKey &key,
+                            const std::string &kernel_identity) {
+  std::lock_guard lock(state_->connection_mutex);
+  WriteTransaction transaction(state_->connection);
+  upsert_problem(state_->connection, problem);
+  const bool linked = kernels_db::link_binary(state_->connection, key, kernel_identity);
+  transaction.commit();
+  state_->cache.clear();
+  return linked;
+}
+
 bool KernelsDb::delete_binary(const BinaryKey &key) {
   std::lock_guard lock(state_->connection_mutex);
   WriteTransaction transaction(state_->connection);

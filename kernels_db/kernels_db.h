@@ -68,7 +68,14 @@ public:
   // Stores the binary with its MAC under this user's key (kernels_db/trust_key.h), so that
   // find_binary finds it trusted; without a key (none can be read or created) it is stored foreign.
   void put_binary(const BinaryRecord &binary);
-  // Deletes the binary of `key` (a foreign or broken one set aside); false when there was none.
+  // Links a problem and config to the stored binary of `kernel_identity` (the kernel that config
+  // plans for it, found by find_binary with BinaryQuery::kernel_identity), storing `problem`
+  // first, in one write transaction: `db show` then lists the binary with the problem. false
+  // when no binary of that identity (and key's arch and versions) is stored.
+  bool link_binary(const ProblemRecord &problem, const BinaryKey &key,
+                   const std::string &kernel_identity);
+  // Deletes the binary linked to `key` (a foreign or broken one set aside), for every problem that
+  // shares it; false when there was none.
   bool delete_binary(const BinaryKey &key);
   // false when an identical result was already stored.
   bool put_result(const ResultRecord &result);

@@ -28,6 +28,11 @@ std::string LookupCache::cache_key(const BinaryQuery &query) {
     key += query.rules.tuner_format ? std::to_string(*query.rules.tuner_format) : "-";
     key += query.rules.now_ms ? "t" : "-";
   }
+  if (query.kernel_identity) { // another identity finds another binary, trusted or not
+    key += '\x1f';
+    key += 'i';
+    key += *query.kernel_identity;
+  }
   return key;
 }
 

@@ -142,12 +142,15 @@ TransferCounts merge_database(Connection &connection, const std::filesystem::pat
   }
   {
     Statement binaries = other.prepare(
-        "SELECT p.key_text, b.config_json, b.arch, b.toolkit_version, b.compiler_version, b.ptx, "
+        "SELECT p.key_text, l.config_json, b.arch, b.toolkit_version, b.compiler_version, b.ptx, "
         "b.cubin, b.cubin_sha256, b.resources_json, b.compile_options, b.compile_ms, "
-        "b.created_ms, b.id FROM binaries b JOIN problems p ON p.id = b.problem_id ORDER BY b.id");
+        "b.created_ms, b.id, b.kernel_identity, l.rowid FROM problem_binaries l "
+        "JOIN binaries b ON b.id = l.binary_id JOIN problems p ON p.id = l.problem_id "
+        "ORDER BY b.id, l.rowid");
     while (binaries.step()) {
+      // One row per link: the binary is stored once (by its identity), each link added to it.
       const int64_t rowid = binaries.column_int64(12);
-      if (skip("binaries", rowid)) {
+      if (skip("binaries", rowid) || skip("problem_binaries", binaries.column_int64(14))) {
         ++counts.binaries_rejected;
         continue;
       }
@@ -161,6 +164,7 @@ TransferCounts merge_database(Connection &connection, const std::filesystem::pat
       binary.compile_options = binaries.column_text(9);
       binary.compile_ms = binaries.column_double(10);
       binary.created_ms = binaries.column_int64(11);
+      binary.kernel_identity = binaries.column_text(13);
       if (const auto problem = binary_value_problem(binary.compile_ms, binary.created_ms)) {
         ++counts.binaries_rejected;
         counts.rejected.push_back(

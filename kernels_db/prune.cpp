@@ -21,7 +21,14 @@ PruneReport prune(Connection &connection, const PruneOptions &options) {
   if (options.older_than) {
     const int64_t now = options.now_ms != 0 ? options.now_ms : now_unix_ms();
     const int64_t cutoff = now - options.older_than->count();
-    Statement binaries = connection.prepare("DELETE FROM binaries WHERE created_ms < ?1");
+    // A problem's link older than the cutoff goes; a binary goes only when it is that old too and
+    // no problem uses it any more (one binary serves every problem of its kernel identity).
+    Statement links = connection.prepare("DELETE FROM problem_binaries WHERE created_ms < ?1");
+    links.bind(1, cutoff);
+    links.run();
+    Statement binaries = connection.prepare(
+        "DELETE FROM binaries WHERE created_ms < ?1 "
+        "AND NOT EXISTS (SELECT 1 FROM problem_binaries l WHERE l.binary_id = binaries.id)");
     binaries.bind(1, cutoff);
     binaries.run();
     report.binaries_removed += connection.changes();
@@ -35,7 +42,7 @@ PruneReport prune(Connection &connection, const PruneOptions &options) {
     report.dispatch_tables_removed += connection.changes();
     Statement problems = connection.prepare(
         "DELETE FROM problems WHERE created_ms < ?1 "
-        "AND NOT EXISTS (SELECT 1 FROM binaries b WHERE b.problem_id = problems.id) "
+        "AND NOT EXISTS (SELECT 1 FROM problem_binaries l WHERE l.problem_id = problems.id) "
         "AND NOT EXISTS (SELECT 1 FROM results r WHERE r.problem_id = problems.id) "
         "AND NOT EXISTS (SELECT 1 FROM dispatch_tables d WHERE d.problem_id = problems.id)");
     problems.bind(1, cutoff);

@@ -12,9 +12,10 @@ namespace tcjit::kernels_db {
 struct PruneOptions {
   // Remove binaries built by another toolkit or compiler version than `current`.
   std::optional<CurrentVersions> stale_versions;
-  // Remove binaries, results and dispatch tables created before now - older_than, and problems
-  // older than that which keep none of them. (Dispatch tables are never "stale": they name
-  // configs, not binaries.)
+  // Remove problems' links to binaries, results and dispatch tables created before now -
+  // older_than, binaries older than that which no problem links any more, and problems older than
+  // that which keep none of them. (Dispatch tables are never "stale": they name configs, not
+  // binaries.)
   std::optional<std::chrono::milliseconds> older_than;
   int64_t now_ms = 0; // 0: now
 };

@@ -19,7 +19,7 @@ std::vector<ProblemSummary> list_problems(Connection &connection, const ListFilt
   const WhereExpr where = parse_where(filter.where);
   // Built only from fixed fragments; every value is a bound parameter.
   std::string sql = "SELECT " + std::string(kProblemColumns) +
-                    ", (SELECT COUNT(*) FROM binaries b WHERE b.problem_id = p.id)"
+                    ", (SELECT COUNT(*) FROM problem_binaries l WHERE l.problem_id = p.id)"
                     ", (SELECT COUNT(*) FROM results r WHERE r.problem_id = p.id)"
                     ", (SELECT COUNT(*) FROM dispatch_tables d WHERE d.problem_id = p.id)"
                     ", (SELECT MIN(r.median_us) FROM results r WHERE r.problem_id = p.id "

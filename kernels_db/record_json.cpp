@@ -132,6 +132,7 @@ std::string dump_json(const json &value, int indent) {
 
 json binary_to_json(const BinaryRecord &binary) {
   json object = binary_key_to_json(binary.key);
+  object["kernel_identity"] = binary.kernel_identity;
   object["ptx"] = binary.ptx;
   object["cubin_base64"] = base64_encode(binary.cubin);
   object["cubin_sha256"] = binary.cubin_sha256;
@@ -144,6 +145,8 @@ json binary_to_json(const BinaryRecord &binary) {
 
 json binary_info_to_json(const BinaryInfo &info) {
   json object = binary_key_to_json(info.key);
+  object["kernel_identity"] = info.kernel_identity;
+  object["shared_by"] = info.problems; // problem/config links to this binary, this one included
   object["cubin_sha256"] = info.cubin_sha256;
   object["cubin_bytes"] = info.cubin_bytes;
   object["ptx_bytes"] = info.ptx_bytes;
@@ -161,6 +164,7 @@ BinaryRecord binary_from_json(const json &object) {
   binary.key.arch = text_field(object, "arch");
   binary.key.toolkit_version = text_field(object, "toolkit_version");
   binary.key.compiler_version = text_field(object, "compiler_version");
+  binary.kernel_identity = optional_text(object, "kernel_identity"); // absent before schema 5
   binary.ptx = text_field(object, "ptx");
   auto cubin = base64_decode(text_field(object, "cubin_base64"));
   if (!cubin)

@@ -21,7 +21,9 @@ struct ProblemRecord {
   int64_t created_ms = 0; // set by put_problem when 0
 };
 
-// What a binary was built for. A lookup only returns a binary whose every field matches.
+// What links a problem and config to its binary. A lookup only returns a binary whose every field
+// matches. The binary itself is stored once per kernel identity (BinaryRecord::kernel_identity)
+// and shared by every problem and config linked to it.
 struct BinaryKey {
   std::string problem_key;
   std::string config_json;
@@ -32,6 +34,11 @@ struct BinaryKey {
 
 struct BinaryRecord {
   BinaryKey key;
+  // What the PTX is a function of (the caller's codegen kernel identity: the same for every size of
+  // a kernel); with arch, toolkit and compiler version the key of the stored binary, which every
+  // problem of that identity shares. Empty when stored: the binary of key's problem and config
+  // alone ("unshared:<problem key> <config>"). Read back: the stored identity.
+  std::string kernel_identity;
   std::string ptx;
   std::vector<uint8_t> cubin;
   std::string cubin_sha256;    // computed by put_binary
@@ -43,6 +50,9 @@ struct BinaryRecord {
   // so this user's tcjit stored it exactly as it is. false: a foreign binary (imported, merged,
   // copied from elsewhere or edited), which the runtime rebuilds before it launches anything.
   bool trusted = false;
+  // Set by find_binary: false when the binary was found by BinaryQuery::kernel_identity alone, not
+  // (yet) linked to the query's problem and config (KernelsDb::link_binary links it).
+  bool linked = true;
 };
 
 enum class ResultStatus { ok, failed, illegal };
@@ -109,6 +119,8 @@ struct DispatchTable {
 // The binary's metadata without PTX and cubin, for listings.
 struct BinaryInfo {
   BinaryKey key;
+  std::string kernel_identity; // the stored binary's (BinaryRecord::kernel_identity)
+  int64_t problems = 0;        // how many problem/config links share the binary (this one included)
   std::string cubin_sha256;
   int64_t cubin_bytes = 0;
   int64_t ptx_bytes = 0;

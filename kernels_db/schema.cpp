@@ -104,6 +104,68 @@ CREATE TABLE dispatch_entries (
     R"sql(
 ALTER TABLE binaries ADD COLUMN mac TEXT;
 )sql",
+    // 4 -> 5: one binary per PTX. A kernel's PTX depends only on its kernel identity (the code
+    // generator's plan identity: the same for every size), so binaries are keyed by (identity,
+    // arch, toolkit version, compiler version) and shared by every problem whose config plans that
+    // kernel; problem_binaries links a problem and config to its binary. SQL cannot compute a
+    // schema 4 row's identity: rows of equal PTX, arch and versions become one binary (the newest
+    // with a MAC, else the newest) under the placeholder identity 'schema4:<row id>:...', reached
+    // through its links only (rows whose values break a CHECK, edited outside SQLite, are dropped),
+    // and without a MAC (schema 4's covered the problem key): the runtime
+    // rebuilds it on first use and stores it under its real identity.
+    R"sql(
+DROP INDEX binaries_by_lookup;
+DROP INDEX binaries_by_age;
+ALTER TABLE binaries RENAME TO binaries_v4;
+CREATE INDEX binaries_v4_by_ptx
+  ON binaries_v4(arch, toolkit_version, compiler_version, ptx, mac IS NULL, created_ms, id);
+CREATE TABLE binaries (
+  id                INTEGER PRIMARY KEY,
+  kernel_identity   TEXT    NOT NULL,
+  arch              TEXT    NOT NULL,
+  toolkit_version   TEXT    NOT NULL,
+  compiler_version  TEXT    NOT NULL,
+  ptx               TEXT    NOT NULL,
+  cubin             BLOB    NOT NULL,
+  cubin_sha256      TEXT    NOT NULL,
+  resources_json    TEXT    NOT NULL DEFAULT '{}' CHECK (json_valid(resources_json)),
+  compile_options   TEXT    NOT NULL DEFAULT '',
+  compile_ms        REAL    NOT NULL DEFAULT 0,
+  created_ms        INTEGER NOT NULL,
+  mac               TEXT,
+  UNIQUE (kernel_identity, arch, toolkit_version, compiler_version)
+);
+CREATE INDEX binaries_by_age ON binaries(created_ms);
+CREATE TABLE problem_binaries (
+  problem_id   INTEGER NOT NULL REFERENCES problems(id) ON DELETE CASCADE,
+  config_json  TEXT    NOT NULL CHECK (json_valid(config_json)),
+  binary_id    INTEGER NOT NULL REFERENCES binaries(id) ON DELETE CASCADE,
+  created_ms   INTEGER NOT NULL,
+  PRIMARY KEY (problem_id, config_json, binary_id)
+);
+CREATE INDEX problem_binaries_by_binary ON problem_binaries(binary_id);
+INSERT OR IGNORE INTO binaries (id, kernel_identity, arch, toolkit_version, compiler_version,
+                                ptx, cubin, cubin_sha256, resources_json, compile_options,
+                                compile_ms, created_ms, mac)
+  SELECT o.id, 'schema4:' || o.id || ':' || o.created_ms || ':' || o.cubin_sha256, o.arch,
+         o.toolkit_version, o.compiler_version, o.ptx, o.cubin, o.cubin_sha256,
+         o.resources_json, o.compile_options, o.compile_ms, o.created_ms, NULL
+  FROM binaries_v4 o
+  WHERE o.id = (SELECT k.id FROM binaries_v4 k
+                WHERE k.arch = o.arch AND k.toolkit_version = o.toolkit_version
+                  AND k.compiler_version = o.compiler_version AND k.ptx = o.ptx
+                ORDER BY k.mac IS NULL, k.created_ms DESC, k.id DESC LIMIT 1);
+INSERT OR IGNORE INTO problem_binaries (problem_id, config_json, binary_id, created_ms)
+  SELECT problem_id, config_json, kept, created_ms FROM (
+    SELECT o.problem_id, o.config_json, o.created_ms,
+           (SELECT k.id FROM binaries_v4 k
+            WHERE k.arch = o.arch AND k.toolkit_version = o.toolkit_version
+              AND k.compiler_version = o.compiler_version AND k.ptx = o.ptx
+            ORDER BY k.mac IS NULL, k.created_ms DESC, k.id DESC LIMIT 1) AS kept
+    FROM binaries_v4 o WHERE EXISTS (SELECT 1 FROM problems p WHERE p.id = o.problem_id))
+  WHERE kept IN (SELECT id FROM binaries);
+DROP TABLE binaries_v4;
+)sql",
 };
 
 // The tables and indexes each schema version adds (see kMigrations).
@@ -111,6 +173,7 @@ struct SchemaObject {
   const char *kind;
   const char *name;
   int version;
+  int dropped = 0; // the version whose migration removes it; 0: never
 };
 constexpr SchemaObject kSchemaObjects[] = {
     {"table", "problems", 1},
@@ -118,14 +181,21 @@ constexpr SchemaObject kSchemaObjects[] = {
     {"table", "results", 1},
     {"index", "problems_by_hash", 2},
     {"index", "problems_by_op", 2},
-    {"index", "binaries_by_lookup", 2},
+    {"index", "binaries_by_lookup", 2, 5},
     {"index", "binaries_by_age", 2},
     {"index", "results_by_problem", 2},
     {"index", "results_by_age", 2},
     {"table", "dispatch_tables", 3},
     {"index", "dispatch_tables_by_age", 3},
     {"table", "dispatch_entries", 3},
+    {"table", "problem_binaries", 5},
+    {"index", "problem_binaries_by_binary", 5},
 };
+
+// Whether schema `version` has `object`.
+bool in_schema(const SchemaObject &object, int64_t version) {
+  return object.version <= version && (object.dropped == 0 || version < object.dropped);
+}
 
 // The storage classes (typeof) a column may hold, and whether its text must be valid JSON.
 struct ColumnRule {
@@ -137,13 +207,15 @@ struct ColumnRule {
   // The column's CHECK (... IN (...)) list, as SQL ("'ok', 'failed'"); null when it has none. A
   // file changed outside SQLite skips the CHECK, and a reader refuses such a value.
   const char *values = nullptr;
+  int dropped = 0; // the version whose migration removes the column; 0: never
 };
 constexpr ColumnRule kColumnRules[] = {
     {"problems", "key_text", "text", false, 1},
     {"problems", "key_hash", "integer", false, 1},
     {"problems", "shape_json", "text", true, 1},
     {"problems", "created_ms", "integer", false, 1},
-    {"binaries", "config_json", "text", true, 1},
+    {"binaries", "config_json", "text", true, 1, nullptr, 5},
+    {"binaries", "kernel_identity", "text", false, 5},
     {"binaries", "cubin", "blob", false, 1},
     {"binaries", "cubin_sha256", "text", false, 1},
     {"binaries", "resources_json", "text", true, 1},
@@ -165,6 +237,10 @@ constexpr ColumnRule kColumnRules[] = {
     {"dispatch_entries", "config_json", "text", true, 3},
     {"dispatch_entries", "time_us", "real or integer", false, 3},
     {"dispatch_entries", "provenance", "text", false, 3, "'measured', 'predicted', 'emulated'"},
+    {"problem_binaries", "problem_id", "integer", false, 5},
+    {"problem_binaries", "config_json", "text", true, 5},
+    {"problem_binaries", "binary_id", "integer", false, 5},
+    {"problem_binaries", "created_ms", "integer", false, 5},
 };
 
 bool is_wal(Connection &connection) {
@@ -266,7 +342,7 @@ const TableColumns &expected_columns(int version) {
       Connection memory = Connection::open(":memory:");
       apply_migrations(memory, v);
       for (const SchemaObject &object : kSchemaObjects)
-        if (std::string_view(object.kind) == "table" && object.version <= v)
+        if (std::string_view(object.kind) == "table" && in_schema(object, v))
           columns[v].emplace_back(object.name, table_columns(memory, object.name));
     }
     return columns;
@@ -476,10 +552,10 @@ std::vector<std::string> diagnose_schema(Connection &connection) {
   const ForeignSchema foreign = find_foreign_schema(connection, static_cast<int>(version));
   problems.insert(problems.end(), foreign.foreign.begin(), foreign.foreign.end());
   for (const SchemaObject &object : kSchemaObjects) {
-    if (object.version <= version && !has(object.name))
+    if (in_schema(object, version) && !has(object.name))
       problems.push_back(std::string(object.kind) + " '" + object.name + "' of schema " +
                          std::to_string(object.version) + " is missing");
-    else if (object.version > version && has(object.name))
+    else if (object.version > version && object.dropped == 0 && has(object.name))
       problems.push_back("wrong user_version " + std::to_string(version) + ": the file has " +
                          object.kind + " '" + object.name + "' of schema " +
                          std::to_string(object.version));
@@ -517,7 +593,7 @@ std::vector<std::string> diagnose_schema(Connection &connection) {
 std::vector<BadCell> find_bad_cells(Connection &connection, int version) {
   std::vector<BadCell> cells;
   for (const ColumnRule &rule : kColumnRules) {
-    if (rule.version > version)
+    if (rule.version > version || (rule.dropped != 0 && version >= rule.dropped))
       continue;
     const std::string column = rule.column;
     std::string allowed;

@@ -170,8 +170,10 @@ TrustKey load_or_create_trust_key() {
 std::string binary_mac(const std::string &key, const BinaryRecord &binary) {
   std::string message;
   message.reserve(binary.ptx.size() + binary.cubin.size() + 1024);
-  append_field(message, binary.key.problem_key);
-  append_field(message, binary.key.config_json);
+  // Schema 5: a binary is shared by the problems of its kernel identity, which the MAC covers in
+  // place of schema 4's problem key and config (a MAC of schema 4 never verifies).
+  append_field(message, "tcjit binary 5");
+  append_field(message, binary.kernel_identity);
   append_field(message, binary.key.arch);
   append_field(message, binary.key.toolkit_version);
   append_field(message, binary.key.compiler_version);

@@ -33,8 +33,8 @@ TrustKey load_or_create_trust_key(const std::filesystem::path &path);
 TrustKey load_or_create_trust_key();
 
 // HMAC-SHA256 under `key`, as 64 lowercase hex digits, over a length-prefixed encoding of the
-// binary's key (problem key, config, arch, toolkit and compiler versions), PTX, cubin, resources
-// and compile options.
+// binary's stored key (kernel identity, arch, toolkit and compiler versions), PTX, cubin, resources
+// and compile options. Not the problem or config: one binary serves every problem of its identity.
 std::string binary_mac(const std::string &key, const BinaryRecord &binary);
 
 // Constant-time comparison of two MACs (false when the lengths differ).

@@ -143,10 +143,11 @@ kernels_db::BinaryRecord stored_binary(const std::string &file) {
   EXPECT_EQ(sqlite3_open(file.c_str(), &raw), SQLITE_OK);
   sqlite3_stmt *statement = nullptr;
   EXPECT_EQ(sqlite3_prepare_v2(raw,
-                               "SELECT p.key_text, b.config_json, b.arch, b.toolkit_version, "
+                               "SELECT p.key_text, l.config_json, b.arch, b.toolkit_version, "
                                "b.compiler_version, b.ptx, b.cubin, b.resources_json, "
-                               "b.compile_options FROM binaries b JOIN problems p "
-                               "ON p.id = b.problem_id",
+                               "b.compile_options, b.kernel_identity FROM binaries b JOIN "
+                               "problem_binaries l ON l.binary_id = b.id JOIN problems p "
+                               "ON p.id = l.problem_id",
                                -1, &statement, nullptr),
             SQLITE_OK);
   EXPECT_EQ(sqlite3_step(statement), SQLITE_ROW);
@@ -159,6 +160,7 @@ kernels_db::BinaryRecord stored_binary(const std::string &file) {
   binary.cubin.assign(cubin, cubin + sqlite3_column_bytes(statement, 6));
   binary.resources_json = text(7);
   binary.compile_options = text(8);
+  binary.kernel_identity = text(9);
   sqlite3_finalize(statement);
   sqlite3_close(raw);
   return binary;
@@ -250,12 +252,14 @@ TEST_F(RunTrust, AReadOnlySharedCacheOfAnOlderSchemaIsMigratedInMemory) {
     kernels_db::Connection old = kernels_db::Connection::open(old_file);
     kernels_db::migrate_to(old, 3);
   }
-  const std::string columns = "id, problem_id, config_json, arch, toolkit_version, "
-                              "compiler_version, ptx, cubin, cubin_sha256, resources_json, "
-                              "compile_options, compile_ms, created_ms";
+  const std::string columns = "b.id, l.problem_id, l.config_json, b.arch, b.toolkit_version, "
+                              "b.compiler_version, b.ptx, b.cubin, b.cubin_sha256, "
+                              "b.resources_json, b.compile_options, b.compile_ms, b.created_ms";
   sql("ATTACH " + std::string("'") + old_file + "' AS old; " +
       "INSERT INTO old.problems SELECT * FROM problems; " + "INSERT INTO old.binaries SELECT " +
-      columns + " FROM binaries; INSERT INTO old.results SELECT * FROM results;");
+      columns +
+      " FROM binaries b JOIN problem_binaries l ON l.binary_id = b.id; "
+      "INSERT INTO old.results SELECT * FROM results;");
   std::filesystem::rename(old_file, db_file());
   std::filesystem::remove(db_file() + "-wal");
   std::filesystem::remove(db_file() + "-shm");

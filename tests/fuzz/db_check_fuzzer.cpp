@@ -76,11 +76,13 @@ bool check(const fs::path &path, bool full) {
 // The tables and indexes tcjit's migrations create (SQLite names the automatic indexes of
 // UNIQUE and PRIMARY KEY constraints sqlite_autoindex_TABLE_N).
 bool created_by_tcjit(const std::string &type, const std::string &name) {
-  static const std::set<std::string> tables = {"problems", "binaries", "results", "dispatch_tables",
-                                               "dispatch_entries"};
+  static const std::set<std::string> tables = {
+      "problems", "binaries", "results", "dispatch_tables", "dispatch_entries", "problem_binaries"};
   static const std::set<std::string> indexes = {
-      "problems_by_hash",   "problems_by_op", "binaries_by_lookup",    "binaries_by_age",
-      "results_by_problem", "results_by_age", "dispatch_tables_by_age"};
+      "problems_by_hash",       "problems_by_op",
+      "binaries_by_lookup",     "binaries_by_age",
+      "results_by_problem",     "results_by_age",
+      "dispatch_tables_by_age", "problem_binaries_by_binary"};
   if (type == "table")
     return tables.contains(name);
   if (type != "index")

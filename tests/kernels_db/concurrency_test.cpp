@@ -159,11 +159,12 @@ TEST(KernelsDbConcurrency, KillNineMidWriteLeavesAConsistentDatabase) {
     EXPECT_TRUE(report.ok) << (report.problems.empty() ? "" : report.problems.front());
     Connection connection = Connection::open(path);
     prepare_schema(connection);
-    EXPECT_EQ(query_int64(connection,
-                          "SELECT COUNT(*) FROM problems p WHERE "
-                          "(SELECT COUNT(*) FROM binaries b WHERE b.problem_id = p.id) <> 1 OR "
-                          "(SELECT COUNT(*) FROM results r WHERE r.problem_id = p.id) <> 3"),
-              0)
+    EXPECT_EQ(
+        query_int64(connection,
+                    "SELECT COUNT(*) FROM problems p WHERE "
+                    "(SELECT COUNT(*) FROM problem_binaries l WHERE l.problem_id = p.id) <> 1 OR "
+                    "(SELECT COUNT(*) FROM results r WHERE r.problem_id = p.id) <> 3"),
+        0)
         << "a partial group survived";
     const int64_t problems = query_int64(connection, "SELECT COUNT(*) FROM problems");
     EXPECT_GT(problems, previous); // every round committed at least one group

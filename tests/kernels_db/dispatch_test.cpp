@@ -327,7 +327,9 @@ TEST_F(DispatchStore, MigratesASchema2Database) {
     KernelsDb::open(path, read_only);
     FAIL() << "a schema 2 database was opened read-only";
   } catch (const DbError &error) {
-    EXPECT_TRUE(contains(error.what(), "database schema 2 is older than 4")) << error.what();
+    EXPECT_TRUE(
+        contains(error.what(), "database schema 2 is older than " + std::to_string(kSchemaVersion)))
+        << error.what();
   }
   {
     KernelsDb db = KernelsDb::open(path); // migrates
@@ -369,7 +371,8 @@ TEST_F(DispatchStore, ExportImportRoundTrip) {
   std::stringstream exported;
   const TransferCounts out = source.export_jsonl(exported);
   EXPECT_EQ(out.dispatch_tables, 3);
-  EXPECT_TRUE(contains(exported.str(), "{\"schema\":4,\"type\":\"tcjit-kernels-db\"}"));
+  EXPECT_TRUE(contains(exported.str(), "{\"schema\":" + std::to_string(kSchemaVersion) +
+                                           ",\"type\":\"tcjit-kernels-db\"}"));
   EXPECT_TRUE(contains(exported.str(), "\"type\":\"dispatch\""));
   EXPECT_TRUE(contains(exported.str(), "\"dims\":{\"m\":[1,16],\"n\":[4096,4096]}"));
 

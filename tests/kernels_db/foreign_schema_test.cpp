@@ -114,7 +114,7 @@ const std::vector<Planted> &planted_objects() {
       // tcjit's own index, defined on another column.
       {"DROP INDEX results_by_age; CREATE INDEX results_by_age ON results(device)",
        "index 'results_by_age' on table 'results' was not created by tcjit: its definition "
-       "differs from schema 4's"},
+       "differs from schema 5's"},
   };
   return all;
 }
@@ -190,10 +190,9 @@ TEST(ForeignSchema, AHardenedConnectionNeverRunsAStoredTriggerOrView) {
   raw.exec("INSERT INTO results (problem_id, config_json, arch, status, provenance, "
            "tuner_version, measured_ms, content_sha256) VALUES (1, '{}', 'sm_80', 'ok', "
            "'measured', 't', 1, 'other')");
-  raw.exec("INSERT INTO binaries (problem_id, config_json, arch, toolkit_version, "
-           "compiler_version, ptx, cubin, cubin_sha256, created_ms) SELECT problem_id, "
-           "'{\"x\":1}', arch, toolkit_version, compiler_version, ptx, cubin, cubin_sha256, 1 "
-           "FROM binaries");
+  raw.exec("INSERT INTO binaries (kernel_identity, arch, toolkit_version, compiler_version, ptx, "
+           "cubin, cubin_sha256, created_ms) SELECT 'other', arch, toolkit_version, "
+           "compiler_version, ptx, cubin, cubin_sha256, 1 FROM binaries");
   EXPECT_LT(steps, 100);
   EXPECT_EQ(query_int64(raw, "SELECT COUNT(*) FROM binaries"), 2);
   EXPECT_EQ(query_int64(raw, "SELECT COUNT(*) FROM binaries WHERE cubin = x'00'"), 0);

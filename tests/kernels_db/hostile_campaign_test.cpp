@@ -49,8 +49,8 @@ const std::string kTunedGemm = "gemm m=32 n=64 k=64 a=f16:row b=f16:col c=f16:ro
 const std::string kRangeGemm = "gemm m=1..64 n=32 k=64 a=f16:row b=f16:col c=f16:row acc=f32";
 
 // The tables tcjit creates: their rows are the honest content that must never be lost.
-const std::vector<std::string> kTables = {"problems", "binaries", "results", "dispatch_tables",
-                                          "dispatch_entries"};
+const std::vector<std::string> kTables = {
+    "problems", "binaries", "results", "problem_binaries", "dispatch_tables", "dispatch_entries"};
 
 // Hang guards only, no performance assertion: a command still running after its guard is killed,
 // and its exit status (124 or 137) fails the case's exit-code check. A tiny GEMM runs or tunes in
@@ -494,8 +494,9 @@ void Campaign::damaged_ptx() {
     std::string where;
     {
       Sql sql(file);
-      const auto row = sql.rows("SELECT b.id, b.ptx FROM binaries b JOIN problems p ON "
-                                "b.problem_id = p.id WHERE p.spec_text = '" +
+      const auto row = sql.rows("SELECT b.id, b.ptx FROM binaries b JOIN problem_binaries l ON "
+                                "l.binary_id = b.id JOIN problems p ON l.problem_id = p.id "
+                                "WHERE p.spec_text = '" +
                                 run_spec + "'");
       ASSERT_EQ(row.size(), 1u) << "the run GEMM has one binary in the honest file";
       std::string ptx = row[0][1];

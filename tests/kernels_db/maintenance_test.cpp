@@ -196,7 +196,8 @@ TEST(KernelsDbMaintenance, MergeKeepsEveryMeasurement) {
   b.put_binary(damaged);
   {
     Connection raw = Connection::open(dir.file("b.db"));
-    raw.exec("UPDATE binaries SET cubin = zeroblob(3) WHERE config_json LIKE '%\"tile_m\":32%'");
+    raw.exec("UPDATE binaries SET cubin = zeroblob(3) WHERE id IN (SELECT binary_id FROM "
+             "problem_binaries WHERE config_json LIKE '%\"tile_m\":32%')");
   }
   const TransferCounts counts = a.merge(dir.file("b.db"));
   EXPECT_EQ(counts.problems, 1);

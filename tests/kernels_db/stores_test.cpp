@@ -140,7 +140,8 @@ TEST_F(KernelsDbStores, DamagedCubinIsIgnoredWithAWarning) {
   db.put_result(sample_result(problem, 64, 1.0)); // the damaged one would be preferred
   {
     Connection raw = Connection::open(path);
-    raw.exec("UPDATE binaries SET cubin = zeroblob(64) WHERE config_json LIKE '%\"tile_m\":64%'");
+    raw.exec("UPDATE binaries SET cubin = zeroblob(64) WHERE id IN (SELECT binary_id FROM "
+             "problem_binaries WHERE config_json LIKE '%\"tile_m\":64%')");
   }
   db.clear_cache();
   BinaryQuery exact_bad = query_for(bad);
@@ -160,7 +161,8 @@ TEST_F(KernelsDbStores, DamagedCubinIsIgnoredWithAWarning) {
   // check reports damage too.
   {
     Connection raw = Connection::open(path);
-    raw.exec("UPDATE binaries SET cubin = x'00' WHERE config_json LIKE '%\"tile_m\":64%'");
+    raw.exec("UPDATE binaries SET cubin = x'00' WHERE id IN (SELECT binary_id FROM "
+             "problem_binaries WHERE config_json LIKE '%\"tile_m\":64%')");
   }
   const CheckReport report = KernelsDb::check(path);
   EXPECT_FALSE(report.ok);
