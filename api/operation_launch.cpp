@@ -344,11 +344,15 @@ void api::launch_conv(const Operation::State &s, const ConvArgs &args, void *str
       throw Error(ErrorCode::invalid_argument,
                   "n is symbolic in the prepared spec (" + s.spec_text + ")", words.where,
                   "pass " + words.arg("n") + " (the batch size of this launch)");
+    // The batch size is a launch argument of every convolution kernel (not part of its
+    // identity): any n >= 1 launches, whatever n (fixed, ? or a range) the spec was prepared with.
+    OpSpec any_batch = s.spec;
+    any_batch.conv.n = Dim::any_size();
     try {
-      bound = bind_conv_batch(s.spec, args.n);
+      bound = bind_conv_batch(any_batch, args.n);
     } catch (const std::invalid_argument &e) {
       throw Error(ErrorCode::invalid_argument, words.arg("n") + ": " + e.what(), words.where,
-                  "launch within the batch sizes the operation was prepared for");
+                  "pass a positive batch size");
     }
   }
   const OpSpec &spec = as_prepared ? s.spec : bound;

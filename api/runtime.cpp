@@ -19,6 +19,7 @@
 #include "tcjit/tools.hpp"
 #include "tuner/chosen_configs.h"
 #include "tuner/decision.h"
+#include "tuner/size_family.h"
 
 #include <utility>
 
@@ -191,20 +192,22 @@ std::shared_ptr<const SharedKernel> Runtime::Impl::load(engine::ServedKernel &&s
 void Runtime::Impl::load_dispatch(Operation::State &state) {
   if (!db || is_concrete(state.spec))
     return;
-  std::optional<kernels_db::DispatchTable> table;
+  std::optional<tuner::ServingTable> served;
   try {
-    // The decided table: implausible and invalid ones are ignored (tuner/decision.h).
-    table = db->decided_dispatch_table(state.key.text, arch, tuner::decision_rules());
+    // The spec's decided table, else its kernel family's (tuner/size_family.h: the rules of
+    // docs/tuner.md); implausible and invalid ones are ignored (tuner/decision.h).
+    served = tuner::serving_dispatch_table(*db, state.key.text, arch);
   } catch (const kernels_db::DbError &e) {
     throw Error(ErrorCode::database, e.what(), "prepare", "check the database (`tcjit db check`)");
   }
-  if (!table)
+  if (!served)
     return;
   try {
-    state.dispatch.emplace(*table);
+    state.dispatch.emplace(served->table);
   } catch (const kernels_db::DbError &) {
     return; // a table that does not validate is ignored (`tcjit db check` reports it)
   }
+  const OpSpec tuned_spec = tuner::with_family_sizes(state.spec, served->table.problem_key);
   for (const kernels_db::DispatchEntry &entry : state.dispatch->table().entries) {
     engine::KernelRequest request;
     request.arch = arch;
@@ -212,13 +215,19 @@ void Runtime::Impl::load_dispatch(Operation::State &state) {
     request.backend = backend;
     request.config = engine::parse_config_json(entry.config_json);
     request.compile_on_miss = options.on_miss != MissPolicy::fail;
+    // A family's table: its kernels are stored under the problem it was tuned for.
+    if (request.config && !served->own &&
+        tuner::same_kernel(state.spec, tuned_spec, *request.config, request))
+      request.stored_under.push_back(served->table.problem_key);
     engine::ServedKernel source;
     if (request.config)
       source = tuner::serve_kernel(state.spec, state.key, request, &*db);
     if (source.missed)
       throw Error(ErrorCode::not_found,
-                  "the dispatch table of " + state.spec_text + " names config " +
-                      entry.config_json + ", whose kernel is not in the database " + db->path(),
+                  "the dispatch table of " +
+                      (served->own ? state.spec_text : served->table.problem_key) +
+                      " names config " + entry.config_json +
+                      ", whose kernel is not in the database " + db->path(),
                   "prepare", "re-run `tcjit tune` for it, or use MissPolicy::heuristic");
     if (!request.config || !source.ok()) { // a table this code generator cannot follow
       state.dispatch.reset();
@@ -353,8 +362,10 @@ Operation Runtime::prepare(const OpSpec &spec) {
   std::string default_id;
   std::vector<codegen::TileConfig> chosen;
   std::string tuned_note;
+  std::vector<std::string> stored_under; // a family's problem holding the decided kernel
   try {
-    chosen = tuner::chosen_configs(spec, key, request, rt.db ? &*rt.db : nullptr, tuned_note);
+    chosen = tuner::chosen_configs(spec, key, request, rt.db ? &*rt.db : nullptr, tuned_note,
+                                   &stored_under);
   } catch (const kernels_db::DbError &e) {
     throw Error(ErrorCode::database, e.what(), "prepare", "check the database (`tcjit db check`)");
   }
@@ -384,6 +395,7 @@ Operation Runtime::prepare(const OpSpec &spec) {
   if (!request.config) { // the configs chosen above, not chosen again
     request.chosen = chosen;
     request.chosen_note = tuned_note;
+    request.stored_under = stored_under;
   }
   engine::ServedKernel served;
   try {

@@ -283,14 +283,23 @@ ServedKernel find_or_compile_kernel(const OpSpec &spec, const ProblemKey &key,
     // replaced by a stored kernel of a fallback config: what `tcjit db show` calls the decision is
     // what runs. Else the stored kernel of the first candidate that has one (a fallback taken
     // earlier because the first spilled).
+    // The first candidate is also looked up under request.stored_under (a family's problem).
     const size_t looked_up = choice.empty() ? candidates.size() : 1;
-    for (const codegen::TileConfig &candidate :
-         std::vector<codegen::TileConfig>(candidates.begin(), candidates.begin() + looked_up)) {
-      const auto found = db->find_binary({key.text, config_json(candidate), request.arch,
+    std::vector<std::pair<std::string, codegen::TileConfig>> lookups;
+    for (size_t i = 0; i < looked_up; ++i) {
+      lookups.emplace_back(key.text, candidates[i]);
+      if (i == 0)
+        for (const std::string &other : request.stored_under)
+          lookups.emplace_back(other, candidates[i]);
+    }
+    for (const auto &[problem_key, candidate] : lookups) {
+      const auto found = db->find_binary({problem_key, config_json(candidate), request.arch,
                                           toolkit_version(), compiler_version(request.backend)});
       out.warnings.insert(out.warnings.end(), found.warnings.begin(), found.warnings.end());
       if (found.status != kernels_db::LookupStatus::hit)
         continue;
+      if (problem_key != key.text && !db->read_only()) // recorded as a problem of its own
+        db->put_problem(problem_record(spec, key, request.arch));
       if (found.binary->trusted) {
         serve_trusted(*found.binary, candidate, spec, request, choice, *db, out);
         return out;

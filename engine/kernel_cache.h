@@ -32,6 +32,10 @@ struct KernelRequest {
   // first whose cubin neither spills nor needs a stack frame is taken.
   std::vector<codegen::TileConfig> chosen;
   std::string chosen_note;
+  // Other problems' keys whose stored kernel of the first config (request.config, else chosen's
+  // first) is this spec's kernel (the same identity): the problem of a kernel family's dispatch
+  // table that decided the config (tuner/size_family.h). Looked up after the spec's own key.
+  std::vector<std::string> stored_under;
 };
 
 enum class KernelOrigin { database, compiled_now };

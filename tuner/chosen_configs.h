@@ -10,17 +10,25 @@
 
 namespace tcjit::tuner {
 
-// The configs engine::find_or_compile_kernel tries without a requested one, best first: what a
-// finished tune decided (its dispatch table: the entry of the spec's sizes), else the fastest
-// config measured on a GPU, else the kernel built last for the problem; then the default chooser's
+// The configs engine::find_or_compile_kernel tries without a requested one, best first: the
+// decision that serves the problem (size_family.h serving_decision: its own tune's dispatch table
+// entry of the spec's sizes, else its fastest config measured on a GPU, else the dispatch table
+// of its kernel family), else the kernel built last for the problem; then the default chooser's
 // (heuristic.h), then the code generator's defaults. `note` is set to "tuned (KIND...)" when the
-// first is a tuned one.
+// first is a tuned one. A family's decision adds the problem it was tuned for to `stored_under`
+// (when given) if its stored kernel is this spec's (same_kernel).
 std::vector<codegen::TileConfig> chosen_configs(const OpSpec &spec, const ProblemKey &key,
                                                 const engine::KernelRequest &request,
-                                                kernels_db::KernelsDb *db, std::string &note);
+                                                kernels_db::KernelsDb *db, std::string &note,
+                                                std::vector<std::string> *stored_under = nullptr);
 
-// engine::find_or_compile_kernel with request.chosen set to chosen_configs() (and its note) unless
-// the request names a config or brings its own list.
+// Whether `config` gives `spec` and `other` (the same spec but for sizes) the same kernel identity
+// (codegen::kernel_identity), i.e. a kernel stored for one serves the other.
+bool same_kernel(const OpSpec &spec, const OpSpec &other, const codegen::TileConfig &config,
+                 const engine::KernelRequest &request);
+
+// engine::find_or_compile_kernel with request.chosen set to chosen_configs() (and its note and
+// stored_under) unless the request names a config or brings its own list.
 engine::ServedKernel serve_kernel(const OpSpec &spec, const ProblemKey &key,
                                   engine::KernelRequest request, kernels_db::KernelsDb *db);
 
