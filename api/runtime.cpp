@@ -35,6 +35,31 @@ std::string error_text(const std::string &what, const std::string &where,
   return text;
 }
 
+// What stores a kernel that serves `spec` (a MissPolicy::fail miss): `tcjit run` of a concrete
+// spec; for a symbolic GEMM a `tcjit tune` of its sizes as ranges (`?` as 1..4096), whose dispatch
+// table serves every spec of its kernel family (docs/tuner.md); for a convolution a `tcjit run` at
+// one batch size (its kernel takes n at run time).
+std::string miss_fix(const OpSpec &spec, const std::string &db_path) {
+  const std::string db = db_path.empty() ? std::string() : " --db " + db_path;
+  std::string command;
+  if (is_concrete(spec)) {
+    command = "tcjit run \"" + print_spec(spec) + "\"" + db;
+  } else if (spec.kind == OpKind::gemm) {
+    OpSpec ranged = spec;
+    for (Dim *d : {&ranged.gemm.m, &ranged.gemm.n, &ranged.gemm.k, &ranged.gemm.batch})
+      if (d->kind == Dim::Kind::any)
+        *d = Dim::range_of(1, d == &ranged.gemm.batch ? 64 : 4096);
+    command = "tcjit tune \"" + print_spec(ranged) + "\"" + db;
+  } else {
+    OpSpec one = spec;
+    one.conv.n = Dim::fixed_size(spec.conv.n.kind == Dim::Kind::range ? spec.conv.n.lo : 1);
+    command = "tcjit run \"" + print_spec(one) + "\"" + db;
+  }
+  return "compile and store it first (`" + command +
+         "`: a tuned or stored kernel of the same spec at other sizes serves it), or open the "
+         "runtime with MissPolicy::heuristic";
+}
+
 } // namespace
 
 Error::Error(ErrorCode code, std::string what, std::string where, std::string how_to_fix)
@@ -363,6 +388,9 @@ Operation Runtime::prepare(const OpSpec &spec) {
   std::vector<codegen::TileConfig> chosen;
   std::string tuned_note;
   std::vector<std::string> stored_under; // a family's problem holding the decided kernel
+  // MissPolicy::tune of a symbolic spec: representative sizes tuned first, so that the lookup
+  // below finds their dispatch table.
+  const bool tuned_sizes = rt.options.on_miss == MissPolicy::tune && rt.tune_sizes(spec, key);
   try {
     chosen = tuner::chosen_configs(spec, key, request, rt.db ? &*rt.db : nullptr, tuned_note,
                                    &stored_under);
@@ -374,7 +402,7 @@ Operation Runtime::prepare(const OpSpec &spec) {
   // A read-only database (a shared cache) records nothing: no tuning either.
   const bool tunable = tuned_note.empty() && is_concrete(spec) && !(rt.db && rt.db->read_only());
   const bool background = tunable && rt.options.on_miss == MissPolicy::background;
-  Origin tuned = Origin::compiled_now;
+  Origin tuned = tuned_sizes ? Origin::tuned_now : Origin::compiled_now;
   if (tunable && rt.options.on_miss == MissPolicy::tune) {
     const tuner::TuneResult r = rt.tune(spec, key);
     if (r.best) {
@@ -388,7 +416,7 @@ Operation Runtime::prepare(const OpSpec &spec) {
       auto state = rt.remember(spec, key, std::move(kernel));
       if (background)
         rt.tune_in_background(state);
-      return Operation(std::move(state), Origin::memory);
+      return Operation(std::move(state), tuned_sizes ? Origin::tuned_now : Origin::memory);
     }
   }
 
@@ -406,11 +434,8 @@ Operation Runtime::prepare(const OpSpec &spec) {
     throw Error(ErrorCode::internal, e.what(), "prepare", "");
   }
   if (!served.ok())
-    throw api::served_kernel_error(
-        served, "prepare", ErrorCode::bad_spec,
-        "compile and store it first (`tcjit run \"" + print_spec(spec) + "\"" +
-            (rt.db ? " --db " + rt.db->path() : std::string()) +
-            "` or `tcjit tune`), or open the runtime with MissPolicy::heuristic");
+    throw api::served_kernel_error(served, "prepare", ErrorCode::bad_spec,
+                                   miss_fix(spec, rt.db ? rt.db->path() : std::string()));
 
   // A tune stores its winner's kernel, so the lookup after it is a database hit: still tuned now.
   Origin origin = tuned == Origin::tuned_now                        ? Origin::tuned_now
