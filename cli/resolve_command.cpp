@@ -50,7 +50,10 @@ int run_resolve(const ResolveOptions &opt) {
       return exit_status_of(error);
     }
     if (opt.json) {
-      all.push_back(nlohmann::json::parse(r.json));
+      nlohmann::json j = nlohmann::json::parse(r.json);
+      if (!entry.name.empty())
+        j["name"] = entry.name;
+      all.push_back(std::move(j));
       continue;
     }
     if (!first)

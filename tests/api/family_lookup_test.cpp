@@ -132,13 +132,14 @@ TEST_F(FamilyLookupTest, ConcreteSizesAndSubRangesTakeTheTunedRangesBuckets) {
 TEST_F(FamilyLookupTest, FailPolicyIsServedByTheFamilysStoredKernels) {
   const tcjit::kernels_db::DispatchTable table =
       tune_range("gemm m=1..512 n=128 k=256 a=f16:row b=f16:col c=f16:row acc=f32");
-  tcjit::Runtime rt(options(tcjit::MissPolicy::fail));
   for (const char *m : {"?", "1..128", "37"}) {
     SCOPED_TRACE(m);
-    const tcjit::Operation op = rt.prepare(std::string("gemm m=") + m +
-                                           " n=128 k=256 a=f16:row b=f16:col c=f16:row acc=f32");
+    tcjit::Runtime fresh(options(tcjit::MissPolicy::fail));
+    const tcjit::Operation op = fresh.prepare(std::string("gemm m=") + m +
+                                              " n=128 k=256 a=f16:row b=f16:col c=f16:row acc=f32");
     EXPECT_EQ(op.origin(), tcjit::Origin::database);
   }
+  tcjit::Runtime rt(options(tcjit::MissPolicy::fail));
   const tcjit::kernels_db::DispatchIndex index(table);
   const auto *entry = index.find({37, 128, 256, 1});
   ASSERT_NE(entry, nullptr);
@@ -181,6 +182,13 @@ TEST_F(FamilyLookupTest, AConvolutionTakesTheDecisionOfTheNearestTunedBatch) {
   const tcjit::OpSpec one = tcjit::parse_spec("conv2d n=1" + conv).entries.front().spec;
   const std::string near8 = tcjit::codegen::to_string(tcjit::codegen::resolve_vectors(one, c8));
   const std::string near64 = tcjit::codegen::to_string(tcjit::codegen::resolve_vectors(one, c64));
+  {
+    tcjit::RuntimeOptions o = options();
+    o.use_database = false;
+    tcjit::Runtime plain(o); // what they got before: the default chooser's configs
+    EXPECT_NE(plain.prepare("conv2d n=1" + conv).config(), near8);
+    EXPECT_NE(plain.prepare("conv2d n=50" + conv).config(), near64);
+  }
   EXPECT_EQ(rt.prepare("conv2d n=1" + conv).config(), near8);
   EXPECT_EQ(rt.prepare("conv2d n=50" + conv).config(), near64);
   EXPECT_EQ(rt.prepare("conv2d n=2..16" + conv).config(), near8);
