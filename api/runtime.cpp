@@ -397,8 +397,9 @@ Operation Runtime::prepare(const OpSpec &spec) {
   } catch (const kernels_db::DbError &e) {
     throw Error(ErrorCode::database, e.what(), "prepare", "check the database (`tcjit db check`)");
   }
-  // Tuning is for concrete problems not tuned yet (a symbolic spec takes the default chooser's
-  // config, chosen at nominal sizes).
+  // Tuning here is for concrete problems that no decision serves (tuned_note empty: neither their
+  // own nor their kernel family's); a symbolic spec was tuned above (tune_sizes), else takes the
+  // default chooser's config, chosen at nominal sizes.
   // A read-only database (a shared cache) records nothing: no tuning either.
   const bool tunable = tuned_note.empty() && is_concrete(spec) && !(rt.db && rt.db->read_only());
   const bool background = tunable && rt.options.on_miss == MissPolicy::background;
