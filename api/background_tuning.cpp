@@ -10,6 +10,10 @@
 #include "tuner/cost_model.h"
 #include "tuner/measure_cuda.h"
 #include "tuner/measure_model.h"
+#include "tuner/size_family.h"
+#include "tuner/size_range.h"
+
+#include "compiler/spec/shape.h"
 
 #include <stdexcept>
 #include <utility>
@@ -79,6 +83,47 @@ tuner::TuneResult Runtime::Impl::tune(const OpSpec &spec, const ProblemKey &key)
     throw api::device_error(e, "tune");
   } catch (const std::invalid_argument &e) {
     throw Error(ErrorCode::bad_spec, e.what(), "tune", "change the spec as the message says");
+  }
+}
+
+bool Runtime::Impl::tune_sizes(const OpSpec &spec, const ProblemKey &key) {
+  if (!db || db->read_only() || is_concrete(spec))
+    return false;
+  try {
+    if (tuner::serving_dispatch_table(*db, key.text, arch))
+      return false; // tuned already: its own table or its kernel family's
+  } catch (const kernels_db::DbError &e) {
+    throw Error(ErrorCode::database, e.what(), "prepare", "check the database (`tcjit db check`)");
+  }
+  tuner::TuneTask ranged;
+  ranged.spec = spec;
+  ranged.arch = arch;
+  ranged.tf32_off = tf32_off;
+  ranged.backend = backend;
+  if (spec.kind != OpKind::gemm) { // one batch size: the kernel takes n at run time
+    const Dim &n = spec.conv.n;
+    ranged.spec.conv.n = Dim::fixed_size(n.kind == Dim::Kind::range ? n.hi : 32);
+    ranged.key = make_problem_key(ranged.spec, arch, tf32_off);
+    return tune(ranged.spec, ranged.key).best.has_value();
+  }
+  for (Dim *d :
+       {&ranged.spec.gemm.m, &ranged.spec.gemm.n, &ranged.spec.gemm.k, &ranged.spec.gemm.batch})
+    if (d->kind == Dim::Kind::any)
+      *d = Dim::range_of(1, d == &ranged.spec.gemm.batch ? 64 : 4096);
+  ranged.key = make_problem_key(ranged.spec, arch, tf32_off);
+  std::string why;
+  const std::vector<tuner::TuneTask> sizes = tuner::representative_tasks(ranged, why);
+  if (sizes.empty())
+    throw Error(ErrorCode::bad_spec, why, "prepare", "give the sizes as ranges (m=1..4096)");
+  std::vector<tuner::TuneResult> results;
+  for (const tuner::TuneTask &size : sizes)
+    results.push_back(tune(size.spec, size.key));
+  try {
+    return tuner::store_dispatch_table(ranged, sizes, results, *db) > 0;
+  } catch (const kernels_db::DbError &e) {
+    throw Error(ErrorCode::database, e.what(), "tune", "check the database (`tcjit db check`)");
+  } catch (const std::invalid_argument &e) {
+    throw Error(ErrorCode::internal, e.what(), "tune", "");
   }
 }
 

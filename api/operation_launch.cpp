@@ -358,11 +358,15 @@ LaunchSpec bind_conv_launch(const Operation::State &s, int64_t n,
     throw Error(ErrorCode::invalid_argument,
                 "n is symbolic in the prepared spec (" + s.spec_text + ")", words.where,
                 "pass " + words.arg("n") + " (the batch size of this launch)");
+  // The batch size is a launch argument of every convolution kernel (not part of its identity):
+  // any n >= 1 launches, whatever n (fixed, ? or a range) the spec was prepared with.
+  OpSpec any_batch = s.spec;
+  any_batch.conv.n = Dim::any_size();
   try {
-    spec.bound = bind_conv_batch(s.spec, n);
+    spec.bound = bind_conv_batch(any_batch, n);
   } catch (const std::invalid_argument &e) {
     throw Error(ErrorCode::invalid_argument, words.arg("n") + ": " + e.what(), words.where,
-                "launch within the batch sizes the operation was prepared for");
+                "pass a positive batch size");
   }
   return spec;
 }

@@ -19,6 +19,7 @@
 #include "tcjit/tools.hpp"
 #include "tuner/chosen_configs.h"
 #include "tuner/decision.h"
+#include "tuner/size_family.h"
 
 #include <utility>
 
@@ -32,6 +33,31 @@ std::string error_text(const std::string &what, const std::string &where,
   if (!how_to_fix.empty())
     text += "\nhow to fix: " + how_to_fix;
   return text;
+}
+
+// What stores a kernel that serves `spec` (a MissPolicy::fail miss): `tcjit run` of a concrete
+// spec; for a symbolic GEMM a `tcjit tune` of its sizes as ranges (`?` as 1..4096), whose dispatch
+// table serves every spec of its kernel family (docs/tuner.md); for a convolution a `tcjit run` at
+// one batch size (its kernel takes n at run time).
+std::string miss_fix(const OpSpec &spec, const std::string &db_path) {
+  const std::string db = db_path.empty() ? std::string() : " --db " + db_path;
+  std::string command;
+  if (is_concrete(spec)) {
+    command = "tcjit run \"" + print_spec(spec) + "\"" + db;
+  } else if (spec.kind == OpKind::gemm) {
+    OpSpec ranged = spec;
+    for (Dim *d : {&ranged.gemm.m, &ranged.gemm.n, &ranged.gemm.k, &ranged.gemm.batch})
+      if (d->kind == Dim::Kind::any)
+        *d = Dim::range_of(1, d == &ranged.gemm.batch ? 64 : 4096);
+    command = "tcjit tune \"" + print_spec(ranged) + "\"" + db;
+  } else {
+    OpSpec one = spec;
+    one.conv.n = Dim::fixed_size(spec.conv.n.kind == Dim::Kind::range ? spec.conv.n.lo : 1);
+    command = "tcjit run \"" + print_spec(one) + "\"" + db;
+  }
+  return "compile and store it first (`" + command +
+         "`: a tuned or stored kernel of the same spec at other sizes serves it), or open the "
+         "runtime with MissPolicy::heuristic";
 }
 
 } // namespace
@@ -196,17 +222,18 @@ std::shared_ptr<const SharedKernel> Runtime::Impl::load(engine::ServedKernel &&s
 void Runtime::Impl::load_dispatch(Operation::State &state) {
   if (!db || is_concrete(state.spec))
     return;
-  std::optional<kernels_db::DispatchTable> table;
+  std::optional<tuner::ServingTable> served;
   try {
-    // The decided table: implausible and invalid ones are ignored (tuner/decision.h).
-    table = db->decided_dispatch_table(state.key.text, arch, tuner::decision_rules());
+    // The spec's decided table, else its kernel family's (tuner/size_family.h: the rules of
+    // docs/tuner.md); implausible and invalid ones are ignored (tuner/decision.h).
+    served = tuner::serving_dispatch_table(*db, state.key.text, arch);
   } catch (const kernels_db::DbError &e) {
     throw Error(ErrorCode::database, e.what(), "prepare", "check the database (`tcjit db check`)");
   }
-  if (!table)
+  if (!served)
     return;
   try {
-    state.dispatch.emplace(*table);
+    state.dispatch.emplace(served->table);
   } catch (const kernels_db::DbError &) {
     return; // a table that does not validate is ignored (`tcjit db check` reports it)
   }
@@ -222,8 +249,10 @@ void Runtime::Impl::load_dispatch(Operation::State &state) {
       source = tuner::serve_kernel(state.spec, state.key, request, &*db);
     if (source.missed)
       throw Error(ErrorCode::not_found,
-                  "the dispatch table of " + state.spec_text + " names config " +
-                      entry.config_json + ", whose kernel is not in the database " + db->path(),
+                  "the dispatch table of " +
+                      (served->own ? state.spec_text : served->table.problem_key) +
+                      " names config " + entry.config_json +
+                      ", whose kernel is not in the database " + db->path(),
                   "prepare", "re-run `tcjit tune` for it, or use MissPolicy::heuristic");
     if (!request.config || !source.ok()) { // a table this code generator cannot follow
       state.dispatch.reset();
@@ -403,17 +432,21 @@ Operation Runtime::prepare(const OpSpec &spec) {
   std::string default_id;
   std::vector<codegen::TileConfig> chosen;
   std::string tuned_note;
+  // MissPolicy::tune of a symbolic spec: representative sizes tuned first, so that the lookup
+  // below finds their dispatch table.
+  const bool tuned_sizes = rt.options.on_miss == MissPolicy::tune && rt.tune_sizes(spec, key);
   try {
     chosen = tuner::chosen_configs(spec, key, request, rt.db ? &*rt.db : nullptr, tuned_note);
   } catch (const kernels_db::DbError &e) {
     throw Error(ErrorCode::database, e.what(), "prepare", "check the database (`tcjit db check`)");
   }
-  // Tuning is for concrete problems not tuned yet (a symbolic spec takes the default chooser's
-  // config, chosen at nominal sizes).
+  // Tuning here is for concrete problems that no decision serves (tuned_note empty: neither their
+  // own nor their kernel family's); a symbolic spec was tuned above (tune_sizes), else takes the
+  // default chooser's config, chosen at nominal sizes.
   // A read-only database (a shared cache) records nothing: no tuning either.
   const bool tunable = tuned_note.empty() && is_concrete(spec) && !(rt.db && rt.db->read_only());
   const bool background = tunable && rt.options.on_miss == MissPolicy::background;
-  Origin tuned = Origin::compiled_now;
+  Origin tuned = tuned_sizes ? Origin::tuned_now : Origin::compiled_now;
   if (tunable && rt.options.on_miss == MissPolicy::tune) {
     const tuner::TuneResult r = rt.tune(spec, key);
     if (r.best) {
@@ -427,7 +460,7 @@ Operation Runtime::prepare(const OpSpec &spec) {
       auto state = rt.remember(spec, key, std::move(kernel));
       if (background)
         rt.tune_in_background(state);
-      return Operation(std::move(state), Origin::memory);
+      return Operation(std::move(state), tuned_sizes ? Origin::tuned_now : Origin::memory);
     }
   }
 
@@ -449,11 +482,8 @@ Operation Runtime::prepare(const OpSpec &spec) {
     served = rt.serve(spec, key, request, "prepare");
   }
   if (!served.ok())
-    throw api::served_kernel_error(
-        served, "prepare", ErrorCode::bad_spec,
-        "compile and store it first (`tcjit run \"" + print_spec(spec) + "\"" +
-            (rt.db ? " --db " + rt.db->path() : std::string()) +
-            "` or `tcjit tune`), or open the runtime with MissPolicy::heuristic");
+    throw api::served_kernel_error(served, "prepare", ErrorCode::bad_spec,
+                                   miss_fix(spec, rt.db ? rt.db->path() : std::string()));
 
   // A tune stores its winner's kernel, so the lookup after it is a database hit: still tuned now.
   Origin origin = tuned == Origin::tuned_now                        ? Origin::tuned_now

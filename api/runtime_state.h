@@ -268,6 +268,12 @@ struct Runtime::Impl {
   // predicted by the cost model with each candidate verified on an emulator of its own. Results
   // and the winner go to the database.
   tuner::TuneResult tune(const OpSpec &spec, const ProblemKey &key);
+  // MissPolicy::tune of a symbolic spec that no tuned dispatch table serves (its own or its
+  // kernel family's, tuner/size_family.h): a GEMM's representative sizes tuned as `tcjit tune` of
+  // a range does (`?` as 1..4096, batch 1..64) and their dispatch table stored; a convolution
+  // tuned at one batch size (the range's upper end, 32 for `?`). false when nothing was tuned
+  // (served already, no writable database).
+  bool tune_sizes(const OpSpec &spec, const ProblemKey &key);
   // Queues `state`'s problem for the background worker; its winner replaces its kernel when
   // ready.
   void tune_in_background(std::shared_ptr<const Operation::State> state);

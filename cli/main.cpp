@@ -6,6 +6,7 @@
 #include "cli/emu_command.h"
 #include "cli/exit_codes.h"
 #include "cli/explain_command.h"
+#include "cli/resolve_command.h"
 #include "cli/run_command.h"
 #include "cli/tune_command.h"
 #include "tcjit/db.hpp"
@@ -59,6 +60,7 @@ int main(int argc, char **argv) {
   tcjit::cli::add_compile_command(app);
   tcjit::cli::add_run_command(app);
   tcjit::cli::add_tune_command(app);
+  tcjit::cli::add_resolve_command(app);
   tcjit::cli::add_emu_command(app);
   tcjit::cli::add_db_command(app, tcjit::current_db_versions());
   tcjit::cli::add_doctor_command(app);

@@ -149,6 +149,27 @@ decided_dispatch_table(Connection &connection, std::string_view problem_key, std
   return best;
 }
 
+std::vector<DispatchTable> decided_dispatch_tables_of_op(Connection &connection,
+                                                         std::string_view op, std::string_view arch,
+                                                         const DecisionRules &rules) {
+  std::vector<std::string> keys;
+  {
+    auto statement = connection.cached(
+        "SELECT DISTINCT p.key_text, p.id FROM dispatch_tables d JOIN problems p ON p.id = "
+        "d.problem_id WHERE p.op = ?1 AND d.arch = ?2 ORDER BY p.id");
+    statement->bind(1, op);
+    statement->bind(2, arch);
+    while (statement->step())
+      keys.push_back(statement->column_text(0));
+    statement->reset();
+  }
+  std::vector<DispatchTable> tables;
+  for (const std::string &key : keys)
+    if (auto table = decided_dispatch_table(connection, key, arch, rules))
+      tables.push_back(std::move(*table));
+  return tables;
+}
+
 std::optional<DispatchTable> read_dispatch_table(Connection &connection,
                                                  std::string_view problem_key,
                                                  std::string_view arch,

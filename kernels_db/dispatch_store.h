@@ -31,6 +31,13 @@ std::optional<DispatchTable>
 decided_dispatch_table(Connection &connection, std::string_view problem_key, std::string_view arch,
                        const DecisionRules &rules, std::vector<std::string> *ignored = nullptr);
 
+// The decided table (decided_dispatch_table) of every problem of operation `op` ("gemm",
+// "conv2d", "conv3d") on `arch` that has one, in the order the problems were stored. What the
+// runtime scans for the tables of a kernel family (tuner/size_family.h): the caller filters.
+std::vector<DispatchTable> decided_dispatch_tables_of_op(Connection &connection,
+                                                         std::string_view op, std::string_view arch,
+                                                         const DecisionRules &rules);
+
 // The stored table of exactly this (problem_key, arch, tuner_version).
 std::optional<DispatchTable> read_dispatch_table(Connection &connection,
                                                  std::string_view problem_key,

@@ -246,6 +246,14 @@ std::optional<DispatchTable> KernelsDb::decided_dispatch_table(std::string_view 
   return kernels_db::decided_dispatch_table(state_->connection, problem_key, arch, rules, ignored);
 }
 
+std::vector<DispatchTable> KernelsDb::decided_dispatch_tables_of_op(std::string_view op,
+                                                                    std::string_view arch,
+                                                                    const DecisionRules &rules) {
+  std::lock_guard lock(state_->connection_mutex);
+  ReadTransaction snapshot(state_->connection);
+  return kernels_db::decided_dispatch_tables_of_op(state_->connection, op, arch, rules);
+}
+
 std::vector<DispatchTable> KernelsDb::dispatch_tables(std::string_view problem_key) {
   std::lock_guard lock(state_->connection_mutex);
   ReadTransaction snapshot(state_->connection);

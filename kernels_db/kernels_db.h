@@ -106,6 +106,12 @@ public:
                                                       std::string_view arch,
                                                       const DecisionRules &rules,
                                                       std::vector<std::string> *ignored = nullptr);
+  // The decided table of every problem of operation `op` ("gemm", "conv2d", "conv3d") on `arch`
+  // that has one (dispatch_store.h decided_dispatch_tables_of_op): where a kernel family's
+  // tables are found (tuner/size_family.h).
+  std::vector<DispatchTable> decided_dispatch_tables_of_op(std::string_view op,
+                                                           std::string_view arch,
+                                                           const DecisionRules &rules);
   // Every dispatch table of a problem (any arch and tuner version), newest first.
   std::vector<DispatchTable> dispatch_tables(std::string_view problem_key);
 

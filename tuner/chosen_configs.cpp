@@ -6,10 +6,30 @@
 #include "tuner/decision.h"
 #include "tuner/heuristic.h"
 #include "tuner/search_space.h"
+#include "tuner/size_family.h"
+
+#include "compiler/codegen/plan/kernel_plan.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace tcjit::tuner {
+
+namespace {
+
+// "m=1..2048 n=512 k=512": the sizes of a family's problem, for a note.
+std::string family_member_text(std::string_view key_text) {
+  std::string out;
+  for (const auto &[name, s] : family_sizes(key_text))
+    out += (out.empty() ? "" : " ") + name + "=" +
+           (s.lo == s.hi ? std::to_string(s.lo)
+            : s.hi == std::numeric_limits<int64_t>::max()
+                ? std::string("?")
+                : std::to_string(s.lo) + ".." + std::to_string(s.hi));
+  return out;
+}
+
+} // namespace
 
 std::vector<codegen::TileConfig> chosen_configs(const OpSpec &spec, const ProblemKey &key,
                                                 const engine::KernelRequest &request,
@@ -22,19 +42,23 @@ std::vector<codegen::TileConfig> chosen_configs(const OpSpec &spec, const Proble
       out.push_back(r);
   };
   if (db) {
-    // What a finished tune decided (its dispatch table: one bucket holding every size for a
-    // concrete problem; size buckets for a range; the entry of the spec's nominal sizes), else the
-    // fastest config measured on a GPU (any tuner, e.g. a tune that was stopped). Implausible
-    // decisions are ignored (decision.h; `tcjit db check` reports them).
+    // What a finished tune decided for the problem (its dispatch table: one bucket holding every
+    // size for a concrete problem; size buckets for a range; the entry of the spec's nominal
+    // sizes), else the fastest config measured on a GPU (any tuner, e.g. a tune that was stopped),
+    // else the dispatch table of its kernel family (size_family.h: the rules of docs/tuner.md).
+    // Implausible decisions are ignored (decision.h; `tcjit db check` reports them).
     const NominalSizes s = nominal_sizes(spec);
-    if (const auto decision = decide(*db, key.text, request.arch, {{s.m, s.n, s.k, s.batch}}))
-      if (const auto c = engine::parse_config_json(decision->config_json)) {
+    if (const auto served = serving_decision(*db, key.text, request.arch, {s.m, s.n, s.k, s.batch}))
+      if (const auto c = engine::parse_config_json(served->decision.config_json)) {
+        const tuner::Decision &decision = served->decision;
         add(*c);
-        if (!out.empty())
-          note = "tuned (" + std::string(kernels_db::to_string(decision->provenance)) +
-                 (decision->buckets > 1 ? ", dispatch table of " +
-                                              std::to_string(decision->buckets) + " size buckets)"
-                                        : std::string(")"));
+        if (!out.empty()) {
+          note = "tuned (" + std::string(kernels_db::to_string(decision.provenance)) +
+                 (decision.buckets > 1
+                      ? ", dispatch table of " + std::to_string(decision.buckets) + " size buckets"
+                      : std::string()) +
+                 (served->family ? ", of " + family_member_text(served->problem_key) : "") + ")";
+        }
       }
   }
   if (db && out.empty()) {

@@ -10,11 +10,13 @@
 
 namespace tcjit::tuner {
 
-// The configs engine::find_or_compile_kernel tries without a requested one, best first: what a
-// finished tune decided (its dispatch table: the entry of the spec's sizes), else the fastest
-// config measured on a GPU, else the kernel built last for the problem; then the default chooser's
+// The configs engine::find_or_compile_kernel tries without a requested one, best first: the
+// decision that serves the problem (size_family.h serving_decision: its own tune's dispatch table
+// entry of the spec's sizes, else its fastest config measured on a GPU, else the dispatch table
+// of its kernel family), else the kernel built last for the problem; then the default chooser's
 // (heuristic.h), then the code generator's defaults. `note` is set to "tuned (KIND...)" when the
-// first is a tuned one.
+// first is a tuned one. A family's stored kernels are found by their kernel identity
+// (engine::find_or_compile_kernel).
 std::vector<codegen::TileConfig> chosen_configs(const OpSpec &spec, const ProblemKey &key,
                                                 const engine::KernelRequest &request,
                                                 kernels_db::KernelsDb *db, std::string &note);

@@ -105,8 +105,8 @@ tcjit_status tcjit_launch_gemm_sized(const tcjit_operation *op, int64_t m, int64
 /* A convolution (conv2d/conv3d operation): fprop reads x and filter and writes y, dgrad reads y
  * (dy) and filter and writes x (dx), wgrad reads x and y (dy) and writes filter (dw); the written
  * tensor is also C (beta). NHWC/NDHWC activations, KRSC/KTRSC filter. n: the batch size of this
- * launch, 0 for the prepared spec's (needed when the spec says n=?). Asynchronous on the CUDA
- * device, as tcjit_launch_gemm. */
+ * launch, any n >= 1 whatever n the spec was prepared with; 0 for the prepared spec's (needed when
+ * the spec says n=? or a range). Asynchronous on the CUDA device, as tcjit_launch_gemm. */
 tcjit_status tcjit_launch_conv(const tcjit_operation *op, int64_t n, tcjit_device_ptr x,
                                tcjit_device_ptr filter, tcjit_device_ptr y, tcjit_device_ptr bias,
                                void *stream);

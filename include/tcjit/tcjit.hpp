@@ -41,8 +41,13 @@ using DeviceAddress = uint64_t;
 //               winner (Origin::tuned_now)
 //   background  compile the heuristic's config now; tune on a background thread, store the
 //               winner and switch the operation to it when it is ready (wait_for_tuning())
-// tune and background apply to concrete problems not tuned yet; a spec with symbolic sizes takes
-// the heuristic's config (or a stored dispatch table from `tcjit tune`).
+// A problem is "tuned" when a tune decided for it or for its kernel family: the same spec but for
+// its sizes (docs/tuner.md, "Which decision serves a spec"): a concrete size inside a tuned range
+// takes that range's bucket, `m=?` and sub-ranges any tuned dispatch table of the family.
+// background applies to concrete problems not tuned yet. tune on a symbolic spec that nothing
+// tuned serves tunes representative sizes first, as `tcjit tune` of a range does (a GEMM's `?`
+// taken as 1..4096, batch 1..64; a convolution at one batch size: its range's upper end, or 32),
+// and stores their dispatch table (with a writable database; else the heuristic's config).
 enum class MissPolicy { heuristic, fail, tune, background };
 
 // Where an Operation's kernel came from.
@@ -113,7 +118,8 @@ struct GemmArgs {
 // filter and writes x (dx); wgrad reads x and y (dy) and writes filter (dw). The written tensor is
 // also C, read first when beta != 0. bias (one value per output channel: k for fprop, c for
 // dgrad) may be 0 when the spec has none. n: the batch size of this launch; 0 takes the prepared
-// spec's. The kernel takes n at run time, so one prepared `n=?` operation serves every batch.
+// spec's. The kernel takes n at run time, so any operation (prepared with a fixed n, `n=?` or a
+// range) launches at any n >= 1.
 struct ConvArgs {
   DeviceAddress x = 0, filter = 0, y = 0, bias = 0;
   int64_t n = 0;

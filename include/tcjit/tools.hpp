@@ -136,6 +136,44 @@ struct OpExplanation {
 
 OpExplanation explain_op(const WorkloadEntry &entry, const ExplainRequest &request);
 
+// ---- resolve ------------------------------------------------------------------------------------
+
+// What an application preparing a spec gets from a kernel database, found by the runtime's own
+// lookup (docs/tuner.md, "Which decision serves a spec") without compiling anything and without
+// writing the database (opened read-only; a missing file is no database).
+struct ResolveRequest {
+  std::string db_path;        // "" = $TCJIT_DB, else the default database
+  std::string arch = "sm_80"; // the arch the application's runtime compiles for
+  std::string backend = "llvm";
+};
+
+// One kernel the operation may launch: the spec's kernel, or one size bucket's.
+struct ResolvedKernel {
+  std::string sizes;       // "all" (the spec's kernel), "other" (sizes in no bucket), or a bucket
+                           // ("m=17..64")
+  std::string config;      // the tile config
+  std::string origin;      // "tuned measured", "tuned predicted", "stored" (the kernel built last
+                           // for the problem) or "heuristic" (the default chooser's)
+  std::string decided_for; // the problem key whose tune decided it ("" when not tuned)
+  std::optional<double> time_us; // measured or predicted time at the spec's (nominal) sizes
+  bool time_predicted = true;    // the time is the cost model's, not a measurement
+  std::string identity;          // codegen kernel identity (the same PTX whatever the sizes)
+  bool stored = false;           // its binary is in the database (else compiled at first use)
+  bool stored_foreign = false;   // stored, but not by this user's tcjit: rebuilt at first use
+};
+
+struct Resolution {
+  std::string spec_text, key_text, key_hash, arch;
+  std::string database; // its path; "" when there is none
+  std::vector<ResolvedKernel> kernels;
+  std::string text; // the report of `tcjit resolve`
+  std::string json; // the object of `tcjit resolve --json` (docs/schemas/resolve.schema.json)
+};
+
+// Throws Error: invalid_argument (unknown arch or backend, not a tcjit database), bad_spec (an
+// invalid spec), database (the database cannot be read).
+Resolution resolve_op(const OpSpec &spec, const ResolveRequest &request);
+
 // ---- Runtime::verify (tcjit.hpp) ----------------------------------------------------------------
 
 // Progress of a long run: what is done of how much, for a display.

@@ -492,7 +492,9 @@ std::vector<std::byte> random_tensor(tcjit::DType t, int64_t count, uint64_t see
 // Launches a convolution operation at batch n through the API and compares the written tensor
 // with reference_conv.
 void expect_conv_matches(tcjit::Runtime &rt, const tcjit::Operation &op, int64_t n) {
-  const tcjit::OpSpec spec = tcjit::bind_conv_batch(op.spec(), n);
+  tcjit::OpSpec any_batch = op.spec();
+  any_batch.conv.n = tcjit::Dim::any_size();
+  const tcjit::OpSpec spec = tcjit::bind_conv_batch(any_batch, n);
   const tcjit::ConvGeometry g = tcjit::conv_geometry(spec);
   std::vector<std::byte> x = random_tensor(g.x_dtype, tcjit::x_element_count(g), 21);
   std::vector<std::byte> w = random_tensor(g.filter_dtype, tcjit::filter_element_count(g), 22);
@@ -512,7 +514,7 @@ void expect_conv_matches(tcjit::Runtime &rt, const tcjit::Operation &op, int64_t
   };
   const tcjit::DeviceAddress dx = upload(x), dw = upload(w), dy = upload(y), db = upload(bias);
   tcjit::ConvArgs args{dx, dw, dy, has_bias ? db : 0};
-  args.n = op.spec().conv.n.is_fixed() ? 0 : n;
+  args.n = op.spec().conv.n == tcjit::Dim::fixed_size(n) ? 0 : n;
   op.launch_conv(args);
   std::vector<std::byte> &host_out = g.pass == tcjit::ConvPass::fprop   ? y
                                      : g.pass == tcjit::ConvPass::dgrad ? x
@@ -547,6 +549,13 @@ TEST_F(ApiTest, ConvolutionsLaunchAtAnyBatchSize) {
     const tcjit::Operation p = rt.prepare(
         std::string("conv2d n=2 h=7 w=7 c=8 k=16 r=3 s=3 pad=1 stride=2 x=f16 pass=") + pass);
     conv_api::expect_conv_matches(rt, p, 2);
+  }
+  // The batch size is a launch argument whatever n the spec was prepared with.
+  const tcjit::Operation fixed = rt.prepare("conv2d n=2 h=6 w=5 c=16 k=24 r=3 s=3 pad=1 x=f16");
+  const tcjit::Operation ranged = rt.prepare("conv2d n=1..2 h=6 w=5 c=16 k=24 r=3 s=3 pad=1 x=f16");
+  for (int64_t n : {1, 2, 3}) {
+    conv_api::expect_conv_matches(rt, fixed, n);
+    conv_api::expect_conv_matches(rt, ranged, n);
   }
   try {
     op.launch_conv({1, 2, 3, 4});

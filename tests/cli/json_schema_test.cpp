@@ -96,6 +96,29 @@ TEST_F(JsonSchema, ExplainGemmConvAndWorkload) {
   EXPECT_FALSE(doc[1]["findings"].empty());
 }
 
+// A tuned range, then `resolve` of a size it serves, of `m=?` (per bucket) and of a spec nothing
+// decided (heuristic, to compile); a missing database is not created.
+TEST_F(JsonSchema, ResolveTunedAndHeuristic) {
+  const ToolResult tuned = run_tool("tune --device emu --budget 2 --jobs 1 --db " + db() +
+                                    " \"gemm m=1..64 n=64 k=64 a=f16 b=f16:col\"");
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.err;
+  const nlohmann::json size =
+      valid("resolve", "resolve --json --db " + db() + " \"gemm m=37 n=64 k=64 a=f16 b=f16:col\"");
+  ASSERT_EQ(size.size(), 1u);
+  EXPECT_EQ(size[0]["kernels"][0]["origin"], "tuned predicted");
+  EXPECT_EQ(size[0]["kernels"][0]["binary"], "stored");
+  const nlohmann::json any =
+      valid("resolve", "resolve --json --db " + db() + " \"gemm m=? n=64 k=64 a=f16 b=f16:col\"");
+  EXPECT_GE(any[0]["kernels"].size(), 2u);
+  const fs::path missing = dir_ / "missing.db";
+  const nlohmann::json none = valid(
+      "resolve", "resolve --json --db " + shell_quote(missing.string()) + " " + shell_quote(kGemm));
+  EXPECT_EQ(none[0]["kernels"][0]["origin"], "heuristic");
+  EXPECT_EQ(none[0]["kernels"][0]["binary"], "to compile");
+  EXPECT_TRUE(none[0]["database"].is_null());
+  EXPECT_FALSE(fs::exists(missing));
+}
+
 TEST_F(JsonSchema, CompilePtxAndCubin) {
   valid("compile", "compile --json --no-ptxas -o " + shell_quote((dir_ / "a.ptx").string()) + " " +
                        shell_quote(kGemm));

@@ -19,7 +19,7 @@ TEST(CliLimits, UnknownCommandIsNamedAndTheCommandsListed) {
   ToolResult r = run_tool("nosuchcommand");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("tcjit: unknown command 'nosuchcommand'; the commands are: explain, "
-                       "compile, run, tune, emu, db, doctor"),
+                       "compile, run, tune, resolve, emu, db, doctor"),
             std::string::npos)
       << r.err;
   EXPECT_EQ(r.err.find("A subcommand is required"), std::string::npos) << r.err;

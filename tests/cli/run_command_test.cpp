@@ -428,5 +428,22 @@ TEST_F(RunCommand, ADatabaseWithAForeignTriggerIsRefusedAndItsKernelsStay) {
       << check.out;
 }
 
+// A concrete size inside a range tuned by `tcjit tune` runs its bucket's config, from the kernel
+// the tune stored (docs/tuner.md, "Which decision serves a spec").
+TEST_F(RunCommand, ASizeInsideATunedRangeRunsItsBucketsKernel) {
+  const ToolResult tuned = run_tool("tune --device emu --budget 2 --jobs 1 --db " + db() +
+                                    " \"gemm m=1..64 n=64 k=64 a=f16 b=f16:col\"");
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.err;
+  const ToolResult run =
+      run_tool("run --device emu --json --db " + db() + " \"gemm m=37 n=64 k=64 a=f16 b=f16:col\"");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json doc = nlohmann::json::parse(run.out);
+  const std::string cache = doc[0]["cache"];
+  EXPECT_NE(cache.find("tuned (predicted"), std::string::npos) << cache;
+  EXPECT_NE(cache.find("of m=1..64 n=64 k=64"), std::string::npos) << cache;
+  EXPECT_NE(cache.find("hit (database"), std::string::npos) << cache;
+  EXPECT_EQ(doc[0]["recorded"], true);
+}
+
 } // namespace
 } // namespace tcjit::testing

@@ -232,6 +232,37 @@ TEST_F(DispatchStore, PutFindCanonicalAndOrdered) {
   EXPECT_EQ(stats.dispatch_entries, 3);
 }
 
+// The decided table of every problem of one operation on one arch (what the runtime scans for a
+// kernel family's tables), one per problem, in the order the problems were stored.
+TEST_F(DispatchStore, DecidedTablesOfAnOperationOnAnArch) {
+  KernelsDb db = KernelsDb::open(path);
+  const ProblemRecord second = sample_problem(1);
+  const ProblemRecord conv = sample_problem(2, "conv2d");
+  for (const ProblemRecord &p : {problem, second, conv}) {
+    db.put_problem(p);
+    db.put_dispatch_table(ranged_table(p.key_text));
+  }
+  DispatchTable newer = ranged_table(problem.key_text);
+  newer.tuner_version = "0.2.0";
+  db.put_dispatch_table(newer); // a second table of the first problem: still one decides
+  DispatchTable other_arch = ranged_table(second.key_text);
+  other_arch.arch = "sm_90";
+  db.put_dispatch_table(other_arch);
+
+  const std::vector<DispatchTable> gemms = db.decided_dispatch_tables_of_op("gemm", "sm_80", {});
+  ASSERT_EQ(gemms.size(), 2u);
+  EXPECT_EQ(gemms[0].problem_key, problem.key_text);
+  EXPECT_EQ(gemms[1].problem_key, second.key_text);
+  EXPECT_EQ(gemms[0].entries.size(), 3u);
+  const auto convs = db.decided_dispatch_tables_of_op("conv2d", "sm_80", {});
+  ASSERT_EQ(convs.size(), 1u);
+  EXPECT_EQ(convs[0].problem_key, conv.key_text);
+  const auto on_90 = db.decided_dispatch_tables_of_op("gemm", "sm_90", {});
+  ASSERT_EQ(on_90.size(), 1u);
+  EXPECT_EQ(on_90[0].problem_key, second.key_text);
+  EXPECT_TRUE(db.decided_dispatch_tables_of_op("conv3d", "sm_80", {}).empty());
+}
+
 TEST_F(DispatchStore, UnknownProblemAndBadTablesStoreNothing) {
   KernelsDb db = KernelsDb::open(path);
   try {

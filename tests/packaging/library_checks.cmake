@@ -21,7 +21,7 @@ set(tcjit_public_free_functions
   tf32_disabled_by_environment
   # tools.hpp
   escape_controls escape_controls_keep_lines entry_label parse_ops load_custom_activation
-  canonical_text target_arch_names is_target_arch compile explain_op tune_ops
+  canonical_text target_arch_names is_target_arch compile explain_op resolve_op tune_ops
   # db.hpp
   current_db_versions default_db_path db_time_text db_list db_show db_binary db_stats db_prune
   db_export db_import db_merge db_check db_vacuum
