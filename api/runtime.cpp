@@ -219,7 +219,9 @@ void Runtime::Impl::load_dispatch(Operation::State &state) {
       throw Error(ErrorCode::not_found,
                   "the dispatch table of " + state.spec_text + " names config " +
                       entry.config_json + ", whose kernel is not in the database " + db->path(),
-                  "prepare", "re-run `tcjit tune` for it, or use MissPolicy::heuristic");
+                  "prepare",
+                  "compile the tuned kernels (`tcjit db rebuild --db " + db->path() +
+                      "`), or use MissPolicy::heuristic");
     if (!request.config || !source.ok()) { // a table this code generator cannot follow
       state.dispatch.reset();
       state.dispatch_kernels.clear();
@@ -396,9 +398,16 @@ Operation Runtime::prepare(const OpSpec &spec) {
   if (!served.ok())
     throw api::served_kernel_error(
         served, "prepare", ErrorCode::bad_spec,
-        "compile and store it first (`tcjit run \"" + print_spec(spec) + "\"" +
-            (rt.db ? " --db " + rt.db->path() : std::string()) +
-            "` or `tcjit tune`), or open the runtime with MissPolicy::heuristic");
+        // Tuned, but its kernel is not stored for this toolkit and compiler (pruned, or built by
+        // another version): the decision stands, its kernel is to be compiled again.
+        !tuned_note.empty()
+            ? "the problem is tuned but its kernel is not stored for this toolkit and compiler: "
+              "compile the tuned kernels (`tcjit db rebuild" +
+                  (rt.db ? " --db " + rt.db->path() : std::string()) +
+                  "`), or open the runtime with MissPolicy::heuristic"
+            : "compile and store it first (`tcjit run \"" + print_spec(spec) + "\"" +
+                  (rt.db ? " --db " + rt.db->path() : std::string()) +
+                  "` or `tcjit tune`), or open the runtime with MissPolicy::heuristic");
 
   // A tune stores its winner's kernel, so the lookup after it is a database hit: still tuned now.
   Origin origin = tuned == Origin::tuned_now                        ? Origin::tuned_now

@@ -93,10 +93,10 @@ struct DbShowRequest {
   // A problem key, its hash (16 hex digits), or a spec as written for `tcjit run` (DSL text, e.g.
   // "gemm m=64 n=64 k=64 a=f16 b=f16:col"): its problem key for `arch` is looked up.
   std::string key;
-  // For a spec: the arch of its key; "" = each arch of the database's problems (an error when the
-  // spec is stored for several: the message names them).
-  std::string arch;
   std::optional<DbVersions> versions; // binaries of others are stale; none: current_db_versions()
+  // For a spec: the arch of its key; "" = each arch tcjit targets (an error when the spec is
+  // stored for several: the message names them).
+  std::string arch = "";
 };
 
 struct DbTiming {
@@ -255,7 +255,7 @@ DbPruneReport db_prune(const DbPruneRequest &request);
 
 struct DbRebuildRequest {
   std::string db_path;
-  std::string arch;     // only problems of this arch; "" = all
+  std::string arch = ""; // only problems of this arch; "" = all
   bool dry_run = false; // list the kernels it would compile; open read-only, write nothing
 };
 
