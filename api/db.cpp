@@ -140,8 +140,8 @@ DbDispatchTable dispatch_table_of(const kdb::DispatchTable &record) {
   table.tuner_version = record.tuner_version;
   table.created_ms = record.created_ms;
   for (const auto &entry : record.entries)
-    table.entries.push_back({entry.dims_json, api::bucket_text(entry.dims_json),
-                             entry.config_json, api::config_text(entry.config_json), entry.time_us,
+    table.entries.push_back({entry.dims_json, api::bucket_text(entry.dims_json), entry.config_json,
+                             api::config_text(entry.config_json), entry.time_us,
                              std::string(kdb::to_string(entry.provenance))});
   table.implausible =
       kdb::implausible_dispatch_table(record, tuner::decision_rules()).value_or(std::string());
@@ -248,8 +248,8 @@ kdb::ProblemDetails problem_of_spec(kdb::KernelsDb &db, const std::string &text,
                 "no problem for '" + canonical + "' on " +
                     (arch.empty() ? "any arch (" + target_arch_names() + ")" : arch) + " in " +
                     db.path() + ": tune it (`tcjit tune \"" + canonical + "\"" + options +
-                    "`) or compile its default kernel (`tcjit run \"" + canonical + "\"" +
-                    options + "`); `tcjit db ls` lists the stored problems",
+                    "`) or compile its default kernel (`tcjit run \"" + canonical + "\"" + options +
+                    "`); `tcjit db ls` lists the stored problems",
                 where, "");
   }
   return std::move(found.front());
@@ -510,8 +510,7 @@ DbPruneReport db_prune(const DbPruneRequest &request) {
         if (row.kind == "problem")
           problems_going.insert(row.problem_key);
       }
-      result.kernels_missing =
-          api::missing_kernels(db, current, binaries_going, problems_going);
+      result.kernels_missing = api::missing_kernels(db, current, binaries_going, problems_going);
       return result;
     }
     kdb::KernelsDb db = open_db(request.db_path, Access::write);

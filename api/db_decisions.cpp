@@ -114,7 +114,8 @@ std::vector<DbKernelMissing> missing_kernels(kdb::KernelsDb &db, const DbVersion
   std::vector<DbKernelMissing> missing;
   for (const kdb::ProblemSummary &summary : db.list({})) {
     const kdb::ProblemRecord &problem = summary.problem;
-    if ((summary.results == 0 && summary.dispatch_tables == 0) || skipped.contains(problem.key_text))
+    if ((summary.results == 0 && summary.dispatch_tables == 0) ||
+        skipped.contains(problem.key_text))
       continue; // no decision
     for (const std::string &config : decided_configs(db, problem, problem.arch))
       if (!kernel_stored(db, problem, problem.arch, config, versions, removed))

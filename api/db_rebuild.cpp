@@ -76,7 +76,6 @@ DbRebuiltKernel rebuild_one(kdb::KernelsDb &db, const kdb::ProblemRecord &proble
 
 } // namespace
 
-
 DbRebuildReport rebuild_decided_kernels(kdb::KernelsDb &db, const DbRebuildRequest &request) {
   kdb::ListFilter filter;
   if (!request.arch.empty())

@@ -8,7 +8,6 @@
 namespace tcjit::api {
 
 // Throws kernels_db::DbError for a database failure; a config that does not compile is reported.
-DbRebuildReport rebuild_decided_kernels(kernels_db::KernelsDb &db,
-                                        const DbRebuildRequest &request);
+DbRebuildReport rebuild_decided_kernels(kernels_db::KernelsDb &db, const DbRebuildRequest &request);
 
 } // namespace tcjit::api

@@ -148,8 +148,8 @@ int run_ls(const DbOptions &options, Streams io) {
                     std::to_string(summary.results), problem.key_text});
   }
   print_table(io.out,
-              {"HASH", "OP", "DTYPE", "ARCH", "SHAPE", "CONFIG", "TIME_US", "TIME_FROM",
-               "BINARIES", "RESULTS", "KEY"},
+              {"HASH", "OP", "DTYPE", "ARCH", "SHAPE", "CONFIG", "TIME_US", "TIME_FROM", "BINARIES",
+               "RESULTS", "KEY"},
               rows);
   io.out << problems.size() << " problem" << (problems.size() == 1 ? "" : "s")
          << " (CONFIG, TIME_US: what a run uses, the tuned decision; TIME_FROM: measured, "
@@ -202,8 +202,8 @@ void print_details(const DbProblemDetails &details, std::ostream &out) {
           (result.clock_mhz ? " @" + std::to_string(*result.clock_mhz) + " MHz" : std::string());
     else if (result.provenance == "predicted")
       provenance += " by " + result.model;
-    rows.push_back({std::to_string(++rank), result.decides ? "yes" : "", result.status,
-                    result.arch, result.timing ? fixed(result.timing->median_us, 2) : "-",
+    rows.push_back({std::to_string(++rank), result.decides ? "yes" : "", result.status, result.arch,
+                    result.timing ? fixed(result.timing->median_us, 2) : "-",
                     result.timing ? fixed(result.timing->min_us, 2) : "-",
                     result.timing ? fixed(result.timing->max_us, 2) : "-",
                     result.timing ? fixed(result.timing->stddev_us, 2) : "-",
@@ -215,8 +215,8 @@ void print_details(const DbProblemDetails &details, std::ostream &out) {
                              : "  (implausible, ignored: " + result.implausible + ")")});
   }
   print_table(out,
-              {"#", "DECIDES", "STATUS", "ARCH", "MEDIAN_US", "MIN_US", "MAX_US", "STDDEV_US", "TFLOP/S",
-               "PROVENANCE", "TUNER", "WHEN", "CONFIG"},
+              {"#", "DECIDES", "STATUS", "ARCH", "MEDIAN_US", "MIN_US", "MAX_US", "STDDEV_US",
+               "TFLOP/S", "PROVENANCE", "TUNER", "WHEN", "CONFIG"},
               rows, "  ");
   out << "\nbinaries (" << details.binaries.size() << "):\n";
   rows.clear();
@@ -371,8 +371,11 @@ void print_kernels_missing(const std::vector<DbKernelMissing> &missing, bool dry
   if (missing.empty())
     return;
   out << missing.size() << " decided config" << (missing.size() == 1 ? "" : "s")
-      << (dry_run ? " would have" : missing.size() == 1 ? " has" : " have") << " no kernel of toolkit " << options.toolkit_version
-      << " and compiler " << options.compiler_version
+      << (dry_run               ? " would have"
+          : missing.size() == 1 ? " has"
+                                : " have")
+      << " no kernel of toolkit " << options.toolkit_version << " and compiler "
+      << options.compiler_version
       << " (the decisions are kept: a run compiles them, an application with MissPolicy::fail "
          "refuses them): `tcjit db rebuild"
       << (options.db.empty() ? "" : " --db " + options.db) << "` compiles them now\n";
@@ -427,9 +430,8 @@ int run_rebuild(const DbOptions &options, Streams io) {
     if (!rows.empty())
       print_table(io.out, {"HASH", "ARCH", "CONFIG", "STATUS", "COMPILE_MS", "MESSAGE"}, rows);
     io.out << (request.dry_run ? "dry run, nothing compiled: " : "") << report.compiled
-           << (request.dry_run ? " to compile, " : " compiled, ") << report.present
-           << " present, " << report.failed << " failed (of " << report.kernels.size()
-           << " decided kernels)\n";
+           << (request.dry_run ? " to compile, " : " compiled, ") << report.present << " present, "
+           << report.failed << " failed (of " << report.kernels.size() << " decided kernels)\n";
   }
   if (report.failed > 0)
     io.err << "tcjit db rebuild: error: " << report.failed

@@ -10,8 +10,9 @@
 namespace tcjit::kernels_db {
 namespace {
 
-// Reads (id, problem key, arch, config, time, toolkit, compiler, key hash) rows of `sql` into `rows`; returns
-// the keys of the rows read by (kind, row id) so that a row found twice is listed once.
+// Appends the rows of `sql` (id, problem key, arch, config, time, toolkit, compiler, key hash) to
+// `rows`, each id once (`seen`): a binary both stale and old is removed, and listed, once. `why`
+// "" says "stale: toolkit ..., compiler ..." from the row.
 void read_rows(Connection &connection, const std::string &sql,
                const std::vector<std::pair<int, std::string>> &texts,
                const std::vector<std::pair<int, int64_t>> &integers, const char *kind,
@@ -48,7 +49,8 @@ PrunePreview preview_prune(Connection &connection, const PruneOptions &options) 
   std::set<int64_t> binaries, results, tables, problems;
   const std::string binary_columns =
       "SELECT b.id, p.key_text, b.arch, b.config_json, b.created_ms, b.toolkit_version, "
-      "b.compiler_version, p.key_hash FROM binaries b JOIN problems p ON p.id = b.problem_id WHERE ";
+      "b.compiler_version, p.key_hash FROM binaries b JOIN problems p ON p.id = b.problem_id "
+      "WHERE ";
   // The same conditions as prune() (prune.cpp), in the same order.
   if (options.stale_versions)
     read_rows(connection, binary_columns + kStaleBinarySql + " ORDER BY b.id",
@@ -62,11 +64,13 @@ PrunePreview preview_prune(Connection &connection, const PruneOptions &options) 
     read_rows(connection, binary_columns + "b.created_ms < ?1 ORDER BY b.id", {}, {{1, cutoff}},
               "binary", why, binaries, preview.rows);
     read_rows(connection,
-              "SELECT r.id, p.key_text, r.arch, r.config_json, r.measured_ms, '', '', p.key_hash FROM results "
+              "SELECT r.id, p.key_text, r.arch, r.config_json, r.measured_ms, '', '', p.key_hash "
+              "FROM results "
               "r JOIN problems p ON p.id = r.problem_id WHERE r.measured_ms < ?1 ORDER BY r.id",
               {}, {{1, cutoff}}, "result", why, results, preview.rows);
     read_rows(connection,
-              "SELECT d.id, p.key_text, d.arch, '', d.created_ms, '', '', p.key_hash FROM dispatch_tables d "
+              "SELECT d.id, p.key_text, d.arch, '', d.created_ms, '', '', p.key_hash FROM "
+              "dispatch_tables d "
               "JOIN problems p ON p.id = d.problem_id WHERE d.created_ms < ?1 ORDER BY d.id",
               {}, {{1, cutoff}}, "dispatch table", why, tables, preview.rows);
     // A problem goes when it is old and keeps nothing once the rows above are gone (prune()
@@ -78,15 +82,16 @@ PrunePreview preview_prune(Connection &connection, const PruneOptions &options) 
     if (options.stale_versions)
       versions = {{1, options.stale_versions->toolkit_version},
                   {2, options.stale_versions->compiler_version}};
-    read_rows(connection,
-              "SELECT p.id, p.key_text, '', '', p.created_ms, '', '', p.key_hash FROM problems p WHERE "
-              "p.created_ms < ?3 AND NOT EXISTS (SELECT 1 FROM binaries b WHERE b.problem_id = "
-              "p.id AND " +
-                  binary_kept +
-                  ") AND NOT EXISTS (SELECT 1 FROM results r WHERE r.problem_id = p.id AND "
-                  "r.measured_ms >= ?3) AND NOT EXISTS (SELECT 1 FROM dispatch_tables d WHERE "
-                  "d.problem_id = p.id AND d.created_ms >= ?3) ORDER BY p.id",
-              versions, {{3, cutoff}}, "problem", why, problems, preview.rows);
+    read_rows(
+        connection,
+        "SELECT p.id, p.key_text, '', '', p.created_ms, '', '', p.key_hash FROM problems p WHERE "
+        "p.created_ms < ?3 AND NOT EXISTS (SELECT 1 FROM binaries b WHERE b.problem_id = "
+        "p.id AND " +
+            binary_kept +
+            ") AND NOT EXISTS (SELECT 1 FROM results r WHERE r.problem_id = p.id AND "
+            "r.measured_ms >= ?3) AND NOT EXISTS (SELECT 1 FROM dispatch_tables d WHERE "
+            "d.problem_id = p.id AND d.created_ms >= ?3) ORDER BY p.id",
+        versions, {{3, cutoff}}, "problem", why, problems, preview.rows);
   }
   preview.counts.binaries_removed = static_cast<int64_t>(binaries.size());
   preview.counts.results_removed = static_cast<int64_t>(results.size());

@@ -115,8 +115,8 @@ struct DbResult {
   std::string tuner_version;
   int64_t measured_ms = 0; // when it was measured (a timestamp: Unix milliseconds)
   std::string config_json;
-  std::string config; // as `tcjit run` prints it; config_json when it does not parse
-  bool decides = false; // the row the arch's decision comes from (listed first of its arch)
+  std::string config;      // as `tcjit run` prints it; config_json when it does not parse
+  bool decides = false;    // the row the arch's decision comes from (listed first of its arch)
   std::string message;     // why a config failed or is illegal
   std::string implausible; // why it may not decide (ignored at use), "" when plausible
   std::string json;
@@ -124,7 +124,7 @@ struct DbResult {
 
 struct DbBinary {
   std::string arch, toolkit_version, compiler_version, config_json;
-  std::string config; // as `tcjit run` prints it
+  std::string config;         // as `tcjit run` prints it
   bool stale = false;         // of other versions than the request's
   std::string resources_json; // {"registers":..,"spill_bytes":..,"shared_bytes":..}
   int64_t cubin_bytes = 0, ptx_bytes = 0;
@@ -221,13 +221,13 @@ struct DbPruneRequest {
   bool stale = false;     // remove binaries of other versions than `versions`
   std::string older_than; // remove binaries, results and dispatch tables older than 90s, 45m, ...
   std::optional<DbVersions> versions; // none: current_db_versions()
-  bool dry_run = false; // list what would be removed; open read-only, write nothing
+  bool dry_run = false;               // list what would be removed; open read-only, write nothing
 };
 
 struct DbPrunedRow {
   std::string kind; // "binary", "result", "dispatch table", "problem"
   std::string key, hash, arch;
-  std::string config; // binaries and results: as `tcjit run` prints it
+  std::string config;     // binaries and results: as `tcjit run` prints it
   int64_t created_ms = 0; // created, or measured for a result
   std::string why;        // "stale: toolkit 11.0, compiler 0.1.0", "older than 2026-..."
 };
@@ -256,7 +256,7 @@ DbPruneReport db_prune(const DbPruneRequest &request);
 struct DbRebuildRequest {
   std::string db_path;
   std::string arch = ""; // only problems of this arch; "" = all
-  bool dry_run = false; // list the kernels it would compile; open read-only, write nothing
+  bool dry_run = false;  // list the kernels it would compile; open read-only, write nothing
 };
 
 struct DbRebuiltKernel {

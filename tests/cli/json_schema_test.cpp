@@ -139,8 +139,8 @@ TEST_F(JsonSchema, DbShowOfTheSpecAsWrittenPruneAndRebuild) {
   ASSERT_FALSE(shown["results"].empty());
   EXPECT_TRUE(shown["results"][0]["decides"]);
   EXPECT_EQ(shown["results"][0]["config"], ls[0]["config"]);
-  const nlohmann::json preview = valid(
-      "db-prune", "db prune --stale --toolkit-version 99.0 --dry-run --json --db " + db());
+  const nlohmann::json preview =
+      valid("db-prune", "db prune --stale --toolkit-version 99.0 --dry-run --json --db " + db());
   EXPECT_EQ(preview["rows"].size(), 1u);
   EXPECT_EQ(preview["kernels_missing"].size(), 1u);
   valid("db-prune", "db prune --stale --toolkit-version 99.0 --json --db " + db());

@@ -308,8 +308,8 @@ TEST_F(DbCli, PruneDryRunListsWhatItWouldRemoveAndWritesNothing) {
     const auto done = nlohmann::json::parse(run.out);
     EXPECT_FALSE(done["dry_run"]);
     int64_t removed = 0;
-    for (const char *count : {"binaries_removed", "results_removed", "problems_removed",
-                              "dispatch_tables_removed"}) {
+    for (const char *count :
+         {"binaries_removed", "results_removed", "problems_removed", "dispatch_tables_removed"}) {
       EXPECT_EQ(preview[count], done[count]) << count << " " << mode[0];
       removed += done[count].get<int64_t>();
     }
@@ -669,16 +669,15 @@ TEST_F(DbCli, ReadOnlyCommandsWorkWithoutWriteAccess) {
   ASSERT_FALSE(std::filesystem::exists(db + "-wal"));
   ::chmod(db.c_str(), 0644);
   const std::string before = file_bytes(db);
-  for (const std::vector<std::string> &command :
-       std::vector<std::vector<std::string>>{{"ls"},
-                                             {"show", gemm.key_text, "--json"},
-                                             {"ptx", gemm.key_text},
-                                             {"stats"},
-                                             {"prune", "--stale", "--older-than", "1s",
-                                              "--dry-run"},
-                                             {"rebuild", "--dry-run"},
-                                             {"export"},
-                                             {"check"}}) {
+  for (const std::vector<std::string> &command : std::vector<std::vector<std::string>>{
+           {"ls"},
+           {"show", gemm.key_text, "--json"},
+           {"ptx", gemm.key_text},
+           {"stats"},
+           {"prune", "--stale", "--older-than", "1s", "--dry-run"},
+           {"rebuild", "--dry-run"},
+           {"export"},
+           {"check"}}) {
     const CliRun run = run_without_write_access(dir.path(), [&] { return db_run(command); });
     if (command[0] == "rebuild") { // the fixture's sample specs do not give their keys
       EXPECT_EQ(run.code, cli::kExitFailure) << run.err;

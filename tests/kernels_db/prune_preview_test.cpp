@@ -96,9 +96,9 @@ TEST(KernelsDbPrunePreview, NamesWhatPruneRemovesInEveryModeAndWritesNothing) {
     EXPECT_EQ(preview.counts.results_removed, report.results_removed) << mode.name;
     EXPECT_EQ(preview.counts.problems_removed, report.problems_removed) << mode.name;
     EXPECT_EQ(preview.counts.dispatch_tables_removed, report.dispatch_tables_removed) << mode.name;
-    const size_t rows = static_cast<size_t>(report.binaries_removed + report.results_removed +
-                                            report.problems_removed +
-                                            report.dispatch_tables_removed);
+    const size_t rows =
+        static_cast<size_t>(report.binaries_removed + report.results_removed +
+                            report.problems_removed + report.dispatch_tables_removed);
     ASSERT_EQ(preview.rows.size(), rows) << mode.name;
     for (const PrunedRow &row : preview.rows) {
       EXPECT_FALSE(row.problem_key.empty()) << mode.name;
