@@ -141,11 +141,14 @@ int run_ls(const DbOptions &options, Streams io) {
   for (const auto &summary : problems) {
     const auto &problem = summary.problem;
     const auto &decision = summary.decision;
-    rows.push_back({problem.key_hash, problem.op, problem.dtype, problem.arch,
-                    shorten(problem.shape_json, 40), decision ? decision->config : "-",
-                    decision ? fixed(decision->time_us, 2) : "-",
-                    decision ? decision->provenance : "-", std::to_string(summary.binaries),
-                    std::to_string(summary.results), problem.key_text});
+    rows.push_back(
+        {problem.key_hash, problem.op, problem.dtype, problem.arch, shorten(problem.shape_json, 40),
+         !decision ? "-"
+         : decision->buckets > 1
+             ? decision->config + " (1 of " + std::to_string(decision->buckets) + " size buckets)"
+             : decision->config,
+         decision ? fixed(decision->time_us, 2) : "-", decision ? decision->provenance : "-",
+         std::to_string(summary.binaries), std::to_string(summary.results), problem.key_text});
   }
   print_table(io.out,
               {"HASH", "OP", "DTYPE", "ARCH", "SHAPE", "CONFIG", "TIME_US", "TIME_FROM", "BINARIES",

@@ -117,6 +117,7 @@ json ls_json(const std::vector<DbProblemSummary> &problems) {
     row["time_us"] = decision ? json(decision->time_us) : json();
     row["time_from"] = decision ? json(decision->provenance) : json();
     row["decision_source"] = decision ? json(decision->source) : json();
+    row["buckets"] = decision ? json(decision->buckets) : json();
     row["created_at"] = iso_time(summary.problem.created_ms);
     all.push_back(std::move(row));
   }
