@@ -209,7 +209,7 @@ std::vector<std::string> target_arches() {
 }
 
 // The problem of a spec as the user wrote it: its key as `tcjit run` makes it (math=auto resolved
-// by TCJIT_DISABLE_TF32) on `arch`, or on each arch tcjit targets when none is given.
+// by NVIDIA_TF32_OVERRIDE) on `arch`, or on each arch tcjit targets when none is given.
 kdb::ProblemDetails problem_of_spec(kdb::KernelsDb &db, const std::string &text,
                                     const std::string &arch, const char *where) {
   const std::vector<WorkloadEntry> entries = parse_ops(text, "<spec>");
@@ -243,13 +243,20 @@ kdb::ProblemDetails problem_of_spec(kdb::KernelsDb &db, const std::string &text,
                 where, "");
   }
   if (found.empty()) {
+    // A math=auto spec stored in the other TF32 mode: a run here keys it differently.
+    std::string other_mode;
+    for (const std::string &candidate : arches)
+      if (other_mode.empty() && !db.show(make_problem_key(spec, candidate, !tf32_off).text).empty())
+        other_mode = std::string(" (it is stored for ") + candidate + " with NVIDIA_TF32_OVERRIDE" +
+                     (tf32_off ? " unset" : "=0") +
+                     ", which resolves math=auto otherwise: run with that setting to use it)";
     const std::string options = " --db " + db.path() + (arch.empty() ? "" : " --arch " + arch);
     throw Error(ErrorCode::not_found,
                 "no problem for '" + canonical + "' on " +
                     (arch.empty() ? "any arch (" + target_arch_names() + ")" : arch) + " in " +
-                    db.path() + ": tune it (`tcjit tune \"" + canonical + "\"" + options +
-                    "`) or compile its default kernel (`tcjit run \"" + canonical + "\"" + options +
-                    "`); `tcjit db ls` lists the stored problems",
+                    db.path() + other_mode + ": tune it (`tcjit tune \"" + canonical + "\"" +
+                    options + "`) or compile its default kernel (`tcjit run \"" + canonical + "\"" +
+                    options + "`); `tcjit db ls` lists the stored problems",
                 where, "");
   }
   return std::move(found.front());

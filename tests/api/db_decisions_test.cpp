@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -136,6 +137,35 @@ TEST_F(DbDecisions, ShowFindsTheSpecAsWrittenOnTheDatabasesArch) {
     EXPECT_EQ(e.code(), tcjit::ErrorCode::bad_spec);
     EXPECT_NE(e.problem().find("unknown layout 'cl'"), std::string::npos) << e.problem();
   }
+}
+
+// A math=auto spec is keyed as a run keys it here (NVIDIA_TF32_OVERRIDE): stored in the other
+// mode, it is not the problem a run would use, and the message says why.
+TEST_F(DbDecisions, ShowKeysAMathAutoSpecAsARunHereDoes) {
+  constexpr const char *kF32 = "gemm m=64 n=64 k=64 a=f32 b=f32:col";
+  const tcjit::OpSpec f32 = tcjit::parse_spec(kF32).entries.front().spec;
+  const tcjit::ProblemKey tf32_key = tcjit::make_problem_key(f32, "sm_80", false);
+  {
+    auto db = kdb::KernelsDb::open(db_);
+    db.put_problem(tcjit::engine::problem_record(f32, tf32_key, "sm_80"));
+  }
+  const char *original = std::getenv("NVIDIA_TF32_OVERRIDE");
+  const std::string saved = original ? original : "";
+  ::unsetenv("NVIDIA_TF32_OVERRIDE");
+  EXPECT_EQ(tcjit::db_show({db_, kF32, {}, ""}).problem.key_text, tf32_key.text);
+  ::setenv("NVIDIA_TF32_OVERRIDE", "0", 1);
+  try {
+    tcjit::db_show({db_, kF32, {}, ""});
+    ADD_FAILURE() << "the tf32 problem was shown for a run that keys math=auto as f32";
+  } catch (const tcjit::Error &e) {
+    EXPECT_EQ(e.code(), tcjit::ErrorCode::not_found);
+    EXPECT_NE(e.problem().find("with NVIDIA_TF32_OVERRIDE unset"), std::string::npos)
+        << e.problem();
+  }
+  if (original)
+    ::setenv("NVIDIA_TF32_OVERRIDE", saved.c_str(), 1);
+  else
+    ::unsetenv("NVIDIA_TF32_OVERRIDE");
 }
 
 // Ties (same median, newer first) and the decision's row: the first listed result is the row the
