@@ -2,7 +2,11 @@
 // records given as plain data and its errors as tcjit::Error.
 #include "tcjit/db.hpp"
 
+#include "api/db_decisions.h"
+#include "api/db_rebuild.h"
+#include "api/spec_check.h"
 #include "compiler/codegen/plan/tile_config.h"
+#include "compiler/spec/problem_key.h"
 #include "engine/kernel_records.h"
 #include "kernels_db/clock.h"
 #include "kernels_db/current_versions.h"
@@ -11,10 +15,12 @@
 #include "kernels_db/kernels_db.h"
 #include "kernels_db/key_hash.h"
 #include "kernels_db/record_json.h"
+#include "tcjit/tools.hpp"
 #include "tuner/decision.h"
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <string_view>
@@ -94,6 +100,7 @@ DbResult result_of(const kdb::ResultRecord &record) {
   result.tuner_version = record.tuner_version;
   result.measured_ms = record.measured_ms;
   result.config_json = record.config_json;
+  result.config = api::config_text(record.config_json);
   result.message = record.message;
   result.implausible =
       kdb::implausible_result(record, tuner::decision_rules()).value_or(std::string());
@@ -112,6 +119,7 @@ DbBinary binary_of(const kdb::BinaryInfo &info, const DbVersions &current) {
   binary.toolkit_version = info.key.toolkit_version;
   binary.compiler_version = info.key.compiler_version;
   binary.config_json = info.key.config_json;
+  binary.config = api::config_text(info.key.config_json);
   binary.stale = is_stale(info.key, current);
   binary.resources_json = info.resources_json;
   binary.cubin_bytes = info.cubin_bytes;
@@ -132,7 +140,8 @@ DbDispatchTable dispatch_table_of(const kdb::DispatchTable &record) {
   table.tuner_version = record.tuner_version;
   table.created_ms = record.created_ms;
   for (const auto &entry : record.entries)
-    table.entries.push_back({entry.dims_json, entry.config_json, entry.time_us,
+    table.entries.push_back({entry.dims_json, api::bucket_text(entry.dims_json), entry.config_json,
+                             api::config_text(entry.config_json), entry.time_us,
                              std::string(kdb::to_string(entry.provenance))});
   table.implausible =
       kdb::implausible_dispatch_table(record, tuner::decision_rules()).value_or(std::string());
@@ -141,7 +150,7 @@ DbDispatchTable dispatch_table_of(const kdb::DispatchTable &record) {
 }
 
 // What decides per arch (of the problem's results and tables), as a run decides it
-// (tuner::decide): the config for the problem's own sizes.
+// (tuner::decide with the spec's sizes).
 std::vector<DbDecision> decisions_of(kdb::KernelsDb &db, const kdb::ProblemDetails &details) {
   std::set<std::string> arches;
   for (const auto &result : details.results)
@@ -149,26 +158,121 @@ std::vector<DbDecision> decisions_of(kdb::KernelsDb &db, const kdb::ProblemDetai
   for (const auto &table : details.dispatch_tables)
     arches.insert(table.arch);
   std::vector<DbDecision> decisions;
-  for (const std::string &arch : arches) {
-    const auto decision = tuner::decide(db, details.problem.key_text, arch, std::nullopt);
-    if (!decision)
-      continue;
-    decisions.push_back({arch, decision->config_json, decision->time_us,
-                         std::string(kdb::to_string(decision->provenance)), decision->tuner_version,
-                         decision->from_dispatch_table ? "dispatch table" : "measured result",
-                         static_cast<int64_t>(decision->buckets)});
-  }
+  for (const std::string &arch : arches)
+    if (auto decision = api::decision_of(db, details.problem, arch))
+      decisions.push_back(std::move(*decision));
   return decisions;
 }
 
-// The problem named by key text or hash; throws when none or several match.
+// Marks, per decision, the result row it comes from (a measured result's decision: the first
+// plausible ok measured row with a time of its arch, as best_result ranks them; a dispatch
+// table's: the first ok row of its arch and config), and lists the marked rows first.
+void mark_decisions(std::vector<DbResult> &results, const std::vector<DbDecision> &decisions) {
+  for (const DbDecision &decision : decisions)
+    for (DbResult &result : results) {
+      if (result.arch != decision.arch || result.status != "ok" || !result.implausible.empty())
+        continue;
+      const bool from_result = decision.source == "measured result";
+      if (from_result && (result.provenance != "measured" || !result.timing))
+        continue;
+      if (!from_result && result.config_json != decision.config_json)
+        continue;
+      if (from_result && result.config_json != decision.config_json)
+        break; // the ranking and best_result disagree: mark nothing rather than a wrong row
+      result.decides = true;
+      break;
+    }
+  std::stable_partition(results.begin(), results.end(),
+                        [](const DbResult &result) { return result.decides; });
+}
+
+// Whether `text` is meant as a spec (it starts with an operation's name), not a key or a hash.
+bool looks_like_spec(const std::string &text) {
+  const size_t start = text.find_first_not_of(" \t\n");
+  if (start == std::string::npos)
+    return false;
+  const std::string word = text.substr(start, text.find_first_of(" \t\n", start) - start);
+  return word == "gemm" || word == "conv2d" || word == "conv3d";
+}
+
+std::vector<std::string> target_arches() {
+  std::vector<std::string> arches;
+  const std::string names = target_arch_names(); // "sm_80, sm_86, ..."
+  for (size_t start = 0; start < names.size();) {
+    const size_t end = std::min(names.find(',', start), names.size());
+    arches.push_back(names.substr(start, end - start));
+    start = names.find_first_not_of(", ", end);
+    if (start == std::string::npos)
+      break;
+  }
+  return arches;
+}
+
+// The problem of a spec as the user wrote it: its key as `tcjit run` makes it (math=auto resolved
+// by NVIDIA_TF32_OVERRIDE) on `arch`, or on each arch tcjit targets when none is given.
+kdb::ProblemDetails problem_of_spec(kdb::KernelsDb &db, const std::string &text,
+                                    const std::string &arch, const char *where) {
+  const std::vector<WorkloadEntry> entries = parse_ops(text, "<spec>");
+  if (entries.size() != 1)
+    throw Error(ErrorCode::invalid_argument,
+                "the text holds " + std::to_string(entries.size()) +
+                    " operations; give one spec, its problem key or its hash",
+                where, "");
+  const OpSpec &spec = entries.front().spec;
+  api::throw_if_invalid(spec, where);
+  if (!arch.empty() && !is_target_arch(arch))
+    throw Error(ErrorCode::invalid_argument,
+                "--arch '" + arch + "' is not one of " + target_arch_names(), where, "");
+  const std::vector<std::string> arches = arch.empty() ? target_arches() : std::vector{arch};
+  const bool tf32_off = tf32_disabled_by_environment();
+  std::vector<kdb::ProblemDetails> found;
+  std::vector<std::string> found_arches;
+  for (const std::string &candidate : arches)
+    for (auto &details : db.show(make_problem_key(spec, candidate, tf32_off).text)) {
+      found.push_back(std::move(details));
+      found_arches.push_back(candidate);
+    }
+  const std::string canonical = canonical_text(spec);
+  if (found.size() > 1) {
+    std::string names;
+    for (const auto &name : found_arches)
+      names += (names.empty() ? "" : ", ") + name;
+    throw Error(ErrorCode::invalid_argument,
+                "'" + canonical + "' is stored for several arches (" + names +
+                    "); pass --arch to pick one",
+                where, "");
+  }
+  if (found.empty()) {
+    // A math=auto spec stored in the other TF32 mode: a run here keys it differently.
+    std::string other_mode;
+    for (const std::string &candidate : arches)
+      if (other_mode.empty() && !db.show(make_problem_key(spec, candidate, !tf32_off).text).empty())
+        other_mode = std::string(" (it is stored for ") + candidate + " with NVIDIA_TF32_OVERRIDE" +
+                     (tf32_off ? " unset" : "=0") +
+                     ", which resolves math=auto otherwise: run with that setting to use it)";
+    const std::string options = " --db " + db.path() + (arch.empty() ? "" : " --arch " + arch);
+    throw Error(ErrorCode::not_found,
+                "no problem for '" + canonical + "' on " +
+                    (arch.empty() ? "any arch (" + target_arch_names() + ")" : arch) + " in " +
+                    db.path() + other_mode + ": tune it (`tcjit tune \"" + canonical + "\"" +
+                    options + "`) or compile its default kernel (`tcjit run \"" + canonical + "\"" +
+                    options + "`); `tcjit db ls` lists the stored problems",
+                where, "");
+  }
+  return std::move(found.front());
+}
+
+// The problem named by key text, hash or spec; throws when none or several match.
 kdb::ProblemDetails resolve_problem(kdb::KernelsDb &db, const std::string &key_or_hash,
-                                    const char *where) {
+                                    const char *where, const std::string &arch = "") {
   std::vector<kdb::ProblemDetails> found = db.show(key_or_hash);
+  if (found.empty() && looks_like_spec(key_or_hash))
+    return problem_of_spec(db, key_or_hash, arch, where);
   if (found.empty())
     throw Error(ErrorCode::not_found,
                 "no problem with key or hash '" + key_or_hash + "' in " + db.path() +
-                    " (`tcjit db ls` lists them)",
+                    " (`tcjit db ls` lists them; a spec starts with its operation, e.g. "
+                    "\"gemm m=64 n=64 k=64 a=f16 b=f16:col\")",
                 where, "");
   if (found.size() > 1) {
     std::string keys;
@@ -232,12 +336,39 @@ std::string db_time_text(int64_t unix_ms) {
   return kdb::format_utc(unix_ms);
 }
 
+namespace {
+
+// Orders the problems as `sort` says (DbListRequest::sort); "op" is the database's order.
+void sort_problems(std::vector<DbProblemSummary> &problems, const std::string &sort) {
+  auto by = [&](auto less) { std::stable_sort(problems.begin(), problems.end(), less); };
+  if (sort == "key")
+    by([](const DbProblemSummary &a, const DbProblemSummary &b) {
+      return a.problem.key_text < b.problem.key_text;
+    });
+  else if (sort == "age")
+    by([](const DbProblemSummary &a, const DbProblemSummary &b) {
+      return a.problem.created_ms > b.problem.created_ms;
+    });
+  else if (sort == "time")
+    by([](const DbProblemSummary &a, const DbProblemSummary &b) {
+      if (!a.decision || !b.decision)
+        return a.decision.has_value() && !b.decision.has_value();
+      return a.decision->time_us < b.decision->time_us;
+    });
+}
+
+} // namespace
+
 std::vector<DbProblemSummary> db_list(const DbListRequest &request) {
   if (request.limit < 0)
     throw Error(ErrorCode::invalid_argument,
                 "--limit " + std::to_string(request.limit) +
                     " is negative; pass a count of problems, or 0 for all",
                 "db ls", "");
+  const std::string sort = request.sort.empty() ? "op" : request.sort;
+  if (sort != "op" && sort != "key" && sort != "time" && sort != "age")
+    throw Error(ErrorCode::invalid_argument,
+                "--sort '" + sort + "' is not an order; use op, key, time or age", "db ls", "");
   return translating_db_errors("db ls", [&] {
     kdb::KernelsDb db = open_db(request.db_path, Access::read_only);
     kdb::ListFilter filter;
@@ -248,12 +379,18 @@ std::vector<DbProblemSummary> db_list(const DbListRequest &request) {
     if (!request.arch.empty())
       filter.arch = request.arch;
     filter.where = request.where;
-    filter.limit = request.limit;
+    filter.limit = sort == "op" ? request.limit : 0; // the others sort first, then limit
     filter.rules = tuner::decision_rules();
     std::vector<DbProblemSummary> problems;
     for (const kdb::ProblemSummary &summary : db.list(filter))
       problems.push_back({problem_of(summary.problem), summary.binaries, summary.results,
-                          summary.dispatch_tables, summary.best_median_us});
+                          summary.dispatch_tables, summary.best_median_us,
+                          summary.results + summary.dispatch_tables > 0
+                              ? api::decision_of(db, summary.problem, summary.problem.arch)
+                              : std::nullopt});
+    sort_problems(problems, sort);
+    if (request.limit > 0 && static_cast<int64_t>(problems.size()) > request.limit)
+      problems.resize(static_cast<size_t>(request.limit));
     return problems;
   });
 }
@@ -262,7 +399,7 @@ DbProblemDetails db_show(const DbShowRequest &request) {
   const DbVersions current = versions_or_current(request.versions);
   return translating_db_errors("db show", [&] {
     kdb::KernelsDb db = open_db(request.db_path, Access::read_only);
-    const kdb::ProblemDetails found = resolve_problem(db, request.key, "db show");
+    const kdb::ProblemDetails found = resolve_problem(db, request.key, "db show", request.arch);
     DbProblemDetails details;
     details.problem = problem_of(found.problem);
     for (const auto &result : found.results)
@@ -272,6 +409,7 @@ DbProblemDetails db_show(const DbShowRequest &request) {
     for (const auto &table : found.dispatch_tables)
       details.dispatch_tables.push_back(dispatch_table_of(table));
     details.decisions = decisions_of(db, found);
+    mark_decisions(details.results, details.decisions);
     return details;
   });
 }
@@ -345,8 +483,8 @@ DbPruneReport db_prune(const DbPruneRequest &request) {
                 "nothing to prune: pass --stale and/or --older-than AGE (e.g. 30d)", "db prune",
                 "");
   kdb::PruneOptions prune;
+  const DbVersions current = versions_or_current(request.versions);
   if (request.stale) {
-    const DbVersions current = versions_or_current(request.versions);
     prune.stale_versions = kdb::CurrentVersions{current.toolkit_version, current.compiler_version};
   }
   if (!request.older_than.empty()) {
@@ -358,10 +496,50 @@ DbPruneReport db_prune(const DbPruneRequest &request) {
                   "db prune", "");
   }
   return translating_db_errors("db prune", [&] {
+    DbPruneReport result;
+    result.dry_run = request.dry_run;
+    if (request.dry_run) {
+      kdb::KernelsDb db = open_db(request.db_path, Access::read_only);
+      const kdb::PrunePreview preview = db.preview_prune(prune);
+      result.binaries_removed = preview.counts.binaries_removed;
+      result.results_removed = preview.counts.results_removed;
+      result.problems_removed = preview.counts.problems_removed;
+      result.dispatch_tables_removed = preview.counts.dispatch_tables_removed;
+      api::BinarySet binaries_going;
+      std::set<std::string> problems_going;
+      for (const kdb::PrunedRow &row : preview.rows) {
+        result.rows.push_back({row.kind, row.problem_key, kdb::format_key_hash(row.key_hash),
+                               row.arch,
+                               row.config_json.empty() ? "" : api::config_text(row.config_json),
+                               row.created_ms, row.why});
+        if (row.kind == "binary")
+          binaries_going.insert({row.problem_key, row.arch, row.config_json});
+        if (row.kind == "problem")
+          problems_going.insert(row.problem_key);
+      }
+      result.kernels_missing = api::missing_kernels(db, current, binaries_going, problems_going);
+      return result;
+    }
     kdb::KernelsDb db = open_db(request.db_path, Access::write);
     const kdb::PruneReport report = db.prune(prune);
-    return DbPruneReport{report.binaries_removed, report.results_removed, report.problems_removed,
-                         report.dispatch_tables_removed};
+    result.binaries_removed = report.binaries_removed;
+    result.results_removed = report.results_removed;
+    result.problems_removed = report.problems_removed;
+    result.dispatch_tables_removed = report.dispatch_tables_removed;
+    result.kernels_missing = api::missing_kernels(db, current);
+    return result;
+  });
+}
+
+DbRebuildReport db_rebuild(const DbRebuildRequest &request) {
+  if (!request.arch.empty() && !is_target_arch(request.arch))
+    throw Error(ErrorCode::invalid_argument,
+                "--arch '" + request.arch + "' is not one of " + target_arch_names(), "db rebuild",
+                "");
+  return translating_db_errors("db rebuild", [&] {
+    kdb::KernelsDb db =
+        open_db(request.db_path, request.dry_run ? Access::read_only : Access::write);
+    return api::rebuild_decided_kernels(db, request);
   });
 }
 

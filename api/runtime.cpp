@@ -253,7 +253,9 @@ void Runtime::Impl::load_dispatch(Operation::State &state) {
                       (served->own ? state.spec_text : served->table.problem_key) +
                       " names config " + entry.config_json +
                       ", whose kernel is not in the database " + db->path(),
-                  "prepare", "re-run `tcjit tune` for it, or use MissPolicy::heuristic");
+                  "prepare",
+                  "compile the tuned kernels (`tcjit db rebuild --db " + db->path() +
+                      "`), or use MissPolicy::heuristic");
     if (!request.config || !source.ok()) { // a table this code generator cannot follow
       state.dispatch.reset();
       state.dispatch_kernels.clear();
@@ -482,8 +484,16 @@ Operation Runtime::prepare(const OpSpec &spec) {
     served = rt.serve(spec, key, request, "prepare");
   }
   if (!served.ok())
-    throw api::served_kernel_error(served, "prepare", ErrorCode::bad_spec,
-                                   miss_fix(spec, rt.db ? rt.db->path() : std::string()));
+    throw api::served_kernel_error(
+        served, "prepare", ErrorCode::bad_spec,
+        // Tuned, but its kernel is not stored for this toolkit and compiler (pruned, or built by
+        // another version): the decision stands, its kernel is to be compiled again.
+        !tuned_note.empty()
+            ? "the problem is tuned but its kernel is not stored for this toolkit and compiler: "
+              "compile the tuned kernels (`tcjit db rebuild" +
+                  (rt.db ? " --db " + rt.db->path() : std::string()) +
+                  "`), or open the runtime with MissPolicy::heuristic"
+            : miss_fix(spec, rt.db ? rt.db->path() : std::string()));
 
   // A tune stores its winner's kernel, so the lookup after it is a database hit: still tuned now.
   Origin origin = tuned == Origin::tuned_now                        ? Origin::tuned_now

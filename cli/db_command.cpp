@@ -2,6 +2,7 @@
 // printing (tables and --json).
 #include "cli/db_command.h"
 
+#include "cli/db_json.h"
 #include "cli/db_path_option.h"
 #include "cli/exit_codes.h"
 #include "cli/json_text.h"
@@ -32,6 +33,7 @@ struct DbOptions {
   // ls
   std::string op, dtype, arch, where;
   int64_t limit = 0;
+  std::string sort = "op";
   // show, ptx, cubin
   std::string key;
   std::string config;
@@ -42,6 +44,7 @@ struct DbOptions {
   // prune
   bool stale = false;
   std::string older_than;
+  bool dry_run = false; // prune, rebuild
   // export, import, merge
   std::string format = "jsonl";
   std::string file;
@@ -107,10 +110,6 @@ void print_table(std::ostream &out, const std::vector<std::string> &header,
     print_row(row);
 }
 
-std::string time_text(const std::optional<double> &us) {
-  return us ? fixed(*us, 2) : "-";
-}
-
 // A stored JSON text as a value; malformed text (a damaged file) as a string.
 json stored_json(const std::string &text) {
   json value = json::parse(text.empty() ? "{}" : text, nullptr, false);
@@ -132,32 +131,32 @@ int run_ls(const DbOptions &options, Streams io) {
   request.arch = options.arch;
   request.where = options.where;
   request.limit = options.limit;
+  request.sort = options.sort;
   const std::vector<DbProblemSummary> problems = db_list(request);
   if (options.json) {
-    json all = json::array();
-    for (const auto &summary : problems) {
-      json row = json::parse(summary.problem.json);
-      row["binaries"] = summary.binaries;
-      row["results"] = summary.results;
-      row["dispatch_tables"] = summary.dispatch_tables;
-      row["best_median_us"] = summary.best_median_us ? json(*summary.best_median_us) : json();
-      all.push_back(std::move(row));
-    }
-    io.out << json_text(all, 2) << '\n';
+    io.out << json_text(ls_json(problems), 2) << '\n';
     return kExitOk;
   }
   std::vector<std::vector<std::string>> rows;
   for (const auto &summary : problems) {
     const auto &problem = summary.problem;
-    rows.push_back({problem.key_hash, problem.op, problem.dtype, problem.arch,
-                    shorten(problem.shape_json, 40), std::to_string(summary.binaries),
-                    std::to_string(summary.results), time_text(summary.best_median_us),
-                    problem.key_text});
+    const auto &decision = summary.decision;
+    rows.push_back(
+        {problem.key_hash, problem.op, problem.dtype, problem.arch, shorten(problem.shape_json, 40),
+         !decision ? "-"
+         : decision->buckets > 1
+             ? decision->config + " (1 of " + std::to_string(decision->buckets) + " size buckets)"
+             : decision->config,
+         decision ? fixed(decision->time_us, 2) : "-", decision ? decision->provenance : "-",
+         std::to_string(summary.binaries), std::to_string(summary.results), problem.key_text});
   }
   print_table(io.out,
-              {"HASH", "OP", "DTYPE", "ARCH", "SHAPE", "BINARIES", "RESULTS", "BEST_US", "KEY"},
+              {"HASH", "OP", "DTYPE", "ARCH", "SHAPE", "CONFIG", "TIME_US", "TIME_FROM", "BINARIES",
+               "RESULTS", "KEY"},
               rows);
-  io.out << problems.size() << " problem" << (problems.size() == 1 ? "" : "s") << '\n';
+  io.out << problems.size() << " problem" << (problems.size() == 1 ? "" : "s")
+         << " (CONFIG, TIME_US: what a run uses, the tuned decision; TIME_FROM: measured, "
+            "emulated or predicted; -: untuned, a run takes the default chooser's config)\n";
   return kExitOk;
 }
 
@@ -173,7 +172,7 @@ void print_details(const DbProblemDetails &details, std::ostream &out) {
   // The decision per arch: exactly what a run uses (tuner::decide).
   out << "\nbest config per arch (the decision a run uses):\n";
   for (const auto &decision : details.decisions)
-    out << "  " << shown(decision.arch) << ": " << shown(decision.config_json) << "  "
+    out << "  " << shown(decision.arch) << ": " << shown(decision.config) << "  "
         << fixed(decision.time_us, 2) << " us  (" << decision.provenance << ", " << decision.source
         << (decision.buckets > 1 ? " of " + std::to_string(decision.buckets) + " size buckets"
                                  : std::string())
@@ -190,11 +189,12 @@ void print_details(const DbProblemDetails &details, std::ostream &out) {
       continue;
     out << "  " << shown(result.arch) << " "
         << shown(result.device.empty() ? result.provenance : result.device) << ": "
-        << shown(result.config_json) << "  " << fixed(result.timing->median_us, 2) << " us\n";
+        << shown(result.config) << "  " << fixed(result.timing->median_us, 2) << " us\n";
   }
   if (seen.empty())
     out << "  (no ok result with a time)\n";
-  out << "\nresults (" << details.results.size() << ", best first):\n";
+  out << "\nresults (" << details.results.size()
+      << ", the decision's row first (DECIDES), then best first):\n";
   std::vector<std::vector<std::string>> rows;
   int rank = 0;
   for (const auto &result : details.results) {
@@ -205,22 +205,21 @@ void print_details(const DbProblemDetails &details, std::ostream &out) {
           (result.clock_mhz ? " @" + std::to_string(*result.clock_mhz) + " MHz" : std::string());
     else if (result.provenance == "predicted")
       provenance += " by " + result.model;
-    rows.push_back({std::to_string(++rank), result.status, result.arch,
+    rows.push_back({std::to_string(++rank), result.decides ? "yes" : "", result.status, result.arch,
                     result.timing ? fixed(result.timing->median_us, 2) : "-",
                     result.timing ? fixed(result.timing->min_us, 2) : "-",
                     result.timing ? fixed(result.timing->max_us, 2) : "-",
                     result.timing ? fixed(result.timing->stddev_us, 2) : "-",
                     result.tflops ? fixed(*result.tflops, 1) : "-", provenance,
                     result.tuner_version, db_time_text(result.measured_ms),
-                    result.config_json +
-                        (result.message.empty() ? "" : "  (" + result.message + ")") +
+                    result.config + (result.message.empty() ? "" : "  (" + result.message + ")") +
                         (result.implausible.empty()
                              ? ""
                              : "  (implausible, ignored: " + result.implausible + ")")});
   }
   print_table(out,
-              {"#", "STATUS", "ARCH", "MEDIAN_US", "MIN_US", "MAX_US", "STDDEV_US", "TFLOP/S",
-               "PROVENANCE", "TUNER", "WHEN", "CONFIG"},
+              {"#", "DECIDES", "STATUS", "ARCH", "MEDIAN_US", "MIN_US", "MAX_US", "STDDEV_US",
+               "TFLOP/S", "PROVENANCE", "TUNER", "WHEN", "CONFIG"},
               rows, "  ");
   out << "\nbinaries (" << details.binaries.size() << "):\n";
   rows.clear();
@@ -231,7 +230,7 @@ void print_details(const DbProblemDetails &details, std::ostream &out) {
                     resource_field(binary.resources_json, "spill_bytes"),
                     resource_field(binary.resources_json, "shared_bytes"),
                     std::to_string(binary.cubin_bytes), fixed(binary.compile_ms, 1),
-                    binary.cubin_sha256.substr(0, 12), binary.compile_options, binary.config_json});
+                    binary.cubin_sha256.substr(0, 12), binary.compile_options, binary.config});
   print_table(out,
               {"ARCH", "TOOLKIT", "COMPILER", "STATE", "REGS", "SPILL_B", "SMEM_B", "CUBIN_B",
                "COMPILE_MS", "SHA256", "OPTIONS", "CONFIG"},
@@ -249,41 +248,20 @@ void print_details(const DbProblemDetails &details, std::ostream &out) {
         << '\n';
     rows.clear();
     for (const auto &entry : table.entries)
-      rows.push_back(
-          {entry.dims_json, fixed(entry.time_us, 2), entry.provenance, entry.config_json});
+      rows.push_back({entry.bucket, fixed(entry.time_us, 2), entry.provenance, entry.config});
     print_table(out, {"BUCKET", "TIME_US", "PROVENANCE", "CONFIG"}, rows, "    ");
   }
 }
 
 int run_show(const DbOptions &options, Streams io) {
-  const DbProblemDetails details = db_show({options.db, options.key, versions(options)});
+  DbShowRequest request;
+  request.db_path = options.db;
+  request.key = options.key;
+  request.arch = options.arch;
+  request.versions = versions(options);
+  const DbProblemDetails details = db_show(request);
   if (options.json) {
-    json object = json::parse(details.problem.json);
-    object["results"] = json::array();
-    for (const auto &result : details.results) {
-      object["results"].push_back(json::parse(result.json));
-      if (!result.implausible.empty())
-        object["results"].back()["implausible"] = result.implausible;
-    }
-    object["binaries"] = json::array();
-    for (const auto &binary : details.binaries)
-      object["binaries"].push_back(json::parse(binary.json));
-    object["dispatch_tables"] = json::array();
-    for (const auto &table : details.dispatch_tables) {
-      object["dispatch_tables"].push_back(json::parse(table.json));
-      if (!table.implausible.empty())
-        object["dispatch_tables"].back()["implausible"] = table.implausible;
-    }
-    object["decisions"] = json::array();
-    for (const auto &decision : details.decisions)
-      object["decisions"].push_back({{"arch", decision.arch},
-                                     {"config", stored_json(decision.config_json)},
-                                     {"time_us", decision.time_us},
-                                     {"provenance", decision.provenance},
-                                     {"tuner_version", decision.tuner_version},
-                                     {"source", decision.source},
-                                     {"buckets", decision.buckets}});
-    io.out << json_text(object, 2) << '\n';
+    io.out << json_text(show_json(details), 2) << '\n';
     return kExitOk;
   }
   print_details(details, io.out);
@@ -385,25 +363,83 @@ int run_stats(const DbOptions &options, Streams io) {
          << stats.free_pages << " free pages; cubins " << stats.cubin_bytes << ", PTX "
          << stats.ptx_bytes << ")\n";
   if (stats.stale_binaries > 0)
-    io.out << "hint: `tcjit db prune --stale` removes the stale binaries\n";
+    io.out << "hint: `tcjit db prune --stale` removes the stale binaries; then `tcjit db rebuild` "
+              "compiles the tuned kernels for this build\n";
   return kExitOk;
 }
 
+// The decided configs a prune leaves without a kernel, and what to run.
+void print_kernels_missing(const std::vector<DbKernelMissing> &missing, bool dry_run,
+                           const DbOptions &options, std::ostream &out) {
+  if (missing.empty())
+    return;
+  out << missing.size() << " decided config" << (missing.size() == 1 ? "" : "s")
+      << (dry_run               ? " would have"
+          : missing.size() == 1 ? " has"
+                                : " have")
+      << " no kernel of toolkit " << options.toolkit_version << " and compiler "
+      << options.compiler_version
+      << " (the decisions are kept: a run compiles them, an application with MissPolicy::fail "
+         "refuses them): `tcjit db rebuild"
+      << (options.db.empty() ? "" : " --db " + options.db) << "` compiles them now\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const auto &kernel : missing)
+    rows.push_back({kernel.hash, kernel.arch, kernel.config, kernel.key});
+  print_table(out, {"HASH", "ARCH", "CONFIG", "KEY"}, rows, "  ");
+}
+
 int run_prune(const DbOptions &options, Streams io) {
-  const DbPruneReport report =
-      db_prune({options.db, options.stale, options.older_than, versions(options)});
-  if (options.json)
-    io.out << json_text(json{{"binaries_removed", report.binaries_removed},
-                             {"results_removed", report.results_removed},
-                             {"problems_removed", report.problems_removed},
-                             {"dispatch_tables_removed", report.dispatch_tables_removed}},
-                        2)
-           << '\n';
-  else
-    io.out << "removed " << report.binaries_removed << " binaries, " << report.results_removed
-           << " results, " << report.dispatch_tables_removed << " dispatch tables, "
-           << report.problems_removed << " problems\n";
+  DbPruneRequest request;
+  request.db_path = options.db;
+  request.stale = options.stale;
+  request.older_than = options.older_than;
+  request.versions = versions(options);
+  request.dry_run = options.dry_run;
+  const DbPruneReport report = db_prune(request);
+  if (options.json) {
+    io.out << json_text(prune_json(report), 2) << '\n';
+    return kExitOk;
+  }
+  if (report.dry_run) {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto &row : report.rows)
+      rows.push_back({row.kind, row.hash, row.arch, row.config, db_time_text(row.created_ms),
+                      row.why, row.key});
+    if (!rows.empty())
+      print_table(io.out, {"WOULD REMOVE", "HASH", "ARCH", "CONFIG", "WHEN", "WHY", "KEY"}, rows);
+  }
+  io.out << (report.dry_run ? "dry run, nothing removed: would remove " : "removed ")
+         << report.binaries_removed << " binaries, " << report.results_removed << " results, "
+         << report.dispatch_tables_removed << " dispatch tables, " << report.problems_removed
+         << " problems\n";
+  print_kernels_missing(report.kernels_missing, report.dry_run, options, io.out);
   return kExitOk;
+}
+
+int run_rebuild(const DbOptions &options, Streams io) {
+  DbRebuildRequest request;
+  request.db_path = options.db;
+  request.arch = options.arch;
+  request.dry_run = options.dry_run;
+  const DbRebuildReport report = db_rebuild(request);
+  if (options.json) {
+    io.out << json_text(rebuild_json(report), 2) << '\n';
+  } else {
+    std::vector<std::vector<std::string>> rows;
+    for (const auto &kernel : report.kernels)
+      rows.push_back({kernel.hash, kernel.arch, kernel.config, kernel.status,
+                      kernel.status == "compiled" ? fixed(kernel.compile_ms, 1) : "-",
+                      kernel.message});
+    if (!rows.empty())
+      print_table(io.out, {"HASH", "ARCH", "CONFIG", "STATUS", "COMPILE_MS", "MESSAGE"}, rows);
+    io.out << (request.dry_run ? "dry run, nothing compiled: " : "") << report.compiled
+           << (request.dry_run ? " to compile, " : " compiled, ") << report.present << " present, "
+           << report.failed << " failed (of " << report.kernels.size() << " decided kernels)\n";
+  }
+  if (report.failed > 0)
+    io.err << "tcjit db rebuild: error: " << report.failed
+           << " decided kernel(s) could not be compiled (listed above)\n";
+  return report.failed > 0 ? kExitFailure : kExitOk;
 }
 
 json rejected_json(const DbTransferCounts &counts) {
@@ -538,6 +574,11 @@ int run_guarded(const char *name, const std::function<int(const DbOptions &, Str
     io.err << "tcjit db " << name << ": error: " << escape_controls(failure.message) << '\n';
     return failure.exit_code;
   } catch (const Error &error) {
+    if (error.code() == ErrorCode::bad_spec) { // diagnostics of a spec: several lines
+      io.err << "tcjit db " << name << ": error: " << escape_controls_keep_lines(error.problem())
+             << '\n';
+      return kExitBadSpec;
+    }
     io.err << "tcjit db " << name << ": error: " << escape_controls(error.problem()) << '\n';
     return error.code() == ErrorCode::invalid_argument ? kExitUsage : kExitFailure;
   }
@@ -586,12 +627,23 @@ void add_db_command(CLI::App &app, const DbVersions &current, std::ostream &out,
   ls->add_option("--where", options->where,
                  "shape filter: FIELD OP INTEGER joined by 'and', e.g. 'm>=1024 and k<=4096'");
   ls->add_option("--limit", options->limit, "at most this many problems (0: all)");
+  ls->add_option("--sort", options->sort,
+                 "order: op (op, dtype, arch, key), key, time (the decided time, fastest first; "
+                 "untuned last), age (newest first)")
+      ->check(CLI::IsMember({"op", "key", "time", "age"}))
+      ->capture_default_str();
 
   CLI::App *show = add_sub(*db, options, io, "show",
                            "Show a problem: spec, best config, every result ranked, resource "
                            "use, provenance",
                            run_show);
-  show->add_option("key", options->key, "problem key, or its hash (16 hex digits)")->required();
+  show->add_option("key", options->key,
+                   "problem key, its hash (16 hex digits), or the spec as written for `tcjit "
+                   "run` (\"gemm m=64 n=64 k=64 a=f16 b=f16:col\")")
+      ->required();
+  show->add_option("--arch", options->arch,
+                   "a spec's arch (default: each arch tcjit targets; an error when it is stored "
+                   "for several)");
   add_version_options(show, *options);
 
   CLI::App *ptx = add_sub(*db, options, io, "ptx", "Print the PTX of a problem's binary", run_ptx);
@@ -620,7 +672,18 @@ void add_db_command(CLI::App &app, const DbVersions &current, std::ostream &out,
       "--older-than", options->older_than,
       "remove binaries, results and dispatch tables older than AGE (90s, 45m, 12h, 30d, "
       "2w)");
+  prune->add_flag("--dry-run", options->dry_run,
+                  "list what would be removed and write nothing (the file is opened read-only)");
   add_version_options(prune, *options);
+
+  CLI::App *rebuild =
+      add_sub(*db, options, io, "rebuild",
+              "Compile the kernels of the tuned decisions that have no binary of this build's "
+              "toolkit and compiler (after an upgrade or `prune --stale`)",
+              run_rebuild);
+  rebuild->add_option("--arch", options->arch, "only problems of this architecture");
+  rebuild->add_flag("--dry-run", options->dry_run,
+                    "list the kernels it would compile and write nothing");
 
   CLI::App *export_sub =
       add_sub(*db, options, io, "export", "Write every row as JSON Lines", run_export);
@@ -649,14 +712,15 @@ void add_db_command(CLI::App &app, const DbVersions &current, std::ostream &out,
 
   CLI::App *vacuum = add_sub(*db, options, io, "vacuum", "Compact the database file", run_vacuum);
   // An example in every --help (docs/cli.md lists the same commands).
-  db->footer("Example: tcjit db ls --op conv2d --json");
+  db->footer("Example: tcjit db ls --op conv2d --sort time");
   const std::pair<CLI::App *, const char *> examples[] = {
-      {ls, "tcjit db ls --op gemm --dtype f16 --limit 20"},
-      {show, "tcjit db show 84bf72828b52081f --json"},
+      {ls, "tcjit db ls --op gemm --dtype f16 --sort time --limit 20"},
+      {show, "tcjit db show \"gemm m=64 n=64 k=64 a=f16 b=f16:col\" --json"},
       {ptx, "tcjit db ptx 84bf72828b52081f --config \"64x64x32 w32x32 s3 k1 g1 va8 vb8\""},
       {cubin, "tcjit db cubin 84bf72828b52081f --arch sm_90 -o kernel.cubin"},
       {stats, "tcjit db stats --json"},
-      {prune, "tcjit db prune --stale"},
+      {prune, "tcjit db prune --older-than 30d --dry-run"},
+      {rebuild, "tcjit db rebuild --dry-run"},
       {export_sub, "tcjit db export -o kernels.jsonl"},
       {import_sub, "tcjit db import kernels.jsonl --db other.db"},
       {merge, "tcjit db merge tuned-3.db --db kernels.db"},

@@ -275,6 +275,11 @@ DbStats KernelsDb::stats(const CurrentVersions &current) {
   return compute_stats(state_->connection, current);
 }
 
+PrunePreview KernelsDb::preview_prune(const PruneOptions &options) {
+  std::lock_guard lock(state_->connection_mutex);
+  return kernels_db::preview_prune(state_->connection, options);
+}
+
 PruneReport KernelsDb::prune(const PruneOptions &options) {
   std::lock_guard lock(state_->connection_mutex);
   const PruneReport report = kernels_db::prune(state_->connection, options);

@@ -20,6 +20,7 @@
 #include "kernels_db/integrity.h"
 #include "kernels_db/jsonl_io.h"
 #include "kernels_db/prune.h"
+#include "kernels_db/prune_preview.h"
 #include "kernels_db/queries.h"
 #include "kernels_db/records.h"
 
@@ -122,6 +123,8 @@ public:
 
   // Maintenance.
   PruneReport prune(const PruneOptions &options);
+  // What prune(options) would remove; writes nothing (works on a read-only open).
+  PrunePreview preview_prune(const PruneOptions &options);
   TransferCounts export_jsonl(std::ostream &out);
   // Import and merge refuse rows with values out of range and implausible decisions
   // (decision.h) by `rules`; an unset now_ms is this machine's clock.

@@ -18,9 +18,12 @@ constexpr std::string_view kResultColumns =
     "r.tflops, r.provenance, r.device, r.driver, r.clock_mhz, r.model, r.tuner_version, "
     "r.measured_ms, r.message";
 
+// Best first: ok rows with a time (measured, emulated, predicted; fastest first), then ok rows
+// without one (emulated runs that were not timed), then failed and illegal ones. A row without a
+// time never ranks above one with a time. Ties: the newest measurement, then the row id.
 constexpr std::string_view kResultRanking =
-    " ORDER BY r.status <> 'ok', CASE r.provenance WHEN 'measured' THEN 0 WHEN 'emulated' THEN 1 "
-    "ELSE 2 END, r.median_us IS NULL, r.median_us, r.measured_ms DESC, r.id";
+    " ORDER BY r.status <> 'ok', r.median_us IS NULL, CASE r.provenance WHEN 'measured' THEN 0 "
+    "WHEN 'emulated' THEN 1 ELSE 2 END, r.median_us, r.measured_ms DESC, r.id";
 
 ResultRecord read_result_row(const Statement &statement) {
   ResultRecord result;

@@ -22,8 +22,8 @@ std::string result_content_sha256(const ResultRecord &result);
 // canonicalized; measured_ms = 0 means now. Throws DbError(not_found) for an unknown problem.
 bool insert_result(Connection &connection, const ResultRecord &result);
 
-// Every result of a problem, best first: ok before failed/illegal, measured before emulated
-// before predicted, then by median time.
+// Every result of a problem, best first: ok before failed/illegal, a row with a time before one
+// without, measured before emulated before predicted, then by median time.
 std::vector<ResultRecord> ranked_results(Connection &connection, std::string_view problem_key);
 
 // Every result of the database with its rowid, in rowid order (for merge).

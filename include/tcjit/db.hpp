@@ -51,6 +51,20 @@ struct DbProblem {
   std::string json;
 };
 
+// What decides the config of a problem on an arch: exactly what a run uses (tuner::decide with the
+// problem's own sizes, the nominal ones for a range: the decided dispatch table's bucket for them,
+// else the fastest plausible measured result).
+struct DbDecision {
+  std::string arch;
+  std::string config_json; // the bucket of the problem's own sizes (else the table's first)
+  std::string config;      // as `tcjit run` prints it ("64x64x32 w32x32 s3 k1 g1 va8 vb8")
+  double time_us = 0;
+  std::string provenance; // of time_us: "measured", "emulated", "predicted"
+  std::string tuner_version;
+  std::string source;  // "dispatch table" or "measured result"
+  int64_t buckets = 0; // the dispatch table's size buckets
+};
+
 // ---- db_list ------------------------------------------------------------------------------------
 
 struct DbListRequest {
@@ -58,12 +72,16 @@ struct DbListRequest {
   std::string op, dtype, arch; // exact matches; "" = any
   std::string where;           // shape filter: FIELD OP INTEGER joined by 'and' ("m>=1024")
   int64_t limit = 0;           // at most this many problems; 0 = all
+  // The order: "op" (op, dtype, arch, key; the default), "key" (key text), "time" (the decided
+  // time, fastest first; problems without a decision last), "age" (newest problem first).
+  std::string sort = "op";
 };
 
 struct DbProblemSummary {
   DbProblem problem;
   int64_t binaries = 0, results = 0, dispatch_tables = 0;
-  std::optional<double> best_median_us; // the fastest ok result, any device
+  std::optional<double> best_median_us; // the fastest plausible ok measured result, any device
+  std::optional<DbDecision> decision;   // what a run on the problem's arch uses; none: untuned
 };
 
 std::vector<DbProblemSummary> db_list(const DbListRequest &request);
@@ -72,8 +90,13 @@ std::vector<DbProblemSummary> db_list(const DbListRequest &request);
 
 struct DbShowRequest {
   std::string db_path;
-  std::string key;                    // a problem key, or its hash (16 hex digits)
+  // A problem key, its hash (16 hex digits), or a spec as written for `tcjit run` (DSL text, e.g.
+  // "gemm m=64 n=64 k=64 a=f16 b=f16:col"): its problem key for `arch` is looked up.
+  std::string key;
   std::optional<DbVersions> versions; // binaries of others are stale; none: current_db_versions()
+  // For a spec: the arch of its key; "" = each arch tcjit targets (an error when the spec is
+  // stored for several: the message names them).
+  std::string arch = "";
 };
 
 struct DbTiming {
@@ -90,8 +113,10 @@ struct DbResult {
   std::optional<int64_t> clock_mhz;
   std::string model; // predicted: the cost model
   std::string tuner_version;
-  int64_t measured_ms = 0;
+  int64_t measured_ms = 0; // when it was measured (a timestamp: Unix milliseconds)
   std::string config_json;
+  std::string config;      // as `tcjit run` prints it; config_json when it does not parse
+  bool decides = false;    // the row the arch's decision comes from (listed first of its arch)
   std::string message;     // why a config failed or is illegal
   std::string implausible; // why it may not decide (ignored at use), "" when plausible
   std::string json;
@@ -99,6 +124,7 @@ struct DbResult {
 
 struct DbBinary {
   std::string arch, toolkit_version, compiler_version, config_json;
+  std::string config;         // as `tcjit run` prints it
   bool stale = false;         // of other versions than the request's
   std::string resources_json; // {"registers":..,"spill_bytes":..,"shared_bytes":..}
   int64_t cubin_bytes = 0, ptx_bytes = 0;
@@ -111,7 +137,9 @@ struct DbBinary {
 
 struct DbDispatchEntry {
   std::string dims_json; // the bucket
+  std::string bucket;    // as text: "m=1..16 n=4096", "all sizes"
   std::string config_json;
+  std::string config; // as `tcjit run` prints it
   double time_us = 0;
   std::string provenance; // of time_us: "measured", "predicted", "emulated"
 };
@@ -124,28 +152,20 @@ struct DbDispatchTable {
   std::string json;
 };
 
-// What decides the config of a problem on an arch: exactly what a run uses (the decided dispatch
-// table, else the fastest plausible measured result).
-struct DbDecision {
-  std::string arch;
-  std::string config_json; // a dispatch table of several buckets: its first entry's
-  double time_us = 0;
-  std::string provenance; // "measured", "emulated", "predicted"
-  std::string tuner_version;
-  std::string source;  // "dispatch table" or "measured result"
-  int64_t buckets = 0; // the dispatch table's size buckets
-};
-
 struct DbProblemDetails {
   DbProblem problem;
-  std::vector<DbResult> results; // best first
+  // Best first: per arch the decision's row (decides), then ok rows with a time (measured, then
+  // emulated, then predicted; fastest first), ok rows without one, failed and illegal ones.
+  std::vector<DbResult> results;
   std::vector<DbBinary> binaries;
   std::vector<DbDispatchTable> dispatch_tables; // newest first
   std::vector<DbDecision> decisions;            // one per arch that has one
 };
 
-// Throws Error(not_found) when no problem has the key or hash, Error(invalid_argument) when a hash
-// matches several (the message lists their keys).
+// Throws Error(not_found) when no problem has the key, hash or spec (for a spec: the message says
+// to `tcjit tune` or `tcjit run` it), Error(invalid_argument) when a hash matches several (the
+// message lists their keys) or a spec is stored for several arches (it names them: pass --arch),
+// Error(bad_spec) when the text is neither a key, a hash nor a spec that parses.
 DbProblemDetails db_show(const DbShowRequest &request);
 
 // ---- db_binary ----------------------------------------------------------------------------------
@@ -201,15 +221,62 @@ struct DbPruneRequest {
   bool stale = false;     // remove binaries of other versions than `versions`
   std::string older_than; // remove binaries, results and dispatch tables older than 90s, 45m, ...
   std::optional<DbVersions> versions; // none: current_db_versions()
+  bool dry_run = false;               // list what would be removed; open read-only, write nothing
+};
+
+struct DbPrunedRow {
+  std::string kind; // "binary", "result", "dispatch table", "problem"
+  std::string key, hash, arch;
+  std::string config;     // binaries and results: as `tcjit run` prints it
+  int64_t created_ms = 0; // created, or measured for a result
+  std::string why;        // "stale: toolkit 11.0, compiler 0.1.0", "older than 2026-..."
+};
+
+// A decided config (DbDecision) whose kernel no stored binary of the current versions holds.
+// A run compiles it (MissPolicy::fail refuses it); `db_rebuild` compiles it ahead.
+struct DbKernelMissing {
+  std::string key, hash, arch, config;
 };
 
 struct DbPruneReport {
+  bool dry_run = false;
   int64_t binaries_removed = 0, results_removed = 0, problems_removed = 0;
   int64_t dispatch_tables_removed = 0;
+  std::vector<DbPrunedRow> rows; // dry run: every row it would remove
+  // After the prune (dry run: after it would run), the decided configs left without a kernel of
+  // the current versions (the prune does not remove decisions: `db_rebuild` recompiles them).
+  std::vector<DbKernelMissing> kernels_missing;
 };
 
 // Throws Error(invalid_argument) when the request removes nothing or older_than is not an age.
 DbPruneReport db_prune(const DbPruneRequest &request);
+
+// ---- db_rebuild ---------------------------------------------------------------------------------
+
+struct DbRebuildRequest {
+  std::string db_path;
+  std::string arch = ""; // only problems of this arch; "" = all
+  bool dry_run = false;  // list the kernels it would compile; open read-only, write nothing
+};
+
+struct DbRebuiltKernel {
+  std::string key, hash, arch, config;
+  std::string status;  // "compiled", "present" (stored already), "to compile" (dry run), "failed"
+  std::string message; // why it failed
+  double compile_ms = 0;
+};
+
+struct DbRebuildReport {
+  int64_t compiled = 0, present = 0, failed = 0;
+  std::vector<DbRebuiltKernel> kernels; // every decided config of every problem
+};
+
+// Compiles and stores the kernel of every decided config (every bucket of a decided dispatch
+// table, else the fastest measured result) that has no binary of this build's toolkit and
+// compiler versions: after a toolkit upgrade or `db prune --stale`, an application with
+// MissPolicy::fail finds its tuned kernels again. A config that does not compile is reported
+// ("failed"), not thrown.
+DbRebuildReport db_rebuild(const DbRebuildRequest &request);
 
 // ---- db_export, db_import, db_merge -------------------------------------------------------------
 

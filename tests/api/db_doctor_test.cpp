@@ -116,9 +116,15 @@ TEST_F(DbApi, BadRequestsAndMissingRowsAreErrorsOfTheirKind) {
   expect_error([&] { tcjit::db_list(bad_where); }, tcjit::ErrorCode::invalid_argument, "");
   expect_error(
       [&] {
+        tcjit::db_show({db_, "not-a-key", std::nullopt});
+      },
+      tcjit::ErrorCode::not_found, "no problem with key or hash 'not-a-key'");
+  // Text that starts with an operation is a spec: one that does not parse is the spec's error.
+  expect_error(
+      [&] {
         tcjit::db_show({db_, "gemm m=1", std::nullopt});
       },
-      tcjit::ErrorCode::not_found, "no problem with key or hash 'gemm m=1'");
+      tcjit::ErrorCode::bad_spec, "");
   expect_error(
       [&] {
         tcjit::db_prune({db_, false, "", std::nullopt});

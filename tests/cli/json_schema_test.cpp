@@ -150,5 +150,36 @@ TEST_F(JsonSchema, TuneDoctorAndDb) {
   valid("db-stats", "db stats --json --db " + db());
 }
 
+// `db show` of the spec as written (what `tcjit run` keys it by); prune's and rebuild's documents.
+TEST_F(JsonSchema, DbShowOfTheSpecAsWrittenPruneAndRebuild) {
+  valid("tune", "tune --json --budget 2 --db " + db() + " " + shell_quote(kGemm));
+  const nlohmann::json ls = valid("db-ls", "db ls --json --db " + db());
+  ASSERT_EQ(ls.size(), 1u);
+  EXPECT_EQ(ls[0]["time_from"], "predicted") << "a tune on the emulator predicts";
+  const nlohmann::json shown =
+      valid("db-show", "db show --json --db " + db() + " " + shell_quote(kGemm));
+  EXPECT_EQ(shown["hash"], ls[0]["hash"]);
+  ASSERT_FALSE(shown["results"].empty());
+  EXPECT_TRUE(shown["results"][0]["decides"]);
+  EXPECT_EQ(shown["results"][0]["config"], ls[0]["config"]);
+  const nlohmann::json preview =
+      valid("db-prune", "db prune --stale --toolkit-version 99.0 --dry-run --json --db " + db());
+  EXPECT_EQ(preview["rows"].size(), 1u);
+  EXPECT_EQ(preview["kernels_missing"].size(), 1u);
+  valid("db-prune", "db prune --stale --toolkit-version 99.0 --json --db " + db());
+  const nlohmann::json rebuilt = valid("db-rebuild", "db rebuild --json --db " + db());
+  EXPECT_EQ(rebuilt["compiled"], 1);
+  valid("db-show", "db show --json --arch sm_80 --db " + db() + " " + shell_quote(kGemm));
+
+  // A spec with no stored problem: exit 3, what to run.
+  const ToolResult missing =
+      run_tool("db show --db " + db() + " " + shell_quote("gemm m=64 n=64 k=128 a=f16 b=f16:col"));
+  EXPECT_EQ(missing.exit_code, 3);
+  EXPECT_NE(missing.err.find("no problem for 'gemm m=64 n=64 k=128"), std::string::npos)
+      << missing.err;
+  EXPECT_NE(missing.err.find("`tcjit tune \"gemm m=64 n=64 k=128"), std::string::npos)
+      << missing.err;
+}
+
 } // namespace
 } // namespace tcjit::testing

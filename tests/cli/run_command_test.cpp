@@ -144,7 +144,7 @@ TEST_F(RunCommand, StoresTheCubinWithThePtx) {
   const ToolResult shown = run_tool("db show --json --db " + db() + " " + hash);
   ASSERT_EQ(shown.exit_code, 0) << shown.err;
   ASSERT_TRUE(std::regex_search(shown.out, m,
-                                std::regex(R"("resources":\s*\{[\s\S]*?"registers":\s*([0-9]+))")))
+                                std::regex(R"("binaries":\s*\[[\s\S]*?"registers":\s*([0-9]+))")))
       << shown.out;
   const int registers = std::stoi(m[1]);
   ASSERT_TRUE(std::regex_search(image, m, std::regex(R"(\.text\.(tcjit_gemm_\w+))")));

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -60,6 +61,11 @@ CliRun run_cli(std::vector<std::string> args) {
   return run;
 }
 
+std::string file_bytes(const std::filesystem::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 bool contains(const std::string &text, const std::string &part) {
   return text.find(part) != std::string::npos;
 }
@@ -92,8 +98,8 @@ protected:
 };
 
 TEST_F(DbCli, HelpWorksForEverySubcommand) {
-  for (const char *sub : {"ls", "show", "ptx", "cubin", "stats", "prune", "export", "import",
-                          "merge", "check", "vacuum"}) {
+  for (const char *sub : {"ls", "show", "ptx", "cubin", "stats", "prune", "rebuild", "export",
+                          "import", "merge", "check", "vacuum"}) {
     const CliRun run = run_cli({"db", sub, "--help"});
     EXPECT_EQ(run.code, 0) << sub;
     EXPECT_TRUE(contains(run.out, "--db")) << sub << run.out;
@@ -134,7 +140,9 @@ TEST_F(DbCli, ShowByKeyOrHash) {
   const auto json = nlohmann::json::parse(run.out);
   EXPECT_EQ(json["key"], gemm.key_text);
   EXPECT_EQ(json["results"].size(), 2u);
-  EXPECT_EQ(json["results"][0]["time_us"]["median"], 12.5);
+  EXPECT_EQ(json["results"][0]["median_us"], 12.5);
+  EXPECT_EQ(json["results"][0]["measured_at_ms"], 1700000000000);
+  EXPECT_EQ(json["results"][0]["measured_at"], "2023-11-14T22:13:20.000Z");
   run = db_run({"show", "nope"});
   EXPECT_EQ(run.code, cli::kExitFailure);
   EXPECT_TRUE(contains(run.err, "no problem with key or hash 'nope'"));
@@ -176,6 +184,154 @@ TEST_F(DbCli, StatsPruneVacuum) {
   run = db_run({"vacuum"});
   EXPECT_EQ(run.code, 0) << run.err;
   EXPECT_TRUE(contains(run.out, "vacuumed"));
+}
+
+// `ls` gives what a run uses: the decided config and time (a predicted one marked), "-" when
+// untuned; --sort orders by key, decided time (untuned last) or age (newest first).
+TEST_F(DbCli, LsShowsTheDecidedConfigAndTimeAndSorts) {
+  ProblemRecord old = sample_problem(2, "gemm", 64);
+  old.created_ms = 1600000000000;
+  {
+    KernelsDb kdb = KernelsDb::open(db);
+    kdb.put_problem(old);
+    DispatchTable table;
+    table.problem_key = small.key_text;
+    table.arch = "sm_80";
+    table.tuner_version = "tcjit-tuner 1 / 0.1.0 / model";
+    table.created_ms = 1700000000000;
+    table.entries = {{"{}", testing::sample_config(32), 3.0, ProvenanceKind::predicted}};
+    kdb.put_dispatch_table(table);
+  }
+  CliRun run = db_run({"ls"});
+  EXPECT_EQ(run.code, 0) << run.err;
+  for (const char *part : {"CONFIG", "TIME_US", "TIME_FROM", "12.50", "measured", "3.00",
+                           "predicted", "{\"stages\":3,\"tile_m\":32,\"tile_n\":128}"})
+    EXPECT_TRUE(contains(run.out, part)) << part << "\n" << run.out;
+  run = db_run({"ls", "--json"});
+  EXPECT_EQ(run.code, 0) << run.err;
+  auto rows = nlohmann::json::parse(run.out);
+  ASSERT_EQ(rows.size(), 3u);
+  for (const auto &row : rows) {
+    if (row["key"] == small.key_text) {
+      EXPECT_EQ(row["time_us"], 3.0);
+      EXPECT_EQ(row["time_from"], "predicted");
+      EXPECT_EQ(row["decision_source"], "dispatch table");
+      EXPECT_TRUE(row["best_median_us"].is_null()) << "no measured result";
+    } else if (row["key"] == gemm.key_text) {
+      EXPECT_EQ(row["time_us"], 12.5);
+      EXPECT_EQ(row["time_from"], "measured");
+      EXPECT_EQ(row["config"], "{\"stages\":3,\"tile_m\":128,\"tile_n\":128}");
+    } else {
+      EXPECT_TRUE(row["config"].is_null()) << "untuned";
+      EXPECT_TRUE(row["time_us"].is_null());
+    }
+  }
+  auto keys = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), "ls");
+    args.push_back("--json");
+    const CliRun sorted = db_run(args);
+    EXPECT_EQ(sorted.code, 0) << sorted.err;
+    std::vector<std::string> order;
+    for (const auto &row : nlohmann::json::parse(sorted.out))
+      order.push_back(row["key"]);
+    return order;
+  };
+  EXPECT_EQ(keys({"--sort", "time"}),
+            (std::vector<std::string>{small.key_text, gemm.key_text, old.key_text}));
+  EXPECT_EQ(keys({"--sort", "time", "--limit", "1"}), std::vector<std::string>{small.key_text});
+  std::vector<std::string> by_key{small.key_text, gemm.key_text, old.key_text};
+  std::sort(by_key.begin(), by_key.end());
+  EXPECT_EQ(keys({"--sort", "key"}), by_key);
+  EXPECT_EQ(keys({"--sort", "age"}).back(), old.key_text);
+  EXPECT_EQ(db_run({"ls", "--sort", "speed"}).code, cli::kExitUsage);
+}
+
+// `show --json` is flat: scalars, and arrays of objects of scalars; timestamps are *_at (ISO text)
+// and *_at_ms, never a *_ms that could be read as a duration.
+TEST_F(DbCli, ShowJsonIsFlatAndScalar) {
+  const CliRun run = db_run({"show", gemm.key_text, "--json"});
+  ASSERT_EQ(run.code, 0) << run.err;
+  const auto json = nlohmann::json::parse(run.out);
+  auto check_key = [](const std::string &key) {
+    if (key.size() > 3 && key.compare(key.size() - 3, 3, "_ms") == 0) {
+      EXPECT_TRUE(key == "compile_ms" || key.find("_at_ms") != std::string::npos) << key;
+    }
+  };
+  for (const auto &[key, value] : json.items()) {
+    check_key(key);
+    if (!value.is_array()) {
+      EXPECT_TRUE(value.is_primitive()) << key << " is not a scalar: " << value.dump();
+      continue;
+    }
+    for (const auto &row : value) {
+      ASSERT_TRUE(row.is_object()) << key;
+      for (const auto &[field, item] : row.items()) {
+        check_key(field);
+        EXPECT_TRUE(item.is_primitive()) << key << "." << field << ": " << item.dump();
+      }
+    }
+  }
+  EXPECT_EQ(json["shape"], "k=64 m=2048 n=512");
+  ASSERT_EQ(json["results"].size(), 2u);
+  EXPECT_TRUE(json["results"][0]["decides"]);
+  EXPECT_FALSE(json["results"][0].contains("measured_ms"));
+  EXPECT_EQ(json["decisions"][0]["config"], json["results"][0]["config"]);
+}
+
+// Every prune mode's --dry-run lists what the prune removes and writes nothing.
+TEST_F(DbCli, PruneDryRunListsWhatItWouldRemoveAndWritesNothing) {
+  const std::vector<std::vector<std::string>> modes = {
+      {"--stale"}, {"--older-than", "30d"}, {"--stale", "--older-than", "30d"}};
+  for (const auto &mode : modes) {
+    const std::string copy = dir.file("copy.db").string();
+    std::filesystem::remove(copy);
+    std::filesystem::copy_file(db, copy);
+    std::vector<std::string> args{"db", "prune", "--db", copy};
+    args.insert(args.end(), mode.begin(), mode.end());
+    const std::string before = file_bytes(copy);
+    std::vector<std::string> dry = args;
+    dry.push_back("--dry-run");
+    CliRun run = run_cli(dry);
+    EXPECT_EQ(run.code, 0) << run.err;
+    EXPECT_TRUE(contains(run.out, "WOULD REMOVE")) << run.out;
+    EXPECT_TRUE(contains(run.out, "dry run, nothing removed: would remove")) << run.out;
+    dry.push_back("--json");
+    run = run_cli(dry);
+    EXPECT_EQ(run.code, 0) << run.err;
+    const auto preview = nlohmann::json::parse(run.out);
+    EXPECT_TRUE(preview["dry_run"]);
+    EXPECT_EQ(file_bytes(copy), before) << mode[0];
+
+    args.push_back("--json");
+    run = run_cli(args);
+    EXPECT_EQ(run.code, 0) << run.err;
+    const auto done = nlohmann::json::parse(run.out);
+    EXPECT_FALSE(done["dry_run"]);
+    int64_t removed = 0;
+    for (const char *count :
+         {"binaries_removed", "results_removed", "problems_removed", "dispatch_tables_removed"}) {
+      EXPECT_EQ(preview[count], done[count]) << count << " " << mode[0];
+      removed += done[count].get<int64_t>();
+    }
+    EXPECT_GT(removed, 0) << mode[0];
+    EXPECT_EQ(static_cast<int64_t>(preview["rows"].size()), removed) << mode[0];
+  }
+}
+
+// A prune that removes a decided config's binary keeps the decision and says so, naming
+// `tcjit db rebuild`.
+TEST_F(DbCli, PruneNamesTheDecisionsItLeavesWithoutAKernel) {
+  CliRun run = db_run({"prune", "--stale", "--toolkit-version", "99.0"});
+  EXPECT_EQ(run.code, 0) << run.err;
+  EXPECT_TRUE(contains(run.out, "removed 2 binaries")) << run.out;
+  EXPECT_TRUE(contains(run.out, "1 decided config has no kernel of toolkit 99.0")) << run.out;
+  EXPECT_TRUE(contains(run.out, "`tcjit db rebuild --db " + db + "`")) << run.out;
+  run = db_run({"prune", "--stale", "--toolkit-version", "99.0", "--json"});
+  const auto json = nlohmann::json::parse(run.out);
+  ASSERT_EQ(json["kernels_missing"].size(), 1u);
+  EXPECT_EQ(json["kernels_missing"][0]["hash"], format_key_hash(gemm.key_hash));
+  run = db_run({"show", gemm.key_text, "--json"});
+  EXPECT_EQ(nlohmann::json::parse(run.out)["decisions"].size(), 1u) << "the decision is kept";
 }
 
 TEST_F(DbCli, ExportImportMergeCheck) {
@@ -222,12 +378,14 @@ TEST_F(DbCli, DispatchTablesInShowStatsExportAndPrune) {
   CliRun run = db_run({"show", gemm.key_text});
   EXPECT_EQ(run.code, 0) << run.err;
   for (const char *part : {"dispatch tables (1", "tuner tcjit-tuner 1 / 0.1.0 / cuda", "2 buckets",
-                           "{\"m\":[17,4096]}", "predicted", "4.50"})
+                           "m=17..4096", "predicted", "4.50"})
     EXPECT_TRUE(contains(run.out, part)) << part << "\n" << run.out;
   run = db_run({"show", gemm.key_text, "--json"});
   auto json = nlohmann::json::parse(run.out);
-  ASSERT_EQ(json["dispatch_tables"].size(), 1u);
-  EXPECT_EQ(json["dispatch_tables"][0]["entries"][1]["dims"]["m"][1], 4096);
+  ASSERT_EQ(json["dispatch_entries"].size(), 2u);
+  EXPECT_EQ(json["dispatch_entries"][1]["bucket"], "m=17..4096");
+  EXPECT_EQ(json["dispatch_entries"][1]["bucket_json"], "{\"m\":[17,4096]}");
+  EXPECT_EQ(json["dispatch_entries"][1]["table"], 1);
   run = db_run({"ls", "--where", "m>=1024", "--json"});
   EXPECT_EQ(nlohmann::json::parse(run.out)[0]["dispatch_tables"], 1);
   run = db_run({"stats"});
@@ -287,15 +445,16 @@ TEST_F(DbCli, NewerDatabaseIsRefusedWithAClearMessage) {
 }
 
 TEST_F(DbCli, MissingDatabaseIsNotCreatedByReads) {
-  const CliRun run = run_cli({"db", "ls", "--db", dir.file("none.db").string()});
-  EXPECT_EQ(run.code, cli::kExitFailure);
-  EXPECT_TRUE(contains(run.err, "no database at")) << run.err;
-  EXPECT_FALSE(std::filesystem::exists(dir.file("none.db")));
-}
-
-std::string file_bytes(const std::filesystem::path &path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const std::vector<std::string> &command : std::vector<std::vector<std::string>>{
+           {"ls"}, {"prune", "--stale", "--dry-run"}, {"rebuild", "--dry-run"}, {"rebuild"}}) {
+    std::vector<std::string> args{"db"};
+    args.insert(args.end(), command.begin(), command.end());
+    args.insert(args.end(), {"--db", dir.file("none.db").string()});
+    const CliRun run = run_cli(args);
+    EXPECT_EQ(run.code, cli::kExitFailure) << command[0];
+    EXPECT_TRUE(contains(run.err, "no database at")) << run.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("none.db"))) << command[0];
+  }
 }
 
 // Runs `run` as a user who may not write `dir` (nor the files root owns in it): as root (where
@@ -388,6 +547,8 @@ TEST_F(DbCli, ReadOnlyCommandsRefuseAForeignFileAndLeaveItUnmodified) {
                                                {"ptx", "x"},
                                                {"cubin", "x", "-o", dir.file("x.cubin").string()},
                                                {"stats"},
+                                               {"prune", "--stale", "--dry-run"},
+                                               {"rebuild", "--dry-run"},
                                                {"export"},
                                                {"check"}}) {
       std::vector<std::string> args{"db"};
@@ -508,14 +669,21 @@ TEST_F(DbCli, ReadOnlyCommandsWorkWithoutWriteAccess) {
   ASSERT_FALSE(std::filesystem::exists(db + "-wal"));
   ::chmod(db.c_str(), 0644);
   const std::string before = file_bytes(db);
-  for (const std::vector<std::string> &command :
-       std::vector<std::vector<std::string>>{{"ls"},
-                                             {"show", gemm.key_text, "--json"},
-                                             {"ptx", gemm.key_text},
-                                             {"stats"},
-                                             {"export"},
-                                             {"check"}}) {
+  for (const std::vector<std::string> &command : std::vector<std::vector<std::string>>{
+           {"ls"},
+           {"show", gemm.key_text, "--json"},
+           {"ptx", gemm.key_text},
+           {"stats"},
+           {"prune", "--stale", "--older-than", "1s", "--dry-run"},
+           {"rebuild", "--dry-run"},
+           {"export"},
+           {"check"}}) {
     const CliRun run = run_without_write_access(dir.path(), [&] { return db_run(command); });
+    if (command[0] == "rebuild") { // the fixture's sample specs do not give their keys
+      EXPECT_EQ(run.code, cli::kExitFailure) << run.err;
+      EXPECT_TRUE(contains(run.out, "the stored spec text does not give")) << run.out;
+      continue;
+    }
     EXPECT_EQ(run.code, 0) << command[0] << ": " << run.err;
     if (command[0] == "ls") {
       EXPECT_TRUE(contains(run.out, gemm.key_text)) << run.out;
