@@ -169,7 +169,10 @@ void upsert_binary(Connection &connection, const BinaryRecord &binary,
   bind_binary(*statement, stored, trust_key.empty() ? "" : binary_mac(trust_key, stored));
   statement->run();
   const auto binary_id = binary_id_of(connection, stored.kernel_identity, stored.key);
-  relink(connection, problem_id, stored.key.config_json, stored.key, *binary_id, now_unix_ms());
+  // The problem's link dates from the binary's store (its created_ms: now, unless the record says
+  // when it was built), so that `prune --older-than` treats the two alike.
+  relink(connection, problem_id, stored.key.config_json, stored.key, *binary_id,
+         stored.created_ms);
 }
 
 bool link_binary(Connection &connection, const BinaryKey &key, const std::string &kernel_identity) {

@@ -47,13 +47,16 @@ PrunePreview preview_prune(Connection &connection, const PruneOptions &options) 
     return preview;
   ReadTransaction snapshot(connection);
   std::set<int64_t> binaries, results, tables, problems;
+  // A binary serves every problem linked to it (problem_binaries): listed with its first link's
+  // problem and config ("" for a binary no problem links).
   const std::string binary_columns =
-      "SELECT b.id, p.key_text, b.arch, b.config_json, b.created_ms, b.toolkit_version, "
-      "b.compiler_version, p.key_hash FROM binaries b JOIN problems p ON p.id = b.problem_id "
-      "WHERE ";
+      "SELECT b.id, COALESCE(p.key_text, ''), b.arch, COALESCE(l.config_json, ''), b.created_ms, "
+      "b.toolkit_version, b.compiler_version, COALESCE(p.key_hash, 0) FROM binaries b "
+      "LEFT JOIN problem_binaries l ON l.binary_id = b.id LEFT JOIN problems p ON p.id = "
+      "l.problem_id WHERE ";
   // The same conditions as prune() (prune.cpp), in the same order.
   if (options.stale_versions)
-    read_rows(connection, binary_columns + kStaleBinarySql + " ORDER BY b.id",
+    read_rows(connection, binary_columns + kStaleBinarySql + " ORDER BY b.id, l.problem_id",
               {{1, options.stale_versions->toolkit_version},
                {2, options.stale_versions->compiler_version}},
               {}, "binary", "", binaries, preview.rows);
@@ -61,8 +64,12 @@ PrunePreview preview_prune(Connection &connection, const PruneOptions &options) 
     const int64_t now = options.now_ms != 0 ? options.now_ms : now_unix_ms();
     const int64_t cutoff = now - options.older_than->count();
     const std::string why = "older than " + format_utc(cutoff);
-    read_rows(connection, binary_columns + "b.created_ms < ?1 ORDER BY b.id", {}, {{1, cutoff}},
-              "binary", why, binaries, preview.rows);
+    // Links older than the cutoff go first; a binary that old goes when no newer link keeps it.
+    read_rows(connection,
+              binary_columns +
+                  "b.created_ms < ?1 AND NOT EXISTS (SELECT 1 FROM problem_binaries k WHERE "
+                  "k.binary_id = b.id AND k.created_ms >= ?1) ORDER BY b.id, l.problem_id",
+              {}, {{1, cutoff}}, "binary", why, binaries, preview.rows);
     read_rows(connection,
               "SELECT r.id, p.key_text, r.arch, r.config_json, r.measured_ms, '', '', p.key_hash "
               "FROM results "
@@ -75,8 +82,8 @@ PrunePreview preview_prune(Connection &connection, const PruneOptions &options) 
               {}, {{1, cutoff}}, "dispatch table", why, tables, preview.rows);
     // A problem goes when it is old and keeps nothing once the rows above are gone (prune()
     // deletes them first). ?1, ?2: the current versions (kStaleBinarySql); ?3: the cutoff.
-    const std::string binary_kept =
-        "b.created_ms >= ?3" +
+    const std::string link_kept =
+        "l.created_ms >= ?3" +
         (options.stale_versions ? " AND NOT " + std::string(kStaleBinarySql) : std::string());
     std::vector<std::pair<int, std::string>> versions;
     if (options.stale_versions)
@@ -85,9 +92,9 @@ PrunePreview preview_prune(Connection &connection, const PruneOptions &options) 
     read_rows(
         connection,
         "SELECT p.id, p.key_text, '', '', p.created_ms, '', '', p.key_hash FROM problems p WHERE "
-        "p.created_ms < ?3 AND NOT EXISTS (SELECT 1 FROM binaries b WHERE b.problem_id = "
-        "p.id AND " +
-            binary_kept +
+        "p.created_ms < ?3 AND NOT EXISTS (SELECT 1 FROM problem_binaries l JOIN binaries b ON "
+        "b.id = l.binary_id WHERE l.problem_id = p.id AND " +
+            link_kept +
             ") AND NOT EXISTS (SELECT 1 FROM results r WHERE r.problem_id = p.id AND "
             "r.measured_ms >= ?3) AND NOT EXISTS (SELECT 1 FROM dispatch_tables d WHERE "
             "d.problem_id = p.id AND d.created_ms >= ?3) ORDER BY p.id",

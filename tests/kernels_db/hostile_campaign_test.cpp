@@ -42,9 +42,10 @@ using tcjit::testing::shell_quote;
 using json = nlohmann::json;
 
 // The GEMM `run` serves from the database (run only: no dispatch table, so a measured result
-// would decide its config), the GEMM tuned concretely (a one-bucket dispatch table decides its
-// config) and a size range (a dispatch table of several buckets).
-const std::string kRunGemm = "gemm m=64 n=64 k=64 a=f16:row b=f16:col c=f16:row acc=f32";
+// would decide its config; of another kernel family than the tuned two — its C is f32 — so that
+// their dispatch tables do not decide it: docs/tuner.md), the GEMM tuned concretely (a one-bucket
+// dispatch table decides its config) and a size range (a dispatch table of several buckets).
+const std::string kRunGemm = "gemm m=64 n=64 k=64 a=f16:row b=f16:col c=f32:row acc=f32";
 const std::string kTunedGemm = "gemm m=32 n=64 k=64 a=f16:row b=f16:col c=f16:row acc=f32";
 const std::string kRangeGemm = "gemm m=1..64 n=32 k=64 a=f16:row b=f16:col c=f16:row acc=f32";
 
