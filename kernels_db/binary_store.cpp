@@ -171,8 +171,7 @@ void upsert_binary(Connection &connection, const BinaryRecord &binary,
   const auto binary_id = binary_id_of(connection, stored.kernel_identity, stored.key);
   // The problem's link dates from the binary's store (its created_ms: now, unless the record says
   // when it was built), so that `prune --older-than` treats the two alike.
-  relink(connection, problem_id, stored.key.config_json, stored.key, *binary_id,
-         stored.created_ms);
+  relink(connection, problem_id, stored.key.config_json, stored.key, *binary_id, stored.created_ms);
 }
 
 bool link_binary(Connection &connection, const BinaryKey &key, const std::string &kernel_identity) {
