@@ -81,6 +81,16 @@ tcjit::api::LaunchVocabulary c_words(const char *function) {
   return tcjit::api::LaunchVocabulary{function, "", "tcjit_malloc"};
 }
 
+// The GemmArgs of a C call: its sizes (0: the prepared spec's) and pointers (none for a query).
+tcjit::GemmArgs gemm_args(int64_t m, int64_t n, int64_t k, int64_t batch,
+                          tcjit::GemmArgs pointers = {}) {
+  pointers.m = m;
+  pointers.n = n;
+  pointers.k = k;
+  pointers.batch = batch;
+  return pointers;
+}
+
 // An estimate (or none: TCJIT_ERROR_NOT_FOUND) into the C outputs.
 void put_estimate(const std::optional<tcjit::TimeEstimate> &estimate, const char *function,
                   double *time_us, int *measured) {
@@ -251,11 +261,7 @@ tcjit_status tcjit_launch_gemm_sized(const tcjit_operation *op, int64_t m, int64
                                      void *stream) {
   if (!op)
     return null_argument("tcjit_launch_gemm_sized", "op");
-  tcjit::GemmArgs args{a, b, c, d, bias};
-  args.m = m;
-  args.n = n;
-  args.k = k;
-  args.batch = batch;
+  const tcjit::GemmArgs args = gemm_args(m, n, k, batch, {a, b, c, d, bias});
   return guarded("tcjit_launch_gemm_sized", [&] {
     tcjit::api::launch_gemm(tcjit::OperationAccess::state(op->operation), args, stream,
                             c_words("tcjit_launch_gemm_sized"));
@@ -283,11 +289,7 @@ tcjit_status tcjit_operation_workspace_bytes(const tcjit_operation *op, int64_t 
     return null_argument("tcjit_operation_workspace_bytes", "op");
   if (!out)
     return null_argument("tcjit_operation_workspace_bytes", "out");
-  tcjit::GemmArgs sizes;
-  sizes.m = m;
-  sizes.n = n;
-  sizes.k = k;
-  sizes.batch = batch;
+  const tcjit::GemmArgs sizes = gemm_args(m, n, k, batch);
   return guarded("tcjit_operation_workspace_bytes", [&] {
     *out = tcjit::api::gemm_workspace_bytes(tcjit::OperationAccess::state(op->operation), sizes,
                                             c_words("tcjit_operation_workspace_bytes"));
@@ -313,11 +315,7 @@ tcjit_status tcjit_launch_gemm_ex(const tcjit_operation *op, int64_t m, int64_t 
                                   size_t workspace_bytes) {
   if (!op)
     return null_argument("tcjit_launch_gemm_ex", "op");
-  tcjit::GemmArgs args{a, b, c, d, bias};
-  args.m = m;
-  args.n = n;
-  args.k = k;
-  args.batch = batch;
+  const tcjit::GemmArgs args = gemm_args(m, n, k, batch, {a, b, c, d, bias});
   return guarded("tcjit_launch_gemm_ex", [&] {
     tcjit::api::launch_gemm(tcjit::OperationAccess::state(op->operation), args, stream,
                             c_words("tcjit_launch_gemm_ex"), {workspace, workspace_bytes});
@@ -360,11 +358,7 @@ const char *tcjit_operation_config_for(const tcjit_operation *op, int64_t m, int
     return nullptr;
   }
   const char *config = nullptr;
-  tcjit::GemmArgs sizes;
-  sizes.m = m;
-  sizes.n = n;
-  sizes.k = k;
-  sizes.batch = batch;
+  const tcjit::GemmArgs sizes = gemm_args(m, n, k, batch);
   const tcjit_status status = guarded("tcjit_operation_config_for", [&] {
     config = op->keep(tcjit::api::config_for(tcjit::OperationAccess::state(op->operation), sizes,
                                              c_words("tcjit_operation_config_for")));
@@ -391,11 +385,7 @@ tcjit_status tcjit_operation_predicted_time(const tcjit_operation *op, int64_t m
     return null_argument(where, "op");
   if (!time_us)
     return null_argument(where, "time_us");
-  tcjit::GemmArgs sizes;
-  sizes.m = m;
-  sizes.n = n;
-  sizes.k = k;
-  sizes.batch = batch;
+  const tcjit::GemmArgs sizes = gemm_args(m, n, k, batch);
   return guarded(where, [&] {
     put_estimate(tcjit::api::predicted_time(tcjit::OperationAccess::state(op->operation), sizes,
                                             c_words(where)),

@@ -6,6 +6,8 @@
 #include "kernels_db/connection.h"
 #include "kernels_db/schema.h"
 
+#include "db_runtime_test_base.h"
+
 #include <gtest/gtest.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -24,50 +26,9 @@ namespace {
 constexpr const char *kM200 = "gemm m=200 n=64 k=64 a=f16:row b=f16:col c=f16:row acc=f32";
 constexpr const char *kM264 = "gemm m=264 n=64 k=64 a=f16:row b=f16:col c=f16:row acc=f32";
 
-class SharedKernelDb : public ::testing::Test {
+class SharedKernelDb : public tcjit::testing::DbRuntimeTest {
 protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("tcjit_api_shared_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    ::setenv("TCJIT_KEY_FILE", (dir_ / "user.key").c_str(), 1);
-  }
-  void TearDown() override {
-    ::unsetenv("TCJIT_KEY_FILE");
-    std::filesystem::remove_all(dir_);
-  }
-  tcjit::RuntimeOptions options() const {
-    tcjit::RuntimeOptions o;
-    o.db_path = (dir_ / "kernels.db").string();
-    o.device = "emu";
-    return o;
-  }
-  int64_t count(const std::string &table) const {
-    sqlite3 *raw = nullptr;
-    EXPECT_EQ(sqlite3_open((dir_ / "kernels.db").c_str(), &raw), SQLITE_OK);
-    sqlite3_stmt *statement = nullptr;
-    EXPECT_EQ(
-        sqlite3_prepare_v2(raw, ("SELECT COUNT(*) FROM " + table).c_str(), -1, &statement, nullptr),
-        SQLITE_OK);
-    const int64_t n =
-        sqlite3_step(statement) == SQLITE_ROW ? sqlite3_column_int64(statement, 0) : -1;
-    sqlite3_finalize(statement);
-    sqlite3_close(raw);
-    return n;
-  }
-  void sql(const std::string &statement) const {
-    sqlite3 *raw = nullptr;
-    ASSERT_EQ(sqlite3_open((dir_ / "kernels.db").c_str(), &raw), SQLITE_OK);
-    char *error = nullptr;
-    const int rc = sqlite3_exec(raw, statement.c_str(), nullptr, nullptr, &error);
-    const std::string message = error ? error : "";
-    sqlite3_free(error);
-    sqlite3_close(raw);
-    ASSERT_EQ(rc, SQLITE_OK) << message;
-  }
-  std::filesystem::path dir_;
+  SharedKernelDb() : DbRuntimeTest("tcjit_api_shared_") {}
 };
 
 TEST_F(SharedKernelDb, AFreshRuntimeServesANewSizeOfAStoredKernelWithoutCompiling) {

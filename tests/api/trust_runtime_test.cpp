@@ -10,6 +10,8 @@
 #include "kernels_db/kernels_db.h"
 #include "kernels_db/trust_key.h"
 
+#include "db_runtime_test_base.h"
+
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -25,37 +27,9 @@ namespace {
 
 constexpr const char *kGemm = "gemm m=32 n=32 k=32 a=f16:row b=f16:col c=f16:row acc=f32";
 
-class RuntimeTrust : public ::testing::Test {
+class RuntimeTrust : public tcjit::testing::DbRuntimeTest {
 protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("tcjit_api_trust_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-    ::setenv("TCJIT_KEY_FILE", (dir_ / "user.key").c_str(), 1);
-  }
-  void TearDown() override {
-    ::unsetenv("TCJIT_KEY_FILE");
-    std::filesystem::remove_all(dir_);
-  }
-  tcjit::RuntimeOptions options() const {
-    tcjit::RuntimeOptions o;
-    o.db_path = (dir_ / "kernels.db").string();
-    o.device = "emu";
-    return o;
-  }
-  void sql(const std::string &statement) const {
-    sqlite3 *raw = nullptr;
-    ASSERT_EQ(sqlite3_open((dir_ / "kernels.db").c_str(), &raw), SQLITE_OK);
-    char *error = nullptr;
-    const int rc = sqlite3_exec(raw, statement.c_str(), nullptr, nullptr, &error);
-    const std::string message = error ? error : "";
-    sqlite3_free(error);
-    sqlite3_close(raw);
-    ASSERT_EQ(rc, SQLITE_OK) << message;
-  }
-  std::filesystem::path dir_;
+  RuntimeTrust() : DbRuntimeTest("tcjit_api_trust_") {}
 };
 
 // Launches `op` on random inputs and compares with the CPU reference.
