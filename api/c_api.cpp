@@ -158,9 +158,10 @@ tcjit_status tcjit_prepare(tcjit_runtime *rt, const char *spec, tcjit_operation 
     return null_argument("tcjit_prepare", "spec");
   return guarded("tcjit_prepare", [&] {
     tcjit::Operation op = rt->runtime.prepare(spec);
-    // A symbolic spec's kernel may still be compiling (Operation::ready): its config is asked
-    // when tcjit_operation_config is called.
-    std::string config = op.ready() ? op.config() : std::string();
+    // A symbolic spec's kernel may still be compiling (Operation::ready), or have failed to: its
+    // config (or the compile's error) is asked when tcjit_operation_config is called. Only a kernel
+    // already in hand is asked now (a compile that ended is not: it may have failed).
+    std::string config = tcjit::OperationAccess::state(op).kernel.load() ? op.config() : "";
     std::string text = op.spec_text();
     auto *made = new tcjit_operation{std::move(op), std::move(config), std::move(text), {}, {}};
     *out = made;
