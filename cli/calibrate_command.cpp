@@ -81,8 +81,8 @@ void add_calibrate_command(CLI::App &app) {
                   "the measured GPU's name as the results record it (default: the only one)");
   cmd->add_flag("--json", opt->json, "print JSON for scripts");
   cmd->add_flag("--dry-run", opt->dry_run, "fit and report, store nothing");
-  cmd->footer("Example: tcjit tune --device cuda \"gemm m=4096 n=4096 k=4096 a=f16 b=f16 c=f16\" "
-              "--db k.db && tcjit calibrate --db k.db");
+  cmd->footer("Example: tcjit calibrate --db k.db --dry-run (after tcjit tune --device cuda "
+              "SPEC --db k.db on the GPU)");
   cmd->callback([opt]() { throw CLI::RuntimeError(run_calibrate(*opt)); });
 }
 

@@ -69,7 +69,7 @@ TEST(CliHelp, TheReadmeCommandTableNamesEveryFlag) {
   ASSERT_FALSE(readme.empty());
   const std::regex flag(R"((--[a-z][a-z0-9-]*))");
   for (const std::string cmd :
-       {"explain", "compile", "run", "tune", "resolve", "doctor", "emu run"}) {
+       {"explain", "compile", "run", "tune", "resolve", "doctor", "emu run", "calibrate"}) {
     const size_t at = readme.find("| `tcjit " + cmd + " ");
     ASSERT_NE(at, std::string::npos) << "the README's command table has no row for " << cmd;
     const std::string row = readme.substr(at, readme.find('\n', at) - at);
