@@ -58,8 +58,8 @@ int run_calibrate(const CalibrateOptions &opt) {
   for (const std::string &k : r.kept)
     std::cout << "  " << k << ": kept (no measurement depends on it)\n";
   if (r.stored)
-    std::cout << "stored in " << escape_controls(r.file) << ": predictions for "
-              << escape_controls(r.gpu) << " are now " << escape_controls(r.label) << "\n";
+    std::cout << "stored in " << escape_controls(r.file) << ": explain and tune now predict for "
+              << r.arch << " " << escape_controls(r.label) << "\n";
   else
     std::cout << "dry run: nothing stored\n";
   return kExitOk;
