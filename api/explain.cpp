@@ -3,6 +3,7 @@
 // runtime would compile with its prediction, and the kernel path of that config.
 #include "tcjit/tools.hpp"
 
+#include "api/calibrated_model.h"
 #include "api/spec_check.h"
 #include "compiler/codegen/pipeline.h"
 #include "compiler/codegen/plan/kernel_path.h"
@@ -78,18 +79,19 @@ struct ChosenConfig {
   codegen::TileConfig config;
   tuner::Prediction prediction;
   std::string gpu;
+  std::string calibration; // "calibrated on ..." (tcjit calibrate); "" for the model's constants
 };
 
 std::optional<ChosenConfig> chosen_config(const OpSpec &spec, const std::string &arch,
-                                          bool tf32_off) {
+                                          bool tf32_off, const std::string &db_path) {
   if (!codegen::check_codegen_support(spec, arch, tf32_off).empty())
     return std::nullopt;
   const std::vector<codegen::TileConfig> configs = tuner::heuristic_configs(spec, arch, tf32_off);
   if (configs.empty())
     return std::nullopt;
-  const tuner::GpuModel &gpu = tuner::gpu_model_for_arch(arch);
+  const tuner::GpuModel gpu = api::calibrated_gpu_model(db_path, arch, "", "explain");
   return ChosenConfig{configs.front(), tuner::predict_config(gpu, spec, configs.front(), tf32_off),
-                      gpu.name};
+                      gpu.name, gpu.calibration};
 }
 
 std::string render_chosen(const ChosenConfig &c, bool concrete) {
@@ -101,7 +103,10 @@ std::string render_chosen(const ChosenConfig &c, bool concrete) {
   return "config:      " + codegen::to_string(c.config) +
          " (the cost model's best legal config; `tcjit tune` searches further)\n" +
          "             " + line + (concrete ? "" : " at nominal sizes") +
-         "; a prediction, not a measurement\n";
+         "; a prediction, not a measurement\n" + "             the model: " +
+         (c.calibration.empty() ? "uncalibrated (tcjit calibrate fits it to measured results)"
+                                : c.calibration) +
+         "\n";
 }
 
 } // namespace
@@ -115,7 +120,8 @@ OpExplanation explain_op(const WorkloadEntry &entry, const ExplainRequest &reque
   api::throw_if_invalid(entry.spec, "explain");
   const bool tf32_off = tf32_disabled_by_environment();
   const Explanation e = explain_spec(entry.spec, request.arch, tf32_off);
-  const std::optional<ChosenConfig> chosen = chosen_config(entry.spec, request.arch, tf32_off);
+  const std::optional<ChosenConfig> chosen =
+      chosen_config(entry.spec, request.arch, tf32_off, request.db_path);
   OpExplanation out;
   nlohmann::json j = to_json(entry, e);
   // What `tcjit compile` does with the spec (when it refuses the dtypes, mma_note says why).
@@ -145,6 +151,7 @@ OpExplanation explain_op(const WorkloadEntry &entry, const ExplainRequest &reque
                           {"fraction_of_peak", chosen->prediction.fraction_of_peak},
                           {"bound", chosen->prediction.bound},
                           {"gpu", chosen->gpu},
+                          {"calibration", chosen->calibration},
                           {"provenance", "predicted"}};
   }
   out.json = kernels_db::dump_json(j, -1);

@@ -4,6 +4,8 @@
 // problems (tuner/tune_claims.h), the summary table and the JSON.
 #include "tcjit/tools.hpp"
 
+#include "api/calibrated_model.h"
+
 #include "compiler/spec/printer.h"
 #include "compiler/spec/problem_key.h"
 #include "compiler/spec/shape.h"
@@ -489,6 +491,11 @@ TuneReport tune_ops(const std::vector<WorkloadEntry> &ops, const TuneRequest &re
     arch = "sm_80";
   }
   TuneReport report;
+  // The cost model that ranks the candidates (and measures them on the emulator): the arch's,
+  // with the database's calibration for this GPU (tcjit calibrate) when it has one.
+  const tuner::GpuModel model = api::calibrated_gpu_model(
+      request.db_path, arch, dev && !dev->info().is_emulator ? dev->info().name : "", "tune");
+  const std::string calibrated = model.calibration.empty() ? "" : ", " + model.calibration;
   std::unique_ptr<tuner::Measurer> measurer;
   try {
     if (!request.replay.empty()) {
@@ -496,10 +503,11 @@ TuneReport tune_ops(const std::vector<WorkloadEntry> &ops, const TuneRequest &re
       report.measurer = "replayed from " + request.replay;
     } else if (!dev->info().is_emulator) {
       measurer = tuner::make_cuda_measurer(*dev);
-      report.measurer = "measured on " + dev->info().name;
+      report.measurer = "measured on " + dev->info().name +
+                        (calibrated.empty() ? "" : " (ranked by the model" + calibrated + ")");
     } else {
-      measurer = tuner::make_model_measurer(tuner::gpu_model_for_arch(arch), dev.get());
-      report.measurer = "model (" + tuner::gpu_model_for_arch(arch).name + ") + emulator";
+      measurer = tuner::make_model_measurer(model, dev.get());
+      report.measurer = "model (" + model.name + calibrated + ") + emulator";
     }
   } catch (const std::exception &e) {
     throw Error(ErrorCode::unsupported, e.what(), "tune", "");
@@ -547,6 +555,7 @@ TuneReport tune_ops(const std::vector<WorkloadEntry> &ops, const TuneRequest &re
   topt.budget = checked.budget;
   topt.jobs = request.jobs;
   topt.measurer = measurer.get();
+  topt.gpu = &model;
   topt.stop = request.stop ? request.stop : &never;
   topt.retune = request.retune;
   topt.run_started_ms = run_started_ms;

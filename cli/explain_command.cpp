@@ -3,6 +3,7 @@
 #include "cli/explain_command.h"
 #include "cli/json_text.h"
 
+#include "cli/db_path_option.h"
 #include "cli/exit_codes.h"
 #include "cli/spec_input.h"
 #include "tcjit/tools.hpp"
@@ -20,6 +21,7 @@ namespace {
 struct ExplainOptions {
   std::string spec;
   std::string arch = "sm_80";
+  std::string db_path; // "" = default
   bool json = false;
 };
 
@@ -34,6 +36,7 @@ int run_explain(const ExplainOptions &opt) {
     return status;
   ExplainRequest request;
   request.arch = opt.arch;
+  request.db_path = opt.db_path;
   nlohmann::json all = nlohmann::json::array();
   bool first = true;
   for (const WorkloadEntry &entry : entries) {
@@ -72,6 +75,10 @@ void add_explain_command(CLI::App &app) {
       ->required();
   cmd->add_option("--arch", opt->arch, "target architecture: " + target_arch_names())
       ->capture_default_str();
+  cmd->add_option("--db", opt->db_path,
+                  "database whose calibration (tcjit calibrate) the prediction uses (default: "
+                  "$TCJIT_DB, else ~/.cache/tcjit/kernels.db)")
+      ->check(non_empty_db_path());
   cmd->add_flag("--json", opt->json, "print JSON for scripts");
   cmd->footer("Example: tcjit explain \"conv2d n=32 h=56 w=56 c=64 k=64 r=3 s=3 pad=1 x=f16\" "
               "--arch sm_90");

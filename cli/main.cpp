@@ -1,5 +1,6 @@
 // `tcjit`: one tool, git-style subcommands. Each subcommand lives in its own file and registers
 // itself here; `tcjit <cmd> --help` works for all of them.
+#include "cli/calibrate_command.h"
 #include "cli/compile_command.h"
 #include "cli/db_command.h"
 #include "cli/doctor_command.h"
@@ -64,6 +65,7 @@ int main(int argc, char **argv) {
   tcjit::cli::add_emu_command(app);
   tcjit::cli::add_db_command(app, tcjit::current_db_versions());
   tcjit::cli::add_doctor_command(app);
+  tcjit::cli::add_calibrate_command(app);
   if (report_unknown_command(app, argc, argv))
     return tcjit::cli::kExitUsage;
   try {

@@ -35,7 +35,7 @@ StepCycles step_cycles(const GpuModel &gpu, const KernelFeatures &k, int residen
   const double warps = double(resident) * std::max(1, k.threads / 32);
   const double fed = std::min(1.0, warps / 4);
   s.tensor = resident * flops_per_ktile /
-             (gpu.flops_per_sm_clk[static_cast<int>(k.math)] * gpu.mma_efficiency * fed);
+             (gpu.flops_per_sm_clk[static_cast<int>(k.math)] * gpu.efficiency(k.math) * fed);
   s.issue = resident * math_per_ktile * k.instructions_per_mma / (gpu.issue_per_sm_clk * fed);
   const double l2_share = std::min(gpu.l2_bytes_per_sm_clk,
                                    gpu.l2_bytes_per_clk / double(std::max<int64_t>(active_sms, 1)));
@@ -75,6 +75,11 @@ GpuModel gpu_model_of(const ArchInfo &a) {
 
 double GpuModel::peak_flops(MathKind k) const {
   return sms * clock_ghz * 1e9 * flops_per_sm_clk[static_cast<int>(k)];
+}
+
+double GpuModel::efficiency(MathKind k) const {
+  const double e = mma_efficiency_of[static_cast<int>(k)];
+  return e > 0 ? e : mma_efficiency;
 }
 
 namespace {

@@ -44,13 +44,20 @@ struct GpuModel {
   double shared_wavefronts_per_sm_clk = 1; // shared-memory passes (32 banks x 4 B) per SM per clock
   double launch_seconds = 2e-6;            // a dependent kernel launch (split-K's reduction)
   double mma_efficiency = 0.95; // sustained fraction of the math rate (cuBLAS-class kernels)
-  double overlap_loss = 0.05;   // fraction of the non-binding per-K-tile terms not hidden
+  // The sustained fraction per math unit (index: MathKind) where a calibration measured it
+  // (tuner/calibration.h); 0: mma_efficiency.
+  double mma_efficiency_of[math_unit_count] = {};
+  double overlap_loss = 0.05;           // fraction of the non-binding per-K-tile terms not hidden
   double dram_latency_seconds = 700e-9; // loaded DRAM latency: bytes in flight / this = bandwidth
   double prologue_cycles = 0;           // fixed per-wave cost: pipeline fill, epilogue drain
   // Dense math rate per SM per clock, in FLOP (integer: OP) for each MathKind (index: MathKind).
   double flops_per_sm_clk[math_unit_count] = {};
 
   double peak_flops(MathKind k) const; // sms * clock * rate
+  double efficiency(MathKind k) const; // mma_efficiency_of[k], else mma_efficiency
+  // Set by a calibration (tuner/calibration.h): "calibrated on <GPU> (<n> results, <date>)";
+  // empty for the model's uncalibrated constants.
+  std::string calibration;
 };
 
 // The model of an arch's GPU: its figures from the arch table, the model's parameters.

@@ -335,4 +335,40 @@ struct DbVacuumReport {
 
 DbVacuumReport db_vacuum(const std::string &db_path);
 
+// ---- calibrate (`tcjit calibrate`, docs/perf_model.md "Calibration") ----------------------------
+
+struct DbCalibrateRequest {
+  std::string db_path;  // "" = $TCJIT_DB, else the default database
+  std::string gpu;      // the measured device's name; "" = the only one the database has
+  bool dry_run = false; // fit and report, store nothing
+};
+
+// One fitted constant: the model's value before and the calibrated one.
+struct DbCalibratedConstant {
+  std::string name; // "dram_bytes_per_s", "prologue_cycles", "launch_seconds", "mma_efficiency.f16"
+  double uncalibrated = 0;
+  double calibrated = 0;
+};
+
+struct DbCalibrateReport {
+  std::string path; // the database
+  std::string file; // the calibration file beside it (<db>.calibration.json)
+  std::string gpu, arch;
+  int64_t results = 0; // measured results fitted
+  int64_t skipped = 0; // measured results of the GPU not usable (ranged problem, unreadable spec)
+  double residual_before = 0, residual = 0; // rms of log(predicted / measured)
+  std::vector<DbCalibratedConstant> constants;
+  std::vector<std::string> kept; // constants no measurement determines: the model's values kept
+  bool stored = false;           // false with dry_run
+  std::string label;             // "calibrated on <gpu> (<n> results, <date>)"
+  std::string json;              // the object of `tcjit calibrate --json`
+};
+
+// Fits the cost model's per-GPU constants to the database's measured results of one GPU and
+// stores the calibration beside the database. Throws Error: invalid_argument (several GPUs and no
+// gpu named, not a tcjit database), not_found (no measured result, or none of the named GPU: tune
+// on a GPU first), unsupported (the fit refuses the measurements: too few, degenerate), database
+// (the database or the calibration file cannot be read or written).
+DbCalibrateReport db_calibrate(const DbCalibrateRequest &request);
+
 } // namespace tcjit

@@ -126,6 +126,9 @@ CompiledModule compile(std::string_view dsl_text, std::string_view source_name,
 
 struct ExplainRequest {
   std::string arch = "sm_80"; // the roofline is this arch's GPU (A100, RTX A6000, L40S, H100)
+  // The database whose calibration (`tcjit calibrate`) the prediction uses for the arch's GPU:
+  // "" = $TCJIT_DB, else the default database; none when it has no calibration.
+  std::string db_path;
 };
 
 struct OpExplanation {

@@ -38,8 +38,8 @@ TEST(CliHelp, EveryCommandHasAnExampleAndIsDocumented) {
   const std::string cli_md((std::istreambuf_iterator<char>(doc)), std::istreambuf_iterator<char>());
   ASSERT_FALSE(cli_md.empty());
   const std::set<std::string> top = subcommands(run_tool("--help").out);
-  EXPECT_EQ(top, (std::set<std::string>{"compile", "db", "doctor", "emu", "explain", "resolve",
-                                        "run", "tune"}));
+  EXPECT_EQ(top, (std::set<std::string>{"calibrate", "compile", "db", "doctor", "emu", "explain",
+                                        "resolve", "run", "tune"}));
   for (const std::string &cmd : top) {
     const ToolResult help = run_tool(cmd + " --help");
     EXPECT_EQ(help.exit_code, 0) << cmd;
@@ -69,7 +69,7 @@ TEST(CliHelp, TheReadmeCommandTableNamesEveryFlag) {
   ASSERT_FALSE(readme.empty());
   const std::regex flag(R"((--[a-z][a-z0-9-]*))");
   for (const std::string cmd :
-       {"explain", "compile", "run", "tune", "resolve", "doctor", "emu run"}) {
+       {"explain", "compile", "run", "tune", "resolve", "doctor", "emu run", "calibrate"}) {
     const size_t at = readme.find("| `tcjit " + cmd + " ");
     ASSERT_NE(at, std::string::npos) << "the README's command table has no row for " << cmd;
     const std::string row = readme.substr(at, readme.find('\n', at) - at);
