@@ -81,7 +81,8 @@ const char *provenance_word(kernels_db::ProvenanceKind k) {
 std::string how_obtained(const tuner::TuneResult &r, const std::string &measurer) {
   if (r.already_tuned)
     return std::string(r.tuned_elsewhere ? "tuned by another process" : "already tuned") + " (" +
-           std::to_string(r.reused) + " results)";
+           std::to_string(r.reused) + " results" +
+           (r.kernel_rebuilt ? "; its kernel was not stored: built again" : "") + ")";
   std::string how = measurer + ", " + std::to_string(r.measured + r.reused) + " of " +
                     std::to_string(r.space_size) + " configs";
   if (r.reused)

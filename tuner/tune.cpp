@@ -1,5 +1,6 @@
 #include "tuner/tune.h"
 
+#include "compiler/codegen/plan/kernel_plan.h"
 #include "compiler/target/arch.h"
 #include "engine/custom_activation.h"
 
@@ -179,6 +180,22 @@ void store_binary(kernels_db::KernelsDb &db, const TuneTask &task, const BuiltCa
   db.put_binary(record);
 }
 
+// Whether the kernel of `config` is stored for the current toolkit and compiler: the binary of its
+// kernel identity, else the one linked to the task's problem (as the runtime looks it up).
+bool kernel_stored(kernels_db::KernelsDb &db, const TuneTask &task,
+                   const codegen::TileConfig &config) {
+  const std::string identity =
+      codegen::kernel_identity(codegen::plan_kernel(task.spec, config, task.arch, task.tf32_off));
+  return db.find_binary({task.key.text,
+                         engine::config_json(config),
+                         task.arch,
+                         engine::toolkit_version(),
+                         engine::compiler_version(task.backend),
+                         {},
+                         identity})
+             .status == kernels_db::LookupStatus::hit;
+}
+
 std::string tuner_version(const Measurer &measurer) {
   std::string v = "tcjit-tuner " + std::to_string(kTunerFormat) + " / " +
                   engine::compiler_version() + " / " + measurer.name();
@@ -259,6 +276,16 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
       result.best = engine::parse_config_json(winner->config_json);
       result.best_measurement = measurement_of(*winner);
       result.reused = mine.size();
+      if (result.best && !db->read_only() && !kernel_stored(*db, task, *result.best)) {
+        // A decision without its kernel (`tcjit db prune`, a toolkit upgrade): the kernel is built
+        // again, so that the problem is served as tuned (what `tcjit db rebuild` does for all).
+        const BuiltCandidate built =
+            build_candidate(task.spec, *result.best, task.arch, task.tf32_off, task.backend);
+        if (built.usable()) {
+          store_binary(*db, task, built);
+          result.kernel_rebuilt = true;
+        }
+      }
       result.seconds = seconds_since(start);
       return result;
     }

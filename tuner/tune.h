@@ -96,6 +96,9 @@ struct TuneResult {
   // already_tuned by a decision stored since run_started_ms: by another process (one whose claim
   // this run found held), unless this run tuned the same problem before (the caller knows).
   bool tuned_elsewhere = false;
+  // already_tuned, but the decided config's kernel was not stored for this toolkit and compiler
+  // (pruned, or built by another version): built and stored now, so that it is served again.
+  bool kernel_rebuilt = false;
   std::string claim_note; // the claim could not be taken (why): the problem was tuned unclaimed
   std::optional<codegen::TileConfig> best;
   Measurement best_measurement;

@@ -279,5 +279,26 @@ TEST_F(RunTrust, AReadOnlySharedCacheOfAnOlderSchemaIsMigratedInMemory) {
   sqlite3_close(raw);
 }
 
+// A decision whose kernel is gone (its binary built by another toolkit, as after an upgrade, or
+// pruned): `tcjit tune` finds the problem tuned, builds the decided kernel again and says so, and
+// `tcjit run` is then served the tuned kernel from the database.
+TEST_F(RunTrust, TuneBuildsAgainTheKernelOfADecisionWhoseKernelIsGone) {
+  const std::string tune = "tune " + kSpec + " --device emu --budget 2 --db " + db();
+  const ToolResult first = run_tool(tune, user("me"));
+  ASSERT_EQ(first.exit_code, 0) << all(first);
+  sql("UPDATE binaries SET toolkit_version = '0.0-before-the-upgrade'");
+  const ToolResult second = run_tool(tune, user("me"));
+  ASSERT_EQ(second.exit_code, 0) << all(second);
+  EXPECT_NE(second.out.find("already tuned"), std::string::npos) << all(second);
+  EXPECT_NE(second.out.find("its kernel was not stored: built again"), std::string::npos)
+      << all(second);
+  const ToolResult again = run_tool(tune, user("me"));
+  ASSERT_EQ(again.exit_code, 0) << all(again);
+  EXPECT_EQ(again.out.find("built again"), std::string::npos) << all(again);
+  const ToolResult ran = run("me");
+  ASSERT_EQ(ran.exit_code, 0) << all(ran);
+  EXPECT_NE(ran.out.find("cache:    tuned (predicted), hit"), std::string::npos) << all(ran);
+}
+
 } // namespace
 } // namespace tcjit::testing
