@@ -331,23 +331,8 @@ TEST_F(EmuWorkspace, TheQueryFollowsTheLaunchSizes) {
 // one's — and a launch is checked against it.
 TEST_F(EmuWorkspace, TheQueryIsOfTheKernelOfTheSizesBucket) {
   const std::string text = "gemm m=1..256 n=64 k=1024 a=f16:row b=f16:col c=f32:row acc=f32";
-  const tcjit::OpSpec spec = tcjit::parse_spec(text).entries.front().spec;
-  const tcjit::ProblemKey key = tcjit::make_problem_key(spec, "sm_80", false);
-  {
-    auto db = tcjit::kernels_db::KernelsDb::open(db_path_);
-    db.put_problem(tcjit::engine::problem_record(spec, key, "sm_80"));
-    tcjit::kernels_db::DispatchTable table;
-    table.problem_key = key.text;
-    table.arch = "sm_80";
-    table.tuner_version = "tcjit-tuner 1 / test / model";
-    const tcjit::codegen::TileConfig small{32, 32, 32, 16, 16, 3, 1, 1, 8, 8};
-    const tcjit::codegen::TileConfig split{32, 32, 32, 16, 16, 3, 4, 1, 8, 8};
-    table.entries.push_back({R"({"m":[1,32]})", tcjit::engine::config_json(small), 1.0,
-                             tcjit::kernels_db::ProvenanceKind::predicted});
-    table.entries.push_back({R"({"m":[33,256]})", tcjit::engine::config_json(split), 2.0,
-                             tcjit::kernels_db::ProvenanceKind::predicted});
-    db.put_dispatch_table(table);
-  }
+  store_two_bucket_table(text, {32, 32, 32, 16, 16, 3, 1, 1, 8, 8},
+                         {32, 32, 32, 16, 16, 3, 4, 1, 8, 8});
   tcjit::Runtime rt(options());
   const tcjit::Operation op = rt.prepare(text);
   tcjit::GemmArgs small, large;

@@ -4,6 +4,13 @@
 
 #include "tcjit/tcjit.hpp"
 
+#include "compiler/codegen/plan/tile_config.h"
+#include "compiler/dsl/parser.h"
+#include "compiler/spec/problem_key.h"
+#include "engine/kernel_records.h"
+#include "kernels_db/dispatch.h"
+#include "kernels_db/kernels_db.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -31,6 +38,25 @@ protected:
     o.device = "emu";
     o.on_miss = on_miss;
     return o;
+  }
+  // Stores what `tcjit tune` stores for `text` (a spec with m=1..256): its problem and a dispatch
+  // table of two buckets, m=1..32 taking `small` and m=33..256 `large` (predicted times; no
+  // binaries: a runtime that may compile builds them).
+  void store_two_bucket_table(const std::string &text, const codegen::TileConfig &small,
+                              const codegen::TileConfig &large) const {
+    const OpSpec spec = parse_spec(text).entries.front().spec;
+    const ProblemKey key = make_problem_key(spec, "sm_80", false);
+    auto db = kernels_db::KernelsDb::open(db_path_);
+    db.put_problem(engine::problem_record(spec, key, "sm_80"));
+    kernels_db::DispatchTable table;
+    table.problem_key = key.text;
+    table.arch = "sm_80";
+    table.tuner_version = "tcjit-tuner 1 / test / model";
+    table.entries.push_back({R"({"m":[1,32]})", engine::config_json(small), 1.0,
+                             kernels_db::ProvenanceKind::predicted});
+    table.entries.push_back({R"({"m":[33,256]})", engine::config_json(large), 2.0,
+                             kernels_db::ProvenanceKind::predicted});
+    db.put_dispatch_table(table);
   }
   std::filesystem::path db_path_;
 };

@@ -39,21 +39,7 @@ protected:
 
   // What `tcjit tune "gemm m=1..256 ..."` stores, with two buckets of known configs (no
   // binaries: a runtime that may compile builds them).
-  void store_range_table() {
-    const tcjit::OpSpec spec = tcjit::parse_spec(gemm("1..256")).entries.front().spec;
-    const tcjit::ProblemKey key = tcjit::make_problem_key(spec, "sm_80", false);
-    auto db = tcjit::kernels_db::KernelsDb::open(db_path_);
-    db.put_problem(tcjit::engine::problem_record(spec, key, "sm_80"));
-    tcjit::kernels_db::DispatchTable table;
-    table.problem_key = key.text;
-    table.arch = "sm_80";
-    table.tuner_version = "tcjit-tuner 1 / test / model";
-    table.entries.push_back({R"({"m":[1,32]})", tcjit::engine::config_json(small_), 1.0,
-                             tcjit::kernels_db::ProvenanceKind::predicted});
-    table.entries.push_back({R"({"m":[33,256]})", tcjit::engine::config_json(large_), 2.0,
-                             tcjit::kernels_db::ProvenanceKind::predicted});
-    db.put_dispatch_table(table);
-  }
+  void store_range_table() { store_two_bucket_table(gemm("1..256"), small_, large_); }
 
   // A real tune of the range (the cost model's predictions, 2 candidates a size) with its
   // kernels stored, as `tcjit tune` does.

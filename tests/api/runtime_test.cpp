@@ -282,23 +282,8 @@ TEST_F(ApiTest, CudaWithoutDriverSaysSo) {
 // each launch runs the kernel of its sizes' bucket, and each verifies.
 TEST_F(ApiTest, SizeRangeLaunchesTheKernelOfTheirBucket) {
   const std::string text = "gemm m=1..256 n=64 k=64 a=f16:row b=f16:col c=f16:row acc=f32";
-  const tcjit::OpSpec spec = tcjit::parse_spec(text).entries.front().spec;
-  const tcjit::ProblemKey key = tcjit::make_problem_key(spec, "sm_80", false);
-  {
-    auto db = tcjit::kernels_db::KernelsDb::open(db_path_);
-    db.put_problem(tcjit::engine::problem_record(spec, key, "sm_80"));
-    tcjit::kernels_db::DispatchTable table;
-    table.problem_key = key.text;
-    table.arch = "sm_80";
-    table.tuner_version = "tcjit-tuner 1 / test / model";
-    const tcjit::codegen::TileConfig small{32, 32, 32, 16, 16, 3, 1, 1, 8, 8};
-    const tcjit::codegen::TileConfig large{64, 64, 32, 32, 32, 3, 1, 1, 8, 8};
-    table.entries.push_back({R"({"m":[1,32]})", tcjit::engine::config_json(small), 1.0,
-                             tcjit::kernels_db::ProvenanceKind::predicted});
-    table.entries.push_back({R"({"m":[33,256]})", tcjit::engine::config_json(large), 2.0,
-                             tcjit::kernels_db::ProvenanceKind::predicted});
-    db.put_dispatch_table(table);
-  }
+  store_two_bucket_table(text, {32, 32, 32, 16, 16, 3, 1, 1, 8, 8},
+                         {64, 64, 32, 32, 32, 3, 1, 1, 8, 8});
   tcjit::Runtime rt(options()); // the table's configs are compiled now (no binaries stored)
   const tcjit::Operation op = rt.prepare(text);
   tcjit::GemmArgs sizes;
