@@ -205,6 +205,11 @@ void CudaDevice::set_stream(void *cu_stream) {
   state_->stream = cu_stream ? static_cast<CUstream>(cu_stream) : state_->own_stream;
 }
 
+void *CudaDevice::stream() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->stream;
+}
+
 device::DevicePtr CudaDevice::allocate(size_t bytes) {
   State &s = *state_;
   std::lock_guard lock(s.mutex);

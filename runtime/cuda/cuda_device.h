@@ -72,6 +72,9 @@ public:
   // Launches go to `cu_stream` (a CUstream of this device's primary context) from now on;
   // null: back to the device's own stream. Copies and memsets wait for the stream first.
   void set_stream(void *cu_stream) override;
+  // The CUstream launches go to now (set_stream's, else the device's own): what a caller that
+  // enqueues work of its own (cuBLASLt, cuDNN) passes so that time_ms's events bracket it.
+  void *stream() const;
   // How a module's code was produced (nvJitLink cubin or driver JIT), with the compile log.
   const jit::CompiledPtx &module_compilation(device::ModuleHandle module) const;
 
