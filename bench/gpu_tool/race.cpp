@@ -3,8 +3,11 @@
 #include "bench/gpu_tool/race_check.h"
 #include "compiler/target/arch.h"
 #include "engine/device_buffer.h"
+#include "tcjit/db.hpp"
 #include "tcjit/tcjit.hpp"
 #include "tcjit/tools.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -132,6 +135,32 @@ ColumnResult tcjit_heuristic(RaceContext &ctx, const OpSpec &spec, const TcjitLa
   return col;
 }
 
+// Why a tune found nothing: the report's error or summary of the problem, and the message of
+// the first candidate that failed (from the database), e.g. a wrong result against the reference.
+std::string tune_failure(const TuneReport &report, const std::string &db_path) {
+  if (!report.skipped.empty())
+    return report.skipped.front();
+  std::string why = "no result";
+  try {
+    const nlohmann::json j = nlohmann::json::parse(report.json);
+    if (j.empty())
+      return why;
+    if (j[0].contains("error"))
+      return j[0]["error"].get<std::string>();
+    const nlohmann::json &size = j[0]["sizes"][0];
+    why = size.value("how", why);
+    DbShowRequest show;
+    show.db_path = db_path;
+    show.key = size.value("key", "");
+    for (const DbResult &r : db_show(show).results)
+      if (r.status != "ok" && !r.message.empty())
+        return why + "; the first failure: " + r.config + ": " + r.message;
+  } catch (const std::exception &e) {
+    why += " (its details could not be read: " + std::string(e.what()) + ")";
+  }
+  return why;
+}
+
 // Tunes the problem on the device into the run's database (measured candidates), then times the
 // operation the database now serves.
 ColumnResult tcjit_tuned(RaceContext &ctx, const std::string &name, const OpSpec &spec,
@@ -152,10 +181,8 @@ ColumnResult tcjit_tuned(RaceContext &ctx, const std::string &name, const OpSpec
     entry.spec = spec;
     const TuneReport report = tune_ops({entry}, request);
     if (report.failed > 0 || report.problems == 0) {
-      std::string why = report.skipped.empty() ? report.text : report.skipped.front();
-      while (!why.empty() && why.back() == '\n')
-        why.pop_back();
-      col.error = "tcjit tune --device cuda found no usable config: " + why;
+      col.error = "tcjit tune --device cuda found no usable config: " +
+                  tune_failure(report, ctx.options.db_path);
       return col;
     }
     const Operation op = ctx.tuned.prepare(spec);
