@@ -55,10 +55,9 @@ ModelQuality model_quality(std::span<const PredictedAndMeasured> candidates, siz
   q.k = k;
   q.kendall_tau_b = kendall_tau_b(predicted, measured);
 
-  const auto best = std::min_element(candidates.begin(), candidates.end(),
-                                     [](const auto &a, const auto &b) {
-                                       return a.measured_us < b.measured_us;
-                                     });
+  const auto best =
+      std::min_element(candidates.begin(), candidates.end(),
+                       [](const auto &a, const auto &b) { return a.measured_us < b.measured_us; });
   q.measured_best = best->config;
   q.measured_best_us = best->measured_us;
   q.winner_predicted_us = best->predicted_us;

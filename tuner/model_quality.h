@@ -16,7 +16,7 @@
 namespace tcjit::tuner {
 
 struct PredictedAndMeasured {
-  std::string config;  // for the report
+  std::string config; // for the report
   double predicted_us = 0;
   double measured_us = 0; // the measurement's median
 };
@@ -31,13 +31,13 @@ std::optional<double> kendall_tau_b(std::span<const double> x, std::span<const d
 struct ModelQuality {
   size_t candidates = 0;
   std::optional<double> kendall_tau_b;
-  std::string measured_best;         // its config
+  std::string measured_best; // its config
   double measured_best_us = 0;
-  double winner_predicted_us = 0;    // the model's time of the measured best
-  double winner_ratio = 0;           // winner_predicted_us / measured_best_us
-  std::string model_top1;            // the candidate the model predicts fastest
-  double regret_top1 = 0;            // its measured time / measured_best_us
-  double regret_topk = 0;            // best measured among the model's top k / measured_best_us
+  double winner_predicted_us = 0; // the model's time of the measured best
+  double winner_ratio = 0;        // winner_predicted_us / measured_best_us
+  std::string model_top1;         // the candidate the model predicts fastest
+  double regret_top1 = 0;         // its measured time / measured_best_us
+  double regret_topk = 0;         // best measured among the model's top k / measured_best_us
   size_t k = 8;
 };
 

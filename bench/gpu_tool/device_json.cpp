@@ -30,8 +30,8 @@ nlohmann::json device_json(const cuda::CudaDevice &dev) {
   const std::optional<ArchInfo> a = find_arch(arch);
   if (!a) {
     j["peaks"] = nullptr;
-    j["peaks_why_not"] = "tcjit's arch table has no " + arch + " (it knows " +
-                         known_arch_list() + "): no percent of peak";
+    j["peaks_why_not"] = "tcjit's arch table has no " + arch + " (it knows " + known_arch_list() +
+                         "): no percent of peak";
     return j;
   }
   nlohmann::json tflops = nlohmann::json::object();

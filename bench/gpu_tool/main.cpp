@@ -105,8 +105,8 @@ int race(const RaceArgs &args) {
         run_race(dev, gemms, convs, library_anchor_planners(), options);
     if (!write_json(args.json, race_json(device_json(dev), options, args.quick, results)))
       return kExitFailed;
-    std::fprintf(stderr, "raced %zu problems on %s: %s\n", results.size(),
-                 dev.info().name.c_str(), args.json.c_str());
+    std::fprintf(stderr, "raced %zu problems on %s: %s\n", results.size(), dev.info().name.c_str(),
+                 args.json.c_str());
   } catch (const std::exception &e) {
     std::fprintf(stderr, "tcjit_gpu_bench race: %s\n", e.what());
     return kExitFailed;
@@ -149,8 +149,7 @@ int main(int argc, char **argv) {
   race_cmd->add_option("--json", ra.json, "the report's file")->required();
   race_cmd->add_option("--reps", ra.reps, "timed repetitions per column (at least 20)")
       ->capture_default_str();
-  race_cmd->add_option("--warmup", ra.warmup, "warm-up launches per column")
-      ->capture_default_str();
+  race_cmd->add_option("--warmup", ra.warmup, "warm-up launches per column")->capture_default_str();
   race_cmd->add_option("--top", ra.top, "an anchor's best of its first N candidates")
       ->capture_default_str()
       ->check(CLI::Range(1, 64));

@@ -19,12 +19,10 @@ bool is_measured_ok(const DbResult &r) {
   return r.status == "ok" && r.provenance == "measured" && r.timing && r.timing->median_us > 0;
 }
 
-std::optional<ProblemModelQuality> problem_quality(const std::string &db_path,
-                                                   const DbProblem &problem,
-                                                   const std::string &arch,
-                                                   const std::string &device,
-                                                   const std::vector<const DbResult *> &results,
-                                                   size_t k, std::vector<std::string> &skipped) {
+std::optional<ProblemModelQuality>
+problem_quality(const std::string &db_path, const DbProblem &problem, const std::string &arch,
+                const std::string &device, const std::vector<const DbResult *> &results, size_t k,
+                std::vector<std::string> &skipped) {
   const std::string label = problem.key_hash + " (" + problem.spec_text + ") on " + device;
   ProblemModelQuality q;
   q.key_hash = problem.key_hash;

@@ -93,8 +93,9 @@ std::string verification_text(const std::optional<Verification> &v) {
     return "";
   if (!v->checked)
     return ", not checked";
-  return v->ok ? ", output correct" : ", WRONG OUTPUT (" + std::to_string(v->mismatches) + " of " +
-                                          std::to_string(v->elements) + " elements)";
+  return v->ok ? ", output correct"
+               : ", WRONG OUTPUT (" + std::to_string(v->mismatches) + " of " +
+                     std::to_string(v->elements) + " elements)";
 }
 
 void log_column(RaceContext &ctx, const std::string &label, const ColumnResult &col) {
@@ -280,10 +281,10 @@ std::unique_ptr<engine::DeviceBuffer> upload(cuda::CudaDevice &dev,
 }
 
 // Every column of a problem; `launch` runs tcjit's operation on the race's operands.
-void race_columns(RaceContext &ctx, ProblemResult &r, const OpSpec &spec,
-                  const TcjitLaunch &launch, OutputChecker &checker, device::DevicePtr tcjit_out,
-                  device::DevicePtr anchor_out, size_t out_bytes,
-                  const std::function<std::vector<AnchorPlan>()> &plan, MathUnit unit) {
+void race_columns(RaceContext &ctx, ProblemResult &r, const OpSpec &spec, const TcjitLaunch &launch,
+                  OutputChecker &checker, device::DevicePtr tcjit_out, device::DevicePtr anchor_out,
+                  size_t out_bytes, const std::function<std::vector<AnchorPlan>()> &plan,
+                  MathUnit unit) {
   const std::string label = r.kind + " " + r.name + " " + (r.kind == "gemm" ? r.dtype : r.pass) +
                             (r.bias_gelu ? " bias+gelu" : "");
   r.columns.push_back(tcjit_heuristic(ctx, spec, launch, checker, tcjit_out, out_bytes));
@@ -334,8 +335,8 @@ ProblemResult race_gemm(RaceContext &ctx, const GemmProblem &problem,
     const auto plan = [&] {
       return anchors.gemm ? anchors.gemm(problem, operands) : std::vector<AnchorPlan>{};
     };
-    race_columns(ctx, r, spec, launch, checker, tcjit_out.ptr(), anchor_out.ptr(), out_bytes,
-                 plan, unit);
+    race_columns(ctx, r, spec, launch, checker, tcjit_out.ptr(), anchor_out.ptr(), out_bytes, plan,
+                 unit);
   } catch (const std::exception &e) {
     r.errors.push_back(e.what());
     log_line(ctx.options, "gemm " + r.name + " " + r.dtype + " failed: " + e.what());
@@ -377,8 +378,8 @@ ProblemResult race_conv(RaceContext &ctx, const ConvProblem &problem,
     const auto plan = [&] {
       return anchors.conv ? anchors.conv(problem, theirs) : std::vector<AnchorPlan>{};
     };
-    race_columns(ctx, r, spec, launch, checker, tcjit_out.ptr(), anchor_out.ptr(), out_bytes,
-                 plan, MathUnit::f16);
+    race_columns(ctx, r, spec, launch, checker, tcjit_out.ptr(), anchor_out.ptr(), out_bytes, plan,
+                 MathUnit::f16);
   } catch (const std::exception &e) {
     r.errors.push_back(e.what());
     log_line(ctx.options, "conv " + r.name + " " + r.pass + " failed: " + e.what());
@@ -422,8 +423,8 @@ std::vector<ProblemResult> run_race(cuda::CudaDevice &dev, const std::vector<Gem
                   Runtime(runtime_options(true, options)),
                   std::nullopt};
   const cuda::CudaDeviceProperties &p = dev.properties();
-  ctx.arch = find_arch("sm_" + std::to_string(p.compute_capability_major * 10 +
-                                              p.compute_capability_minor));
+  ctx.arch = find_arch(
+      "sm_" + std::to_string(p.compute_capability_major * 10 + p.compute_capability_minor));
   std::vector<ProblemResult> results;
   for (const GemmProblem &g : gemms)
     results.push_back(race_gemm(ctx, g, anchors));

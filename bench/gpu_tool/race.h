@@ -45,9 +45,9 @@ struct RaceOptions {
 
 // The check of one output against the CPU reference.
 struct Verification {
-  bool checked = false;  // false: not checked (why_unchecked says why)
-  bool ok = false;       // every element checked lies within the tolerance
-  std::string part;      // what was compared: "all 1048576 elements", "rows 0..127 and ..."
+  bool checked = false; // false: not checked (why_unchecked says why)
+  bool ok = false;      // every element checked lies within the tolerance
+  std::string part;     // what was compared: "all 1048576 elements", "rows 0..127 and ..."
   std::string why_unchecked;
   int64_t elements = 0, mismatches = 0;
   double max_abs_error = 0, max_error_over_tolerance = 0;
@@ -72,8 +72,8 @@ struct ColumnResult {
   std::string config;  // tcjit's config, or the anchor candidate's description
   std::string origin;  // tcjit: where the kernel came from ("compiled now", "database")
   std::optional<TimingResult> timing;
-  double tflops = 0;                      // 2*m*n*k*batch / median (TOP/s for s8)
-  std::optional<double> percent_of_peak;  // of the arch table's peak of the math unit
+  double tflops = 0;                     // 2*m*n*k*batch / median (TOP/s for s8)
+  std::optional<double> percent_of_peak; // of the arch table's peak of the math unit
   std::optional<Verification> verification;
   std::vector<CandidateTime> candidates; // "best of N": each candidate timed
 };
@@ -82,8 +82,8 @@ struct ProblemResult {
   std::string kind; // "gemm" or "conv"
   std::string name, dtype, pass;
   bool bias_gelu = false;
-  std::string spec;   // tcjit's DSL text of the problem
-  double flops = 0;   // 2*m*n*k*batch (a convolution's implicit GEMM)
+  std::string spec;      // tcjit's DSL text of the problem
+  double flops = 0;      // 2*m*n*k*batch (a convolution's implicit GEMM)
   std::string math_unit; // whose peak percent_of_peak is of
   std::vector<ColumnResult> columns;
   std::vector<std::string> errors; // what failed for the whole problem (operands, anchors' plans)

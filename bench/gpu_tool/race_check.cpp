@@ -79,8 +79,8 @@ ProblemInputs random_inputs(const OpSpec &spec, uint64_t seed) {
     in.a = random_bytes(spec.gemm.a.dtype, d.m * d.k * d.batch, seed);
     in.b = random_bytes(spec.gemm.b.dtype, d.k * d.n * d.batch, seed + 1);
     if (spec.epilogue.bias != BiasKind::none)
-      in.bias = random_bytes(spec.gemm.c.dtype,
-                             spec.epilogue.bias == BiasKind::col ? d.n : d.m, seed + 3);
+      in.bias = random_bytes(spec.gemm.c.dtype, spec.epilogue.bias == BiasKind::col ? d.n : d.m,
+                             seed + 3);
     return in;
   }
   const ConvGeometry g = conv_geometry(spec);
@@ -141,8 +141,8 @@ void OutputChecker::prepare_reference() {
     reference_ = reference_gemm(checked_spec_, buf, resolved);
     part_ = "rows 0.." + count_text(rows_half_ - 1) + " and " + count_text(d.m - rows_half_) +
             ".." + count_text(d.m - 1) + (d.batch > 1 ? " of every batch" : "") + " (" +
-            count_text(2 * rows_half_ * d.n * d.batch) + " of " +
-            count_text(d.m * d.n * d.batch) + " elements)";
+            count_text(2 * rows_half_ * d.n * d.batch) + " of " + count_text(d.m * d.n * d.batch) +
+            " elements)";
     return;
   }
   const ConvSpec &c = spec.conv;
@@ -170,8 +170,8 @@ void OutputChecker::prepare_reference() {
   ConvBuffers buf{x.data(), w.data(), y.data(), nullptr};
   reference_ = reference_conv(checked_spec_, buf, resolved);
   const int64_t all = conv_output_count(conv_geometry(spec));
-  part_ = first_image_ ? "image 0 (" + count_text(conv_output_count(g)) + " of " +
-                             count_text(all) + " elements)"
+  part_ = first_image_ ? "image 0 (" + count_text(conv_output_count(g)) + " of " + count_text(all) +
+                             " elements)"
                        : "all " + count_text(all) + " elements";
 }
 
@@ -179,8 +179,7 @@ Verification OutputChecker::check(const std::vector<std::byte> &output) {
   const OpSpec &spec = inputs_.spec;
   if (output.size() != output_bytes(spec))
     throw std::invalid_argument("the output to check has " + std::to_string(output.size()) +
-                                " bytes; the problem's has " +
-                                std::to_string(output_bytes(spec)));
+                                " bytes; the problem's has " + std::to_string(output_bytes(spec)));
   if (!prepared_)
     prepare_reference();
   Verification v;

@@ -20,7 +20,7 @@ namespace tcjit::bench {
 // tensors the pass reads; the written one is filled too and not read, beta being 0).
 struct ProblemInputs {
   OpSpec spec;
-  std::vector<std::byte> a, b, bias; // GEMM
+  std::vector<std::byte> a, b, bias;   // GEMM
   std::vector<std::byte> x, filter, y; // convolution
 };
 
@@ -47,8 +47,8 @@ private:
   std::string why_unchecked_; // the output is not checked at all
   OpSpec checked_spec_;       // the spec of the part checked
   std::string part_;
-  int64_t rows_half_ = 0;     // GEMM: rows checked at the start and at the end of each batch
-  bool first_image_ = false;  // convolution: image 0 only
+  int64_t rows_half_ = 0;    // GEMM: rows checked at the start and at the end of each batch
+  bool first_image_ = false; // convolution: image 0 only
   std::optional<ReferenceResult> reference_;
 };
 

@@ -28,8 +28,7 @@ json verification_json(const Verification &v) {
 }
 
 json column_json(const ColumnResult &c) {
-  json j{{"column", c.column}, {"source", c.source}, {"variant", c.variant},
-         {"measured", c.ok}};
+  json j{{"column", c.column}, {"source", c.source}, {"variant", c.variant}, {"measured", c.ok}};
   if (!c.pick.empty())
     j["pick"] = c.pick;
   if (!c.config.empty())
@@ -62,8 +61,9 @@ json column_json(const ColumnResult &c) {
 } // namespace
 
 json timing_json(const TimingResult &t) {
-  return {{"median_us", t.median_us}, {"min_us", t.min_us}, {"max_us", t.max_us},
-          {"p25_us", t.p25_us},       {"p75_us", t.p75_us}, {"reps", t.reps},
+  return {{"median_us", t.median_us}, {"min_us", t.min_us},
+          {"max_us", t.max_us},       {"p25_us", t.p25_us},
+          {"p75_us", t.p75_us},       {"reps", t.reps},
           {"warmup", t.warmup},       {"l2_flush_bytes", t.flush_bytes}};
 }
 
@@ -71,8 +71,8 @@ json problem_json(const ProblemResult &p) {
   json columns = json::array();
   for (const ColumnResult &c : p.columns)
     columns.push_back(column_json(c));
-  json j{{"kind", p.kind},   {"name", p.name},           {"dtype", p.dtype},
-         {"spec", p.spec},   {"flops", p.flops},         {"math_unit", p.math_unit},
+  json j{{"kind", p.kind},     {"name", p.name},    {"dtype", p.dtype},
+         {"spec", p.spec},     {"flops", p.flops},  {"math_unit", p.math_unit},
          {"columns", columns}, {"errors", p.errors}};
   if (p.kind == "gemm")
     j["bias_gelu"] = p.bias_gelu;

@@ -31,10 +31,10 @@ std::string read_file(const fs::path &path) {
 // Runs the tool with `args`; `driver_dir` first on LD_LIBRARY_PATH ("" : LD_LIBRARY_PATH unset).
 ToolRun run_tool(const std::string &args, const std::string &driver_dir, const fs::path &dir) {
   const fs::path out = dir / "stdout", err = dir / "stderr";
-  const std::string env = driver_dir.empty() ? "env -u LD_LIBRARY_PATH "
-                                             : "env LD_LIBRARY_PATH='" + driver_dir + "' ";
-  const std::string command = env + "'" TCJIT_GPU_BENCH "' " + args + " >'" + out.string() +
-                              "' 2>'" + err.string() + "'";
+  const std::string env =
+      driver_dir.empty() ? "env -u LD_LIBRARY_PATH " : "env LD_LIBRARY_PATH='" + driver_dir + "' ";
+  const std::string command =
+      env + "'" TCJIT_GPU_BENCH "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
   const int status = std::system(command.c_str());
   ToolRun r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -63,10 +63,9 @@ TEST_F(GpuBenchCli, NoDriverIsExit4AndOneLine) {
   EXPECT_EQ(info.err.find('\n'), info.err.size() - 1) << "one line: " << info.err;
 
   const fs::path json = dir_ / "race.json";
-  const ToolRun race =
-      run_tool("race --quick --db '" + (dir_ / "b.db").string() + "' --json '" + json.string() +
-                   "'",
-               "", dir_);
+  const ToolRun race = run_tool("race --quick --db '" + (dir_ / "b.db").string() + "' --json '" +
+                                    json.string() + "'",
+                                "", dir_);
   EXPECT_EQ(race.code, 4);
   EXPECT_TRUE(race.err.starts_with("no GPU: ")) << race.err;
   EXPECT_FALSE(fs::exists(json)) << "nothing measured, nothing written";
@@ -88,8 +87,8 @@ TEST_F(GpuBenchCli, InfoJsonOnTheFakeDriver) {
 
 TEST_F(GpuBenchCli, RaceRefusesFewerThanTwentyRepetitions) {
   const ToolRun race = run_tool("race --reps 5 --db '" + (dir_ / "b.db").string() + "' --json '" +
-                                (dir_ / "r.json").string() + "'",
-                            TCJIT_FAKE_LIBCUDA_DIR, dir_);
+                                    (dir_ / "r.json").string() + "'",
+                                TCJIT_FAKE_LIBCUDA_DIR, dir_);
   EXPECT_EQ(race.code, 2);
   EXPECT_NE(race.err.find("at least 20"), std::string::npos) << race.err;
   EXPECT_EQ(run_tool("race --json x", TCJIT_FAKE_LIBCUDA_DIR, dir_).code, 2) << "--db required";

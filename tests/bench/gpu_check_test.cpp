@@ -29,8 +29,7 @@ std::vector<std::byte> correct_output(const ProblemInputs &in) {
     dtype = in.spec.gemm.c.dtype;
   } else {
     std::vector<std::byte> x = in.x, w = in.filter, y = in.y;
-    r = reference_conv(in.spec, ConvBuffers{x.data(), w.data(), y.data(), nullptr},
-                       MathMode::tf32);
+    r = reference_conv(in.spec, ConvBuffers{x.data(), w.data(), y.data(), nullptr}, MathMode::tf32);
   }
   for (size_t i = 0; i < r.values.size(); ++i)
     write_element(dtype, out.data(), static_cast<int64_t>(i), r.values[i]);

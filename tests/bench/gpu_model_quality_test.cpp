@@ -30,8 +30,8 @@ codegen::TileConfig config_with(int bm, int bn, int stages) {
   return c;
 }
 
-kdb::ResultRecord result(const ProblemKey &key, const codegen::TileConfig &config,
-                         double median_us, kdb::ProvenanceKind kind) {
+kdb::ResultRecord result(const ProblemKey &key, const codegen::TileConfig &config, double median_us,
+                         kdb::ProvenanceKind kind) {
   kdb::ResultRecord r;
   r.problem_key = key.text;
   r.config_json = engine::config_json(config);
@@ -51,8 +51,8 @@ TEST(GpuBenchModelQuality, MeasuredCandidatesAgainstThePredictionsOfTheSameConfi
   const std::string text = "gemm m=512 n=256 k=128 a=f16:row b=f16:col c=f16:row acc=f32";
   const OpSpec spec = parse_spec(text).entries.front().spec;
   const ProblemKey key = make_problem_key(spec, "sm_80", false);
-  const std::vector<codegen::TileConfig> configs{config_with(128, 128, 3),
-                                                 config_with(64, 64, 2), config_with(128, 64, 4)};
+  const std::vector<codegen::TileConfig> configs{config_with(128, 128, 3), config_with(64, 64, 2),
+                                                 config_with(128, 64, 4)};
   const std::vector<double> measured{30, 20, 10};
   {
     kdb::KernelsDb db = kdb::KernelsDb::open(db_path);
@@ -62,8 +62,8 @@ TEST(GpuBenchModelQuality, MeasuredCandidatesAgainstThePredictionsOfTheSameConfi
     // Not measurements: left out.
     db.put_result(result(key, config_with(64, 128, 3), 5, kdb::ProvenanceKind::predicted));
     db.put_result(result(key, config_with(256, 128, 3), 6, kdb::ProvenanceKind::emulated));
-    kdb::ResultRecord failed = result(key, config_with(128, 256, 3), 1,
-                                      kdb::ProvenanceKind::measured);
+    kdb::ResultRecord failed =
+        result(key, config_with(128, 256, 3), 1, kdb::ProvenanceKind::measured);
     failed.status = kdb::ResultStatus::failed;
     failed.timing.reset();
     failed.message = "wrong result";

@@ -141,8 +141,8 @@ TEST_F(GpuBenchRace, ColumnsAreTimedCheckedAndFailuresRecorded) {
   race_options_.anchor_top = 3;
   std::vector<std::string> log;
   race_options_.log = [&](const std::string &line) { log.push_back(line); };
-  const std::vector<ProblemResult> results = run_race(
-      dev, {tiny_gemm(false), tiny_gemm(true)}, {tiny_conv()}, fake_anchors(), race_options_);
+  const std::vector<ProblemResult> results = run_race(dev, {tiny_gemm(false), tiny_gemm(true)},
+                                                      {tiny_conv()}, fake_anchors(), race_options_);
   ASSERT_EQ(results.size(), 3u);
 
   for (const ProblemResult &r : {results[0], results[1]}) {

@@ -45,8 +45,7 @@ TEST_F(GpuBenchTiming, EachRepetitionFlushesL2ThenTimesTheLaunchBetweenEvents) {
   ASSERT_NE(stream, nullptr);
   Timer timer(dev, TimingOptions{2, 20, true});
   reset_log_();
-  const TimingResult t =
-      timer.time([&](void *s) { op.launch(GemmArgs{a, b, 0, d, 0}, s); });
+  const TimingResult t = timer.time([&](void *s) { op.launch(GemmArgs{a, b, 0, d, 0}, s); });
 
   // The calls that matter, in order.
   std::vector<std::string> seq;

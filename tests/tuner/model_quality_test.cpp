@@ -37,8 +37,7 @@ TEST(KendallTauB, TiesAreTauB) {
   EXPECT_DOUBLE_EQ(*kendall_tau_b(x, y), 0.8);
   // A pair tied in both counts in both tie counts: x = (1, 1, 2), y = (5, 5, 6): 2 concordant,
   // 1 pair tied in both: 2 / sqrt(2 * 2) = 1.
-  EXPECT_DOUBLE_EQ(*kendall_tau_b(std::vector<double>{1, 1, 2}, std::vector<double>{5, 5, 6}),
-                   1.0);
+  EXPECT_DOUBLE_EQ(*kendall_tau_b(std::vector<double>{1, 1, 2}, std::vector<double>{5, 5, 6}), 1.0);
 }
 
 TEST(KendallTauB, UndefinedCases) {
@@ -61,10 +60,10 @@ TEST(ModelQuality, RegretAndWinnerRatio) {
   EXPECT_DOUBLE_EQ(top2.winner_ratio, 20.0 / 9.0);
   EXPECT_EQ(top2.model_top1, "c");
   EXPECT_DOUBLE_EQ(top2.regret_top1, 15.0 / 9.0);
-  EXPECT_DOUBLE_EQ(top2.regret_topk, 11.0 / 9.0);                   // best of c and a
+  EXPECT_DOUBLE_EQ(top2.regret_topk, 11.0 / 9.0);                    // best of c and a
   EXPECT_DOUBLE_EQ(model_quality(cands, 1).regret_topk, 15.0 / 9.0); // c alone
-  EXPECT_DOUBLE_EQ(model_quality(cands, 4).regret_topk, 1.0);       // all of them
-  EXPECT_DOUBLE_EQ(model_quality(cands).regret_topk, 1.0);          // k 8 > 4 candidates
+  EXPECT_DOUBLE_EQ(model_quality(cands, 4).regret_topk, 1.0);        // all of them
+  EXPECT_DOUBLE_EQ(model_quality(cands).regret_topk, 1.0);           // k 8 > 4 candidates
   // Pairs (predicted order vs measured order): ab discordant, ac discordant, ad concordant,
   // bc discordant, bd discordant, cd concordant: (2 - 4) / 6.
   EXPECT_DOUBLE_EQ(*top2.kendall_tau_b, -2.0 / 6.0);
