@@ -177,6 +177,10 @@ ColumnResult tcjit_tuned(RaceContext &ctx, const std::string &name, const OpSpec
     request.device = "cuda";
     request.arch = ctx.tuned.arch();
     request.budget = ctx.options.tune_budget;
+    request.on_event = [&ctx, &name](const TuneEvent &e) {
+      if (e.kind == TuneEvent::Kind::finished)
+        log_line(ctx.options, "tune " + name + ": " + e.text);
+    };
     WorkloadEntry entry;
     entry.name = name;
     entry.spec = spec;

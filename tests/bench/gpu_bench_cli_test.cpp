@@ -95,3 +95,33 @@ TEST_F(GpuBenchCli, RaceRefusesFewerThanTwentyRepetitions) {
 }
 
 } // namespace
+
+namespace {
+
+// The whole command on the fake driver: the JSON file with the device and every quick GEMM, each
+// with tcjit's column measured (its output reported wrong: the fake runs no kernel) and the
+// anchor columns present.
+TEST_F(GpuBenchCli, RaceWritesTheReportOnTheFakeDriver) {
+  const fs::path json = dir_ / "race.json";
+  const ToolRun race = run_tool("race --quick --gemm-only --no-tune --reps 20 --db '" +
+                                    (dir_ / "b.db").string() + "' --json '" + json.string() + "'",
+                                TCJIT_FAKE_LIBCUDA_DIR, dir_);
+  ASSERT_EQ(race.code, 0) << race.err;
+  const nlohmann::json j = nlohmann::json::parse(read_file(json));
+  EXPECT_EQ(j["device"]["name"], "Fake H100");
+  EXPECT_EQ(j["options"]["quick"], true);
+  EXPECT_EQ(j["options"]["tune"], false);
+  ASSERT_EQ(j["problems"].size(), 6u);
+  for (const nlohmann::json &p : j["problems"]) {
+    EXPECT_EQ(p["kind"], "gemm");
+    const nlohmann::json &tcjit = p["columns"][0];
+    EXPECT_EQ(tcjit["column"], "tcjit heuristic");
+    EXPECT_EQ(tcjit["measured"], true) << tcjit.dump();
+    EXPECT_EQ(tcjit["timing"]["reps"], 20);
+    EXPECT_EQ(tcjit["verification"]["ok"], false);
+    EXPECT_GE(p["columns"].size(), 3u) << "the anchors' columns";
+  }
+  EXPECT_NE(race.err.find("WRONG OUTPUT"), std::string::npos) << race.err;
+}
+
+} // namespace
