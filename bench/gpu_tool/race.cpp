@@ -22,15 +22,15 @@ namespace {
 
 constexpr uint64_t kInputSeed = 1;
 
-// What a column launches: the prepared operation once on `stream`, its output in `out`.
+// What a column launches: the prepared operation once on `stream`, on the race's operands.
 using TcjitLaunch = std::function<void(const Operation &, void *stream)>;
 
 struct RaceContext {
   cuda::CudaDevice &dev;
   const RaceOptions &options;
   Timer timer;
-  Runtime heuristic; // no database: the default chooser's config, compiled now
-  Runtime tuned;     // the run's database, nothing compiled on a miss
+  Runtime heuristic;            // no database: the default chooser's config, compiled now
+  std::optional<Runtime> tuned; // the run's database, nothing compiled on a miss (tune only)
   std::optional<ArchInfo> arch;
 };
 
@@ -175,7 +175,7 @@ ColumnResult tcjit_tuned(RaceContext &ctx, const std::string &name, const OpSpec
     TuneRequest request;
     request.db_path = ctx.options.db_path;
     request.device = "cuda";
-    request.arch = ctx.tuned.arch();
+    request.arch = ctx.tuned->arch();
     request.budget = ctx.options.tune_budget;
     request.on_event = [&ctx, &name](const TuneEvent &e) {
       if (e.kind == TuneEvent::Kind::finished)
@@ -190,10 +190,10 @@ ColumnResult tcjit_tuned(RaceContext &ctx, const std::string &name, const OpSpec
                   tune_failure(report, ctx.options.db_path);
       return col;
     }
-    const Operation op = ctx.tuned.prepare(spec);
+    const Operation op = ctx.tuned->prepare(spec);
     ResolveRequest resolve;
     resolve.db_path = ctx.options.db_path;
-    resolve.arch = ctx.tuned.arch();
+    resolve.arch = ctx.tuned->arch();
     const Resolution r = resolve_op(spec, resolve);
     col.origin = r.kernels.empty() ? to_string(op.origin()) : r.kernels.front().origin;
     run_tcjit(ctx, col, op, launch, checker, out, out_bytes);
@@ -424,8 +424,10 @@ std::vector<ProblemResult> run_race(cuda::CudaDevice &dev, const std::vector<Gem
                   options,
                   Timer(dev, options.timing),
                   Runtime(runtime_options(false, options)),
-                  Runtime(runtime_options(true, options)),
+                  std::nullopt,
                   std::nullopt};
+  if (options.tune)
+    ctx.tuned.emplace(runtime_options(true, options));
   const cuda::CudaDeviceProperties &p = dev.properties();
   ctx.arch = find_arch(
       "sm_" + std::to_string(p.compute_capability_major * 10 + p.compute_capability_minor));
