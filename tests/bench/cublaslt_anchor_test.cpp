@@ -52,21 +52,21 @@ protected:
     call_log_ = symbol<const char *(*)()>(fake_, "fake_cublaslt_call_log");
     reset_log_ = symbol<void (*)()>(fake_, "fake_cublaslt_reset_call_log");
     set_results_ = symbol<void (*)(int)>(fake_, "fake_cublaslt_set_heuristic_results");
-    set_status_ = symbol<void (*)(int)>(fake_, "fake_cublaslt_set_matmul_status");
+    fail_call_ = symbol<void (*)(const char *, int)>(fake_, "fake_cublaslt_fail_call");
     live_objects_ = symbol<int (*)()>(fake_, "fake_cublaslt_live_objects");
     cuda_log_ = symbol<const char *(*)()>(fake_cuda_, "fake_cuda_call_log");
     reset_cuda_log_ = symbol<void (*)()>(fake_cuda_, "fake_cuda_reset_call_log");
     live_allocations_ = symbol<int (*)()>(fake_cuda_, "fake_cuda_live_allocations");
     set_alloc_limit_ = symbol<void (*)(size_t)>(fake_cuda_, "fake_cuda_set_alloc_limit");
-    ASSERT_TRUE(call_log_ && reset_log_ && set_results_ && set_status_ && live_objects_ &&
+    ASSERT_TRUE(call_log_ && reset_log_ && set_results_ && fail_call_ && live_objects_ &&
                 cuda_log_ && reset_cuda_log_ && live_allocations_ && set_alloc_limit_);
     set_results_(8);
-    set_status_(CUBLAS_STATUS_SUCCESS);
+    fail_call_(nullptr, CUBLAS_STATUS_SUCCESS);
     set_alloc_limit_(0);
   }
   void TearDown() override {
-    if (set_status_) {
-      set_status_(CUBLAS_STATUS_SUCCESS);
+    if (fail_call_) {
+      fail_call_(nullptr, CUBLAS_STATUS_SUCCESS);
       set_results_(8);
       set_alloc_limit_(0);
     }
@@ -77,7 +77,7 @@ protected:
   const char *(*call_log_)() = nullptr;
   void (*reset_log_)() = nullptr;
   void (*set_results_)(int) = nullptr;
-  void (*set_status_)(int) = nullptr;
+  void (*fail_call_)(const char *, int) = nullptr;
   int (*live_objects_)() = nullptr;
   const char *(*cuda_log_)() = nullptr;
   void (*reset_cuda_log_)() = nullptr;
@@ -356,7 +356,7 @@ TEST_F(CublasLtAnchor, FailuresCarryTheStatusOrDriverErrorName) {
   HostOperands h = make_operands(p);
   const AnchorPlan plan = plan_cublaslt(library_, p, h.addresses());
   ASSERT_TRUE(plan.ok) << plan.why_not;
-  set_status_(CUBLAS_STATUS_EXECUTION_FAILED);
+  fail_call_("cublasLtMatmul", CUBLAS_STATUS_EXECUTION_FAILED);
   try {
     plan.candidates.at(0).enqueue(nullptr);
     ADD_FAILURE() << "a refused cublasLtMatmul must throw";
@@ -367,7 +367,7 @@ TEST_F(CublasLtAnchor, FailuresCarryTheStatusOrDriverErrorName) {
         << message;
     EXPECT_NE(message.find("algo 21"), std::string::npos) << message;
   }
-  set_status_(CUBLAS_STATUS_SUCCESS);
+  fail_call_(nullptr, CUBLAS_STATUS_SUCCESS);
 
   set_alloc_limit_(size_t{1} << 20); // below the 32 MiB workspace
   const AnchorPlan no_workspace = plan_cublaslt(library_, p, h.addresses());
@@ -376,6 +376,34 @@ TEST_F(CublasLtAnchor, FailuresCarryTheStatusOrDriverErrorName) {
             std::string::npos)
       << no_workspace.why_not;
   EXPECT_NE(no_workspace.why_not.find("workspace"), std::string::npos) << no_workspace.why_not;
+}
+
+TEST_F(CublasLtAnchor, AFailingCallIsNamedAndEverythingCreatedIsReleased) {
+  const GemmProblem p = problem("f16", true, 2);
+  HostOperands h = make_operands(p);
+  const int allocations_before = live_allocations_();
+  for (const char *call :
+       {"cublasLtCreate", "cublasLtMatmulDescCreate", "cublasLtMatmulDescSetAttribute",
+        "cublasLtMatrixLayoutCreate", "cublasLtMatrixLayoutSetAttribute",
+        "cublasLtMatmulPreferenceCreate", "cublasLtMatmulPreferenceSetAttribute",
+        "cublasLtMatmulAlgoGetHeuristic", "cublasLtMatmulAlgoConfigGetAttribute"}) {
+    fail_call_(call, CUBLAS_STATUS_INTERNAL_ERROR);
+    const AnchorPlan plan = plan_cublaslt(library_, p, h.addresses());
+    EXPECT_FALSE(plan.ok) << call;
+    EXPECT_NE(plan.why_not.find(std::string(call) + " failed (CUBLAS_STATUS_INTERNAL_ERROR"),
+              std::string::npos)
+        << plan.why_not;
+    EXPECT_NE(plan.why_not.find("GEMM test (m=12 n=20 k=16 batch=2 f16 bias+gelu)"),
+              std::string::npos)
+        << plan.why_not;
+    EXPECT_EQ(live_objects_(), 0) << call;
+    EXPECT_EQ(live_allocations_(), allocations_before) << call;
+  }
+  // No algorithm for the configuration: said as such.
+  fail_call_("cublasLtMatmulAlgoGetHeuristic", CUBLAS_STATUS_NOT_SUPPORTED);
+  const AnchorPlan plan = plan_cublaslt(library_, p, h.addresses());
+  EXPECT_NE(plan.why_not.find("heuristic offers no algorithm"), std::string::npos) << plan.why_not;
+  EXPECT_NE(plan.why_not.find("CUBLAS_STATUS_NOT_SUPPORTED"), std::string::npos) << plan.why_not;
 }
 
 // The fake itself reads layouts as cuBLASLt documents them, checked on a product worked out by

@@ -16,8 +16,8 @@
 // Test controls: fake_cublaslt_call_log (the calls since fake_cublaslt_reset_call_log, one per
 // line: the name, the attribute number of a SetAttribute/GetAttribute call, " stream=%p" for
 // cublasLtMatmul), fake_cublaslt_set_heuristic_results (how many algorithms the heuristic offers,
-// default 8), fake_cublaslt_set_matmul_status (a status every cublasLtMatmul returns, 0 to compute
-// again), fake_cublaslt_live_objects (handles and descriptors not yet destroyed).
+// default 8), fake_cublaslt_fail_call (an entry point that returns a given status from now on),
+// fake_cublaslt_live_objects (handles and descriptors not yet destroyed).
 #include <cublasLt.h>
 
 #include <cmath>
@@ -69,7 +69,8 @@ std::map<const void *, std::unique_ptr<FakeLayout>> layouts;
 std::map<const void *, std::unique_ptr<FakePreference>> preferences;
 std::string call_log, call_log_copy;
 int heuristic_results = 8;
-cublasStatus_t forced_matmul_status = CUBLAS_STATUS_SUCCESS;
+std::string failing_call; // fake_cublaslt_fail_call: this entry point returns failing_status
+cublasStatus_t failing_status = CUBLAS_STATUS_SUCCESS;
 
 // An algo the fake's heuristic wrote: data[0] this mark, then id, tile, stages, split-k,
 // reduction scheme, workspace bytes.
@@ -81,6 +82,11 @@ void record(const std::string &call) {
 }
 void record_attribute(const char *name, int attribute) {
   record(std::string(name) + " " + std::to_string(attribute));
+}
+
+// The status a test made `name` return (SUCCESS: none).
+cublasStatus_t forced(const char *name) {
+  return failing_call == name ? failing_status : CUBLAS_STATUS_SUCCESS;
 }
 
 template <class T> T *find(std::map<const void *, std::unique_ptr<T>> &objects, const void *key) {
@@ -423,9 +429,11 @@ void fake_cublaslt_set_heuristic_results(int count) {
   std::lock_guard lock(mutex);
   heuristic_results = count;
 }
-void fake_cublaslt_set_matmul_status(int status) {
+// From now on the entry point `name` (every call to it) returns `status`; a null name stops it.
+void fake_cublaslt_fail_call(const char *name, int status) {
   std::lock_guard lock(mutex);
-  forced_matmul_status = static_cast<cublasStatus_t>(status);
+  failing_call = name ? name : "";
+  failing_status = static_cast<cublasStatus_t>(status);
 }
 int fake_cublaslt_live_objects() {
   std::lock_guard lock(mutex);
@@ -455,6 +463,9 @@ const char *cublasLtGetStatusString(cublasStatus_t status) {
 cublasStatus_t cublasLtCreate(cublasLtHandle_t *handle) {
   std::lock_guard lock(mutex);
   record("cublasLtCreate");
+  if (const cublasStatus_t status = forced("cublasLtCreate"); status != CUBLAS_STATUS_SUCCESS) {
+    return status;
+  }
   if (!handle) {
     return CUBLAS_STATUS_INVALID_VALUE;
   }
@@ -476,6 +487,10 @@ cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *desc, cublasComput
                                         cudaDataType_t scale) {
   std::lock_guard lock(mutex);
   record("cublasLtMatmulDescCreate");
+  if (const cublasStatus_t status = forced("cublasLtMatmulDescCreate");
+      status != CUBLAS_STATUS_SUCCESS) {
+    return status;
+  }
   if (!desc) {
     return CUBLAS_STATUS_INVALID_VALUE;
   }
@@ -496,6 +511,10 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t handle,
                                               const void *buf, size_t size) {
   std::lock_guard lock(mutex);
   record_attribute("cublasLtMatmulDescSetAttribute", attribute);
+  if (const cublasStatus_t status = forced("cublasLtMatmulDescSetAttribute");
+      status != CUBLAS_STATUS_SUCCESS) {
+    return status;
+  }
   FakeMatmulDesc *desc = find(matmul_descs, handle);
   if (!desc) {
     return CUBLAS_STATUS_INVALID_VALUE;
@@ -520,6 +539,10 @@ cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *layout, cudaDa
                                           uint64_t rows, uint64_t cols, int64_t ld) {
   std::lock_guard lock(mutex);
   record("cublasLtMatrixLayoutCreate");
+  if (const cublasStatus_t status = forced("cublasLtMatrixLayoutCreate");
+      status != CUBLAS_STATUS_SUCCESS) {
+    return status;
+  }
   if (!layout) {
     return CUBLAS_STATUS_INVALID_VALUE;
   }
@@ -542,6 +565,10 @@ cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t handle,
                                                 const void *buf, size_t size) {
   std::lock_guard lock(mutex);
   record_attribute("cublasLtMatrixLayoutSetAttribute", attribute);
+  if (const cublasStatus_t status = forced("cublasLtMatrixLayoutSetAttribute");
+      status != CUBLAS_STATUS_SUCCESS) {
+    return status;
+  }
   FakeLayout *layout = find(layouts, handle);
   if (!layout) {
     return CUBLAS_STATUS_INVALID_VALUE;
@@ -563,6 +590,10 @@ cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t handle,
 cublasStatus_t cublasLtMatmulPreferenceCreate(cublasLtMatmulPreference_t *preference) {
   std::lock_guard lock(mutex);
   record("cublasLtMatmulPreferenceCreate");
+  if (const cublasStatus_t status = forced("cublasLtMatmulPreferenceCreate");
+      status != CUBLAS_STATUS_SUCCESS) {
+    return status;
+  }
   if (!preference) {
     return CUBLAS_STATUS_INVALID_VALUE;
   }
@@ -581,6 +612,10 @@ cublasStatus_t cublasLtMatmulPreferenceSetAttribute(cublasLtMatmulPreference_t h
                                                     const void *buf, size_t size) {
   std::lock_guard lock(mutex);
   record_attribute("cublasLtMatmulPreferenceSetAttribute", attribute);
+  if (const cublasStatus_t status = forced("cublasLtMatmulPreferenceSetAttribute");
+      status != CUBLAS_STATUS_SUCCESS) {
+    return status;
+  }
   FakePreference *preference = find(preferences, handle);
   if (!preference) {
     return CUBLAS_STATUS_INVALID_VALUE;
@@ -619,6 +654,10 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(cublasLtHandle_t handle,
                                               int *returned) {
   std::lock_guard lock(mutex);
   record("cublasLtMatmulAlgoGetHeuristic");
+  if (const cublasStatus_t status = forced("cublasLtMatmulAlgoGetHeuristic");
+      status != CUBLAS_STATUS_SUCCESS) {
+    return status;
+  }
   if (!find(handles, handle)) {
     return CUBLAS_STATUS_NOT_INITIALIZED;
   }
@@ -661,6 +700,10 @@ cublasStatus_t cublasLtMatmulAlgoConfigGetAttribute(const cublasLtMatmulAlgo_t *
                                                     void *buf, size_t size, size_t *written) {
   std::lock_guard lock(mutex);
   record_attribute("cublasLtMatmulAlgoConfigGetAttribute", attribute);
+  if (const cublasStatus_t status = forced("cublasLtMatmulAlgoConfigGetAttribute");
+      status != CUBLAS_STATUS_SUCCESS) {
+    return status;
+  }
   if (!algo || algo->data[0] != algo_mark) {
     return CUBLAS_STATUS_INVALID_VALUE;
   }
@@ -714,8 +757,8 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t oper
   if (!find(handles, handle)) {
     return CUBLAS_STATUS_NOT_INITIALIZED;
   }
-  if (forced_matmul_status != CUBLAS_STATUS_SUCCESS) {
-    return forced_matmul_status;
+  if (const cublasStatus_t status = forced("cublasLtMatmul"); status != CUBLAS_STATUS_SUCCESS) {
+    return status;
   }
   Problem p;
   p.desc = find(matmul_descs, operation);
