@@ -255,8 +255,7 @@ struct PlanState {
   }
 };
 
-// The matmul descriptor, layouts and heuristic preference of `p` (see plan_cublaslt's comment for
-// the mapping).
+// The matmul descriptor, layouts and heuristic preference of `p`.
 //
 // cuBLASLt is column-major: a layout is rows x cols with ld the distance between columns, and it
 // computes D = op(A) op(B) with D of rows x cols. Our D is row-major m x n, which in memory is the
