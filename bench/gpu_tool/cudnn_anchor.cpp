@@ -30,8 +30,7 @@ CudnnLibrary load_cudnn(const std::vector<std::string> &candidates) {
   CudnnLibrary library;
   const support::OpenedLibrary opened = support::open_first_library(candidates);
   if (!opened.handle) {
-    library.error = "cuDNN is not available: no candidate library could be opened:" +
-                    opened.error +
+    library.error = "cuDNN is not available: no candidate library could be opened:" + opened.error +
                     "\n(install cuDNN 9 (the toolkit's lib64, or the nvidia-cudnn-cu* wheel's "
                     "nvidia/cudnn/lib) and put its folder on LD_LIBRARY_PATH)";
     return library;
@@ -243,8 +242,8 @@ cudnnBackendDescriptor_t make_operation(CudnnPlanState &s, const std::string &pa
 std::vector<cudnnBackendDescriptor_t> heuristic_configs(CudnnPlanState &s,
                                                         cudnnBackendDescriptor_t graph,
                                                         HeuristicMode mode, int max_count) {
-  const char *what = mode == HeuristicMode::A ? "engine heuristics, mode A"
-                                              : "engine heuristics, mode B";
+  const char *what =
+      mode == HeuristicMode::A ? "engine heuristics, mode A" : "engine heuristics, mode B";
   cudnnBackendDescriptor_t heuristics = s.create(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR, what);
   s.set_descriptor(heuristics, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph, what);
   const cudnnBackendHeurMode_t heur_mode =
@@ -320,8 +319,8 @@ std::string problem_error(const ConvProblem &p, const ConvOperands &o) {
     return "pass \"" + p.pass + "\" is not one of fprop, dgrad, wgrad";
   }
   if (p.n <= 0 || p.h <= 0 || p.w <= 0 || p.c <= 0 || p.k <= 0 || p.r <= 0 || p.s <= 0 ||
-      p.stride_h <= 0 || p.stride_w <= 0 || p.dilation_h <= 0 || p.dilation_w <= 0 ||
-      p.pad_h < 0 || p.pad_w < 0 || p.groups <= 0) {
+      p.stride_h <= 0 || p.stride_w <= 0 || p.dilation_h <= 0 || p.dilation_w <= 0 || p.pad_h < 0 ||
+      p.pad_w < 0 || p.groups <= 0) {
     return "a size, stride or dilation is not positive (or a padding is negative)";
   }
   if (p.c % p.groups != 0 || p.k % p.groups != 0) {
@@ -374,14 +373,15 @@ void build_plan(AnchorPlan &plan, const std::shared_ptr<CudnnPlanState> &state,
     const cudnnStatus_t status = s.library.cudnnBackendFinalize(execution_plan);
     if (status != CUDNN_STATUS_SUCCESS) { // this engine config cannot run the problem: skip it
       if (s.summary.refused++ == 0) {
-        s.summary.first_refusal = "engine config " + std::to_string(i) + ": " +
-                                  describe_status(s.library, status);
+        s.summary.first_refusal =
+            "engine config " + std::to_string(i) + ": " + describe_status(s.library, status);
       }
       continue;
     }
     const int64_t workspace =
         s.get_int64(execution_plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, "plan workspace");
-    usable.push_back({execution_plan, static_cast<int>(i), workspace, describe_config(s, configs[i])});
+    usable.push_back(
+        {execution_plan, static_cast<int>(i), workspace, describe_config(s, configs[i])});
   }
   if (usable.empty()) {
     plan.why_not = "cuDNN's heuristic (" + plan.variant + ") offered " +

@@ -117,7 +117,10 @@ protected:
     c.s = problem_.s;
     c.pad = {0, problem_.pad_h, problem_.pad_w};
     c.stride = {1, problem_.stride_h, problem_.stride_w};
-    c.pass = pass == "fprop" ? ConvPass::fprop : pass == "dgrad" ? ConvPass::dgrad : ConvPass::wgrad;
+    c.groups = problem_.groups;
+    c.pass = pass == "fprop"   ? ConvPass::fprop
+             : pass == "dgrad" ? ConvPass::dgrad
+                               : ConvPass::wgrad;
     c.x = TensorOperand{DType::f16, TensorLayout::nhwc};
     c.y = TensorOperand{DType::f16, TensorLayout::nhwc};
     c.filter = TensorOperand{DType::f16, TensorLayout::krsc};
@@ -203,15 +206,73 @@ TEST_F(CudnnAnchorOnFakes, EveryPassInBothModesEveryCandidateComputesTheConvolut
         EXPECT_EQ(plan.candidates[i].rank, static_cast<int>(i));
       }
       // Mode A's order is the fake's engines 10..13, mode B's the reverse.
-      EXPECT_EQ(plan.candidates[0].description.rfind(mode == HeuristicMode::A ? "engine 10"
-                                                                                : "engine 13",
-                                                      0),
+      EXPECT_EQ(plan.candidates[0].description.rfind(
+                    mode == HeuristicMode::A ? "engine 10" : "engine 13", 0),
                 0u)
           << plan.candidates[0].description;
       expect_every_candidate_correct(plan, pass, stream);
     }
   }
   EXPECT_EQ(log().find("refused"), std::string::npos) << log();
+}
+
+TEST_F(CudnnAnchorOnFakes, GroupedConvolutionEveryPass) {
+  problem_.groups = 2; // w: k x r x s x c/2
+  driver_->cuMemFree_v2(operands_.w);
+  w_ = random_f16(problem_.k * problem_.r * problem_.s * problem_.c / 2, 4);
+  operands_.w = upload(w_);
+  for (const char *pass : {"fprop", "dgrad", "wgrad"}) {
+    problem_.pass = pass;
+    const AnchorPlan plan = plan_cudnn(library_, problem_, operands_, HeuristicMode::A, 2);
+    ASSERT_TRUE(plan.ok) << plan.why_not;
+    ASSERT_EQ(plan.candidates.size(), 2u);
+    expect_every_candidate_correct(plan, pass, nullptr);
+  }
+}
+
+// The fake holds the anchor to the documented rules: it refuses what the documentation forbids.
+TEST_F(CudnnAnchorOnFakes, TheFakeRefusesWhatTheDocumentationForbids) {
+  const CudnnLibrary &l = library_;
+  cudnnBackendDescriptor_t tensor = nullptr;
+  ASSERT_EQ(l.cudnnBackendCreateDescriptor(CUDNN_BACKEND_TENSOR_DESCRIPTOR, &tensor),
+            CUDNN_STATUS_SUCCESS);
+  const int32_t narrow[4] = {1, 8, 9, 9};
+  EXPECT_EQ(
+      l.cudnnBackendSetAttribute(tensor, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT32, 4, narrow),
+      CUDNN_STATUS_BAD_PARAM)
+      << "dimensions are CUDNN_TYPE_INT64";
+  const int64_t uid = 1;
+  EXPECT_EQ(
+      l.cudnnBackendSetAttribute(tensor, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 2, &uid),
+      CUDNN_STATUS_BAD_PARAM)
+      << "one unique id";
+  EXPECT_EQ(l.cudnnBackendSetAttribute(tensor, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_INT64,
+                                       1, &uid),
+            CUDNN_STATUS_BAD_PARAM)
+      << "not a tensor's attribute";
+  EXPECT_EQ(
+      l.cudnnBackendSetAttribute(tensor, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid),
+      CUDNN_STATUS_SUCCESS);
+  EXPECT_EQ(l.cudnnBackendFinalize(tensor), CUDNN_STATUS_BAD_PARAM) << "dims, strides... missing";
+  char message[256] = {};
+  l.cudnnGetLastErrorString(message, sizeof(message));
+  EXPECT_NE(std::string(message).find("is required and was not set"), std::string::npos) << message;
+  int64_t count = 0, value = 0;
+  EXPECT_EQ(l.cudnnBackendGetAttribute(tensor, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1,
+                                       &count, &value),
+            CUDNN_STATUS_NOT_INITIALIZED)
+      << "read before finalize";
+  cudnnBackendDescriptor_t op = nullptr;
+  ASSERT_EQ(
+      l.cudnnBackendCreateDescriptor(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, &op),
+      CUDNN_STATUS_SUCCESS);
+  EXPECT_EQ(l.cudnnBackendSetAttribute(op, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X,
+                                       CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &tensor),
+            CUDNN_STATUS_BAD_PARAM)
+      << "an unfinalized descriptor as a value";
+  EXPECT_EQ(l.cudnnBackendDestroyDescriptor(op), CUDNN_STATUS_SUCCESS);
+  EXPECT_EQ(l.cudnnBackendDestroyDescriptor(tensor), CUDNN_STATUS_SUCCESS);
+  EXPECT_EQ(live_descriptors_(), 0);
 }
 
 TEST_F(CudnnAnchorOnFakes, CallSequenceHeuristicModeFinalizeAndExecuteOnTheGivenStream) {
@@ -222,16 +283,15 @@ TEST_F(CudnnAnchorOnFakes, CallSequenceHeuristicModeFinalizeAndExecuteOnTheGiven
   EXPECT_EQ(plan.candidates[0].description,
             "engine 13 (knobs 2=3 14=3), heuristic rank 0, workspace 768 B");
   const std::string planning = log();
-  const std::vector<std::string> in_order = {
-      "cudnnCreate",
-      "cudnnBackendFinalize TENSOR",
-      "cudnnBackendFinalize CONVOLUTION",
-      "cudnnBackendFinalize OPERATION_CONVOLUTION_FORWARD",
-      "cudnnBackendFinalize OPERATIONGRAPH",
-      "cudnnBackendFinalize ENGINEHEUR mode=B",
-      "cudnnBackendFinalize EXECUTION_PLAN engine=13",
-      "cudnnBackendFinalize EXECUTION_PLAN engine=12",
-      "cudnnBackendFinalize VARIANT_PACK"};
+  const std::vector<std::string> in_order = {"cudnnCreate",
+                                             "cudnnBackendFinalize TENSOR",
+                                             "cudnnBackendFinalize CONVOLUTION",
+                                             "cudnnBackendFinalize OPERATION_CONVOLUTION_FORWARD",
+                                             "cudnnBackendFinalize OPERATIONGRAPH",
+                                             "cudnnBackendFinalize ENGINEHEUR mode=B",
+                                             "cudnnBackendFinalize EXECUTION_PLAN engine=13",
+                                             "cudnnBackendFinalize EXECUTION_PLAN engine=12",
+                                             "cudnnBackendFinalize VARIANT_PACK"};
   size_t at = 0;
   for (const std::string &call : in_order) {
     at = planning.find(call, at);
@@ -245,9 +305,8 @@ TEST_F(CudnnAnchorOnFakes, CallSequenceHeuristicModeFinalizeAndExecuteOnTheGiven
   plan.candidates[1].enqueue(stream);
   plan.candidates[0].enqueue(nullptr);
   EXPECT_EQ(log(), "cudnnSetStream " + stream_text(stream) + "\ncudnnBackendExecute " +
-                       stream_text(stream) + " engine=12\ncudnnSetStream " +
-                       stream_text(nullptr) + "\ncudnnBackendExecute " + stream_text(nullptr) +
-                       " engine=13\n");
+                       stream_text(stream) + " engine=12\ncudnnSetStream " + stream_text(nullptr) +
+                       "\ncudnnBackendExecute " + stream_text(nullptr) + " engine=13\n");
 }
 
 TEST_F(CudnnAnchorOnFakes, PlansThatDoNotFinalizeAreSkippedAndCounted) {
@@ -324,7 +383,8 @@ TEST_F(CudnnAnchorOnFakes, AProblemItCannotDescribeIsRefusedWithoutCallingCudnn)
 }
 
 TEST_F(CudnnAnchorOnFakes, OlderThanCudnn9IsRefused) {
-  auto set_version = reinterpret_cast<void (*)(size_t)>(dlsym(fake_cudnn_, "fake_cudnn_set_version"));
+  auto set_version =
+      reinterpret_cast<void (*)(size_t)>(dlsym(fake_cudnn_, "fake_cudnn_set_version"));
   ASSERT_NE(set_version, nullptr);
   set_version(8907);
   const CudnnLibrary old = load_cudnn({TCJIT_FAKE_LIBCUDNN_SO9});

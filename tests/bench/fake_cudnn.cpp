@@ -35,8 +35,8 @@ struct Descriptor {
   cudnnBackendDescriptorType_t type{};
   bool finalized = false;
   std::map<int, Attribute> attributes;
-  int engine = -1;            // ENGINECFG, ENGINE: the engine's index in the configured list
-  int64_t knob_type = 0;      // KNOB_CHOICE, filled from an engine config
+  int engine = -1;       // ENGINECFG, ENGINE: the engine's index in the configured list
+  int64_t knob_type = 0; // KNOB_CHOICE, filled from an engine config
   int64_t knob_value = 0;
   Descriptor *graph = nullptr; // ENGINECFG: the operation graph it runs
 };
@@ -67,59 +67,38 @@ cudnnStatus_t refuse(cudnnStatus_t status, const std::string &why) {
 
 const char *type_name(cudnnBackendDescriptorType_t type) {
   switch (type) {
-  case CUDNN_BACKEND_TENSOR_DESCRIPTOR:
-    return "TENSOR";
-  case CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR:
-    return "CONVOLUTION";
+  case CUDNN_BACKEND_TENSOR_DESCRIPTOR: return "TENSOR";
+  case CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR: return "CONVOLUTION";
   case CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR:
     return "OPERATION_CONVOLUTION_FORWARD";
   case CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR:
     return "OPERATION_CONVOLUTION_BACKWARD_DATA";
   case CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR:
     return "OPERATION_CONVOLUTION_BACKWARD_FILTER";
-  case CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR:
-    return "OPERATIONGRAPH";
-  case CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR:
-    return "ENGINEHEUR";
-  case CUDNN_BACKEND_ENGINECFG_DESCRIPTOR:
-    return "ENGINECFG";
-  case CUDNN_BACKEND_ENGINE_DESCRIPTOR:
-    return "ENGINE";
-  case CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR:
-    return "KNOB_CHOICE";
-  case CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR:
-    return "EXECUTION_PLAN";
-  case CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR:
-    return "VARIANT_PACK";
-  default:
-    return nullptr; // a descriptor type the fake does not offer
+  case CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR: return "OPERATIONGRAPH";
+  case CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR: return "ENGINEHEUR";
+  case CUDNN_BACKEND_ENGINECFG_DESCRIPTOR: return "ENGINECFG";
+  case CUDNN_BACKEND_ENGINE_DESCRIPTOR: return "ENGINE";
+  case CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR: return "KNOB_CHOICE";
+  case CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: return "EXECUTION_PLAN";
+  case CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR: return "VARIANT_PACK";
+  default: return nullptr; // a descriptor type the fake does not offer
   }
 }
 
 size_t element_size(cudnnBackendAttributeType_t type) {
   switch (type) {
-  case CUDNN_TYPE_HANDLE:
-    return sizeof(cudnnHandle_t);
-  case CUDNN_TYPE_DATA_TYPE:
-    return sizeof(cudnnDataType_t);
-  case CUDNN_TYPE_INT64:
-    return sizeof(int64_t);
-  case CUDNN_TYPE_FLOAT:
-    return sizeof(float);
-  case CUDNN_TYPE_DOUBLE:
-    return sizeof(double);
-  case CUDNN_TYPE_VOID_PTR:
-    return sizeof(void *);
-  case CUDNN_TYPE_CONVOLUTION_MODE:
-    return sizeof(cudnnConvolutionMode_t);
-  case CUDNN_TYPE_HEUR_MODE:
-    return sizeof(cudnnBackendHeurMode_t);
-  case CUDNN_TYPE_KNOB_TYPE:
-    return sizeof(cudnnBackendKnobType_t);
-  case CUDNN_TYPE_BACKEND_DESCRIPTOR:
-    return sizeof(cudnnBackendDescriptor_t);
-  default:
-    return 0;
+  case CUDNN_TYPE_HANDLE: return sizeof(cudnnHandle_t);
+  case CUDNN_TYPE_DATA_TYPE: return sizeof(cudnnDataType_t);
+  case CUDNN_TYPE_INT64: return sizeof(int64_t);
+  case CUDNN_TYPE_FLOAT: return sizeof(float);
+  case CUDNN_TYPE_DOUBLE: return sizeof(double);
+  case CUDNN_TYPE_VOID_PTR: return sizeof(void *);
+  case CUDNN_TYPE_CONVOLUTION_MODE: return sizeof(cudnnConvolutionMode_t);
+  case CUDNN_TYPE_HEUR_MODE: return sizeof(cudnnBackendHeurMode_t);
+  case CUDNN_TYPE_KNOB_TYPE: return sizeof(cudnnBackendKnobType_t);
+  case CUDNN_TYPE_BACKEND_DESCRIPTOR: return sizeof(cudnnBackendDescriptor_t);
+  default: return 0;
   }
 }
 
@@ -144,62 +123,50 @@ bool settable_rule(cudnnBackendDescriptorType_t d, int a, Rule &rule) {
   switch (d) {
   case CUDNN_BACKEND_TENSOR_DESCRIPTOR:
     switch (a) {
-    case CUDNN_ATTR_TENSOR_DATA_TYPE:
-      return of(CUDNN_TYPE_DATA_TYPE);
+    case CUDNN_ATTR_TENSOR_DATA_TYPE: return of(CUDNN_TYPE_DATA_TYPE);
     case CUDNN_ATTR_TENSOR_DIMENSIONS:
-    case CUDNN_ATTR_TENSOR_STRIDES:
-      return of(CUDNN_TYPE_INT64, 1, CUDNN_DIM_MAX);
+    case CUDNN_ATTR_TENSOR_STRIDES: return of(CUDNN_TYPE_INT64, 1, CUDNN_DIM_MAX);
     case CUDNN_ATTR_TENSOR_UNIQUE_ID:
-    case CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT:
-      return of(CUDNN_TYPE_INT64);
+    case CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT: return of(CUDNN_TYPE_INT64);
     }
     return false;
   case CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR:
     switch (a) {
-    case CUDNN_ATTR_CONVOLUTION_COMP_TYPE:
-      return of(CUDNN_TYPE_DATA_TYPE);
-    case CUDNN_ATTR_CONVOLUTION_CONV_MODE:
-      return of(CUDNN_TYPE_CONVOLUTION_MODE);
-    case CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS:
-      return of(CUDNN_TYPE_INT64);
+    case CUDNN_ATTR_CONVOLUTION_COMP_TYPE: return of(CUDNN_TYPE_DATA_TYPE);
+    case CUDNN_ATTR_CONVOLUTION_CONV_MODE: return of(CUDNN_TYPE_CONVOLUTION_MODE);
+    case CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS: return of(CUDNN_TYPE_INT64);
     case CUDNN_ATTR_CONVOLUTION_DILATIONS:
     case CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES:
     case CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS:
-    case CUDNN_ATTR_CONVOLUTION_POST_PADDINGS:
-      return of(CUDNN_TYPE_INT64, 1, CUDNN_DIM_MAX - 2);
+    case CUDNN_ATTR_CONVOLUTION_POST_PADDINGS: return of(CUDNN_TYPE_INT64, 1, CUDNN_DIM_MAX - 2);
     }
     return false;
   case CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR:
     switch (a) {
     case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA:
-    case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA:
-      return of(CUDNN_TYPE_FLOAT);
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA: return of(CUDNN_TYPE_FLOAT);
     case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC:
       return desc(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
     case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X:
     case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W:
-    case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y:
-      return desc(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y: return desc(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
     }
     return false;
   case CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR:
     switch (a) {
     case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA:
-    case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA:
-      return of(CUDNN_TYPE_FLOAT);
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA: return of(CUDNN_TYPE_FLOAT);
     case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC:
       return desc(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
     case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W:
     case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX:
-    case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY:
-      return desc(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY: return desc(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
     }
     return false;
   case CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR:
     switch (a) {
     case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA:
-    case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA:
-      return of(CUDNN_TYPE_FLOAT);
+    case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA: return of(CUDNN_TYPE_FLOAT);
     case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC:
       return desc(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
     case CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW:
@@ -232,18 +199,15 @@ bool settable_rule(cudnnBackendDescriptorType_t d, int a, Rule &rule) {
     return false;
   case CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR:
     switch (a) {
-    case CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS:
-      return of(CUDNN_TYPE_INT64, 0, 1 << 20);
-    case CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS:
-      return of(CUDNN_TYPE_VOID_PTR, 0, 1 << 20);
+    case CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS: return of(CUDNN_TYPE_INT64, 0, 1 << 20);
+    case CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS: return of(CUDNN_TYPE_VOID_PTR, 0, 1 << 20);
     case CUDNN_ATTR_VARIANT_PACK_WORKSPACE:
       of(CUDNN_TYPE_VOID_PTR);
       rule.required = false;
       return true;
     }
     return false;
-  default:
-    return false;
+  default: return false;
   }
 }
 
@@ -570,14 +534,10 @@ std::vector<int> heuristic_order(cudnnBackendHeurMode_t mode) {
 
 const char *mode_name(cudnnBackendHeurMode_t mode) {
   switch (mode) {
-  case CUDNN_HEUR_MODE_A:
-    return "A";
-  case CUDNN_HEUR_MODE_B:
-    return "B";
-  case CUDNN_HEUR_MODE_INSTANT:
-    return "INSTANT";
-  default:
-    return "FALLBACK";
+  case CUDNN_HEUR_MODE_A: return "A";
+  case CUDNN_HEUR_MODE_B: return "B";
+  case CUDNN_HEUR_MODE_INSTANT: return "INSTANT";
+  default: return "FALLBACK";
   }
 }
 
@@ -624,16 +584,11 @@ size_t cudnnGetVersion() {
 
 const char *cudnnGetErrorString(cudnnStatus_t status) {
   switch (status) {
-  case CUDNN_STATUS_SUCCESS:
-    return "CUDNN_STATUS_SUCCESS";
-  case CUDNN_STATUS_NOT_INITIALIZED:
-    return "CUDNN_STATUS_NOT_INITIALIZED";
-  case CUDNN_STATUS_BAD_PARAM:
-    return "CUDNN_STATUS_BAD_PARAM";
-  case CUDNN_STATUS_NOT_SUPPORTED:
-    return "CUDNN_STATUS_NOT_SUPPORTED";
-  default:
-    return "CUDNN_STATUS_INTERNAL_ERROR";
+  case CUDNN_STATUS_SUCCESS: return "CUDNN_STATUS_SUCCESS";
+  case CUDNN_STATUS_NOT_INITIALIZED: return "CUDNN_STATUS_NOT_INITIALIZED";
+  case CUDNN_STATUS_BAD_PARAM: return "CUDNN_STATUS_BAD_PARAM";
+  case CUDNN_STATUS_NOT_SUPPORTED: return "CUDNN_STATUS_NOT_SUPPORTED";
+  default: return "CUDNN_STATUS_INTERNAL_ERROR";
   }
 }
 
@@ -729,8 +684,8 @@ cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor,
   }
   const bool float_or_double = rule.type == CUDNN_TYPE_FLOAT && type == CUDNN_TYPE_DOUBLE;
   if (type != rule.type && !float_or_double) {
-    return refuse(CUDNN_STATUS_BAD_PARAM, where + ": wrong attribute type " +
-                                              std::to_string(static_cast<int>(type)));
+    return refuse(CUDNN_STATUS_BAD_PARAM,
+                  where + ": wrong attribute type " + std::to_string(static_cast<int>(type)));
   }
   if (count < rule.min_count || count > rule.max_count || (count > 0 && !elements)) {
     return refuse(CUDNN_STATUS_BAD_PARAM,
@@ -740,9 +695,9 @@ cudnnStatus_t cudnnBackendSetAttribute(cudnnBackendDescriptor_t descriptor,
     const auto *list = static_cast<const cudnnBackendDescriptor_t *>(elements);
     for (int64_t i = 0; i < count; ++i) {
       const Descriptor *v = live(list[i]);
-      const bool type_ok = v && (name == CUDNN_ATTR_OPERATIONGRAPH_OPS
-                                     ? is_convolution_operation(v->type)
-                                     : v->type == rule.value_type);
+      const bool type_ok =
+          v && (name == CUDNN_ATTR_OPERATIONGRAPH_OPS ? is_convolution_operation(v->type)
+                                                      : v->type == rule.value_type);
       if (!type_ok || !v->finalized) {
         return refuse(CUDNN_STATUS_BAD_PARAM,
                       where + ": the value is not a finalized descriptor of the expected type");
@@ -765,14 +720,14 @@ cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
     return refuse(CUDNN_STATUS_BAD_PARAM, "cudnnBackendFinalize: not a live descriptor");
   }
   std::string line = std::string("cudnnBackendFinalize ") + type_name(d->type);
-  if (d->type == CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR && d->attributes.count(CUDNN_ATTR_ENGINEHEUR_MODE)) {
+  if (d->type == CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR &&
+      d->attributes.count(CUDNN_ATTR_ENGINEHEUR_MODE)) {
     line += std::string(" mode=") +
             mode_name(value<cudnnBackendHeurMode_t>(*d, CUDNN_ATTR_ENGINEHEUR_MODE));
   }
-  const Descriptor *config =
-      d->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR
-          ? descriptor_value(*d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG)
-          : nullptr;
+  const Descriptor *config = d->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR
+                                 ? descriptor_value(*d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG)
+                                 : nullptr;
   if (config) {
     line += " engine=" + std::to_string(10 + config->engine);
   }
@@ -784,9 +739,8 @@ cudnnStatus_t cudnnBackendFinalize(cudnnBackendDescriptor_t descriptor) {
     return refuse(CUDNN_STATUS_BAD_PARAM, line + ": " + error);
   }
   if (config && (failing_engines >> config->engine & 1u)) {
-    return refuse(CUDNN_STATUS_NOT_SUPPORTED,
-                  "engine " + std::to_string(10 + config->engine) +
-                      " does not support this operation graph (fake)");
+    return refuse(CUDNN_STATUS_NOT_SUPPORTED, "engine " + std::to_string(10 + config->engine) +
+                                                  " does not support this operation graph (fake)");
   }
   d->finalized = true;
   return CUDNN_STATUS_SUCCESS;
@@ -818,9 +772,8 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const descriptor
     for (int64_t i = 0; i < std::min(n, requested); ++i) {
       Descriptor *target = live(out_descriptors[i]);
       if (!target || target->type != t || target->finalized) {
-        return refuse(CUDNN_STATUS_BAD_PARAM,
-                      where + ": array element " + std::to_string(i) +
-                          " is not a new descriptor of the expected type");
+        return refuse(CUDNN_STATUS_BAD_PARAM, where + ": array element " + std::to_string(i) +
+                                                  " is not a new descriptor of the expected type");
       }
       fill(*target, i);
       target->finalized = true;
@@ -861,12 +814,11 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const descriptor
   }
   if (d->type == CUDNN_BACKEND_ENGINECFG_DESCRIPTOR && name == CUDNN_ATTR_ENGINECFG_KNOB_CHOICES &&
       expect(CUDNN_TYPE_BACKEND_DESCRIPTOR)) {
-    return fill_descriptors(2, CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR,
-                            [&](Descriptor &knob, int64_t i) {
-                              knob.knob_type = i == 0 ? CUDNN_KNOB_TYPE_TILE_SIZE
-                                                      : CUDNN_KNOB_TYPE_STAGES;
-                              knob.knob_value = i == 0 ? d->engine : 3;
-                            });
+    return fill_descriptors(
+        2, CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, [&](Descriptor &knob, int64_t i) {
+          knob.knob_type = i == 0 ? CUDNN_KNOB_TYPE_TILE_SIZE : CUDNN_KNOB_TYPE_STAGES;
+          knob.knob_value = i == 0 ? d->engine : 3;
+        });
   }
   if (d->type == CUDNN_BACKEND_ENGINE_DESCRIPTOR && name == CUDNN_ATTR_ENGINE_GLOBAL_INDEX) {
     return one_int64(10 + d->engine);
@@ -882,7 +834,8 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const descriptor
     }
     return CUDNN_STATUS_SUCCESS;
   }
-  if (d->type == CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR && name == CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE) {
+  if (d->type == CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR &&
+      name == CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE) {
     return one_int64(d->knob_value);
   }
   if (d->type == CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR &&
@@ -914,7 +867,8 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t
   }
   const Descriptor &graph = *config->graph;
   if (value<cudnnHandle_t>(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE) != handle) {
-    return refuse(CUDNN_STATUS_BAD_PARAM, "cudnnBackendExecute: the plan was made for another handle");
+    return refuse(CUDNN_STATUS_BAD_PARAM,
+                  "cudnnBackendExecute: the plan was made for another handle");
   }
   const auto uids = values<int64_t>(*v, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS);
   const auto pointers = values<void *>(*v, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS);
@@ -927,8 +881,8 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t
   for (const Descriptor *tensor : {parts.x, parts.w, parts.y}) {
     const int64_t uid = value<int64_t>(*tensor, CUDNN_ATTR_TENSOR_UNIQUE_ID);
     if (!by_uid.count(uid) || !by_uid[uid]) {
-      return refuse(CUDNN_STATUS_BAD_PARAM, "cudnnBackendExecute: no data pointer for tensor uid " +
-                                                std::to_string(uid));
+      return refuse(CUDNN_STATUS_BAD_PARAM,
+                    "cudnnBackendExecute: no data pointer for tensor uid " + std::to_string(uid));
     }
     if (value<cudnnDataType_t>(*tensor, CUDNN_ATTR_TENSOR_DATA_TYPE) != CUDNN_DATA_HALF) {
       return refuse(CUDNN_STATUS_NOT_SUPPORTED, "cudnnBackendExecute: the fake computes f16 only");
