@@ -340,13 +340,14 @@ void build_plan(AnchorPlan &plan, const std::shared_ptr<CudnnPlanState> &state,
                 const ConvProblem &p, const ConvOperands &o, HeuristicMode mode,
                 int max_candidates) {
   CudnnPlanState &s = *state;
-  check(s.library, s.library.cudnnCreate(&s.handle), "cudnnCreate");
   const cudnnBackendDescriptor_t x = make_tensor(s, kUidX, p.n, p.c, p.h, p.w, o.x, "tensor x");
   const cudnnBackendDescriptor_t w =
       make_tensor(s, kUidW, p.k, p.c / p.groups, p.r, p.s, o.w, "tensor w");
   const cudnnBackendDescriptor_t y = make_tensor(s, kUidY, p.n, p.k, p.p(), p.q(), o.y, "tensor y");
   const cudnnBackendDescriptor_t op = make_operation(s, p.pass, make_convolution(s, p), x, w, y);
 
+  // The descriptors so far are checked on the host; the graph needs a handle (and a GPU).
+  check(s.library, s.library.cudnnCreate(&s.handle), "cudnnCreate");
   const char *what = "operation graph";
   cudnnBackendDescriptor_t graph = s.create(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, what);
   s.set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op, what);
@@ -456,6 +457,7 @@ AnchorPlan plan_cudnn(const CudnnLibrary &library, const ConvProblem &problem,
   } catch (const std::exception &e) {
     plan.ok = false;
     plan.candidates.clear();
+    plan.state.reset(); // the handle, descriptors and workspace made so far
     plan.why_not = "cuDNN anchor, problem " + problem.name + " " + problem.pass + ": " + e.what();
   }
   return plan;

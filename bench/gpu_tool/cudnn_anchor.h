@@ -76,7 +76,8 @@ AnchorPlan plan_cudnn(const CudnnLibrary &library, const ConvProblem &problem,
 
 // How a cuDNN plan was made: how many engine configs the heuristic offered, how many of them were
 // tried (at most max_candidates), how many execution plans did not finalize and the first
-// refusal's message, and the workspace allocated. All zero for a plan not made by plan_cudnn.
+// refusal's message, and the workspace allocated. All zero for a plan not made by plan_cudnn or
+// one that failed before its execution plans.
 struct CudnnPlanSummary {
   int heuristic_configs = 0;
   int tried = 0;

@@ -370,6 +370,22 @@ TEST_F(CudnnAnchorOnFakes, ReleasesHandleDescriptorsAndWorkspaceWithThePlan) {
   EXPECT_EQ(live_allocations_(), allocations);
 }
 
+TEST_F(CudnnAnchorOnFakes, AWorkspaceTheDriverCannotAllocateSaysSoAndReleasesEverything) {
+  auto set_alloc_limit =
+      reinterpret_cast<void (*)(size_t)>(dlsym(fake_cuda_, "fake_cuda_set_alloc_limit"));
+  ASSERT_NE(set_alloc_limit, nullptr);
+  set_alloc_limit(512); // the workspace needs 768 bytes
+  problem_.pass = "fprop";
+  const AnchorPlan plan = plan_cudnn(library_, problem_, operands_, HeuristicMode::A);
+  set_alloc_limit(0);
+  EXPECT_FALSE(plan.ok);
+  EXPECT_TRUE(plan.candidates.empty());
+  EXPECT_NE(plan.why_not.find("cuMemAlloc_v2"), std::string::npos) << plan.why_not;
+  EXPECT_NE(plan.why_not.find("cuDNN workspace of 768 bytes"), std::string::npos) << plan.why_not;
+  EXPECT_EQ(live_descriptors_(), 0);
+  EXPECT_EQ(live_handles_(), 0);
+}
+
 TEST_F(CudnnAnchorOnFakes, AProblemItCannotDescribeIsRefusedWithoutCallingCudnn) {
   problem_.pass = "xgrad";
   const AnchorPlan plan = plan_cudnn(library_, problem_, operands_, HeuristicMode::A);
