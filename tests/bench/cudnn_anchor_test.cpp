@@ -5,9 +5,9 @@
 // checked against tcjit's CPU reference (compiler/reference/conv_reference.h).
 #include "bench/gpu_tool/cudnn_anchor.h"
 
-#include "compiler/reference/conv_reference.h"
 #include "compiler/reference/numeric_convert.h"
 #include "runtime/cuda/cuda_driver.h"
+#include "tests/bench/conv_problem_reference.h"
 
 #include <gtest/gtest.h>
 
@@ -16,7 +16,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -79,16 +78,8 @@ protected:
     }
   }
 
-  // Multiples of 1/8 in [-1, 1]: exact in f16, and their products and sums exact in f32, so the
-  // only error of a correct convolution is the rounding of each output to f16.
   static std::vector<uint16_t> random_f16(int64_t count, unsigned seed) {
-    std::mt19937 generator(seed);
-    std::uniform_int_distribution<int> eighths(-8, 8);
-    std::vector<uint16_t> values;
-    for (int64_t i = 0; i < count; ++i) {
-      values.push_back(f32_to_f16_bits(static_cast<float>(eighths(generator)) / 8.0f));
-    }
-    return values;
+    return testing::random_eighths_f16(count, seed);
   }
   uint64_t upload(const std::vector<uint16_t> &host) {
     CUdeviceptr p = 0;
@@ -105,29 +96,9 @@ protected:
   // What tcjit's reference gives for the problem's pass on the uploaded tensors, in the written
   // tensor's memory order (NHWC, or KRSC for dw).
   std::vector<double> reference(const std::string &pass) {
-    OpSpec spec;
-    spec.kind = OpKind::conv2d;
-    ConvSpec &c = spec.conv;
-    c.n = Dim::fixed_size(problem_.n);
-    c.h = problem_.h;
-    c.w = problem_.w;
-    c.c = problem_.c;
-    c.k = problem_.k;
-    c.r = problem_.r;
-    c.s = problem_.s;
-    c.pad = {0, problem_.pad_h, problem_.pad_w};
-    c.stride = {1, problem_.stride_h, problem_.stride_w};
-    c.groups = problem_.groups;
-    c.pass = pass == "fprop"   ? ConvPass::fprop
-             : pass == "dgrad" ? ConvPass::dgrad
-                               : ConvPass::wgrad;
-    c.x = TensorOperand{DType::f16, TensorLayout::nhwc};
-    c.y = TensorOperand{DType::f16, TensorLayout::nhwc};
-    c.filter = TensorOperand{DType::f16, TensorLayout::krsc};
-    spec.acc = DType::f32;
-    spec.math = MathMode::f32;
-    std::vector<uint16_t> x = x_, w = w_, y = y_;
-    return reference_conv(spec, {x.data(), w.data(), y.data(), nullptr}, MathMode::f32).values;
+    ConvProblem problem = problem_;
+    problem.pass = pass;
+    return testing::reference_output(problem, x_, w_, y_).values;
   }
 
   // The tensor `pass` writes, and its element count.
@@ -283,10 +254,10 @@ TEST_F(CudnnAnchorOnFakes, CallSequenceHeuristicModeFinalizeAndExecuteOnTheGiven
   EXPECT_EQ(plan.candidates[0].description,
             "engine 13 (knobs 2=3 14=3), heuristic rank 0, workspace 768 B");
   const std::string planning = log();
-  const std::vector<std::string> in_order = {"cudnnCreate",
-                                             "cudnnBackendFinalize TENSOR",
+  const std::vector<std::string> in_order = {"cudnnBackendFinalize TENSOR",
                                              "cudnnBackendFinalize CONVOLUTION",
                                              "cudnnBackendFinalize OPERATION_CONVOLUTION_FORWARD",
+                                             "cudnnCreate",
                                              "cudnnBackendFinalize OPERATIONGRAPH",
                                              "cudnnBackendFinalize ENGINEHEUR mode=B",
                                              "cudnnBackendFinalize EXECUTION_PLAN engine=13",
