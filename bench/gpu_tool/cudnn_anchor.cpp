@@ -274,8 +274,28 @@ std::vector<cudnnBackendDescriptor_t> heuristic_configs(CudnnPlanState &s,
   return configs;
 }
 
-// "engine 12 (knobs 2=3 14=2)": the config's engine (CUDNN_ATTR_ENGINE_GLOBAL_INDEX) and its knob
-// choices (type=value, cudnnBackendKnobType_t numbers); what cuDNN said when it cannot tell.
+// A knob's name in descriptions ("tile_size"), or its cudnnBackendKnobType_t number.
+std::string knob_name(cudnnBackendKnobType_t type) {
+  switch (type) {
+  case CUDNN_KNOB_TYPE_SWIZZLE: return "swizzle";
+  case CUDNN_KNOB_TYPE_TILE_SIZE: return "tile_size";
+  case CUDNN_KNOB_TYPE_EDGE: return "edge";
+  case CUDNN_KNOB_TYPE_MULTIPLY: return "multiply";
+  case CUDNN_KNOB_TYPE_SPLIT_K_BUF: return "split_k_buf";
+  case CUDNN_KNOB_TYPE_TILEK: return "tile_k";
+  case CUDNN_KNOB_TYPE_STAGES: return "stages";
+  case CUDNN_KNOB_TYPE_REDUCTION_MODE: return "reduction_mode";
+  case CUDNN_KNOB_TYPE_SPLIT_K_SLC: return "split_k_slc";
+  case CUDNN_KNOB_TYPE_KERNEL_CFG: return "kernel_cfg";
+  case CUDNN_KNOB_TYPE_WORKSPACE: return "workspace";
+  case CUDNN_KNOB_TYPE_BLOCK_SIZE: return "block_size";
+  case CUDNN_KNOB_TYPE_OCCUPANCY: return "occupancy";
+  default: return "knob" + std::to_string(static_cast<int>(type));
+  }
+}
+
+// "engine 12 (tile_size=3 stages=2)": the config's engine (CUDNN_ATTR_ENGINE_GLOBAL_INDEX) and its
+// knob choices; what cuDNN said when it cannot tell.
 std::string describe_config(CudnnPlanState &s, cudnnBackendDescriptor_t config) {
   try {
     cudnnBackendDescriptor_t engine = s.create(CUDNN_BACKEND_ENGINE_DESCRIPTOR, "engine");
@@ -305,10 +325,9 @@ std::string describe_config(CudnnPlanState &s, cudnnBackendDescriptor_t config) 
                                                CUDNN_TYPE_KNOB_TYPE, 1, &n, &type),
             "cudnnBackendGetAttribute(knob type)");
       const int64_t value = s.get_int64(knobs[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, "knob value");
-      choices += (choices.empty() ? "" : " ") + std::to_string(static_cast<int>(type)) + "=" +
-                 std::to_string(value);
+      choices += (choices.empty() ? "" : " ") + knob_name(type) + "=" + std::to_string(value);
     }
-    return choices.empty() ? text : text + " (knobs " + choices + ")";
+    return choices.empty() ? text : text + " (" + choices + ")";
   } catch (const std::exception &e) {
     return std::string("engine config (not described: ") + e.what() + ")";
   }

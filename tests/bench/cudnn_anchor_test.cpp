@@ -252,7 +252,7 @@ TEST_F(CudnnAnchorOnFakes, CallSequenceHeuristicModeFinalizeAndExecuteOnTheGiven
   ASSERT_TRUE(plan.ok) << plan.why_not;
   ASSERT_EQ(plan.candidates.size(), 2u);
   EXPECT_EQ(plan.candidates[0].description,
-            "engine 13 (knobs 2=3 14=3), heuristic rank 0, workspace 768 B");
+            "engine 13 (tile_size=3 stages=3), heuristic rank 0, workspace 768 B");
   const std::string planning = log();
   const std::vector<std::string> in_order = {"cudnnBackendFinalize TENSOR",
                                              "cudnnBackendFinalize CONVOLUTION",
