@@ -393,6 +393,13 @@ TEST(CudnnLibraryMissing, SaysWhatWasTriedAndHowToGoOn) {
   EXPECT_NE(missing.error.find("libcudnn_tcjit_absent.so.9"), std::string::npos);
   EXPECT_NE(missing.error.find("LD_LIBRARY_PATH"), std::string::npos);
 
+  // A library that opens but is no cuDNN (the fake driver) is named with what it lacks.
+  const CudnnLibrary not_cudnn = load_cudnn({TCJIT_FAKE_LIBCUDA_SO1});
+  EXPECT_FALSE(not_cudnn.loaded);
+  EXPECT_NE(not_cudnn.error.find("is not a usable cuDNN: it lacks cudnnGetVersion, "),
+            std::string::npos)
+      << not_cudnn.error;
+
   ConvProblem problem;
   problem.pass = "fprop";
   const AnchorPlan plan = plan_cudnn(missing, problem, {}, HeuristicMode::A);
