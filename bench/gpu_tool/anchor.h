@@ -28,6 +28,7 @@ struct AnchorPlan {
   std::string variant; // "heuristic", "mode A", "mode B"
   bool ok = false;
   std::string why_not;
+  std::string note; // where the library came from and what the plan skipped, for the report
   std::vector<AnchorCandidate> candidates;
   std::shared_ptr<void> state; // handles, descriptors and workspace the candidates use
 };

@@ -1,28 +1,53 @@
 #include "bench/gpu_tool/anchor_planners.h"
 
+#include "bench/gpu_tool/cublaslt_anchor.h"
+#include "bench/gpu_tool/cudnn_anchor.h"
+
+#include <memory>
+#include <optional>
+
 namespace tcjit::bench {
 
 namespace {
 
-AnchorPlan not_built(const std::string &anchor, const std::string &variant) {
-  AnchorPlan plan;
-  plan.anchor = anchor;
-  plan.variant = variant;
-  plan.why_not = "this tcjit_gpu_bench was built without the " + anchor + " anchor";
-  return plan;
+// "libcudnn.so.9 (cuDNN 9.19.0)", and what the plan skipped.
+std::string cudnn_note(const CudnnLibrary &library, const AnchorPlan &plan) {
+  std::string note = library.path + " (cuDNN " + cudnn_version_text(library.version) + ")";
+  const CudnnPlanSummary summary = cudnn_plan_summary(plan);
+  if (summary.refused > 0)
+    note += "; " + std::to_string(summary.refused) + " of the " + std::to_string(summary.tried) +
+            " engine configs tried did not finalize (first: " + summary.first_refusal + ")";
+  return note;
 }
 
 } // namespace
 
-// The libraries' plans (cublaslt_anchor.h's plan_cublaslt, cudnn_anchor.h's plan_cudnn) are
-// wired in here; until then each anchor column says it is not built.
+// Each library is opened once, on first use, and kept by the planners (their plans hold its
+// functions).
 AnchorPlanners library_anchor_planners() {
   AnchorPlanners planners;
-  planners.gemm = [](const GemmProblem &, const GemmOperands &) {
-    return std::vector<AnchorPlan>{not_built("cuBLASLt", "heuristic")};
+  auto cublaslt = std::make_shared<std::optional<CublasLtLibrary>>();
+  planners.gemm = [cublaslt](const GemmProblem &problem, const GemmOperands &operands) {
+    if (!*cublaslt)
+      *cublaslt = load_cublaslt(default_cublaslt_candidates());
+    AnchorPlan plan = plan_cublaslt(**cublaslt, problem, operands);
+    if ((*cublaslt)->loaded)
+      plan.note =
+          (*cublaslt)->path + " (cuBLASLt " + cublaslt_version_text((*cublaslt)->version) + ")";
+    return std::vector<AnchorPlan>{std::move(plan)};
   };
-  planners.conv = [](const ConvProblem &, const ConvOperands &) {
-    return std::vector<AnchorPlan>{not_built("cuDNN", "mode A"), not_built("cuDNN", "mode B")};
+  auto cudnn = std::make_shared<std::optional<CudnnLibrary>>();
+  planners.conv = [cudnn](const ConvProblem &problem, const ConvOperands &operands) {
+    if (!*cudnn)
+      *cudnn = load_cudnn(default_cudnn_candidates());
+    std::vector<AnchorPlan> plans;
+    for (HeuristicMode mode : {HeuristicMode::A, HeuristicMode::B}) {
+      AnchorPlan plan = plan_cudnn(**cudnn, problem, operands, mode);
+      if ((*cudnn)->loaded)
+        plan.note = cudnn_note(**cudnn, plan);
+      plans.push_back(std::move(plan));
+    }
+    return plans;
   };
   return planners;
 }

@@ -212,6 +212,7 @@ void anchor_columns(RaceContext &ctx, const AnchorPlan &plan, OutputChecker &che
   for (ColumnResult *c : {&first, &best}) {
     c->source = plan.anchor;
     c->variant = plan.variant;
+    c->origin = plan.note;
   }
   first.pick = "first";
   best.pick = "best of " + std::to_string(top);

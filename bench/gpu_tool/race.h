@@ -70,7 +70,8 @@ struct ColumnResult {
   bool ok = false;     // timed (whatever the verification found)
   std::string error;   // why there is no time
   std::string config;  // tcjit's config, or the anchor candidate's description
-  std::string origin;  // tcjit: where the kernel came from ("compiled now", "database")
+  std::string origin;  // tcjit: where the kernel came from ("compiled now", "database"); an
+                       // anchor: its library and what its plan skipped (AnchorPlan::note)
   std::optional<TimingResult> timing;
   double tflops = 0;                     // 2*m*n*k*batch / median (TOP/s for s8)
   std::optional<double> percent_of_peak; // of the arch table's peak of the math unit
