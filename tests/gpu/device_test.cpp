@@ -137,9 +137,7 @@ TEST_F(Gpu, TimeMsMeasuresTheEnqueuedWorkWithEvents) {
   params.set(1, x);
   params.set(2, y);
   params.set(3, n);
-  const auto launch = [&] {
-    gpu.launch(axpy, {{n / 256, 1, 1}, {256, 1, 1}, 0}, params.bytes());
-  };
+  const auto launch = [&] { gpu.launch(axpy, {{n / 256, 1, 1}, {256, 1, 1}, 0}, params.bytes()); };
   launch(); // the first launch loads the function (lazy loading): not timed
   gpu.synchronize();
   const double one = gpu.time_ms(launch);

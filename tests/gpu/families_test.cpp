@@ -43,6 +43,11 @@ const Family kFamilies[] = {
     {"nvrtc_conv", "conv2d n=2 h=9 w=9 c=16 k=32 r=3 s=3 pad=1 x=f16", "", "nvrtc"},
 };
 
+void PrintTo(const Family &f, std::ostream *os) {
+  *os << f.name << ": " << f.spec << (*f.config ? std::string(" [") + f.config + "]" : "") << " ("
+      << f.backend << ")";
+}
+
 class GpuFamily : public Gpu, public ::testing::WithParamInterface<Family> {};
 
 TEST_P(GpuFamily, VerifiesAndLaunchesAgainstTheReference) {

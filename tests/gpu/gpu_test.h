@@ -91,9 +91,9 @@ inline std::string launch_and_check(Runtime &rt, const Operation &op, uint64_t s
   std::vector<uint8_t> c_in = c.host; // the reference may write its output over C
   ReferenceResult reference;
   if (spec.kind == OpKind::gemm) {
-    reference = reference_gemm(spec, {a.host.data(), b.host.data(), c_in.data(),
-                                      has_bias ? bias.host.data() : nullptr},
-                               resolved);
+    reference = reference_gemm(
+        spec, {a.host.data(), b.host.data(), c_in.data(), has_bias ? bias.host.data() : nullptr},
+        resolved);
   } else {
     ConvBuffers buffers;
     buffers.bias = has_bias ? bias.host.data() : nullptr;

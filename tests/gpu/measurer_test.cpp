@@ -47,8 +47,7 @@ TEST_F(Gpu, TheCudaMeasurerChecksAndTimesAGemm) {
   EXPECT_EQ(m.provenance.device, gpu.info().name);
   EXPECT_EQ(m.provenance.driver.rfind("CUDA ", 0), 0u) << m.provenance.driver;
   ASSERT_TRUE(m.timing);
-  EXPECT_TRUE(std::isfinite(m.timing->median_us) && m.timing->median_us > 0)
-      << m.timing->median_us;
+  EXPECT_TRUE(std::isfinite(m.timing->median_us) && m.timing->median_us > 0) << m.timing->median_us;
   EXPECT_LE(m.timing->min_us, m.timing->median_us);
   EXPECT_LE(m.timing->median_us, m.timing->max_us);
   EXPECT_TRUE(std::isfinite(m.timing->stddev_us) && m.timing->stddev_us >= 0);

@@ -95,8 +95,10 @@ TEST_F(GpuStreams, LaunchesOnlyEnqueueAndTwoStreamsRunIndependently) {
   const Operation op = rt.prepare("gemm m=512 n=512 k=512 a=f16:row b=f16:col c=f16:row acc=f32");
   const OpSpec &spec = op.spec();
   const engine::OperandBuffers buf = engine::operand_buffers(spec);
-  const Operand a1 = upload_random(rt, buf.a_type, buf.a, 1), b1 = upload_random(rt, buf.b_type, buf.b, 2);
-  const Operand a2 = upload_random(rt, buf.a_type, buf.a, 3), b2 = upload_random(rt, buf.b_type, buf.b, 4);
+  const Operand a1 = upload_random(rt, buf.a_type, buf.a, 1),
+                b1 = upload_random(rt, buf.b_type, buf.b, 2);
+  const Operand a2 = upload_random(rt, buf.a_type, buf.a, 3),
+                b2 = upload_random(rt, buf.b_type, buf.b, 4);
   const Operand d1 = upload_random(rt, buf.c_type, buf.c, 0, true);
   const Operand d2 = upload_random(rt, buf.c_type, buf.c, 0, true);
   // Warm-up on each stream: the kernel loaded, any workspace of the stream's pool allocated.
