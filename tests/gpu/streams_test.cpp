@@ -137,14 +137,15 @@ TEST_F(GpuStreams, LaunchesOnlyEnqueueAndTwoStreamsRunIndependently) {
     rt.free(o->device);
 }
 
-// Split-K and a convolution with channel padding take workspace from the stream's pool: on two
-// streams, each launch's result is right.
+// A GEMM with a long K (split-K where the runtime picks it) and a convolution of 3 channels
+// (channel padding where it picks it) take their workspace from each stream's pool: on two streams,
+// each launch's result is right.
 TEST_F(GpuStreams, WorkspaceLaunchesOnTwoStreamsAreRight) {
   Runtime rt(cuda_options());
   for (const char *text : {"gemm m=64 n=64 k=8192 a=f16:row b=f16:col c=f16:row acc=f32",
                            "conv2d n=2 h=14 w=14 c=3 k=32 r=3 s=3 pad=1 x=f16"}) {
-    SCOPED_TRACE(text);
     const Operation op = rt.prepare(text);
+    SCOPED_TRACE(std::string(text) + " [" + op.config() + "]");
     for (CUstream stream : {first_, second_}) {
       const OpSpec &spec = op.spec();
       const engine::OperandBuffers buf = engine::operand_buffers(spec);
