@@ -32,6 +32,13 @@ const Family kFamilies[] = {
     {"bias_gelu", "gemm m=100 n=60 k=30 a=bf16:col b=bf16:row c=f32:col acc=f32 act=gelu "
                   "bias=col beta=2"},
     {"bias_relu", "gemm m=96 n=64 k=64 a=f16:row b=f16:col c=f16:row acc=f32 act=relu bias=row"},
+    {"tanh", "gemm m=72 n=40 k=48 a=f16:row b=f16:col c=f16:row acc=f32 act=tanh alpha=0.5"},
+    {"sigmoid", "gemm m=72 n=40 k=48 a=f16:row b=f16:col c=f32:row acc=f32 act=sigmoid beta=1"},
+    {"elu", "gemm m=72 n=40 k=48 a=bf16:row b=bf16:col c=bf16:row acc=f32 act=elu bias=col"},
+    {"gelu_tanh", "gemm m=72 n=40 k=48 a=f16:row b=f16:col c=f16:row acc=f32 act=gelu_tanh"},
+    {"softplus", "gemm m=72 n=40 k=48 a=f16:row b=f16:col c=f16:row acc=f32 act=softplus"},
+    {"swish", "gemm m=72 n=40 k=48 a=bf16:row b=bf16:col c=bf16:row acc=f32 act=swish bias=row"},
+    {"u8", "gemm m=64 n=64 k=64 a=u8:row b=u8:col c=s32:row acc=s32"},
     {"conv_fprop", "conv2d n=2 h=9 w=9 c=16 k=32 r=3 s=3 pad=1 x=f16 bias=col act=relu"},
     {"conv_dgrad", "conv2d n=2 h=9 w=9 c=16 k=32 r=3 s=3 pad=1 pass=dgrad x=f16"},
     {"conv_wgrad", "conv2d n=2 h=9 w=9 c=16 k=32 r=3 s=3 pad=1 pass=wgrad x=f16"},
