@@ -6,6 +6,7 @@
 #include "kernels_db/default_path.h"
 #include "kernels_db/kernels_db.h"
 #include "runtime/cuda/cuda_device.h"
+#include "runtime/cuda/vendor_libraries.h"
 #include "runtime/jit/cuda_toolkit.h"
 #include "runtime/jit/nvjitlink_library.h"
 #include "support/shared_library.h"
@@ -74,6 +75,21 @@ DoctorToolkitPiece piece_of(const jit::ToolkitPiece &piece, const char *what,
   return report;
 }
 
+// cuBLASLt or cuDNN: where it opened and its version, or every folder and candidate tried.
+DoctorToolkitPiece vendor_library(cuda::VendorLibrary library) {
+  const cuda::LoadedVendorLibrary loaded = cuda::load_vendor_library(library);
+  DoctorToolkitPiece report;
+  report.tried = loaded.tried;
+  if (!loaded.loaded()) {
+    report.missing = loaded.error;
+    return report;
+  }
+  report.path = loaded.path;
+  report.source = loaded.source;
+  report.version = loaded.version;
+  return report;
+}
+
 void find_gpus(DoctorReport &report) {
   if (!cuda::cuda_device_available()) {
     report.driver_problem = cuda::cuda_unavailable_reason();
@@ -131,6 +147,8 @@ DoctorReport doctor(const std::string &db_path) {
   report.libdevice = piece_of(toolkit.libdevice, "libdevice.10.bc", nullptr);
   report.nvjitlink = piece_of(toolkit.nvjitlink, "libnvJitLink", nvjitlink_version);
   report.nvrtc = piece_of(toolkit.nvrtc, "libnvrtc", nvrtc_version);
+  report.cublaslt = vendor_library(cuda::VendorLibrary::cublaslt);
+  report.cudnn = vendor_library(cuda::VendorLibrary::cudnn);
   find_gpus(report);
   report.database = database_of(db_path);
   return report;

@@ -29,6 +29,8 @@ nlohmann::json piece_json(const DoctorToolkitPiece &p) {
     j["source"] = p.source;
     if (!p.version.empty())
       j["version"] = p.version;
+  } else if (!p.missing.empty()) {
+    j["problem"] = p.missing;
   }
   return j;
 }
@@ -81,6 +83,16 @@ void print_piece(const char *label, const DoctorToolkitPiece &p, const std::stri
     std::cout << "NOT FOUND: " << p.missing << "\n";
 }
 
+// cuBLASLt and cuDNN are optional: only the GPU bench compares with them.
+void print_library(const char *label, const DoctorToolkitPiece &p) {
+  std::cout << label;
+  if (p.found())
+    std::cout << p.path << (p.version.empty() ? "" : " (" + p.version + ")") << "  [from "
+              << p.source << "]\n";
+  else
+    std::cout << "not found (optional: only the GPU bench uses it) — " << p.missing << "\n";
+}
+
 int run_doctor(const DoctorOptions &opt) {
   const DoctorReport report = doctor(opt.db_path);
   if (opt.json) {
@@ -92,6 +104,8 @@ int run_doctor(const DoctorOptions &opt) {
           {"libdevice", piece_json(report.libdevice)},
           {"nvjitlink", piece_json(report.nvjitlink)},
           {"nvrtc", piece_json(report.nvrtc)}}},
+        {"libraries",
+         {{"cublaslt", piece_json(report.cublaslt)}, {"cudnn", piece_json(report.cudnn)}}},
         {"driver", report.driver_found
                        ? nlohmann::json{{"found", true},
                                         {"version", report.driver_version},
@@ -108,6 +122,8 @@ int run_doctor(const DoctorOptions &opt) {
   print_piece("libdevice:   ", report.libdevice, "");
   print_piece("nvJitLink:   ", report.nvjitlink, report.nvjitlink.version);
   print_piece("NVRTC:       ", report.nvrtc, report.nvrtc.version);
+  print_library("cuBLASLt:    ", report.cublaslt);
+  print_library("cuDNN:       ", report.cudnn);
   if (report.driver_found) {
     std::cout << "driver:      CUDA " << report.driver_version / 1000 << "."
               << report.driver_version % 1000 / 10 << ", " << report.gpus.size() << " GPU(s)\n";
@@ -129,7 +145,8 @@ void add_doctor_command(CLI::App &app) {
   CLI::App *cmd = app.add_subcommand(
       "doctor", "Report what tcjit finds where it runs: the CUDA toolkit's pieces (ptxas, "
                 "libdevice, nvJitLink, NVRTC: path, version, and where each was found, or every "
-                "path tried), the CUDA driver and its GPUs (or none), and the kernel database with "
+                "path tried), cuBLASLt and cuDNN (optional: the GPU bench compares with them), "
+                "the CUDA driver and its GPUs (or none), and the kernel database with "
                 "its schema version. Read-only.");
   cmd->footer("Example: tcjit doctor --json");
   cmd->add_option("--db", opt->db_path, "kernel database (default: $TCJIT_DB or the cache)")

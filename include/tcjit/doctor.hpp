@@ -1,6 +1,7 @@
 // What this installation finds where it runs, as `tcjit doctor` reports it (docs/cli.md): the CUDA
-// toolkit's pieces and their versions, the CUDA driver and its GPUs (or why there is none), and
-// the kernel database with its schema. Read-only: the database is opened read-only and only when
+// toolkit's pieces and their versions, cuBLASLt and cuDNN (optional: the GPU bench compares with
+// them), the CUDA driver and its GPUs (or why there is none), and the kernel database with its
+// schema. Read-only: the database is opened read-only and only when
 // it exists.
 #pragma once
 
@@ -10,7 +11,8 @@
 
 namespace tcjit {
 
-// One piece of the CUDA toolkit (ptxas, libdevice, nvJitLink, NVRTC).
+// One piece of the CUDA toolkit (ptxas, libdevice, nvJitLink, NVRTC), or one of the optional
+// libraries (cuBLASLt, cuDNN).
 struct DoctorToolkitPiece {
   std::string path;               // "" when not found
   std::string source;             // where it was found: "TCJIT_CUDA_HOME", "CUDA_HOME", ...
@@ -39,6 +41,10 @@ struct DoctorDatabase {
 struct DoctorReport {
   std::string compiler_version; // the code generator's, which keys stored binaries
   DoctorToolkitPiece ptxas, libdevice, nvjitlink, nvrtc;
+  // Optional (only the GPU bench uses them): not found is no failure. source: "LD_LIBRARY_PATH",
+  // "CUDA toolkit (ROOT)", "Python wheel ($VIRTUAL_ENV)", ..., "the loader's search path"; tried:
+  // every folder looked in, then each candidate that did not open and why.
+  DoctorToolkitPiece cublaslt, cudnn;
   bool driver_found = false;
   std::string driver_problem; // when !driver_found (kernels then run on the emulator)
   int driver_version = 0;     // cuDriverGetVersion: 12040 for CUDA 12.4

@@ -66,5 +66,43 @@ TEST(Doctor, TheToolkitIsFoundAtRunTime) {
   fs::remove_all(dir);
 }
 
+// cuBLASLt and cuDNN are reported where they are found: a stand-in cuDNN (SONAME libcudnn.so.9,
+// tests/cuda/fake_cudnn_version.c) on LD_LIBRARY_PATH, then in a virtualenv's NVIDIA wheel folder;
+// doctor succeeds either way (they are optional).
+TEST(Doctor, ReportsCublasLtAndCudnnWhereTheyAreFound) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("tcjit_doctor_vendor_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  const fs::path ld = dir / "ld",
+                 wheel = dir / "venv/lib/python3.12/site-packages/nvidia/cudnn/lib";
+  for (const fs::path &folder : {ld, wheel}) {
+    fs::create_directories(folder);
+    fs::copy_file(TCJIT_FAKE_CUDNN, folder / "libcudnn.so.9");
+  }
+  const ToolResult text = run_tool("doctor", "LD_LIBRARY_PATH=" + shell_quote(ld.string()));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("cuDNN:       " + (ld / "libcudnn.so.9").string() +
+                          " (9.19.1)  [from LD_LIBRARY_PATH]"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("cuBLASLt:    "), std::string::npos) << text.out;
+
+  const ToolResult json =
+      run_tool("doctor --json", "VIRTUAL_ENV=" + shell_quote((dir / "venv").string()));
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const nlohmann::json j = nlohmann::json::parse(json.out);
+  const nlohmann::json &cudnn = j["libraries"]["cudnn"];
+  ASSERT_TRUE(cudnn["found"].get<bool>()) << json.out;
+  // The virtualenv's wheel, unless this machine's toolkit (searched before wheels) has cuDNN.
+  if (cudnn["source"].get<std::string>() == "Python wheel ($VIRTUAL_ENV)") {
+    EXPECT_EQ(cudnn["path"], (wheel / "libcudnn.so.9").string());
+    EXPECT_EQ(cudnn["version"], "9.19.1");
+  } else {
+    EXPECT_EQ(cudnn["source"].get<std::string>().rfind("CUDA toolkit (", 0), 0u) << json.out;
+  }
+  EXPECT_TRUE(j["libraries"]["cublaslt"].contains("tried"));
+  fs::remove_all(dir);
+}
+
 } // namespace
 } // namespace tcjit::testing

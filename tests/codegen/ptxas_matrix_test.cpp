@@ -107,6 +107,42 @@ TEST(PtxasArchs, EveryArchAssembles) {
             std::string::npos);
 }
 
+// What an H100/H200 runs: one kernel of every family, compiled for sm_90 (the runtime compiles
+// for the device's own arch), passes ptxas for sm_90, spilling nothing with its default config.
+TEST(PtxasSm90, EveryKernelFamilyAssembles) {
+  const std::vector<std::pair<const char *, const char *>> families = {
+      {"gemm m=200 n=136 k=72 a=f16:row b=f16:col c=f16:row acc=f32", ""},
+      {"gemm m=128 n=96 k=80 a=bf16:row b=bf16:col c=bf16:row acc=f32", ""},
+      {"gemm m=96 n=72 k=40 a=f32:row b=f32:col c=f32:row acc=f32 math=tf32", ""},
+      {"gemm m=96 n=72 k=40 a=f32:row b=f32:col c=f32:row acc=f32 math=f32", ""},
+      {"gemm m=64 n=64 k=63 a=f64:row b=f64:col c=f64:row acc=f64", ""},
+      {"gemm m=128 n=128 k=128 a=s8:row b=s8:col c=s32:row acc=s32", ""},
+      {"gemm m=64 n=64 k=64 a=s8:row b=s8:col c=s8:row acc=s32 alpha=0.1", ""},
+      {"gemm m=64 n=48 k=40 batch=3 a=f16:row b=f16:col c=f16:row acc=f32", ""},
+      {"gemm m=64 n=64 k=4096 a=f16:row b=f16:col c=f16:row acc=f32 beta=1",
+       "64x64x32 w32x32 s3 k4"},
+      {"gemm m=100 n=60 k=30 a=bf16:col b=bf16:row c=f32:col acc=f32 act=gelu bias=col beta=2", ""},
+      {"conv2d n=2 h=9 w=9 c=16 k=32 r=3 s=3 pad=1 x=f16 bias=col act=relu", ""},
+      {"conv2d n=2 h=9 w=9 c=16 k=32 r=3 s=3 pad=1 pass=dgrad x=f16", ""},
+      {"conv2d n=2 h=9 w=9 c=16 k=32 r=3 s=3 pad=1 pass=wgrad x=f16", ""},
+      {"conv2d n=2 h=8 w=8 c=32 k=64 r=3 s=3 pad=1 groups=4 x=f16", ""},
+      {"conv2d n=2 h=8 w=8 c=32 k=32 r=3 s=3 pad=1 groups=32 x=f16", ""},
+      {"conv3d n=1 d=4 h=6 w=6 c=8 k=16 t=3 r=3 s=3 pad=1 x=f16", ""},
+  };
+  for (const auto &[spec, config] : families) {
+    SCOPED_TRACE(std::string(spec) + " [" + config + "]");
+    const CompiledKernel k = compile(spec, config, "sm_90");
+    ASSERT_TRUE(k.ok()) << k.errors.at(0).message;
+    EXPECT_NE(k.ptx.find(".target sm_90"), std::string::npos);
+    EXPECT_EQ(k.plan.sm, 90);
+    const PtxasRun p = run_ptxas(k);
+    EXPECT_TRUE(p.ok) << p.log;
+    if (!*config) {
+      EXPECT_EQ(p.kernel.spill_bytes(), 0) << p.kernel.spill_stores << " B spill stores: " << p.log;
+    }
+  }
+}
+
 TEST(Determinism, CompileTwiceIdenticalPtx) {
   for (const char *s : {"gemm m=512 n=512 k=512 a=f16:row b=f16:col c=f16:row acc=f32",
                         "gemm m=100 n=60 k=30 a=bf16:col b=bf16:row c=f32:col acc=f32 act=gelu "

@@ -4,7 +4,9 @@
 #     path of this machine), and each library it needs (ldd, LD_LIBRARY_PATH unset) resolves inside
 #     the bundle or is part of glibc; none is missing, none is the CUDA driver or toolkit;
 #   - the unpacked tcjit runs from another directory with a clean environment: --version, explain,
-#     and one GEMM on the emulator (run --device emu), verified.
+#     and one GEMM on the emulator (run --device emu), verified;
+#   - the bundle's bin/test_gpu (when the build tree has it) runs there too: on a machine without
+#     a GPU every test is skipped with the reason, on one with a GPU every test passes.
 # Usage: cmake -DSOURCE=<repo> -DBUILD=<build tree> -DWORK=<scratch dir> -DVERSION=<x.y.z>
 #              -DREADELF=<readelf> -P bundle.cmake
 cmake_minimum_required(VERSION 3.25)
@@ -128,3 +130,18 @@ endfunction()
 run_bundled("^tcjit ${VERSION}" --version)
 run_bundled("tensor core: yes" explain "gemm m=64 n=64 k=64 a=f16 b=f16:col")
 run_bundled("result: +ok" run "gemm m=64 n=64 k=64 a=f16 b=f16:col" --device emu)
+
+# The tests that need a GPU, run from the bundle as on a GPU node (bench/README.md, "GPU tests").
+if(EXISTS "${BUILD}/tests/gpu/test_gpu")
+  if(NOT EXISTS "${bundle}/bin/test_gpu")
+    message(FATAL_ERROR "the bundle has no bin/test_gpu, though ${BUILD} has tests/gpu/test_gpu")
+  endif()
+  execute_process(COMMAND ${clean_env} "${bundle}/bin/test_gpu" WORKING_DIRECTORY "${WORK}/elsewhere"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "\\[  PASSED  \\]")
+    message(FATAL_ERROR "the bundled test_gpu: exit ${rc}:\n${out}\n${err}")
+  endif()
+  if(out MATCHES "no CUDA device: ")
+    message(STATUS "the bundled test_gpu ran; no GPU here: its tests were skipped")
+  endif()
+endif()
