@@ -415,15 +415,6 @@ AnchorPlan build_plan(const CublasLtLibrary &library, const GemmProblem &p, cons
 
 } // namespace
 
-std::vector<std::string> default_cublaslt_candidates() {
-  return {"libcublasLt.so.13", "libcublasLt.so"};
-}
-
-std::string cublaslt_version_text(size_t version) {
-  return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
-         std::to_string(version % 100);
-}
-
 CublasLtLibrary load_cublaslt(const std::vector<std::string> &candidates) {
   CublasLtLibrary library;
   const support::OpenedLibrary opened = support::open_first_library(candidates);

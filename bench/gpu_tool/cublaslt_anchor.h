@@ -29,15 +29,9 @@ struct CublasLtLibrary {
   std::shared_ptr<const CublasLtApi> api;
 };
 
-// The names tried when no list is given: the CUDA 13 soname, then the development link.
-std::vector<std::string> default_cublaslt_candidates();
-
 // Opens the first of `candidates` that loads (a bare soname goes through the loader's search path,
 // a path is opened as is) and resolves every entry point the anchor uses. Never throws.
 CublasLtLibrary load_cublaslt(const std::vector<std::string> &candidates);
-
-// "13.1.0" for 130100.
-std::string cublaslt_version_text(size_t version);
 
 // The workspace every plan allocates and offers the heuristic (32 MiB, as NVIDIA's samples and
 // the frameworks use on Hopper).

@@ -13,19 +13,6 @@
 
 namespace tcjit::bench {
 
-std::vector<std::string> default_cudnn_candidates() {
-  return {"libcudnn.so.9", "libcudnn.so"};
-}
-
-std::string cudnn_version_text(size_t version) {
-  if (version < 10000) { // cuDNN 8 and older: 1000 * major + 100 * minor + patch
-    return std::to_string(version / 1000) + "." + std::to_string(version / 100 % 10) + "." +
-           std::to_string(version % 100);
-  }
-  return std::to_string(version / 10000) + "." + std::to_string(version / 100 % 100) + "." +
-         std::to_string(version % 100);
-}
-
 CudnnLibrary load_cudnn(const std::vector<std::string> &candidates) {
   CudnnLibrary library;
   const support::OpenedLibrary opened = support::open_first_library(candidates);
@@ -54,7 +41,9 @@ CudnnLibrary load_cudnn(const std::vector<std::string> &candidates) {
   }
   library.version = library.cudnnGetVersion();
   if (library.version < 90000) {
-    library.error = opened.path + " is cuDNN " + cudnn_version_text(library.version) +
+    library.error = opened.path + " is cuDNN " +
+                    cuda::vendor_version_text(cuda::VendorLibrary::cudnn,
+                                              static_cast<long long>(library.version)) +
                     "; the cuDNN anchor needs cuDNN 9 or newer (libcudnn.so.9)";
     return library;
   }

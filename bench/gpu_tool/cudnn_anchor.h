@@ -7,6 +7,7 @@
 
 #include "bench/gpu_tool/anchor.h"
 #include "bench/gpu_tool/problems.h"
+#include "runtime/cuda/vendor_libraries.h"
 
 #include <cudnn_graph.h>
 
@@ -45,17 +46,12 @@ struct CudnnLibrary {
 #undef TCJIT_CUDNN_MEMBER
 };
 
-// Where libcudnn is looked for by default: "libcudnn.so.9", then "libcudnn.so" (the loader's
-// search path: LD_LIBRARY_PATH, the system's). A bare soname goes through the loader, a path is
-// opened as is.
-std::vector<std::string> default_cudnn_candidates();
-
-// Opens the first candidate that loads and resolves the symbols. Never throws; the result says
-// what failed (a library older than cuDNN 9 is refused: the backend attributes used are 9's).
-CudnnLibrary load_cudnn(const std::vector<std::string> &candidates = default_cudnn_candidates());
-
-// "9.19.0" for 91900 (cuDNN 9's encoding), "8.9.7" for 8907 (cuDNN 8's).
-std::string cudnn_version_text(size_t version);
+// Opens the first candidate (cuda::default_cudnn_candidates(): LD_LIBRARY_PATH, the toolkit,
+// Python's NVIDIA wheels, the loader; a bare soname goes through the loader, a path is opened as
+// is) that loads and resolves the symbols. Never throws; the result says what failed (a library
+// older than cuDNN 9 is refused: the backend attributes used are 9's).
+CudnnLibrary
+load_cudnn(const std::vector<std::string> &candidates = cuda::default_cudnn_candidates());
 
 // The heuristic whose engine configs are taken (CUDNN_HEUR_MODE_A: fast, CUDNN_HEUR_MODE_B: more
 // accurate, slower to query).

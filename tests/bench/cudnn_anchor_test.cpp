@@ -380,11 +380,12 @@ TEST_F(CudnnAnchorOnFakes, OlderThanCudnn9IsRefused) {
   EXPECT_NE(old.error.find("cuDNN 8.9.7"), std::string::npos) << old.error;
   EXPECT_NE(old.error.find("needs cuDNN 9"), std::string::npos) << old.error;
   EXPECT_EQ(library_.version, 91900u);
-  EXPECT_EQ(cudnn_version_text(library_.version), "9.19.0");
+  EXPECT_EQ(cuda::vendor_version_text(cuda::VendorLibrary::cudnn,
+                                      static_cast<long long>(library_.version)),
+            "9.19.0");
 }
 
 TEST(CudnnLibraryMissing, SaysWhatWasTriedAndHowToGoOn) {
-  EXPECT_EQ(default_cudnn_candidates(), (std::vector<std::string>{"libcudnn.so.9", "libcudnn.so"}));
   const CudnnLibrary missing =
       load_cudnn({"/nonexistent/tcjit-test/libcudnn.so.9", "libcudnn_tcjit_absent.so.9"});
   EXPECT_FALSE(missing.loaded);

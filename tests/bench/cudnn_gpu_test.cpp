@@ -20,7 +20,7 @@ TEST(CudnnAnchorOnTheGpu, EveryCandidateOfEveryPassMatchesTheReference) {
   if (!driver->loaded || driver->device_count == 0) {
     GTEST_SKIP() << "no GPU: " << (driver->error.empty() ? "no CUDA device" : driver->error);
   }
-  std::vector<std::string> candidates = default_cudnn_candidates();
+  std::vector<std::string> candidates = cuda::default_cudnn_candidates();
   candidates.push_back(TCJIT_TOOLKIT_LIBCUDNN);
   const CudnnLibrary library = load_cudnn(candidates);
   if (!library.loaded) {
