@@ -1,0 +1,418 @@
+"""Tests of bench/gpu (the script) and bench/gpu_report.py, run by ctest (label bench):
+
+  NoGpu        this machine has no GPU driver: one line, exit 0, nothing under --out (the real
+               tcjit and, when built, the real tcjit_gpu_bench; and a tool that exits 4)
+  Arguments    command-line errors exit 2 and write nothing
+  Report       the report of a synthetic results JSON with known figures: ratios, % of peak,
+               every failure, what was not measured, a JSON copy; a malformed JSON is refused
+  FakeGpuRun   a whole run from a bundle-shaped folder whose bin/ holds fakes of tcjit,
+               tcjit_gpu_bench and test_gpu: both backends, --quick, a crashed process's cases
+               rerun one by one, the failure listed with its spec and config, exit 3
+
+Environment (set by tests/bench/CMakeLists.txt): TCJIT (the built tcjit), TCJIT_BUILD (the build
+tree, for its tcjit_gpu_bench when built)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
+GPU = os.path.join(SOURCE, "bench", "gpu")
+REPORT = os.path.join(SOURCE, "bench", "gpu_report.py")
+
+
+def run(cmd, **kw):
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    env.pop("LD_LIBRARY_PATH", None)  # no fake driver: this machine's real situation
+    env.update(kw.pop("env", {}))
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=600, **kw)
+
+
+def write_exe(path, body):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(f"#!{sys.executable}\n" + textwrap.dedent(body))
+    os.chmod(path, 0o755)
+
+
+def tree(path):
+    return sorted(os.path.relpath(os.path.join(d, f), path)
+                  for d, _, files in os.walk(path) for f in files)
+
+
+class Scratch(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="tcjit-bench-gpu-test.")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.home = os.path.join(self.tmp, "home")
+        os.makedirs(self.home)
+        self.env = {"HOME": self.home, "TCJIT_DB": os.path.join(self.home, "k.db"),
+                    "XDG_CACHE_HOME": os.path.join(self.home, "cache")}
+
+
+class NoGpu(Scratch):
+    def check_one_line(self, args, out):
+        p = run([sys.executable, GPU] + args + ["--out", out], env=self.env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        self.assertEqual(len(lines), 1, p.stdout)
+        self.assertRegex(lines[0], r"^bench/gpu: no GPU here \(.+\); nothing measured$")
+        self.assertEqual(p.stderr, "")
+        return lines[0]
+
+    def test_real_machine_prints_one_line_and_writes_nothing(self):
+        tcjit = os.environ["TCJIT"]
+        args = ["--tcjit", tcjit]
+        tool = os.path.join(os.environ.get("TCJIT_BUILD", ""), "bench", "gpu_tool",
+                            "tcjit_gpu_bench")
+        if os.access(tool, os.X_OK):
+            args += ["--tool", tool]
+        out = os.path.join(self.tmp, "results")
+        self.check_one_line(args, out)
+        self.assertFalse(os.path.exists(out), "bench/gpu created --out without a GPU")
+        os.makedirs(out)  # an existing folder stays empty
+        self.check_one_line(args, out)
+        self.assertEqual(tree(out), [])
+        self.assertEqual(tree(self.home), [], "bench/gpu wrote under HOME without a GPU")
+
+    def test_tool_exit_4_gives_its_reason(self):
+        tool = os.path.join(self.tmp, "tool")
+        write_exe(tool, """\
+            import sys
+            sys.stderr.write("tcjit_gpu_bench: no CUDA driver (libcuda.so.1 not found)\\n")
+            sys.exit(4)
+            """)
+        out = os.path.join(self.tmp, "results")
+        line = self.check_one_line(["--tool", tool, "--tcjit", os.environ["TCJIT"]], out)
+        self.assertEqual(line, "bench/gpu: no GPU here (no CUDA driver (libcuda.so.1 not "
+                               "found)); nothing measured")
+        self.assertFalse(os.path.exists(out))
+
+
+class Arguments(Scratch):
+    def check_usage_error(self, args, words):
+        out = os.path.join(self.tmp, "results")
+        p = run([sys.executable, GPU] + args + ["--out", out], env=self.env)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn(words, p.stderr)
+        self.assertFalse(os.path.exists(out))
+
+    def test_unknown_option(self):
+        self.check_usage_error(["--fast"], "unrecognized arguments: --fast")
+
+    def test_missing_tcjit(self):
+        self.check_usage_error(["--tcjit", os.path.join(self.tmp, "nope")], "--tcjit")
+
+    def test_missing_tool(self):
+        self.check_usage_error(["--tool", os.path.join(self.tmp, "nope")], "--tool")
+
+    def test_out_is_a_file(self):
+        path = os.path.join(self.tmp, "file")
+        open(path, "w").close()
+        p = run([sys.executable, GPU, "--out", path], env=self.env)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("is not a folder", p.stderr)
+
+    def test_option_without_value(self):
+        self.check_usage_error(["--tool"], "expected one argument")
+
+    def test_report_needs_from(self):
+        p = run([sys.executable, REPORT], env=self.env)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--from", p.stderr)
+
+
+def column(name, ms, peak=None, ok=True, why=None):
+    return {"column": name, "ok": ok, "why_not": why, "config_or_algo": "x",
+            "median_ms": ms if ok else None, "min_ms": ms, "max_ms": ms, "p25_ms": ms,
+            "p75_ms": ms, "reps": 20, "tflops": None, "percent_of_peak": peak,
+            "verified": ok, "max_error": 0.0}
+
+
+GEMM = {"name": "4096^3", "m": 4096, "n": 4096, "k": 4096, "batch": 1, "dtype": "f16",
+        "bias_gelu": False}
+CONV = {"name": "res2_3x3", "pass": "wgrad", "n": 32, "h": 56, "w": 56, "c": 64, "k": 64,
+        "r": 3, "s": 3, "pad": 1, "stride": 1}
+
+
+def synthetic_race():
+    return {
+        "device": {"name": "Fake H100", "arch": "sm_90", "sm_clock_mhz": 1980,
+                   "memory_clock_mhz": 2619, "driver": "580.1", "sms": 132,
+                   "peak_tflops": {"f16": 989.4, "s8": 1978.9}},
+        "gemm": [{"problem": GEMM, "columns": [
+            column("tcjit heuristic", 2.0, 6.9), column("tcjit tuned", 1.0, 13.9),
+            column("cuBLASLt heuristic first", 1.5, 9.3), column("cuBLASLt best of 8", 1.2, 11.6)]}],
+        "conv": [{"problem": CONV, "columns": [
+            column("tcjit heuristic", 0.5), column("tcjit tuned", 0.4, 40.0),
+            column("cuDNN heuristic A first", 0.6),
+            column("cuDNN heuristic B first", None, ok=False, why="no engine for this layout"),
+            column("cuDNN best of 8", 0.3, 53.3)]}],
+    }
+
+
+def synthetic_results():
+    failure = {"name": "c_f16_dgrad", "backend": "nvrtc", "result": "failed",
+               "spec": "conv2d n=1 h=9 w=7 c=8 k=16 r=3 s=3 pad=1 stride=2 pass=dgrad x=f16 acc=f32",
+               "config": "64x32x32 w32x32 s3 k1 g1 va8 vb8", "config_forced": "64x32x32 w32x32 s3",
+               "elements": 1008, "mismatches": 7, "worst_error_over_tolerance": 3.5,
+               "failure": "element 17: 2.5 vs 1.0"}
+    return {
+        "schema": "tcjit-gpu-bench/1", "stamp": "2030-01-02-gpu", "created_at": "2030-01-02T03:04:05Z",
+        "quick": False, "command": "bench/gpu",
+        "machine": {"gpu": synthetic_race()["device"], "driver_version": "13.0",
+                    "toolkit": {"ptxas": "13.0 /usr/local/cuda/bin/ptxas"}, "tcjit": "9.9.9",
+                    "host": {"hostname": "node1", "os": "Linux", "cpu": "cpu", "cpus": 16,
+                             "python": "3.11"}},
+        "correctness": {
+            "matrix": {"workload": "bench/workloads/device_matrix.tcjit", "cases": 4, "ok": 3,
+                       "failures": [failure], "outcomes": [],
+                       "by_backend": {"llvm": {"ok": 2, "failed": 0, "error": 0},
+                                      "nvrtc": {"ok": 1, "failed": 1, "error": 0}}},
+            "gpu_tests": {"binary": "bin/test_gpu", "tests": 5, "failed": 1, "skipped": 0,
+                          "failures": [{"test": "CudaDevice.Launch", "message": "boom\nmore"}],
+                          "skipped_tests": []}},
+        "race": synthetic_race(),
+        "model_quality": [{"problem": "4096^3 f16", "candidates": 64, "kendall_tau": 0.8125,
+                           "winner_predicted_over_measured": 1.25, "regret_top1": 1.05,
+                           "regret_top8": 1.0}],
+        "torch": {"version": "2.5.0", "cuda": "12.4", "cudnn": 90100, "settings": "s",
+                  "rows": [{"kind": "gemm", "problem": GEMM, "ok": True, "median_ms": 1.1,
+                            "percent_of_peak": 12.0},
+                           {"kind": "conv", "problem": CONV, "ok": False,
+                            "why_not": "OutOfMemoryError: CUDA out of memory"}]},
+        "not_measured": [{"what": "GPU tests", "why": "whatever"}],
+    }
+
+
+class Report(Scratch):
+    def write_json(self, doc, name="results.json"):
+        path = os.path.join(self.tmp, name)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(doc if isinstance(doc, str) else json.dumps(doc))
+        return path
+
+    def test_synthetic_results(self):
+        doc = synthetic_results()
+        source = self.write_json(doc)
+        out = os.path.join(self.tmp, "report")
+        p = run([sys.executable, REPORT, "--from", source, "--out", out], env=self.env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(out, "2030-01-02-gpu.json"), encoding="utf-8") as f:
+            self.assertEqual(json.load(f), doc)  # the JSON copy holds every figure
+        with open(os.path.join(out, "2030-01-02-gpu.md"), encoding="utf-8") as f:
+            md = f.read()
+        gemm = next(line for line in md.splitlines() if line.startswith("| 4096^3"))
+        # times, then tcjit/cuBLASLt: heuristic 1.5/2.0, best 1.2/1.0; % of peak; tcjit/torch
+        self.assertEqual(gemm, "| 4096^3 4096x4096x4096 f16 | 2 | 1 | 1.5 | 1.2 | 1.1 | 0.75x "
+                               "| 1.20x | 14% | 12% | 1.10x |")
+        conv = next(line for line in md.splitlines() if line.startswith("| res2_3x3"))
+        self.assertEqual(conv, "| res2_3x3 wgrad n=32 f16 | 0.5 | 0.4 | 0.6 | - | 0.3 | - | "
+                               "1.20x | 0.75x | 40% | 53% | - |")
+        self.assertIn("Fake H100 (sm_90, 132 SMs), SM clock 1980 MHz", md)
+        self.assertIn("3 of 4 cases ok (llvm: 2 ok, 0 failed, 0 errors; nvrtc: 1 ok, 1 failed", md)
+        self.assertIn("| nvrtc | c_f16_dgrad | `conv2d n=1 h=9 w=7 c=8 k=16 r=3 s=3 pad=1 stride=2 "
+                      "pass=dgrad x=f16 acc=f32` | 64x32x32 w32x32 s3 k1 g1 va8 vb8 | failed | "
+                      "worst error/tolerance 3.5; 7 of 1008 elements outside; element 17: 2.5 "
+                      "vs 1.0 |", md)
+        self.assertIn("- FAILED CudaDevice.Launch: boom", md)
+        self.assertIn("| 4096^3 f16 | 64 | 0.812 | 1.25 | 1.050 | 1.000 |", md)
+        self.assertIn("- res2_3x3 wgrad n=32 f16: cuDNN heuristic B first: no engine for this "
+                      "layout", md)
+        self.assertIn("- res2_3x3 wgrad n=32 f16: torch: OutOfMemoryError", md)
+        self.assertIn("- GPU tests: whatever", md)
+        try:
+            import matplotlib  # noqa: F401
+            self.assertTrue(os.path.exists(os.path.join(out, "2030-01-02-gpu-gemm.png")))
+            self.assertIn("![2030-01-02-gpu-gemm](2030-01-02-gpu-gemm.png)", md)
+        except ImportError:
+            self.assertIn("Not drawn: matplotlib does not import here", md)
+            self.assertIn("`python3 bench/gpu_report.py --from 2030-01-02-gpu.json`", md)
+
+    def test_predicted_column_is_not_shown_as_measured(self):
+        doc = synthetic_results()
+        doc["race"]["gemm"][0]["columns"][1]["provenance"] = "predicted"
+        out = os.path.join(self.tmp, "report")
+        p = run([sys.executable, REPORT, "--from", self.write_json(doc), "--out", out],
+                env=self.env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(os.path.join(out, "2030-01-02-gpu.md"), encoding="utf-8") as f:
+            gemm = next(line for line in f if line.startswith("| 4096^3"))
+        self.assertTrue(gemm.startswith("| 4096^3 4096x4096x4096 f16 | 2 | - | 1.5 | 1.2 |"), gemm)
+        self.assertIn("| 0.75x | - | - |", gemm)
+
+    def check_refused(self, text, words):
+        source = self.write_json(text)
+        out = os.path.join(self.tmp, "report")
+        p = run([sys.executable, REPORT, "--from", source, "--out", out], env=self.env)
+        self.assertEqual(p.returncode, 2, p.stdout + p.stderr)
+        self.assertIn(f"bench/gpu_report.py: error: {source}: ", p.stderr)
+        self.assertIn(words, p.stderr)
+        self.assertFalse(os.path.exists(out))
+
+    def test_malformed_json_is_refused(self):
+        self.check_refused("{\"schema\": ", "not JSON")
+        self.check_refused("[]", "expected a JSON object, found list")
+        doc = synthetic_results()
+        doc["schema"] = "something else"
+        self.check_refused(json.dumps(doc), "\"schema\" is 'something else'")
+        doc = synthetic_results()
+        del doc["machine"]
+        self.check_refused(json.dumps(doc), "\"machine\" is missing")
+        doc = synthetic_results()
+        doc["race"]["gemm"][0]["columns"][0]["median_ms"] = None
+        self.check_refused(json.dumps(doc), "race.gemm[0].columns[0] is ok without median_ms")
+
+    def test_missing_file_is_refused(self):
+        p = run([sys.executable, REPORT, "--from", os.path.join(self.tmp, "none.json")],
+                env=self.env)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("cannot read it", p.stderr)
+
+
+FAKE_TCJIT = """\
+import json, os, signal, sys
+args = sys.argv[1:]
+log = os.environ["FAKE_LOG"]
+if args == ["--version"]:
+    print("tcjit 9.9.9")
+elif args[:2] == ["doctor", "--json"]:
+    print(json.dumps({"tcjit": "9.9.9", "driver": {"found": True, "version": "13.0", "gpus": [
+        {"ordinal": 0, "name": "Fake H100", "arch": "sm_90", "sms": 132}]},
+        "toolkit": {"ptxas": {"found": True, "path": "/cuda/bin/ptxas", "version": "13.0"}}}))
+elif args[0] == "run":
+    assert args[1] == "-" and args[args.index("--device") + 1] == "cuda" and "--json" in args
+    backend = args[args.index("--backend") + 1]
+    config = args[args.index("--config") + 1] if "--config" in args else None
+    entries = [line.split(":", 1) for line in sys.stdin.read().splitlines() if line.strip()]
+    names = [n for n, _ in entries]
+    with open(log, "a") as f:
+        f.write(json.dumps({"backend": backend, "config": config, "names": names}) + "\\n")
+    if backend == "nvrtc" and "c_f16_dgrad" in names and len(names) > 1:
+        os.kill(os.getpid(), signal.SIGSEGV)
+    out, status = [], 0
+    for name, spec in entries:
+        bad = backend == "nvrtc" and name == "c_f16_dgrad"
+        out.append({"name": name, "spec": spec.strip(), "config": (config or "128x128x32") + " k1",
+                    "verify": {"elements": 100, "mismatches": 7 if bad else 0,
+                               "max_abs_error": 1.5, "worst_error_over_tolerance": 3.5 if bad else 0.5},
+                    "result": "failed" if bad else "ok"})
+        if bad:
+            out[-1]["failure"] = "element 17: 2.5 vs 1.0"
+            status = 3
+    print(json.dumps(out))
+    sys.exit(status)
+else:
+    sys.exit(2)
+"""
+
+FAKE_TOOL = """\
+import json, os, sys
+sys.path.insert(0, os.environ["FAKE_DATA"])
+import fake_data
+args = sys.argv[1:]
+with open(os.environ["FAKE_LOG"], "a") as f:
+    f.write(json.dumps({"tool": args}) + "\\n")
+if args == ["info", "--json"]:
+    print(json.dumps(fake_data.race()["device"]))
+    sys.exit(0)
+path = args[args.index("--json") + 1]
+assert os.path.basename(os.path.dirname(args[args.index("--db") + 1])).endswith("-raw")
+with open(path, "w") as f:
+    json.dump(fake_data.race() if args[0] == "race" else fake_data.quality(), f)
+"""
+
+FAKE_TEST_GPU = """\
+import json, sys
+print("[ RUN      ] CudaDevice.Streams\\ntests/gpu/x.cpp:12: Skipped\\nno second stream here\\n"
+      "[  SKIPPED ] CudaDevice.Streams (0 ms)")
+path = sys.argv[1].split("json:", 1)[1]
+json.dump({"tests": 2, "testsuites": [{"name": "CudaDevice", "testsuite": [
+    {"name": "Launch", "status": "RUN", "result": "COMPLETED"},
+    {"name": "Streams", "status": "RUN", "result": "SKIPPED"}]}]}, open(path, "w"))
+"""
+
+
+class FakeGpuRun(Scratch):
+    """bench/gpu from a bundle-shaped folder (bin/ with fakes, bench/ copied from the source)."""
+
+    def make_bundle(self):
+        bundle = os.path.join(self.tmp, "tcjit-9.9.9-linux-x86_64")
+        shutil.copytree(os.path.join(SOURCE, "bench"), os.path.join(bundle, "bench"),
+                        ignore=shutil.ignore_patterns("results", "*.cpp", "__pycache__"))
+        os.makedirs(os.path.join(bundle, "bin"))
+        write_exe(os.path.join(bundle, "bin", "tcjit"), FAKE_TCJIT)
+        write_exe(os.path.join(bundle, "bin", "tcjit_gpu_bench"), FAKE_TOOL)
+        write_exe(os.path.join(bundle, "bin", "test_gpu"), FAKE_TEST_GPU)
+        data = os.path.join(self.tmp, "data")
+        os.makedirs(data)
+        with open(os.path.join(data, "fake_data.py"), "w", encoding="utf-8") as f:
+            f.write(f"import json\nRACE = {json.dumps(synthetic_race())!r}\n"
+                    f"QUALITY = {json.dumps(synthetic_results()['model_quality'])!r}\n"
+                    "def race(): return json.loads(RACE)\n"
+                    "def quality(): return json.loads(QUALITY)\n")
+        return bundle, data
+
+    def test_quick_run_from_bundle(self):
+        bundle, data = self.make_bundle()
+        log = os.path.join(self.tmp, "calls.jsonl")
+        out = os.path.join(self.tmp, "results")
+        env = dict(self.env, FAKE_LOG=log, FAKE_DATA=data)
+        p = run([sys.executable, os.path.join(bundle, "bench", "gpu"), "--quick", "--out", out],
+                env=env, cwd=self.tmp)
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)  # one kernel failed
+        with open(log, encoding="utf-8") as f:
+            calls = [json.loads(line) for line in f]
+        runs = [c for c in calls if "backend" in c]
+        quick = self.quick_names()
+        for backend in ("llvm", "nvrtc"):
+            ran = [n for c in runs if c["backend"] == backend for n in c["names"]]
+            if backend == "nvrtc":  # the crashed group's cases, then each again alone
+                self.assertEqual(ran.count("c_f16_dgrad"), 2)
+                ran = list(dict.fromkeys(ran))
+            self.assertEqual(sorted(ran), sorted(quick), backend)
+        tool_calls = [c["tool"] for c in calls if "tool" in c]
+        self.assertEqual(tool_calls[0], ["info", "--json"])
+        self.assertEqual(tool_calls[1][:2], ["race", "--quick"])
+        self.assertEqual(tool_calls[2][0], "model-quality")
+
+        stamp = [f for f in os.listdir(out) if f.endswith(".json")][0][:-5]
+        self.assertRegex(stamp, r"^\d{4}-\d\d-\d\d-gpu-quick$")
+        with open(os.path.join(out, stamp + ".json"), encoding="utf-8") as f:
+            doc = json.load(f)
+        matrix = doc["correctness"]["matrix"]
+        self.assertEqual(matrix["cases"], 2 * len(quick))
+        self.assertEqual([(f["backend"], f["name"], f["config"]) for f in matrix["failures"]],
+                         [("nvrtc", "c_f16_dgrad", "64x32x32 w32x32 s3 k1")])
+        self.assertEqual(doc["correctness"]["gpu_tests"]["skipped"], 1)
+        self.assertEqual(doc["machine"]["gpu"]["name"], "Fake H100")
+        self.assertEqual(doc["machine"]["tcjit"], "9.9.9")
+        self.assertEqual(doc["race"]["gemm"][0]["columns"][1]["median_ms"], 1.0)
+        with open(os.path.join(out, stamp + ".md"), encoding="utf-8") as f:
+            md = f.read()
+        self.assertIn("| nvrtc | c_f16_dgrad | `conv2d n=1 h=9 w=7 c=8 k=16 r=3 s=3 pad=1 "
+                      "stride=2 pass=dgrad x=f16 acc=f32` | 64x32x32 w32x32 s3 k1 | failed |", md)
+        self.assertIn("| 1.20x |", md)
+        self.assertIn("- skipped CudaDevice.Streams: no second stream here", md)
+        self.assertIn("torch column: ", md)  # no torch here, or no GPU for it: said why
+        self.assertTrue(os.path.isdir(os.path.join(out, stamp + "-raw")))
+        self.assertEqual(os.listdir(bundle + "/bench/gpu_bench").count("__pycache__"), 0)
+
+    def quick_names(self):
+        names = []
+        with open(os.path.join(SOURCE, "bench", "workloads", "device_matrix.tcjit")) as f:
+            for line in f:
+                text, _, comment = line.partition("#")
+                if text.strip() and comment.startswith("@") and "quick" in comment.split(
+                        "config=")[0].split():
+                    names.append(text.split(":", 1)[0].strip())
+        self.assertGreater(len(names), 10)
+        return names
+
+
+if __name__ == "__main__":
+    unittest.main()
