@@ -18,7 +18,8 @@ class ToolJsonError(ValueError):
 
 DEVICE_KEYS = ("name", "arch", "sm_clock_mhz", "memory_clock_mhz", "driver", "sms")
 GEMM_PROBLEM_KEYS = ("name", "m", "n", "k", "batch", "dtype", "bias_gelu")
-CONV_PROBLEM_KEYS = ("name", "pass", "n", "h", "w", "c", "k", "r", "s", "pad", "stride")
+CONV_PROBLEM_KEYS = ("name", "pass", "n", "h", "w", "c", "k", "r", "s")  # pad, stride: a number,
+# [h, w], or pad_h/pad_w and stride_h/stride_w (problems.h's ConvProblem); absent: 0 and 1
 COLUMN_NUMBERS = ("median_ms", "min_ms", "max_ms", "p25_ms", "p75_ms", "reps", "tflops",
                   "percent_of_peak", "max_error")
 QUALITY_KEYS = ("candidates", "kendall_tau", "winner_predicted_over_measured", "regret_top1",

@@ -59,9 +59,11 @@ def _timer(torch, l2_bytes):
     return measure
 
 
-def _pair(value, default):
+def _pair(p, key, default):
+    """(h, w) of a conv parameter given as `key` (a number or [h, w]) or as key_h and key_w."""
+    value = p.get(key)
     if value is None:
-        return (default, default)
+        return (int(p.get(f"{key}_h", default)), int(p.get(f"{key}_w", default)))
     if isinstance(value, (list, tuple)):
         return (int(value[0]), int(value[-1]))
     return (int(value), int(value))
@@ -72,9 +74,9 @@ def gemm_flops(p):
 
 
 def conv_flops(p):
-    ph, pw = _pair(p.get("pad"), 0)
-    sh, sw = _pair(p.get("stride"), 1)
-    dh, dw = _pair(p.get("dilation"), 1)
+    ph, pw = _pair(p, "pad", 0)
+    sh, sw = _pair(p, "stride", 1)
+    dh, dw = _pair(p, "dilation", 1)
     out_h = (p["h"] + 2 * ph - dh * (p["r"] - 1) - 1) // sh + 1
     out_w = (p["w"] + 2 * pw - dw * (p["s"] - 1) - 1) // sw + 1
     groups = p.get("groups", 1) or 1
@@ -117,7 +119,7 @@ def _conv_op(torch, p):
         return None, f"no torch conv for dtype {p.get('dtype')} in this column"
     torch.backends.cudnn.allow_tf32 = False
     groups = p.get("groups", 1) or 1
-    stride, pad, dil = _pair(p.get("stride"), 1), _pair(p.get("pad"), 0), _pair(p.get("dilation"), 1)
+    stride, pad, dil = _pair(p, "stride", 1), _pair(p, "pad", 0), _pair(p, "dilation", 1)
     last = torch.channels_last
     x = torch.randn(p["n"], p["c"], p["h"], p["w"], dtype=t, device="cuda").to(memory_format=last)
     w = torch.randn(p["k"], p["c"] // groups, p["r"], p["s"], dtype=t, device="cuda").to(

@@ -5,6 +5,7 @@
   Arguments    command-line errors exit 2 and write nothing
   Report       the report of a synthetic results JSON with known figures: ratios, % of peak,
                every failure, what was not measured, a JSON copy; a malformed JSON is refused
+  TorchColumn  the torch column's FLOP counts and spread of repetitions
   FakeGpuRun   a whole run from a bundle-shaped folder whose bin/ holds fakes of tcjit,
                tcjit_gpu_bench and test_gpu: both backends, --quick, a crashed process's cases
                rerun one by one, the failure listed with its spec and config, exit 3
@@ -412,6 +413,34 @@ class FakeGpuRun(Scratch):
                     names.append(text.split(":", 1)[0].strip())
         self.assertGreater(len(names), 10)
         return names
+
+
+class TorchColumn(unittest.TestCase):
+    """The torch column's arithmetic (its timing needs torch and a GPU)."""
+
+    def setUp(self):
+        sys.path.insert(0, os.path.join(SOURCE, "bench"))
+        sys.dont_write_bytecode = True
+        from gpu_bench import torch_column
+        self.tc = torch_column
+
+    def test_flops(self):
+        self.assertEqual(self.tc.gemm_flops({"m": 16, "n": 4096, "k": 4096, "batch": 2}),
+                         2.0 * 16 * 4096 * 4096 * 2)
+        # ResNet-50's stem: 224 -> 112 with pad 3, stride 2, 7x7
+        stem = {"n": 32, "h": 224, "w": 224, "c": 3, "k": 64, "r": 7, "s": 7, "pad": 3,
+                "stride": 2}
+        self.assertEqual(self.tc.conv_flops(stem), 2.0 * 32 * 112 * 112 * 64 * 7 * 7 * 3)
+        split = dict(stem, pad=None, stride=None, pad_h=3, pad_w=3, stride_h=2, stride_w=2)
+        self.assertEqual(self.tc.conv_flops(split), self.tc.conv_flops(stem))
+        grouped = {"n": 1, "h": 8, "w": 8, "c": 32, "k": 32, "r": 3, "s": 3, "pad": [1, 1],
+                   "groups": 32}
+        self.assertEqual(self.tc.conv_flops(grouped), 2.0 * 64 * 32 * 9)
+
+    def test_spread(self):
+        s = self.tc.spread([5.0, 1.0, 3.0, 2.0, 4.0])
+        self.assertEqual((s["median_ms"], s["min_ms"], s["max_ms"], s["p25_ms"], s["p75_ms"],
+                          s["reps"]), (3.0, 1.0, 5.0, 2.0, 4.0, 5))
 
 
 if __name__ == "__main__":
