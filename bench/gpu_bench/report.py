@@ -219,7 +219,8 @@ def correctness_section(doc):
                      f"{tests['tests']} tests, {tests['failed']} failed, {tests['skipped']} "
                      "skipped.")
         for f in tests["failures"]:
-            lines.append(f"- FAILED {f['test']}: {f['message'].splitlines()[0] if f['message'] else ''}")
+            first = f["message"].splitlines()[0] if f["message"] else ""
+            lines.append(f"- FAILED {f['test']}: {first}")
         for s in tests.get("skipped_tests", []):
             lines.append(f"- skipped {s['test']}: {s.get('message') or 'no reason given'}")
     elif tests:
@@ -231,8 +232,9 @@ def correctness_section(doc):
 
 def detail(f):
     parts = []
-    if _is_number(f.get("worst_error_over_tolerance")) or f.get("worst_error_over_tolerance") == "inf":
-        parts.append(f"worst error/tolerance {f['worst_error_over_tolerance']}")
+    worst = f.get("worst_error_over_tolerance")
+    if _is_number(worst) or worst == "inf":
+        parts.append(f"worst error/tolerance {worst}")
     if f.get("mismatches"):
         parts.append(f"{f['mismatches']} of {f.get('elements', '?')} elements outside")
     for key in ("failure", "error"):

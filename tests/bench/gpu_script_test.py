@@ -147,7 +147,8 @@ def synthetic_race():
                    "peak_tflops": {"f16": 989.4, "s8": 1978.9}},
         "gemm": [{"problem": GEMM, "columns": [
             column("tcjit heuristic", 2.0, 6.9), column("tcjit tuned", 1.0, 13.9),
-            column("cuBLASLt heuristic first", 1.5, 9.3), column("cuBLASLt best of 8", 1.2, 11.6)]}],
+            column("cuBLASLt heuristic first", 1.5, 9.3),
+            column("cuBLASLt best of 8", 1.2, 11.6)]}],
         "conv": [{"problem": CONV, "columns": [
             column("tcjit heuristic", 0.5), column("tcjit tuned", 0.4, 40.0),
             column("cuDNN heuristic A first", 0.6),
@@ -158,12 +159,14 @@ def synthetic_race():
 
 def synthetic_results():
     failure = {"name": "c_f16_dgrad", "backend": "nvrtc", "result": "failed",
-               "spec": "conv2d n=1 h=9 w=7 c=8 k=16 r=3 s=3 pad=1 stride=2 pass=dgrad x=f16 acc=f32",
+               "spec": "conv2d n=1 h=9 w=7 c=8 k=16 r=3 s=3 pad=1 stride=2 pass=dgrad x=f16 "
+                       "acc=f32",
                "config": "64x32x32 w32x32 s3 k1 g1 va8 vb8", "config_forced": "64x32x32 w32x32 s3",
                "elements": 1008, "mismatches": 7, "worst_error_over_tolerance": 3.5,
                "failure": "element 17: 2.5 vs 1.0"}
     return {
-        "schema": "tcjit-gpu-bench/1", "stamp": "2030-01-02-gpu", "created_at": "2030-01-02T03:04:05Z",
+        "schema": "tcjit-gpu-bench/1", "stamp": "2030-01-02-gpu",
+        "created_at": "2030-01-02T03:04:05Z",
         "quick": False, "command": "bench/gpu",
         "machine": {"gpu": synthetic_race()["device"], "driver_version": "13.0",
                     "toolkit": {"ptxas": "13.0 /usr/local/cuda/bin/ptxas"}, "tcjit": "9.9.9",
@@ -300,7 +303,8 @@ elif args[0] == "run":
         bad = backend == "nvrtc" and name == "c_f16_dgrad"
         out.append({"name": name, "spec": spec.strip(), "config": (config or "128x128x32") + " k1",
                     "verify": {"elements": 100, "mismatches": 7 if bad else 0,
-                               "max_abs_error": 1.5, "worst_error_over_tolerance": 3.5 if bad else 0.5},
+                               "max_abs_error": 1.5,
+                               "worst_error_over_tolerance": 3.5 if bad else 0.5},
                     "result": "failed" if bad else "ok"})
         if bad:
             out[-1]["failure"] = "element 17: 2.5 vs 1.0"

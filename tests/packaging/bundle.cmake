@@ -54,8 +54,8 @@ foreach(part bin/tcjit README.md bench/README.md bench/gpu bench/gpu_report.py
 endforeach()
 
 if(EXISTS "${BUILD}/bench/gpu_tool/tcjit_gpu_bench" AND NOT EXISTS "${bundle}/bin/tcjit_gpu_bench")
-  message(FATAL_ERROR "the build tree has tcjit_gpu_bench but the bundle has no bin/tcjit_gpu_bench "
-                      "(bench/gpu could not race)")
+  message(FATAL_ERROR "the build tree has tcjit_gpu_bench but the bundle has no "
+                      "bin/tcjit_gpu_bench (bench/gpu could not race)")
 endif()
 file(GLOB_RECURSE caches "${bundle}/bench/*.pyc")
 if(caches)
@@ -145,7 +145,8 @@ run_bundled("result: +ok" run "gemm m=64 n=64 k=64 a=f16 b=f16:col" --device emu
 
 # bench/gpu from the unpacked bundle (it finds bin/tcjit, bin/tcjit_gpu_bench): no GPU here.
 if(PYTHON)
-  execute_process(COMMAND ${clean_env} "${PYTHON}" -B "${bundle}/bench/gpu" --out "${WORK}/gpu-results"
+  execute_process(COMMAND ${clean_env} "${PYTHON}" -B "${bundle}/bench/gpu"
+                          --out "${WORK}/gpu-results"
                   WORKING_DIRECTORY "${WORK}/elsewhere"
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0 OR NOT out MATCHES "^bench/gpu: no GPU here \\([^\n]+\\); nothing measured\n$"
