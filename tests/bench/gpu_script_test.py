@@ -5,6 +5,8 @@
   Arguments    command-line errors exit 2 and write nothing
   Report       the report of a synthetic results JSON with known figures: ratios, % of peak,
                every failure, what was not measured, a JSON copy; a malformed JSON is refused
+  Matrix       the device matrix covers every dtype, conv pass, groups, depthwise, split-K and
+               epilogue (its quick subset too), and tcjit takes every spec and forced config
   TorchColumn  the torch column's FLOP counts and spread of repetitions
   FakeGpuRun   a whole run from a bundle-shaped folder whose bin/ holds fakes of tcjit,
                tcjit_gpu_bench and test_gpu: both backends, --quick, a crashed process's cases
@@ -120,6 +122,16 @@ class Arguments(Scratch):
 
     def test_option_without_value(self):
         self.check_usage_error(["--tool"], "expected one argument")
+
+    def test_no_binaries_found(self):
+        root = os.path.join(self.tmp, "bare")
+        shutil.copytree(os.path.join(SOURCE, "bench"), os.path.join(root, "bench"),
+                        ignore=shutil.ignore_patterns("results", "*.cpp", "__pycache__"))
+        p = run([sys.executable, os.path.join(root, "bench", "gpu")], env=self.env)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("found neither tcjit nor tcjit_gpu_bench", p.stderr)
+        self.assertEqual(p.stdout, "")
+        self.assertFalse(os.path.exists(os.path.join(root, "bench", "results")))
 
     def test_report_needs_from(self):
         p = run([sys.executable, REPORT], env=self.env)
@@ -327,8 +339,11 @@ if args == ["info", "--json"]:
     sys.exit(0)
 path = args[args.index("--json") + 1]
 assert os.path.basename(os.path.dirname(args[args.index("--db") + 1])).endswith("-raw")
+doc = fake_data.race() if args[0] == "race" else fake_data.quality()
+if args[0] == "race" and os.environ.get("FAKE_RACE_BAD"):
+    doc["gemm"] = {"not": "a list"}
 with open(path, "w") as f:
-    json.dump(fake_data.race() if args[0] == "race" else fake_data.quality(), f)
+    json.dump(doc, f)
 """
 
 FAKE_TEST_GPU = """\
@@ -407,6 +422,24 @@ class FakeGpuRun(Scratch):
         self.assertTrue(os.path.isdir(os.path.join(out, stamp + "-raw")))
         self.assertEqual(os.listdir(bundle + "/bench/gpu_bench").count("__pycache__"), 0)
 
+    def test_unreadable_race_json_is_reported(self):
+        bundle, data = self.make_bundle()
+        os.remove(os.path.join(bundle, "bin", "test_gpu"))  # absent: skipped quietly
+        out = os.path.join(self.tmp, "results")
+        env = dict(self.env, FAKE_LOG=os.path.join(self.tmp, "log"), FAKE_DATA=data,
+                   FAKE_RACE_BAD="1")
+        p = run([sys.executable, os.path.join(bundle, "bench", "gpu"), "--out", out], env=env)
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertNotIn("test_gpu", p.stdout)
+        md_name = [f for f in os.listdir(out) if f.endswith(".md")][0]
+        self.assertRegex(md_name, r"^\d{4}-\d\d-\d\d-gpu\.md$")  # not --quick
+        with open(os.path.join(out, md_name), encoding="utf-8") as f:
+            md = f.read()
+        self.assertIn("- race (tcjit vs cuBLASLt/cuDNN): its JSON could not be read "
+                      "(race.gemm: expected a JSON array, found dict)", md)
+        self.assertIn("- GPU tests: no test_gpu binary here", md)
+        self.assertIn("| 4096^3 f16 | 64 | 0.812 |", md)  # model quality still reported
+
     def quick_names(self):
         names = []
         with open(os.path.join(SOURCE, "bench", "workloads", "device_matrix.tcjit")) as f:
@@ -417,6 +450,61 @@ class FakeGpuRun(Scratch):
                     names.append(text.split(":", 1)[0].strip())
         self.assertGreater(len(names), 10)
         return names
+
+
+class Matrix(Scratch):
+    """bench/workloads/device_matrix.tcjit: what it covers, and that tcjit takes every line."""
+
+    def setUp(self):
+        super().setUp()
+        sys.path.insert(0, os.path.join(SOURCE, "bench"))
+        sys.dont_write_bytecode = True
+        from gpu_bench import correctness
+        self.workload = os.path.join(SOURCE, "bench", "workloads", "device_matrix.tcjit")
+        self.full = correctness.read_matrix(self.workload, quick=False)
+        self.quick = correctness.read_matrix(self.workload, quick=True)
+
+    def kinds(self, entries):
+        """What a set of entries covers, as words."""
+        out = set()
+        for e in entries:
+            words = dict(w.split("=", 1) for w in e["spec"].split()[1:] if "=" in w)
+            op = e["spec"].split()[0]
+            dtype = (words.get("a") or words.get("x")).split(":")[0]
+            math = words.get("math")
+            out.add({"tf32": "tf32", "f32": "simt"}.get(math, dtype))
+            if op != "gemm":
+                out.add(words.get("pass", "fprop"))
+                groups = int(words.get("groups", 1))
+                out.add("depthwise" if groups > 1 and groups == int(words["c"]) else
+                        "groups" if groups > 1 else "dense")
+            if e["config"] and any(w.startswith("k") and w[1:].isdigit() and int(w[1:]) > 1
+                                   for w in e["config"].split()):
+                out.add("split-K")
+            if "batch" in words:
+                out.add("batch")
+            if "act" in words:
+                out.add("epilogue")
+        return out
+
+    def test_quick_subset_covers_each_kind(self):
+        want = {"f16", "bf16", "tf32", "s8", "f64", "simt", "fprop", "dgrad", "wgrad", "groups",
+                "depthwise", "split-K", "epilogue"}
+        self.assertLessEqual(want, self.kinds(self.quick))
+        self.assertLessEqual(want | {"u8", "batch"}, self.kinds(self.full))
+        self.assertLess(len(self.quick), len(self.full) / 2)
+        self.assertEqual(len({e["name"] for e in self.full}), len(self.full))
+
+    def test_tcjit_takes_every_spec_and_forced_config(self):
+        tcjit = os.environ["TCJIT"]
+        p = run([tcjit, "explain", self.workload], env=self.env)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        headers = [line for line in p.stdout.splitlines() if line.startswith("== ")]
+        self.assertEqual(len(headers), len(self.full))
+        for e in self.full:
+            if e["config"]:
+                p = run([tcjit, "compile", e["spec"], "--config", e["config"]], env=self.env)
+                self.assertEqual(p.returncode, 0, f"{e['name']}: {p.stderr}")
 
 
 class TorchColumn(unittest.TestCase):
