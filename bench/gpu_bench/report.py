@@ -140,6 +140,29 @@ def race_table(doc, kind, anchor):
     return header, rows, chart
 
 
+def race_configs(doc, kind):
+    """(header, rows): each column's config or algorithm and its spread (p25-p75 ms, reps)."""
+    part = (doc.get("race") or {}).get(kind) or []
+    names = []
+    for row in part:
+        for col in row["columns"]:
+            if col["column"] not in names:
+                names.append(col["column"])
+    rows = []
+    for row in part:
+        by_name = {c["column"]: c for c in row["columns"]}
+        cells = [problem_text(kind, row["problem"])]
+        for n in names:
+            col = by_name.get(n)
+            if measured(col) is None:
+                cells.append("-")
+                continue
+            cells.append(f"{col.get('config_or_algo') or '?'} ({fmt_ms(col.get('p25_ms'))}-"
+                         f"{fmt_ms(col.get('p75_ms'))} ms, {col.get('reps') or '?'} reps)")
+        rows.append(cells)
+    return ["problem"] + names, rows
+
+
 def problem_text(kind, p):
     if kind == "gemm":
         batch = f" x{p['batch']}" if p.get("batch", 1) != 1 else ""
@@ -278,6 +301,9 @@ def markdown(doc, charts, charts_why_not):
         header, rows, _ = race_table(doc, kind, anchor)
         lines += [f"## {title}", ""]
         lines += [md_table(header, rows) if rows else "Not measured (see \"Not measured\")."]
+        if rows:
+            lines += ["", "Config or algorithm of each column, with the middle half of its "
+                      "repetitions:", "", md_table(*race_configs(doc, kind))]
         lines += [""]
     lines += quality_section(doc) + [""]
     lines += ["## Charts", ""]

@@ -229,6 +229,8 @@ class Report(Scratch):
         conv = next(line for line in md.splitlines() if line.startswith("| res2_3x3"))
         self.assertEqual(conv, "| res2_3x3 wgrad n=32 f16 | 0.5 | 0.4 | 0.6 | - | 0.3 | - | "
                                "1.20x | 0.75x | 40% | 53% | - |")
+        self.assertIn("| res2_3x3 wgrad n=32 f16 | x (0.5-0.5 ms, 20 reps) | x (0.4-0.4 ms, 20 "
+                      "reps) | x (0.6-0.6 ms, 20 reps) | - | x (0.3-0.3 ms, 20 reps) |", md)
         self.assertIn("Fake H100 (sm_90, 132 SMs), SM clock 1980 MHz", md)
         self.assertIn("3 of 4 cases ok (llvm: 2 ok, 0 failed, 0 errors; nvrtc: 1 ok, 1 failed", md)
         self.assertIn("| nvrtc | c_f16_dgrad | `conv2d n=1 h=9 w=7 c=8 k=16 r=3 s=3 pad=1 stride=2 "
@@ -507,8 +509,75 @@ class Matrix(Scratch):
                 self.assertEqual(p.returncode, 0, f"{e['name']}: {p.stderr}")
 
 
+FAKE_TORCH = """\
+# A stand-in for torch with the calls torch_column makes: tensors carry a shape and a dtype, and
+# every operation is recorded with the tf32 switch at that moment; each event pair times 2 ms.
+import types
+__version__ = "0.0-fake"
+version = types.SimpleNamespace(cuda="12.9")
+float16, bfloat16, float32, int8, uint8 = "float16", "bfloat16", "float32", "int8", "uint8"
+channels_last = "channels_last"
+calls = []
+backends = types.SimpleNamespace(
+    cuda=types.SimpleNamespace(matmul=types.SimpleNamespace(allow_tf32=False)),
+    cudnn=types.SimpleNamespace(allow_tf32=True, version=lambda: 90100))
+
+
+class Tensor:
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = tuple(shape), dtype
+    def zero_(self): return self
+    def to(self, memory_format=None): return self
+    def transpose(self, a, b):
+        s = list(self.shape); s[a], s[b] = s[b], s[a]
+        return Tensor(s, self.dtype)
+    def t(self): return Tensor(self.shape[::-1], self.dtype)
+    def __getitem__(self, i): return Tensor(self.shape[1:], self.dtype)
+
+
+def _op(name, *tensors, shape=None):
+    calls.append((name, tensors[0].dtype, backends.cuda.matmul.allow_tf32))
+    return Tensor(shape or tensors[0].shape, tensors[0].dtype)
+
+
+def empty(n, dtype=None, device=None): return Tensor((n,), dtype)
+def randn(*shape, dtype=None, device=None): return Tensor(shape, dtype)
+def randint(lo, hi, shape, dtype=None, device=None): return Tensor(shape, dtype)
+def randn_like(t): return Tensor(t.shape, t.dtype)
+def matmul(a, b): return _op("matmul", a, b)
+def addmm(bias, a, b): return _op("addmm", a, b)
+def baddbmm(bias, a, b): return _op("baddbmm", a, b)
+def _int_mm(a, b): return _op("_int_mm", a, b)
+
+
+class _Event:
+    count = 0
+    def __init__(self, enable_timing=False): pass
+    def record(self): pass
+    def elapsed_time(self, end): return 2.0
+
+
+def _conv2d(x, w, bias, stride, pad, dil, groups):
+    n, c, h, wd = x.shape
+    p = (h + 2 * pad[0] - dil[0] * (w.shape[2] - 1) - 1) // stride[0] + 1
+    q = (wd + 2 * pad[1] - dil[1] * (w.shape[3] - 1) - 1) // stride[1] + 1
+    return _op("conv2d", x, w, shape=(n, w.shape[0], p, q))
+
+
+cuda = types.SimpleNamespace(
+    is_available=lambda: True, synchronize=lambda: None, empty_cache=lambda: None,
+    get_device_properties=lambda i: types.SimpleNamespace(L2_cache_size=50 << 20), Event=_Event)
+nn = types.SimpleNamespace(
+    functional=types.SimpleNamespace(conv2d=_conv2d, gelu=lambda t: _op("gelu", t)),
+    grad=types.SimpleNamespace(
+        conv2d_input=lambda size, w, dy, *a: _op("conv2d_input", dy, shape=size),
+        conv2d_weight=lambda x, size, dy, *a: _op("conv2d_weight", x, shape=size)))
+"""
+
+
 class TorchColumn(unittest.TestCase):
-    """The torch column's arithmetic (its timing needs torch and a GPU)."""
+    """The torch column's arithmetic, and its calls on a stand-in for torch (its timing needs
+    torch and a GPU)."""
 
     def setUp(self):
         sys.path.insert(0, os.path.join(SOURCE, "bench"))
@@ -528,6 +597,43 @@ class TorchColumn(unittest.TestCase):
         grouped = {"n": 1, "h": 8, "w": 8, "c": 32, "k": 32, "r": 3, "s": 3, "pad": [1, 1],
                    "groups": 32}
         self.assertEqual(self.tc.conv_flops(grouped), 2.0 * 64 * 32 * 9)
+
+    def test_measure_on_a_stand_in_for_torch(self):
+        tmp = tempfile.mkdtemp(prefix="tcjit-fake-torch.")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        os.makedirs(os.path.join(tmp, "torch"))
+        with open(os.path.join(tmp, "torch", "__init__.py"), "w", encoding="utf-8") as f:
+            f.write(FAKE_TORCH)
+        sys.path.insert(0, tmp)
+        self.addCleanup(sys.path.remove, tmp)
+        self.addCleanup(sys.modules.pop, "torch", None)
+        torch, why = self.tc.available()
+        self.assertIsNone(why)
+        race = synthetic_race()
+        gemm = race["gemm"][0]
+        for extra in ({"dtype": "tf32"}, {"dtype": "bf16", "batch": 8, "bias_gelu": True},
+                      {"dtype": "s8"}, {"dtype": "s8", "batch": 2}):
+            race["gemm"].append({"problem": dict(gemm["problem"], **extra), "columns": []})
+        for pass_ in ("fprop", "dgrad"):
+            race["conv"].append({"problem": dict(CONV, **{"pass": pass_}), "columns": []})
+        out = self.tc.measure(torch, race, 20, log=lambda *_: None)
+        rows = out["rows"]
+        self.assertEqual([r["ok"] for r in rows], [True, True, True, True, False, True, True,
+                                                    True])
+        self.assertIn("int8", rows[4]["why_not"])
+        f16 = rows[0]
+        self.assertEqual((f16["median_ms"], f16["reps"]), (2.0, 20))
+        self.assertAlmostEqual(f16["tflops"], 2.0 * 4096 ** 3 / 2e-3 / 1e12)
+        self.assertAlmostEqual(f16["percent_of_peak"], 100 * f16["tflops"] / 989.4)
+        self.assertIsNone(rows[1]["percent_of_peak"])  # no tf32 peak given
+        calls = sorted(set(torch.calls))
+        self.assertIn(("matmul", "float32", True), calls)  # tf32 on for the tf32 row only
+        self.assertIn(("matmul", "float16", False), calls)
+        self.assertIn(("baddbmm", "bfloat16", False), calls)
+        self.assertIn(("_int_mm", "int8", False), calls)
+        for name in ("conv2d", "conv2d_input", "conv2d_weight"):
+            self.assertIn((name, "float16", False), calls)
+        self.assertFalse(torch.backends.cuda.matmul.allow_tf32)  # left as torch's default
 
     def test_spread(self):
         s = self.tc.spread([5.0, 1.0, 3.0, 2.0, 4.0])
