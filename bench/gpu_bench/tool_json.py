@@ -92,13 +92,23 @@ def _rows(rows, keys, where):
 
 
 def race(doc):
-    """The race's JSON file, normalized."""
+    """The race's JSON file, normalized. A measured column without percent_of_peak gets it from
+    its TFLOP/s and the device's peak for the problem's dtype (conv: f16), when both are given."""
     doc = _object(doc, "race")
-    return {
+    out = {
         "device": device(doc["device"]) if doc.get("device") is not None else None,
         "gemm": _rows(doc.get("gemm", []), GEMM_PROBLEM_KEYS, "race.gemm"),
         "conv": _rows(doc.get("conv", []), CONV_PROBLEM_KEYS, "race.conv"),
     }
+    peaks = (out["device"] or {}).get("peak_tflops") or {}
+    for row in out["gemm"] + out["conv"]:
+        peak = peaks.get(row["problem"].get("dtype", "f16"))
+        for col in row["columns"]:
+            if col["ok"] and col["percent_of_peak"] is None and \
+                    isinstance(col["tflops"], (int, float)) and isinstance(peak, (int, float)) \
+                    and peak > 0:
+                col["percent_of_peak"] = 100.0 * col["tflops"] / peak
+    return out
 
 
 def model_quality(doc):

@@ -5,6 +5,7 @@
   Arguments    command-line errors exit 2 and write nothing
   Report       the report of a synthetic results JSON with known figures: ratios, % of peak,
                every failure, what was not measured, a JSON copy; a malformed JSON is refused
+  ToolJson     the adapter of tcjit_gpu_bench's JSON: normalized, wrong shapes named
   Matrix       the device matrix covers every dtype, conv pass, groups, depthwise, split-K and
                epilogue (its quick subset too), and tcjit takes every spec and forced config
   TorchColumn  the torch column's FLOP counts and spread of repetitions
@@ -15,6 +16,7 @@
 Environment (set by tests/bench/CMakeLists.txt): TCJIT (the built tcjit), TCJIT_BUILD (the build
 tree, for its tcjit_gpu_bench when built)."""
 
+import copy
 import json
 import os
 import shutil
@@ -153,7 +155,7 @@ CONV = {"name": "res2_3x3", "pass": "wgrad", "n": 32, "h": 56, "w": 56, "c": 64,
 
 
 def synthetic_race():
-    return {
+    return copy.deepcopy({
         "device": {"name": "Fake H100", "arch": "sm_90", "sm_clock_mhz": 1980,
                    "memory_clock_mhz": 2619, "driver": "580.1", "sms": 132,
                    "peak_tflops": {"f16": 989.4, "s8": 1978.9}},
@@ -166,7 +168,7 @@ def synthetic_race():
             column("cuDNN heuristic A first", 0.6),
             column("cuDNN heuristic B first", None, ok=False, why="no engine for this layout"),
             column("cuDNN best of 8", 0.3, 53.3)]}],
-    }
+    })
 
 
 def synthetic_results():
@@ -452,6 +454,40 @@ class FakeGpuRun(Scratch):
                     names.append(text.split(":", 1)[0].strip())
         self.assertGreater(len(names), 10)
         return names
+
+
+class ToolJson(unittest.TestCase):
+    """The one adapter of tcjit_gpu_bench's JSON."""
+
+    def setUp(self):
+        sys.path.insert(0, os.path.join(SOURCE, "bench"))
+        sys.dont_write_bytecode = True
+        from gpu_bench import tool_json
+        self.tj = tool_json
+
+    def test_race_is_normalized(self):
+        doc = synthetic_race()
+        doc["gemm"][0]["columns"][1].update(percent_of_peak=None, tflops=98.94)
+        race = self.tj.race(doc)
+        self.assertEqual(race["device"]["name"], "Fake H100")
+        tuned = race["gemm"][0]["columns"][1]
+        self.assertAlmostEqual(tuned["percent_of_peak"], 10.0)  # 98.94 of f16's 989.4
+        self.assertEqual(race["conv"][0]["columns"][3]["why_not"], "no engine for this layout")
+        self.assertEqual(self.tj.device({"device": doc["device"]})["sms"], 132)
+
+    def test_wrong_shapes_are_named(self):
+        doc = synthetic_race()
+        del doc["gemm"][0]["problem"]["k"]
+        with self.assertRaisesRegex(self.tj.ToolJsonError, r"race.gemm\[0\].problem: missing k"):
+            self.tj.race(doc)
+        doc = synthetic_race()
+        doc["conv"][0]["columns"][0]["median_ms"] = "fast"
+        with self.assertRaisesRegex(self.tj.ToolJsonError, "expected a number, found 'fast'"):
+            self.tj.race(doc)
+        with self.assertRaisesRegex(self.tj.ToolJsonError, "no \"name\""):
+            self.tj.device({"sms": 1})
+        with self.assertRaisesRegex(self.tj.ToolJsonError, r"model-quality\[0\]: no \"problem\""):
+            self.tj.model_quality([{"kendall_tau": 1}])
 
 
 class Matrix(Scratch):
