@@ -11,7 +11,8 @@
   TorchColumn  the torch column's FLOP counts and spread of repetitions
   FakeGpuRun   a whole run from a bundle-shaped folder whose bin/ holds fakes of tcjit,
                tcjit_gpu_bench and test_gpu: both backends, --quick, a crashed process's cases
-               rerun one by one, the failure listed with its spec and config, exit 3
+               rerun one by one, the failure listed with its spec and config, exit 3; an
+               unreadable race JSON; SIGTERM mid-run (exit 130, what was measured reported)
 
 Environment (set by tests/bench/CMakeLists.txt): TCJIT (the built tcjit), TCJIT_BUILD (the build
 tree, for its tcjit_gpu_bench when built)."""
@@ -20,10 +21,12 @@ import copy
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 import unittest
 
 SOURCE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
@@ -343,6 +346,9 @@ if args == ["info", "--json"]:
     sys.exit(0)
 path = args[args.index("--json") + 1]
 assert os.path.basename(os.path.dirname(args[args.index("--db") + 1])).endswith("-raw")
+if args[0] == "race" and os.environ.get("FAKE_RACE_HANG"):
+    import time
+    time.sleep(120)
 doc = fake_data.race() if args[0] == "race" else fake_data.quality()
 if args[0] == "race" and os.environ.get("FAKE_RACE_BAD"):
     doc["gemm"] = {"not": "a list"}
@@ -443,6 +449,27 @@ class FakeGpuRun(Scratch):
                       "(race.gemm: expected a JSON array, found dict)", md)
         self.assertIn("- GPU tests: no test_gpu binary here", md)
         self.assertIn("| 4096^3 f16 | 64 | 0.812 |", md)  # model quality still reported
+
+    def test_sigterm_keeps_what_was_measured(self):
+        bundle, data = self.make_bundle()
+        log = os.path.join(self.tmp, "log")
+        out = os.path.join(self.tmp, "results")
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", FAKE_LOG=log, FAKE_DATA=data,
+                   FAKE_RACE_HANG="1", **self.env)
+        p = subprocess.Popen([sys.executable, os.path.join(bundle, "bench", "gpu"), "--quick",
+                              "--out", out], env=env, stdout=subprocess.PIPE, text=True)
+        for _ in range(1200):  # until the race has started (the matrix and tests are done)
+            if os.path.exists(log) and '"race"' in open(log, encoding="utf-8").read():
+                break
+            time.sleep(0.05)
+        p.send_signal(signal.SIGTERM)
+        stdout, _ = p.communicate(timeout=120)
+        self.assertEqual(p.returncode, 130, stdout)
+        md_name = [f for f in os.listdir(out) if f.endswith(".md")][0]
+        with open(os.path.join(out, md_name), encoding="utf-8") as f:
+            md = f.read()
+        self.assertIn("- the rest of the run: interrupted", md)
+        self.assertIn("| nvrtc | c_f16_dgrad |", md)  # the matrix, measured before, kept
 
     def quick_names(self):
         names = []
