@@ -13,6 +13,9 @@ REQUIRED = {"schema": str, "stamp": str, "created_at": str, "quick": bool, "mach
 OPTIONAL = {"race": dict, "model_quality": list, "torch": dict}
 
 
+DETAIL_CHARS = 240  # of a failure's message in the md table
+
+
 class ResultsError(ValueError):
     """A results document bench/gpu did not write: says what is wrong."""
 
@@ -193,18 +196,32 @@ def not_measured(doc):
     return out
 
 
+def _known(x):
+    return "?" if x is None or x == "" else x
+
+
+def driver_text(v):
+    """The CUDA driver's version: 13000 (cuDriverGetVersion's encoding) as 13.0, text as is."""
+    if isinstance(v, int) and not isinstance(v, bool) and v >= 1000:
+        return f"{v // 1000}.{v % 1000 // 10}"
+    return str(_known(v))
+
+
 def machine_section(doc):
     m = doc["machine"]
-    gpu = m.get("gpu") or {}
-    peaks = ", ".join(f"{k} {v:g}" for k, v in (gpu.get("peak_tflops") or {}).items()
-                      if _is_number(v))
+    gpu = {k: _known(v) for k, v in (m.get("gpu") or {}).items()}
+    peaks = ", ".join(f"{k} {v:g}" for k, v in ((m.get("gpu") or {}).get("peak_tflops") or {})
+                      .items() if _is_number(v))
+    driver = gpu.get("driver", "?")
+    if driver == "?":
+        driver = driver_text(m.get("driver_version"))
     host = m.get("host") or {}
     toolkit = "; ".join(f"{k} {v}" for k, v in (m.get("toolkit") or {}).items())
     lines = [
         f"- GPU: {gpu.get('name', '?')} ({gpu.get('arch', '?')}, {gpu.get('sms', '?')} SMs), "
         f"SM clock {gpu.get('sm_clock_mhz', '?')} MHz, memory clock "
         f"{gpu.get('memory_clock_mhz', '?')} MHz; peak TFLOP/s: {peaks or '?'}",
-        f"- driver: {gpu.get('driver') or m.get('driver_version') or '?'}; CUDA toolkit: "
+        f"- driver: {driver}; CUDA toolkit: "
         f"{toolkit or '?'}",
         f"- tcjit {m.get('tcjit', '?')}; host {host.get('hostname', '?')}, {host.get('os', '?')}, "
         f"{host.get('cpu', '?')} ({host.get('cpus', '?')} CPUs), Python {host.get('python', '?')}",
@@ -257,12 +274,15 @@ def detail(f):
     parts = []
     worst = f.get("worst_error_over_tolerance")
     if _is_number(worst) or worst == "inf":
-        parts.append(f"worst error/tolerance {worst}")
+        parts.append(f"worst error/tolerance {worst:.4g}" if _is_number(worst)
+                     else "worst error/tolerance inf")
     if f.get("mismatches"):
         parts.append(f"{f['mismatches']} of {f.get('elements', '?')} elements outside")
     for key in ("failure", "error"):
         if f.get(key):
-            parts.append(str(f[key]))
+            text = " ".join(str(f[key]).split())
+            parts.append(text if len(text) <= DETAIL_CHARS else
+                         text[:DETAIL_CHARS] + " ... (the JSON has all of it)")
     return "; ".join(parts) or "-"
 
 

@@ -259,12 +259,21 @@ class Report(Scratch):
     def test_predicted_column_is_not_shown_as_measured(self):
         doc = synthetic_results()
         doc["race"]["gemm"][0]["columns"][1]["provenance"] = "predicted"
+        # and: a driver known by its API version only, no clocks, a long failure message
+        doc["machine"]["gpu"].update(driver=None, sm_clock_mhz=None)
+        doc["machine"]["driver_version"] = 12080
+        doc["correctness"]["matrix"]["failures"][0]["failure"] = "x" * 1000
         out = os.path.join(self.tmp, "report")
         p = run([sys.executable, REPORT, "--from", self.write_json(doc), "--out", out],
                 env=self.env)
         self.assertEqual(p.returncode, 0, p.stderr)
         with open(os.path.join(out, "2030-01-02-gpu.md"), encoding="utf-8") as f:
-            gemm = next(line for line in f if line.startswith("| 4096^3"))
+            md = f.read()
+        self.assertIn("SM clock ? MHz", md)
+        self.assertIn("- driver: 12.8;", md)
+        self.assertIn("x" * 240 + " ... (the JSON has all of it)", md)
+        self.assertNotIn("x" * 241, md)
+        gemm = next(line for line in md.splitlines() if line.startswith("| 4096^3"))
         self.assertTrue(gemm.startswith("| 4096^3 4096x4096x4096 f16 | 2 | - | 1.5 | 1.2 |"), gemm)
         self.assertIn("| 0.75x | - | - |", gemm)
 
