@@ -5,6 +5,7 @@
   Arguments    command-line errors exit 2 and write nothing
   Report       the report of a synthetic results JSON with known figures: ratios, % of peak,
                every failure, what was not measured, a JSON copy; a malformed JSON is refused
+  FakeDriver   the real tcjit on the fake libcuda: the quick matrix's real JSON read case by case
   ToolJson     the adapter of tcjit_gpu_bench's JSON: normalized, wrong shapes named
   Matrix       the device matrix covers every dtype, conv pass, groups, depthwise, split-K and
                epilogue (its quick subset too), and tcjit takes every spec and forced config
@@ -15,7 +16,7 @@
                unreadable race JSON; SIGTERM mid-run (exit 130, what was measured reported)
 
 Environment (set by tests/bench/CMakeLists.txt): TCJIT (the built tcjit), TCJIT_BUILD (the build
-tree, for its tcjit_gpu_bench when built)."""
+tree, for its tcjit_gpu_bench when built), TCJIT_FAKE_DRIVER_DIR (tests/cuda's fake libcuda.so.1)."""
 
 import copy
 import json
@@ -490,6 +491,37 @@ class FakeGpuRun(Scratch):
                     names.append(text.split(":", 1)[0].strip())
         self.assertGreater(len(names), 10)
         return names
+
+
+class FakeDriver(Scratch):
+    """The real tcjit on tests/cuda's fake libcuda.so.1 (one sm_90 "GPU" whose launches do
+    nothing): bench/gpu --quick runs the matrix through `tcjit run - --device cuda --json` and
+    reads every case's real JSON (the outputs, never written, fail their verification)."""
+
+    def test_quick_matrix_through_the_real_tcjit(self):
+        driver = os.environ.get("TCJIT_FAKE_DRIVER_DIR", "")
+        if not os.path.exists(os.path.join(driver, "libcuda.so.1")):
+            self.skipTest("the fake driver is not built (target tcjit_fake_libcuda_so1)")
+        out = os.path.join(self.tmp, "results")
+        env = dict(self.env, LD_LIBRARY_PATH=driver)
+        p = run([sys.executable, GPU, "--quick", "--tcjit", os.environ["TCJIT"], "--out", out],
+                env=env)
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        stamp = [f for f in os.listdir(out) if f.endswith(".json")][0]
+        with open(os.path.join(out, stamp), encoding="utf-8") as f:
+            doc = json.load(f)
+        self.assertEqual(doc["machine"]["gpu"]["arch"], "sm_90")
+        outcomes = doc["correctness"]["matrix"]["outcomes"]
+        llvm = [o for o in outcomes if o["backend"] == "llvm"]
+        self.assertEqual(len(outcomes), 2 * len(llvm))
+        self.assertGreater(len(llvm), 10)
+        for o in llvm:  # each case ran and was verified: its config, element count and verdict
+            self.assertEqual(o["result"], "failed", o)
+            self.assertGreater(o["elements"], 0, o)
+            self.assertRegex(o["config"], r"^\d+x\d+x\d+ w\d+x\d+ ", o)
+            if o["config_forced"]:
+                self.assertTrue(o["config"].startswith(o["config_forced"]), o)
+            self.assertIn("out of tolerance", o["failure"])
 
 
 class ToolJson(unittest.TestCase):
