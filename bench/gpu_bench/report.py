@@ -75,10 +75,18 @@ def fmt_pct(x):
 
 
 def measured(col):
-    """A column's median when it was measured (never a prediction), else None."""
-    if not col or not col.get("ok") or col.get("provenance", "measured") != "measured":
+    """A column's median when it was measured (never a prediction) and its output was not found
+    wrong, else None."""
+    if not col or not col.get("ok") or col.get("provenance", "measured") != "measured" or \
+            col.get("wrong"):
         return None
     return col["median_ms"] if _is_number(col.get("median_ms")) else None
+
+
+def time_cell(col):
+    if col and col.get("ok") and col.get("wrong") and _is_number(col.get("median_ms")):
+        return f"{fmt_ms(col['median_ms'])} (wrong)"
+    return fmt_ms(measured(col))
 
 
 def pick(columns, *, tcjit, words):
@@ -129,7 +137,7 @@ def race_table(doc, kind, anchor):
         r_best = speed_ratio(tuned, measured(anchor_best))
         t_ms = torch_ms(doc, kind, row["problem"])
         cells = [problem_text(kind, row["problem"])]
-        cells += [fmt_ms(measured(by_name.get(n))) for n in names]
+        cells += [time_cell(by_name.get(n)) for n in names]
         cells += [fmt_ms(t_ms)] if has_torch else []
         cells += [fmt_ratio(r_heur), fmt_ratio(r_best),
                   fmt_pct(tuned.get("percent_of_peak") if measured(tuned) else None),
@@ -185,10 +193,14 @@ def not_measured(doc):
     out = [(n.get("what", "?"), n.get("why", "?")) for n in doc["not_measured"]]
     for kind in ("gemm", "conv"):
         for row in (doc.get("race") or {}).get(kind) or []:
+            label = problem_text(kind, row["problem"])
+            out += [(label, str(e)) for e in row.get("errors") or []]
             for col in row["columns"]:
                 if not col.get("ok"):
-                    out.append((f"{problem_text(kind, row['problem'])}: {col['column']}",
-                                col.get("why_not") or "not measured"))
+                    out.append((f"{label}: {col['column']}", col.get("why_not") or "not measured"))
+                elif col.get("wrong"):
+                    out.append((f"{label}: {col['column']}", "timed, but its output failed the "
+                                f"check against the reference ({col['wrong']}): no ratio"))
     for row in (doc.get("torch") or {}).get("rows", []):
         if not row.get("ok"):
             out.append((f"{problem_text(row['kind'], row['problem'])}: torch",
@@ -299,8 +311,9 @@ def quality_section(doc):
               _fmt(r.get("winner_predicted_over_measured"), ".2f"),
               _fmt(r.get("regret_top1"), ".3f"), _fmt(r.get("regret_top8"), ".3f")]
              for r in rows]
+    k = rows[0].get("k", 8) if rows else 8
     return lines + [md_table(["problem", "candidates", "Kendall tau", "winner predicted/measured",
-                              "regret top-1", "regret top-8"], table)]
+                              "regret top-1", f"regret top-{k}"], table)]
 
 
 def _fmt(x, spec):
@@ -309,6 +322,8 @@ def _fmt(x, spec):
 
 def markdown(doc, charts, charts_why_not):
     title = "quick run" if doc["quick"] else "full run"
+    if doc.get("complete") is False:
+        title += ", cut short (the JSON of a run that was killed)"
     gpu = (doc["machine"].get("gpu") or {}).get("name", "?")
     lines = [f"# tcjit on {gpu}: bench/gpu, {title} ({doc['created_at']})", ""]
     lines += machine_section(doc) + [""]

@@ -13,10 +13,12 @@
   FakeGpuRun   a whole run from a bundle-shaped folder whose bin/ holds fakes of tcjit,
                tcjit_gpu_bench and test_gpu: both backends, --quick, a crashed process's cases
                rerun one by one, the failure listed with its spec and config, exit 3; an
-               unreadable race JSON; SIGTERM mid-run (exit 130, what was measured reported)
+               unreadable race JSON; SIGTERM mid-run (exit 130, what was measured reported);
+               SIGKILL mid-run (its JSON so far is left, and gpu_report.py draws it)
 
 Environment (set by tests/bench/CMakeLists.txt): TCJIT (the built tcjit), TCJIT_BUILD (the build
-tree, for its tcjit_gpu_bench when built), TCJIT_FAKE_DRIVER_DIR (tests/cuda's fake libcuda.so.1)."""
+tree, for its tcjit_gpu_bench when built), TCJIT_FAKE_DRIVER_DIR (the folder of tests/cuda's fake
+libcuda.so.1)."""
 
 import copy
 import json
@@ -175,6 +177,43 @@ def synthetic_race():
     })
 
 
+def gemm_spec(p):
+    return (f"gemm m={p['m']} n={p['n']} k={p['k']} batch={p['batch']} a={p['dtype']}:row "
+            f"b={p['dtype']}:col c={p['dtype']}:row acc=f32")
+
+
+def tool_form(race):
+    """The race as tcjit_gpu_bench writes it (bench/gpu_tool/race_json.cpp): one problems list,
+    each problem with its spec text, columns with times in microseconds."""
+    problems = []
+    for kind in ("gemm", "conv"):
+        for row in race[kind]:
+            p = row["problem"]
+            spec = gemm_spec(p) if kind == "gemm" else (
+                f"conv2d n={p['n']} h={p['h']} w={p['w']} c={p['c']} k={p['k']} r={p['r']} "
+                f"s={p['s']} pad={p['pad']} stride={p['stride']} pass={p['pass']} x=f16 acc=f32")
+            out = {"kind": kind, "name": p["name"], "dtype": p.get("dtype", "f16"), "spec": spec,
+                   "flops": 1.0, "math_unit": "f16", "columns": [], "errors": []}
+            out.update({"bias_gelu": p["bias_gelu"]} if kind == "gemm" else {"pass": p["pass"]})
+            for c in row["columns"]:
+                col = {"column": c["column"], "source": c["column"].split()[0], "variant": "x",
+                       "measured": c["ok"], "config": c["config_or_algo"]}
+                if c["ok"]:
+                    col["timing"] = {f"{k}_us": c[f"{k}_ms"] * 1000 for k in
+                                     ("median", "min", "max", "p25", "p75")}
+                    col["timing"].update(reps=c["reps"], warmup=3, l2_flush_bytes=104857600)
+                    col.update(tflops=c["tflops"], percent_of_peak=c["percent_of_peak"])
+                    col["verification"] = {"checked": True, "ok": True, "max_abs_error": 0.0}
+                else:
+                    col.update(error=c["why_not"], verification=None)
+                out["columns"].append(col)
+            problems.append(out)
+    device = dict(race["device"])
+    device["peaks"] = {"gpu": "H100", "source": "x", "tflops": device.pop("peak_tflops")}
+    return {"tool": "tcjit_gpu_bench race", "measured": True, "device": device,
+            "problems": problems}
+
+
 def synthetic_results():
     failure = {"name": "c_f16_dgrad", "backend": "nvrtc", "result": "failed",
                "spec": "conv2d n=1 h=9 w=7 c=8 k=16 r=3 s=3 pad=1 stride=2 pass=dgrad x=f16 "
@@ -260,6 +299,7 @@ class Report(Scratch):
     def test_predicted_column_is_not_shown_as_measured(self):
         doc = synthetic_results()
         doc["race"]["gemm"][0]["columns"][1]["provenance"] = "predicted"
+        doc["race"]["gemm"][0]["columns"][2]["wrong"] = "element 5: 2 vs 1"  # timed, but wrong
         # and: a driver known by its API version only, no clocks, a long failure message
         doc["machine"]["gpu"].update(driver=None, sm_clock_mhz=None)
         doc["machine"]["driver_version"] = 12080
@@ -275,8 +315,11 @@ class Report(Scratch):
         self.assertIn("x" * 240 + " ... (the JSON has all of it)", md)
         self.assertNotIn("x" * 241, md)
         gemm = next(line for line in md.splitlines() if line.startswith("| 4096^3"))
-        self.assertTrue(gemm.startswith("| 4096^3 4096x4096x4096 f16 | 2 | - | 1.5 | 1.2 |"), gemm)
-        self.assertIn("| 0.75x | - | - |", gemm)
+        self.assertTrue(
+            gemm.startswith("| 4096^3 4096x4096x4096 f16 | 2 | - | 1.5 (wrong) | 1.2 |"), gemm)
+        self.assertIn("| 1.1 | - | - | - | 12% |", gemm)  # no ratio with a wrong or predicted time
+        self.assertIn("- 4096^3 4096x4096x4096 f16: cuBLASLt heuristic first: timed, but its "
+                      "output failed the check against the reference (element 5: 2 vs 1)", md)
 
     def check_refused(self, text, words):
         source = self.write_json(text)
@@ -361,7 +404,7 @@ if args[0] == "race" and os.environ.get("FAKE_RACE_HANG"):
     time.sleep(120)
 doc = fake_data.race() if args[0] == "race" else fake_data.quality()
 if args[0] == "race" and os.environ.get("FAKE_RACE_BAD"):
-    doc["gemm"] = {"not": "a list"}
+    doc["problems"] = {"not": "a list"}
 with open(path, "w") as f:
     json.dump(doc, f)
 """
@@ -391,7 +434,7 @@ class FakeGpuRun(Scratch):
         data = os.path.join(self.tmp, "data")
         os.makedirs(data)
         with open(os.path.join(data, "fake_data.py"), "w", encoding="utf-8") as f:
-            f.write(f"import json\nRACE = {json.dumps(synthetic_race())!r}\n"
+            f.write(f"import json\nRACE = {json.dumps(tool_form(synthetic_race()))!r}\n"
                     f"QUALITY = {json.dumps(synthetic_results()['model_quality'])!r}\n"
                     "def race(): return json.loads(RACE)\n"
                     "def quality(): return json.loads(QUALITY)\n")
@@ -456,22 +499,46 @@ class FakeGpuRun(Scratch):
         with open(os.path.join(out, md_name), encoding="utf-8") as f:
             md = f.read()
         self.assertIn("- race (tcjit vs cuBLASLt/cuDNN): its JSON could not be read "
-                      "(race.gemm: expected a JSON array, found dict)", md)
+                      "(race.problems: expected a JSON array, found dict)", md)
         self.assertIn("- GPU tests: no test_gpu binary here", md)
         self.assertIn("| 4096^3 f16 | 64 | 0.812 |", md)  # model quality still reported
 
-    def test_sigterm_keeps_what_was_measured(self):
+    def start_hanging_race(self):
+        """bench/gpu --quick, once its race (which hangs) has started; (process, out)."""
         bundle, data = self.make_bundle()
         log = os.path.join(self.tmp, "log")
         out = os.path.join(self.tmp, "results")
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", FAKE_LOG=log, FAKE_DATA=data,
                    FAKE_RACE_HANG="1", **self.env)
         p = subprocess.Popen([sys.executable, os.path.join(bundle, "bench", "gpu"), "--quick",
-                              "--out", out], env=env, stdout=subprocess.PIPE, text=True)
+                              "--out", out], env=env, stdout=subprocess.PIPE, text=True,
+                             start_new_session=True)
         for _ in range(1200):  # until the race has started (the matrix and tests are done)
-            if os.path.exists(log) and '"race"' in open(log, encoding="utf-8").read():
-                break
+            if os.path.exists(log):
+                with open(log, encoding="utf-8") as f:
+                    if '"race"' in f.read():
+                        break
             time.sleep(0.05)
+        return p, out
+
+    def test_killed_run_leaves_its_json(self):
+        p, out = self.start_hanging_race()
+        os.killpg(p.pid, signal.SIGKILL)  # bench/gpu and the hanging tool
+        p.communicate(timeout=120)
+        self.assertEqual(p.returncode, -signal.SIGKILL)
+        json_name = [f for f in os.listdir(out) if f.endswith(".json")]
+        self.assertEqual(len(json_name), 1, os.listdir(out))
+        self.assertEqual([f for f in os.listdir(out) if f.endswith(".md")], [])
+        r = run([sys.executable, REPORT, "--from", os.path.join(out, json_name[0])],
+                env=self.env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(out, json_name[0][:-5] + ".md"), encoding="utf-8") as f:
+            md = f.read()
+        self.assertIn("quick run, cut short", md)
+        self.assertIn("| nvrtc | c_f16_dgrad |", md)  # the matrix was saved before the race
+
+    def test_sigterm_keeps_what_was_measured(self):
+        p, out = self.start_hanging_race()
         p.send_signal(signal.SIGTERM)
         stdout, _ = p.communicate(timeout=120)
         self.assertEqual(p.returncode, 130, stdout)
@@ -542,6 +609,33 @@ class ToolJson(unittest.TestCase):
         self.assertAlmostEqual(tuned["percent_of_peak"], 10.0)  # 98.94 of f16's 989.4
         self.assertEqual(race["conv"][0]["columns"][3]["why_not"], "no engine for this layout")
         self.assertEqual(self.tj.device({"device": doc["device"]})["sms"], 132)
+
+    def test_the_tools_own_form(self):
+        doc = tool_form(synthetic_race())
+        doc["problems"][0]["columns"][2]["verification"] = {
+            "checked": True, "ok": False, "max_abs_error": 3.0, "worst": "element 5: 2 vs 1"}
+        doc["problems"][1]["errors"] = ["cuDNN: no operands"]
+        race = self.tj.race(doc)
+        self.assertEqual(race["device"]["peak_tflops"]["f16"], 989.4)
+        gemm, conv = race["gemm"][0], race["conv"][0]
+        self.assertEqual({k: gemm["problem"][k] for k in ("name", "m", "n", "k", "batch",
+                                                           "dtype", "bias_gelu")}, GEMM)
+        self.assertEqual(conv["problem"]["pad"], 1)
+        self.assertEqual(conv["problem"]["pass"], "wgrad")
+        tuned = gemm["columns"][1]
+        self.assertEqual((tuned["ok"], tuned["median_ms"], tuned["reps"], tuned["verified"]),
+                         (True, 1.0, 20, True))
+        self.assertEqual(gemm["columns"][2]["wrong"], "element 5: 2 vs 1")
+        self.assertEqual(conv["columns"][3]["why_not"], "no engine for this layout")
+        self.assertEqual(conv["errors"], ["cuDNN: no operands"])
+        quality = self.tj.model_quality({"problems": [
+            {"spec": "gemm m=1", "candidates": 16, "kendall_tau_b": 0.5, "k": 8,
+             "winner_predicted_over_measured": 0.9, "regret_top1": 1.1, "regret_top_k": 1.0}],
+            "skipped": ["abc on H100: not measured"]})
+        self.assertEqual(quality, [{"problem": "gemm m=1", "candidates": 16, "kendall_tau": 0.5,
+                                    "winner_predicted_over_measured": 0.9, "regret_top1": 1.1,
+                                    "regret_top8": 1.0, "k": 8}])
+        self.assertEqual(self.tj.model_quality_skipped({"skipped": ["x"]}), ["x"])
 
     def test_wrong_shapes_are_named(self):
         doc = synthetic_race()
