@@ -2,6 +2,7 @@
 
 import signal
 import subprocess
+import threading
 
 
 class Done:
@@ -21,6 +22,42 @@ def run(cmd, timeout, stdin=None, env=None, cwd=None):
         return Done(None, out or "", err or "", timed_out=True)
     except OSError as e:
         return Done(None, "", str(e), missing=True)
+
+
+def run_streaming(cmd, timeout, log, env=None):
+    """run(), with each line the command writes on stderr passed to log() as it comes (a long
+    race says what it finished), and kept."""
+    try:
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             errors="replace", env=env)
+    except OSError as e:
+        return Done(None, "", str(e), missing=True)
+    out, err = [], []
+
+    def pump_err():
+        for line in p.stderr:
+            err.append(line)
+            log("  " + line.rstrip())
+
+    threads = [threading.Thread(target=pump_err, daemon=True),
+               threading.Thread(target=lambda: out.append(p.stdout.read()), daemon=True)]
+    for t in threads:
+        t.start()
+    timed_out = False
+    try:
+        p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        p.kill()
+        p.wait()
+    except BaseException:  # Ctrl-C, SIGTERM: the command does not outlive bench/gpu
+        p.kill()
+        p.wait()
+        raise
+    for t in threads:
+        t.join(10)
+    return Done(None if timed_out else p.returncode, "".join(out), "".join(err),
+                timed_out=timed_out)
 
 
 def last_line(text):

@@ -399,6 +399,8 @@ with open(os.environ["FAKE_LOG"], "a") as f:
 if args == ["info", "--json"]:
     print(json.dumps(fake_data.race()["device"]))
     sys.exit(0)
+sys.stderr.write(f"{args[0]}: 4096^3 f16: tcjit heuristic 2000 us\\n")
+sys.stderr.flush()
 path = args[args.index("--json") + 1]
 assert os.path.basename(os.path.dirname(args[args.index("--db") + 1])).endswith("-raw")
 if args[0] == "race" and os.environ.get("FAKE_RACE_HANG"):
@@ -464,6 +466,7 @@ class FakeGpuRun(Scratch):
         self.assertEqual(tool_calls[0], ["info", "--json"])
         self.assertEqual(tool_calls[1][:2], ["race", "--quick"])
         self.assertEqual(tool_calls[2][0], "model-quality")
+        self.assertIn("\n  race: 4096^3 f16: tcjit heuristic 2000 us\n", p.stdout)  # live
 
         stamp = [f for f in os.listdir(out) if f.endswith(".json")][0][:-5]
         self.assertRegex(stamp, r"^\d{4}-\d\d-\d\d-gpu-quick$")
