@@ -312,7 +312,10 @@ def quality_section(doc):
               _fmt(r.get("winner_predicted_over_measured"), ".2f"),
               _fmt(r.get("regret_top1"), ".3f"), _fmt(r.get("regret_top8"), ".3f")]
              for r in rows]
-    k = rows[0].get("k", 8) if rows else 8
+    if not rows:
+        return lines[:2] + ["No problem tuned by measurement was found in the race's database "
+                            "(see \"Not measured\")."]
+    k = rows[0].get("k", 8)
     return lines + [md_table(["problem", "candidates", "Kendall tau", "winner predicted/measured",
                               "regret top-1", f"regret top-{k}"], table)]
 
