@@ -6,9 +6,12 @@
 #   - the unpacked tcjit runs from another directory with a clean environment: --version, explain,
 #     and one GEMM on the emulator (run --device emu), verified;
 #   - the bundle's bin/test_gpu (when the build tree has it) runs there too: on a machine without
-#     a GPU every test is skipped with the reason, on one with a GPU every test passes.
+#     a GPU every test is skipped with the reason, on one with a GPU every test passes;
+#   - it carries bench/gpu with its modules and workloads (and bin/tcjit_gpu_bench when the build
+#     tree has it), and with PYTHON given, the unpacked bench/gpu on this GPU-less machine prints
+#     its one "no GPU here" line, exits 0 and writes nothing.
 # Usage: cmake -DSOURCE=<repo> -DBUILD=<build tree> -DWORK=<scratch dir> -DVERSION=<x.y.z>
-#              -DREADELF=<readelf> -P bundle.cmake
+#              -DREADELF=<readelf> [-DPYTHON=<python3>] -P bundle.cmake
 cmake_minimum_required(VERSION 3.25)
 foreach(var SOURCE BUILD WORK VERSION READELF)
   if(NOT ${var})
@@ -44,11 +47,22 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "could not unpack ${archive}")
 endif()
 set(bundle "${WORK}/unpacked/${name}")
-foreach(part bin/tcjit README.md bench/README.md include/tcjit examples/workloads/resnet50.tcjit)
+foreach(part bin/tcjit README.md bench/README.md bench/gpu bench/gpu_report.py
+             bench/gpu_bench/report.py bench/workloads/device_matrix.tcjit include/tcjit
+             examples/workloads/resnet50.tcjit)
   if(NOT EXISTS "${bundle}/${part}")
     message(FATAL_ERROR "the bundle has no ${part}")
   endif()
 endforeach()
+
+if(EXISTS "${BUILD}/bench/gpu_tool/tcjit_gpu_bench" AND NOT EXISTS "${bundle}/bin/tcjit_gpu_bench")
+  message(FATAL_ERROR "the build tree has tcjit_gpu_bench but the bundle has no "
+                      "bin/tcjit_gpu_bench (bench/gpu could not race)")
+endif()
+file(GLOB_RECURSE caches "${bundle}/bench/*.pyc")
+if(caches)
+  message(FATAL_ERROR "the bundle carries Python caches: ${caches}")
+endif()
 
 # glibc's own libraries: the system's, never bundled.
 set(glibc_regex
@@ -143,5 +157,19 @@ if(EXISTS "${BUILD}/tests/gpu/test_gpu")
   endif()
   if(out MATCHES "no CUDA device: ")
     message(STATUS "the bundled test_gpu ran; no GPU here: its tests were skipped")
+  endif()
+endif()
+
+# bench/gpu from the unpacked bundle (it finds bin/tcjit, bin/tcjit_gpu_bench): no GPU here.
+if(PYTHON)
+  execute_process(COMMAND ${clean_env} "${PYTHON}" -B "${bundle}/bench/gpu"
+                          --out "${WORK}/gpu-results"
+                  WORKING_DIRECTORY "${WORK}/elsewhere"
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "^bench/gpu: no GPU here \\([^\n]+\\); nothing measured\n$"
+     OR NOT err STREQUAL "" OR EXISTS "${WORK}/gpu-results")
+    message(FATAL_ERROR "the bundled bench/gpu without a GPU: exit ${rc}, expected one line "
+                        "'bench/gpu: no GPU here (...); nothing measured' and no --out folder:\n"
+                        "${out}\n${err}")
   endif()
 endif()
