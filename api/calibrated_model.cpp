@@ -54,8 +54,7 @@ tuner::GpuModel calibrated_gpu_model(kdb::KernelsDb &db, std::string_view arch,
   if (!choice.refused.empty())
     throw Error(ErrorCode::database,
                 "the database's calibration of the cost model for " + std::string(arch) +
-                    " cannot be used (never used as it is): " + choice.refused + " [" + db.path() +
-                    "]",
+                    " is refused (never used): " + choice.refused + " [" + db.path() + "]",
                 where,
                 "run `tcjit calibrate --db " + db.path() +
                     "` on the GPU's measurements to replace it (or delete the row with sqlite3); "

@@ -38,7 +38,8 @@ tuner::GpuModel calibrated_gpu_model(kernels_db::KernelsDb &db, std::string_view
 tuner::GpuModel calibrated_gpu_model(const std::string &db_path, std::string_view arch,
                                      std::string_view device, const char *where);
 
-// "<db>.calibration.json": where tcjit kept calibrations before schema 6 (tuner/calibration_file.h).
+// "<db>.calibration.json": where tcjit kept calibrations before schema 6
+// (tuner/calibration_file.h).
 std::string calibration_side_file(const std::string &db_path);
 
 } // namespace tcjit::api

@@ -78,18 +78,12 @@ nlohmann::json report_json(const DbCalibrateReport &r) {
   for (const DbCalibratedConstant &c : r.constants)
     constants.push_back(
         {{"name", c.name}, {"uncalibrated", c.uncalibrated}, {"calibrated", c.calibrated}});
-  return {{"database", r.path},
-          {"imported_file", r.imported_file},
-          {"imported", r.imported},
-          {"gpu", r.gpu},
-          {"arch", r.arch},
-          {"results", r.results},
-          {"skipped", r.skipped},
-          {"residual_before", r.residual_before},
-          {"residual", r.residual},
-          {"constants", constants},
-          {"kept", r.kept},
-          {"stored", r.stored},
+  return {{"database", r.path},     {"imported_file", r.imported_file},
+          {"imported", r.imported}, {"gpu", r.gpu},
+          {"arch", r.arch},         {"results", r.results},
+          {"skipped", r.skipped},   {"residual_before", r.residual_before},
+          {"residual", r.residual}, {"constants", constants},
+          {"kept", r.kept},         {"stored", r.stored},
           {"label", r.label}};
 }
 
@@ -131,9 +125,10 @@ std::optional<int64_t> import_side_file(kdb::KernelsDb &db, const std::string &f
   for (const tuner::Calibration &c : calibrations) {
     bool ours_newer = false;
     for (const kdb::StoredCalibration &row : stored)
-      ours_newer = ours_newer || (row.calibration.gpu == c.gpu && row.calibration.arch == c.arch &&
-                                  !row.bad_storage && !kdb::implausible_calibration(row.calibration, rules) &&
-                                  row.calibration.created_ms >= c.created_ms);
+      ours_newer = ours_newer ||
+                   (row.calibration.gpu == c.gpu && row.calibration.arch == c.arch &&
+                    !row.bad_storage && !kdb::implausible_calibration(row.calibration, rules) &&
+                    row.calibration.created_ms >= c.created_ms);
     if (ours_newer)
       continue;
     db.put_calibration(tuner::calibration_record(c));

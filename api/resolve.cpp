@@ -5,6 +5,7 @@
 // compiled.
 #include "tcjit/tools.hpp"
 
+#include "api/calibrated_model.h"
 #include "api/spec_check.h"
 #include "compiler/codegen/plan/kernel_plan.h"
 #include "compiler/codegen/plan/tile_config.h"
@@ -13,7 +14,6 @@
 #include "compiler/spec/shape.h"
 #include "compiler/target/arch.h"
 #include "engine/kernel_records.h"
-#include "api/calibrated_model.h"
 #include "kernels_db/default_path.h"
 #include "kernels_db/kernels_db.h"
 #include "tuner/chosen_configs.h"
@@ -120,9 +120,8 @@ ResolvedKernel spec_kernel(const Lookup &l, std::string sizes) {
   } else {
     const auto c = tuner::heuristic_configs(l.spec, l.request.arch, l.request.tf32_off);
     k.origin = !c.empty() && c.front() == chosen.front() ? "heuristic" : "stored";
-    k.time_us = tuner::predict_config(l.model, l.spec, chosen.front(), l.request.tf32_off)
-                    .seconds *
-                1e6;
+    k.time_us =
+        tuner::predict_config(l.model, l.spec, chosen.front(), l.request.tf32_off).seconds * 1e6;
   }
   find_binary(l, chosen.front(), k);
   return k;

@@ -85,9 +85,9 @@ int run_calibrate(const CalibrateOptions &opt) {
     return kExitOk;
   }
   if (!r.imported_file.empty())
-    std::cout << "imported " << r.imported << " calibration(s) of " << escape_controls(r.imported_file)
-              << " into the database (the file is renamed " << escape_controls(r.imported_file)
-              << ".imported)\n";
+    std::cout << "imported " << r.imported << " calibration(s) of "
+              << escape_controls(r.imported_file) << " into the database (the file is renamed "
+              << escape_controls(r.imported_file) << ".imported)\n";
   std::cout << "fitted the cost model of " << r.arch << " to " << r.results
             << " measured results of " << escape_controls(r.gpu) << " in "
             << escape_controls(r.path);

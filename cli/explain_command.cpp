@@ -4,9 +4,9 @@
 #include "cli/json_text.h"
 
 #include "cli/db_path_option.h"
-#include "tcjit/db.hpp"
 #include "cli/exit_codes.h"
 #include "cli/spec_input.h"
+#include "tcjit/db.hpp"
 #include "tcjit/tools.hpp"
 
 #include <CLI/CLI.hpp>

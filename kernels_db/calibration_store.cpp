@@ -53,8 +53,8 @@ std::optional<std::string> calibration_value_problem(const CalibrationRecord &c)
     return why;
   if (c.results < 1)
     return "results " + std::to_string(c.results) + " is not a count of measurements (>= 1)";
-  for (const auto &[name, value] : {std::pair{"residual_before", c.residual_before},
-                                    std::pair{"residual", c.residual}})
+  for (const auto &[name, value] :
+       {std::pair{"residual_before", c.residual_before}, std::pair{"residual", c.residual}})
     if (!std::isfinite(value) || value < 0)
       return std::string(name) + " " + std::to_string(value) + " is not finite and >= 0";
   if (c.created_ms < 0)

@@ -33,7 +33,7 @@ struct DecisionRules {
   // What is wrong with a calibration's values for the cost model (its constants' names and
   // ranges, the arch), one sentence each; kernels_db checks only their form
   // (calibration_store.h). Unset: not judged.
-  std::function<std::vector<std::string>(const CalibrationRecord &)> calibration_check;
+  std::function<std::vector<std::string>(const CalibrationRecord &)> calibration_check = {};
 };
 
 // Allowed clock skew between the machine that wrote a row and this one: 1 hour.

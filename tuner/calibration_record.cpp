@@ -67,7 +67,7 @@ kernels_db::CalibrationRecord calibration_record(const Calibration &c) {
     if (c.constants.mma_efficiency[u])
       constants[std::string(kEfficiency) + std::string(to_string(static_cast<MathKind>(u)))] =
           *c.constants.mma_efficiency[u];
-  return {c.gpu,     c.arch,       constants.dump(), c.results,       c.residual_before,
+  return {c.gpu,      c.arch,       constants.dump(), c.results,      c.residual_before,
           c.residual, c.created_ms, c.tcjit_version,  c.model_version};
 }
 
