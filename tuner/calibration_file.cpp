@@ -84,7 +84,8 @@ std::filesystem::path calibration_path(const std::filesystem::path &db) {
 
 std::vector<Calibration> read_calibrations(const std::filesystem::path &file) {
   const std::string where = "calibration file " + file.string() + ": ";
-  const std::string fix = "; how to fix: delete it, or run `tcjit calibrate` again";
+  const std::string fix = "; how to fix: move it away (it is no longer read: calibrations are "
+                          "kept in the database, and `tcjit calibrate` fits a new one)";
   std::error_code ec;
   if (!std::filesystem::exists(file, ec))
     return {};

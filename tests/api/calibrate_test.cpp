@@ -265,6 +265,28 @@ TEST_F(Calibrate, ImportsTheCalibrationFileOfAnOlderTcjit) {
       std::string::npos);
 }
 
+// An old calibration file that is not valid is refused whole (what, which file, move it away),
+// never half-imported, and left where it is.
+TEST_F(Calibrate, RefusesAnInvalidCalibrationFileOfAnOlderTcjit) {
+  store_measurements();
+  const std::string side = db_ + ".calibration.json";
+  std::ofstream(side) << R"({"format":"tcjit-calibrations 1","calibrations":[{"gpu":"G",)"
+                         R"("arch":"sm_80","constants":{"mma_efficiency":{"f16":40}},"results":20,)"
+                         R"("residual_before":0.3,"residual":0.01,"created_ms":1795000000000,)"
+                         R"("tcjit_version":"0.1.0","model_version":"m"}]})";
+  try {
+    db_calibrate({db_, "", false});
+    ADD_FAILURE() << "imported an efficiency of 40";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.code(), ErrorCode::database);
+    EXPECT_NE(e.problem().find(side), std::string::npos) << e.what();
+    EXPECT_NE(e.problem().find("mma_efficiency.f16"), std::string::npos) << e.what();
+    EXPECT_NE(e.problem().find("move it away"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(stored_calibrations().empty());
+  EXPECT_TRUE(fs::exists(side));
+}
+
 // resolve predicts with the calibration and says so.
 TEST_F(Calibrate, ResolvePredictsWithTheCalibration) {
   store_measurements();
