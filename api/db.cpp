@@ -316,6 +316,7 @@ DbTransferCounts counts_of(const kdb::TransferCounts &counts) {
   result.results_already_present = counts.results_already_present;
   result.dispatch_tables = counts.dispatch_tables;
   result.dispatch_tables_rejected = counts.dispatch_tables_rejected;
+  result.calibrations = counts.calibrations;
   for (const auto &record : counts.rejected)
     result.rejected.push_back({record.where, record.reason});
   result.warnings = counts.warnings;

@@ -1,7 +1,8 @@
 // Operation::predicted_time (include/tcjit/tcjit.hpp): the time a launch at given sizes is expected
 // to take on the kernel it would run — the database's measured time of a concrete problem's
 // decision when the launch is that problem and the kernel has the decided config, else the cost
-// model's prediction (tuner/cost_model.h) for the kernel's config and ptxas's resources.
+// model's prediction (tuner/cost_model.h) for the kernel's config and ptxas's resources, with the
+// database's calibration for the runtime's GPU (`tcjit calibrate`, api/calibrated_model.h).
 #include "api/runtime_state.h"
 
 #include "compiler/reference/bind_dims.h"
@@ -22,8 +23,9 @@ std::optional<TimeEstimate> model_time(const Operation::State &s, const OpSpec &
   facts.spill_bytes = kernel.resources.spill_bytes;
   facts.stack_bytes = kernel.resources.stack_bytes;
   try {
-    const tuner::Prediction p = tuner::predict_config(tuner::gpu_model_for_arch(s.arch), bound,
-                                                      kernel.kernel.config, s.tf32_off, facts);
+    const tuner::Prediction p =
+        tuner::predict_config(s.model ? *s.model : tuner::gpu_model_for_arch(s.arch), bound,
+                              kernel.kernel.config, s.tf32_off, facts);
     if (!p.launchable || !(p.seconds > 0))
       return std::nullopt;
     return TimeEstimate{p.seconds * 1e6, false};

@@ -5,6 +5,7 @@
 // compiled.
 #include "tcjit/tools.hpp"
 
+#include "api/calibrated_model.h"
 #include "api/spec_check.h"
 #include "compiler/codegen/plan/kernel_plan.h"
 #include "compiler/codegen/plan/tile_config.h"
@@ -66,6 +67,7 @@ struct Lookup {
   const ProblemKey &key;
   const engine::KernelRequest &request;
   kernels_db::KernelsDb *db;
+  const tuner::GpuModel &model; // the arch's, with the database's calibration (calibrated_model.h)
 };
 
 // Whether the binary of `config` is in the database: the one of its kernel identity (stored once
@@ -118,10 +120,8 @@ ResolvedKernel spec_kernel(const Lookup &l, std::string sizes) {
   } else {
     const auto c = tuner::heuristic_configs(l.spec, l.request.arch, l.request.tf32_off);
     k.origin = !c.empty() && c.front() == chosen.front() ? "heuristic" : "stored";
-    k.time_us = tuner::predict_config(tuner::gpu_model_for_arch(l.request.arch), l.spec,
-                                      chosen.front(), l.request.tf32_off)
-                    .seconds *
-                1e6;
+    k.time_us =
+        tuner::predict_config(l.model, l.spec, chosen.front(), l.request.tf32_off).seconds * 1e6;
   }
   find_binary(l, chosen.front(), k);
   return k;
@@ -182,7 +182,10 @@ Resolution resolve_op(const OpSpec &input, const ResolveRequest &request) {
   out.key_hash = key.hash_hex();
   out.arch = request.arch;
   out.database = db ? db->path() : "";
-  const Lookup l{spec, key, kernel_request, db ? &*db : nullptr};
+  const tuner::GpuModel model = db ? api::calibrated_gpu_model(*db, request.arch, "", "resolve")
+                                   : tuner::gpu_model_for_arch(request.arch);
+  out.calibration = model.calibration;
+  const Lookup l{spec, key, kernel_request, db ? &*db : nullptr, model};
   try {
     std::optional<tuner::ServingTable> table;
     if (db && !is_concrete(spec)) // as Runtime::prepare's dispatch lookup
@@ -208,6 +211,10 @@ Resolution resolve_op(const OpSpec &input, const ResolveRequest &request) {
 
   out.text = "spec:     " + out.spec_text + "\nkey:      " + out.key_hash + " " + out.arch +
              "\ndatabase: " + (db ? out.database : std::string("none (every kernel compiles)")) +
+             "\nmodel:    " +
+             (out.calibration.empty()
+                  ? std::string("uncalibrated (tcjit calibrate fits it to measured results)")
+                  : out.calibration) +
              "\nkernels:\n";
   nlohmann::json kernels = nlohmann::json::array();
   for (const ResolvedKernel &k : out.kernels) {
@@ -219,6 +226,7 @@ Resolution resolve_op(const OpSpec &input, const ResolveRequest &request) {
                       {"hash", out.key_hash},
                       {"arch", out.arch},
                       {"database", db ? nlohmann::json(out.database) : nlohmann::json(nullptr)},
+                      {"calibration", out.calibration},
                       {"kernels", kernels}};
   out.json = j.dump();
   return out;

@@ -3,6 +3,7 @@
 // (engine::find_or_compile_kernel, as `tcjit run`), loaded once into the runtime's device per
 // identity, with the dispatch table of a spec with size ranges. Launching is
 // operation_launch.cpp's, tuning background_tuning.cpp's (api/runtime_state.h).
+#include "api/calibrated_model.h"
 #include "api/runtime_state.h"
 #include "api/served_kernel_error.h"
 
@@ -18,6 +19,7 @@
 #include "runtime/device_factory.h"
 #include "tcjit/tools.hpp"
 #include "tuner/chosen_configs.h"
+#include "tuner/cost_model.h"
 #include "tuner/decision.h"
 #include "tuner/size_family.h"
 
@@ -280,6 +282,7 @@ Runtime::Impl::remember(const OpSpec &spec, const ProblemKey &key,
   state->aligned = aligned;
   state->arch = arch;
   state->tf32_off = tf32_off;
+  state->model = model;
   if (db && state->concrete) {
     try {
       const GemmSpec &g = spec.gemm;
@@ -357,6 +360,16 @@ Runtime::Runtime(const RuntimeOptions &options) : impl_(std::make_unique<Impl>()
                   e.what(), "Runtime",
                   "check RuntimeOptions::db_path / $TCJIT_DB, or set use_database = false");
     }
+  }
+  // What Operation::predicted_time predicts with: the database's calibration for this device.
+  try {
+    const device::DeviceInfo info = impl_->device->device->info();
+    impl_->model = std::make_shared<const tuner::GpuModel>(
+        impl_->db ? api::calibrated_gpu_model(*impl_->db, impl_->arch,
+                                              info.is_emulator ? "" : info.name, "Runtime")
+                  : tuner::gpu_model_for_arch(impl_->arch));
+  } catch (const std::exception &) {
+    impl_->model = nullptr; // no model for the arch, or a calibration that may not be used
   }
 }
 

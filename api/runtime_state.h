@@ -23,6 +23,7 @@
 #include "kernels_db/dispatch.h"
 #include "kernels_db/kernels_db.h"
 #include "runtime/device/device.h"
+#include "tuner/perf_model.h"
 #include "tuner/tune.h"
 
 #include <atomic>
@@ -131,6 +132,9 @@ struct Operation::State {
   bool tf32_off = false;
   std::optional<codegen::TileConfig> decided_config;
   double decided_time_us = 0;
+  // The arch's cost model with the database's calibration for the device (the runtime's, see
+  // Runtime::Impl::model); null: the arch's uncalibrated model.
+  std::shared_ptr<const tuner::GpuModel> model;
 };
 
 namespace api {
@@ -207,6 +211,11 @@ struct Runtime::Impl {
   bool tf32_off = false;
   codegen::Backend backend = codegen::Backend::llvm;
   std::optional<kernels_db::KernelsDb> db;
+  // What Operation::predicted_time predicts with: the arch's cost model with the database's
+  // calibration (api/calibrated_model.h) for the device (a GPU by its name; the emulator: the
+  // arch's newest), read once when the runtime opens; null: the arch's uncalibrated model (no
+  // model for the arch, or the calibration may not be used: `tcjit explain` says why).
+  std::shared_ptr<const tuner::GpuModel> model;
 
   std::mutex map_mutex; // guards operations and kernels
   std::unordered_map<std::string, std::shared_ptr<const Operation::State>> operations;

@@ -260,6 +260,9 @@ int run_show(const DbOptions &options, Streams io) {
   request.arch = options.arch;
   request.versions = versions(options);
   const DbProblemDetails details = db_show(request);
+  // A calibration file of an older tcjit beside the database is no longer read: said once.
+  if (const std::string note = db_calibration_side_file_note(options.db); !note.empty())
+    io.err << "tcjit db show: note: " << shown(note) << '\n';
   if (options.json) {
     io.out << json_text(show_json(details), 2) << '\n';
     return kExitOk;
@@ -459,6 +462,7 @@ void print_counts(const DbTransferCounts &counts, const char *verb, const DbOpti
                           {"results_already_present", counts.results_already_present},
                           {"dispatch_tables", counts.dispatch_tables},
                           {"dispatch_tables_rejected", counts.dispatch_tables_rejected},
+                          {"calibrations", counts.calibrations},
                           {"rejected", rejected_json(counts)}},
                      2)
         << '\n';
@@ -466,6 +470,8 @@ void print_counts(const DbTransferCounts &counts, const char *verb, const DbOpti
   }
   out << verb << ' ' << counts.problems << " problems, " << counts.binaries << " binaries, "
       << counts.results_added << " results, " << counts.dispatch_tables << " dispatch tables";
+  if (counts.calibrations > 0)
+    out << ", " << counts.calibrations << " calibrations";
   if (counts.results_already_present > 0)
     out << " (" << counts.results_already_present << " identical results already present)";
   if (counts.binaries_rejected > 0)

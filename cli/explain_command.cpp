@@ -6,6 +6,7 @@
 #include "cli/db_path_option.h"
 #include "cli/exit_codes.h"
 #include "cli/spec_input.h"
+#include "tcjit/db.hpp"
 #include "tcjit/tools.hpp"
 
 #include <CLI/CLI.hpp>
@@ -37,6 +38,9 @@ int run_explain(const ExplainOptions &opt) {
   ExplainRequest request;
   request.arch = opt.arch;
   request.db_path = opt.db_path;
+  // A calibration file of an older tcjit beside the database is no longer read: said once.
+  if (const std::string note = db_calibration_side_file_note(opt.db_path); !note.empty())
+    std::cerr << "tcjit explain: note: " << escape_controls(note) << "\n";
   nlohmann::json all = nlohmann::json::array();
   bool first = true;
   for (const WorkloadEntry &entry : entries) {

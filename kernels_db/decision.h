@@ -16,9 +16,11 @@
 #include "kernels_db/records.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace tcjit::kernels_db {
 
@@ -28,6 +30,10 @@ namespace tcjit::kernels_db {
 struct DecisionRules {
   std::optional<int64_t> tuner_format; // this build's N in "tcjit-tuner N / ..."
   std::optional<int64_t> now_ms;       // the current time, Unix milliseconds
+  // What is wrong with a calibration's values for the cost model (its constants' names and
+  // ranges, the arch), one sentence each; kernels_db checks only their form
+  // (calibration_store.h). Unset: not judged.
+  std::function<std::vector<std::string>(const CalibrationRecord &)> calibration_check = {};
 };
 
 // Allowed clock skew between the machine that wrote a row and this one: 1 hour.

@@ -1,5 +1,6 @@
 #include "kernels_db/integrity.h"
 
+#include "kernels_db/calibration_store.h"
 #include "kernels_db/dispatch.h"
 #include "kernels_db/dispatch_store.h"
 #include "kernels_db/error.h"
@@ -26,7 +27,8 @@ int64_t file_bytes(Connection &connection) {
 
 // Every result, dispatch table and binary whose values are out of range, and every decision that
 // may not decide (decision.h).
-std::vector<std::string> implausible_rows(Connection &connection, const DecisionRules &rules) {
+std::vector<std::string> implausible_rows(Connection &connection, int64_t version,
+                                          const DecisionRules &rules) {
   std::vector<std::string> rows;
   for (const auto &[rowid, result] : all_results(connection))
     if (const auto why = implausible_result(result, rules))
@@ -40,6 +42,11 @@ std::vector<std::string> implausible_rows(Connection &connection, const Decision
   while (binaries.step())
     if (const auto why = binary_value_problem(binaries.column_double(1), binaries.column_int64(2)))
       rows.push_back("binaries row " + std::to_string(binaries.column_int64(0)) + ": " + *why);
+  if (version >= 6)
+    for (const StoredCalibration &row : all_calibrations(connection))
+      if (const auto why = implausible_calibration(row.calibration, rules))
+        rows.push_back("calibrations row " + std::to_string(row.rowid) + " of '" +
+                       row.calibration.gpu + "' " + row.calibration.arch + ": " + *why);
   return rows;
 }
 
@@ -162,7 +169,7 @@ CheckReport check_database(const std::filesystem::path &path, bool full,
   }
   if (schema_ok && version >= 3 && report.bad_values.empty()) {
     try {
-      report.implausible = implausible_rows(connection, rules);
+      report.implausible = implausible_rows(connection, version, rules);
     } catch (const DbError &error) {
       report.problems.push_back(error.problem());
     }
@@ -189,7 +196,7 @@ CheckReport check_database(const std::filesystem::path &path, bool full,
       report.recovery += std::string(report.recovery.empty() ? "" : "; ") +
                          "implausible decisions are ignored at use; merge the file into a fresh "
                          "database (`tcjit db merge THIS --db FRESH.db`) to drop them, or tune "
-                         "the problems again";
+                         "the problems again (a calibration: `tcjit calibrate` again)";
   }
   return report;
 }

@@ -21,8 +21,10 @@ struct CheckReport {
   std::vector<std::string> bad_dispatch_tables; // "KEY arch tuner: why" of invalid tables
   // "TABLE row N: COLUMN why" of values with the wrong storage class or malformed JSON.
   std::vector<std::string> bad_values;
-  // "results row N of 'KEY' CONFIG: why" and "dispatch table of 'KEY' ARCH TUNER: why": rows with
-  // values out of range and decisions that may not decide (decision.h); ignored at use.
+  // "results row N of 'KEY' CONFIG: why", "dispatch table of 'KEY' ARCH TUNER: why" and
+  // "calibrations row N of 'GPU' ARCH: why": rows with values out of range, decisions that may not
+  // decide (decision.h) and calibrations that may not be used (calibration_store.h); ignored at
+  // use.
   std::vector<std::string> implausible;
   std::string recovery; // how to recover, when !ok
 };

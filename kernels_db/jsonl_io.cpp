@@ -1,6 +1,7 @@
 #include "kernels_db/jsonl_io.h"
 
 #include "kernels_db/binary_store.h"
+#include "kernels_db/calibration_store.h"
 #include "kernels_db/canonical_json.h"
 #include "kernels_db/decision.h"
 #include "kernels_db/dispatch_store.h"
@@ -98,6 +99,11 @@ TransferCounts export_jsonl(Connection &connection, std::ostream &out) {
     write_record(out, "dispatch", std::move(object), "of '" + table.problem_key + "'", counts);
     ++counts.dispatch_tables;
   }
+  for (const StoredCalibration &row : all_calibrations(connection)) {
+    write_record(out, "calibration", calibration_to_json(row.calibration),
+                 "of '" + row.calibration.gpu + "' " + row.calibration.arch, counts);
+    ++counts.calibrations;
+  }
   out.flush();
   if (!out)
     throw DbError(DbErrorKind::io, "writing the export failed", connection.path(),
@@ -149,12 +155,20 @@ void import_record(Connection &connection, const std::string &line, TransferCoun
                     "only tables a tcjit tuner stored are imported; tune the range again");
     replace_dispatch_table(connection, table);
     ++counts.dispatch_tables;
+  } else if (type == "calibration") {
+    const CalibrationRecord calibration = calibration_from_json(object);
+    if (const auto why = implausible_calibration(calibration, rules))
+      throw DbError(DbErrorKind::invalid_argument, "implausible calibration: " + *why, "",
+                    "only calibrations `tcjit calibrate` fitted are imported; calibrate again on "
+                    "the GPU's measurements");
+    if (put_calibration_if_newer(connection, calibration, rules))
+      ++counts.calibrations;
   } else if (type == kJsonlHeaderType) {
     throw DbError(DbErrorKind::invalid_argument, "a second header line", "",
                   "concatenated exports: import each file on its own");
   } else {
     throw DbError(DbErrorKind::invalid_argument, "unknown record type '" + type + "'", "",
-                  "use problem, binary, result or dispatch");
+                  "use problem, binary, result, dispatch or calibration");
   }
 }
 

@@ -1,9 +1,10 @@
 // Export to and import from JSON Lines: one record a line, first a header line.
-//   {"type":"tcjit-kernels-db","schema":4}   (imports of schema 1 to 4 exports work alike)
+//   {"type":"tcjit-kernels-db","schema":6}   (imports of schema 1 to 5 exports work alike)
 //   {"type":"problem", ...problem_to_json}
 //   {"type":"binary", ...binary_to_json}   (cubin as base64; never the MAC)
 //   {"type":"result", ...result_to_json}
 //   {"type":"dispatch", ...dispatch_table_to_json}   (schema >= 3)
+//   {"type":"calibration", ...calibration_to_json}   (schema >= 6)
 #pragma once
 
 #include "kernels_db/connection.h"
@@ -36,6 +37,7 @@ struct TransferCounts {
   int64_t results_already_present = 0;
   int64_t dispatch_tables = 0; // stored (import: each replaces its (problem, arch, tuner) table)
   int64_t dispatch_tables_rejected = 0; // merge: invalid tables (overlapping buckets, ...)
+  int64_t calibrations = 0; // stored (import and merge: the newer of a (gpu, arch) is kept)
   std::vector<RejectedRecord> rejected; // import and merge: every record not stored, and why
   std::vector<std::string> warnings;    // export: records written with invalid stored JSON
 };
@@ -55,7 +57,9 @@ TransferCounts export_jsonl(Connection &connection, std::ostream &out);
 // a date in the future); the good records are kept. Problems are upserted; binaries are stored
 // without a MAC (foreign) and never replace a stored binary of the same key (counted only when
 // stored); results added unless identical ones exist, dispatch tables replace the stored table of
-// the same (problem, arch, tuner version).
+// the same (problem, arch, tuner version). A calibration is judged (implausible_calibration with
+// `rules`, whose calibration_check the tuner sets) and stored when it is newer than the usable
+// one of its (gpu, arch), if any.
 TransferCounts import_jsonl(Connection &connection, std::istream &in, const DecisionRules &rules);
 
 // The one reader of the JSON Lines export_jsonl writes, for import_jsonl and every other reader of

@@ -1,5 +1,6 @@
 #include "kernels_db/kernels_db.h"
 
+#include "kernels_db/calibration_store.h"
 #include "kernels_db/clock.h"
 #include "kernels_db/default_path.h"
 #include "kernels_db/dispatch_store.h"
@@ -164,6 +165,19 @@ void KernelsDb::put_dispatch_table(const DispatchTable &table) {
   WriteTransaction transaction(state_->connection);
   replace_dispatch_table(state_->connection, table);
   transaction.commit(); // binary lookups do not depend on dispatch tables: the cache stays
+}
+
+void KernelsDb::put_calibration(const CalibrationRecord &calibration) {
+  std::lock_guard lock(state_->connection_mutex);
+  WriteTransaction transaction(state_->connection);
+  kernels_db::put_calibration(state_->connection, calibration);
+  transaction.commit(); // binary lookups do not depend on calibrations: the cache stays
+}
+
+std::vector<StoredCalibration> KernelsDb::calibrations() {
+  std::lock_guard lock(state_->connection_mutex);
+  ReadTransaction snapshot(state_->connection);
+  return all_calibrations(state_->connection);
 }
 
 std::optional<ProblemRecord> KernelsDb::find_problem(std::string_view key_text) {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "kernels_db/binary_store.h"
+#include "kernels_db/calibration_store.h"
 #include "kernels_db/connection.h"
 #include "kernels_db/current_versions.h"
 #include "kernels_db/decision.h"
@@ -85,6 +86,9 @@ public:
   // Throws DbError(invalid_argument) for a bad table (see dispatch.h: e.g. overlapping buckets)
   // and DbError(not_found) when the problem is not stored.
   void put_dispatch_table(const DispatchTable &table);
+  // Stores the cost model's calibration to a GPU, replacing the one of the same (gpu, arch)
+  // (calibration_store.h). Throws DbError(invalid_argument) for values without their form.
+  void put_calibration(const CalibrationRecord &calibration);
 
   // Lookups.
   std::optional<ProblemRecord> find_problem(std::string_view key_text);
@@ -115,6 +119,10 @@ public:
                                                            const DecisionRules &rules);
   // Every dispatch table of a problem (any arch and tuner version), newest first.
   std::vector<DispatchTable> dispatch_tables(std::string_view problem_key);
+
+  // Every stored calibration as stored, unjudged: judge each with implausible_calibration
+  // (calibration_store.h) before use.
+  std::vector<StoredCalibration> calibrations();
 
   // Queries for `tcjit db`.
   std::vector<ProblemSummary> list(const ListFilter &filter);

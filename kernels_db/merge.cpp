@@ -1,6 +1,7 @@
 #include "kernels_db/merge.h"
 
 #include "kernels_db/binary_store.h"
+#include "kernels_db/calibration_store.h"
 #include "kernels_db/decision.h"
 #include "kernels_db/dispatch.h"
 #include "kernels_db/dispatch_store.h"
@@ -222,6 +223,20 @@ TransferCounts merge_database(Connection &connection, const std::filesystem::pat
       continue;
     if (copy("dispatch_tables", 0, [&] { replace_dispatch_table(connection, table); }))
       ++counts.dispatch_tables;
+  }
+  for (const StoredCalibration &row : all_calibrations(other)) {
+    if (skip("calibrations", row.rowid))
+      continue;
+    const std::string where =
+        other_path.string() + " calibrations row " + std::to_string(row.rowid);
+    if (const auto why = implausible_calibration(row.calibration, rules)) {
+      counts.rejected.push_back({where, "implausible calibration: " + *why});
+      continue;
+    }
+    bool stored = false;
+    if (copy("calibrations", row.rowid,
+             [&] { stored = put_calibration_if_newer(connection, row.calibration, rules); }))
+      counts.calibrations += stored ? 1 : 0;
   }
   transaction.commit();
   return counts;

@@ -257,4 +257,31 @@ DispatchTable dispatch_table_from_json(const json &object) {
   return table;
 }
 
+json calibration_to_json(const CalibrationRecord &calibration) {
+  json object = {{"gpu", calibration.gpu},
+                 {"arch", calibration.arch},
+                 {"results", calibration.results},
+                 {"residual_before", calibration.residual_before},
+                 {"residual", calibration.residual},
+                 {"created_ms", calibration.created_ms},
+                 {"tcjit_version", calibration.tcjit_version},
+                 {"model_version", calibration.model_version}};
+  put_stored(object, "constants", calibration.constants_json);
+  return object;
+}
+
+CalibrationRecord calibration_from_json(const json &object) {
+  CalibrationRecord calibration;
+  calibration.gpu = text_field(object, "gpu");
+  calibration.arch = text_field(object, "arch");
+  calibration.constants_json = json_text_field(object, "constants");
+  calibration.results = int_field(object, "results");
+  calibration.residual_before = number_field(object, "residual_before");
+  calibration.residual = number_field(object, "residual");
+  calibration.created_ms = int_field(object, "created_ms");
+  calibration.tcjit_version = text_field(object, "tcjit_version");
+  calibration.model_version = text_field(object, "model_version");
+  return calibration;
+}
+
 } // namespace tcjit::kernels_db

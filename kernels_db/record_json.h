@@ -18,6 +18,9 @@ nlohmann::json result_to_json(const ResultRecord &result);
 // {"problem","arch","tuner_version","created_ms","entries":[{"dims","config","time_us",
 // "provenance"}]}; buckets and configs as JSON values.
 nlohmann::json dispatch_table_to_json(const DispatchTable &table);
+// {"gpu","arch","constants":{NAME: number},"results","residual_before","residual","created_ms",
+// "tcjit_version","model_version"}.
+nlohmann::json calibration_to_json(const CalibrationRecord &calibration);
 
 // Serializes `value` (indent < 0: one line); text that is not UTF-8 (e.g. a damaged key) is
 // written with U+FFFD replacement characters instead of failing.
@@ -30,5 +33,6 @@ ProblemRecord problem_from_json(const nlohmann::json &json);
 BinaryRecord binary_from_json(const nlohmann::json &json);
 ResultRecord result_from_json(const nlohmann::json &json);
 DispatchTable dispatch_table_from_json(const nlohmann::json &json);
+CalibrationRecord calibration_from_json(const nlohmann::json &json);
 
 } // namespace tcjit::kernels_db

@@ -116,6 +116,22 @@ struct DispatchTable {
   int64_t created_ms = 0;             // set by put_dispatch_table when 0
 };
 
+// The cost model's calibration to one GPU (`tcjit calibrate`; the tuner's Calibration as plain
+// data): one per (gpu, arch). kernels_db knows no cost model: the constants are a canonical JSON
+// object of numbers ({"dram_bytes_per_s":1.9e12,"mma_efficiency.f16":0.8,...}) whose names and
+// ranges the tuner judges (DecisionRules::calibration_check).
+struct CalibrationRecord {
+  std::string gpu;            // the measured device's name, e.g. "NVIDIA H100 80GB HBM3"
+  std::string arch;           // the arch whose model it calibrates, e.g. "sm_90"
+  std::string constants_json; // canonical JSON object: constant name -> finite number
+  int64_t results = 0;        // measurements fitted
+  double residual_before = 0; // rms log error with the model's own constants
+  double residual = 0;        // the same with the calibrated ones
+  int64_t created_ms = 0;     // when it was fitted (Unix ms)
+  std::string tcjit_version;  // the tcjit that fitted it
+  std::string model_version;  // the cost model version it was fitted for
+};
+
 // The binary's metadata without PTX and cubin, for listings.
 struct BinaryInfo {
   BinaryKey key;

@@ -166,6 +166,23 @@ INSERT OR IGNORE INTO problem_binaries (problem_id, config_json, binary_id, crea
   WHERE kept IN (SELECT id FROM binaries);
 DROP TABLE binaries_v4;
 )sql",
+    // 5 -> 6: the cost model's calibrations (tcjit calibrate), one per measured GPU and arch: the
+    // fitted constants as a canonical JSON object of numbers, and where they come from.
+    R"sql(
+CREATE TABLE calibrations (
+  id               INTEGER PRIMARY KEY,
+  gpu              TEXT    NOT NULL,
+  arch             TEXT    NOT NULL,
+  constants_json   TEXT    NOT NULL CHECK (json_valid(constants_json)),
+  results          INTEGER NOT NULL,
+  residual_before  REAL    NOT NULL,
+  residual         REAL    NOT NULL,
+  created_ms       INTEGER NOT NULL,
+  tcjit_version    TEXT    NOT NULL,
+  model_version    TEXT    NOT NULL,
+  UNIQUE (gpu, arch)
+);
+)sql",
 };
 
 // The tables and indexes each schema version adds (see kMigrations).
@@ -190,6 +207,7 @@ constexpr SchemaObject kSchemaObjects[] = {
     {"table", "dispatch_entries", 3},
     {"table", "problem_binaries", 5},
     {"index", "problem_binaries_by_binary", 5},
+    {"table", "calibrations", 6},
 };
 
 // Whether schema `version` has `object`.
@@ -240,6 +258,15 @@ constexpr ColumnRule kColumnRules[] = {
     {"problem_binaries", "problem_id", "integer", false, 5},
     {"problem_binaries", "config_json", "text", true, 5},
     {"problem_binaries", "binary_id", "integer", false, 5},
+    {"calibrations", "gpu", "text", false, 6},
+    {"calibrations", "arch", "text", false, 6},
+    {"calibrations", "constants_json", "text", true, 6},
+    {"calibrations", "results", "integer", false, 6},
+    {"calibrations", "residual_before", "real or integer", false, 6},
+    {"calibrations", "residual", "real or integer", false, 6},
+    {"calibrations", "created_ms", "integer", false, 6},
+    {"calibrations", "tcjit_version", "text", false, 6},
+    {"calibrations", "model_version", "text", false, 6},
     {"problem_binaries", "created_ms", "integer", false, 5},
 };
 

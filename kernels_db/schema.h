@@ -11,7 +11,7 @@
 namespace tcjit::kernels_db {
 
 // The schema version this build writes and understands.
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 // PRAGMA user_version, unchecked (any 32-bit value a file may hold).
 int read_schema_version(Connection &connection);

@@ -5,7 +5,6 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-#include <unistd.h>
 
 namespace tcjit::tuner {
 
@@ -13,30 +12,6 @@ namespace {
 
 constexpr std::string_view kFormat = "tcjit-calibrations 1";
 constexpr std::uintmax_t kMaxBytes = 1 << 20;
-
-nlohmann::json to_json(const Calibration &c) {
-  nlohmann::json constants = nlohmann::json::object();
-  if (c.constants.dram_bytes_per_s > 0)
-    constants["dram_bytes_per_s"] = c.constants.dram_bytes_per_s;
-  if (c.constants.prologue_cycles > 0)
-    constants["prologue_cycles"] = c.constants.prologue_cycles;
-  if (c.constants.launch_seconds > 0)
-    constants["launch_seconds"] = c.constants.launch_seconds;
-  nlohmann::json efficiency = nlohmann::json::object();
-  for (size_t u = 0; u < math_unit_count; ++u)
-    if (c.constants.mma_efficiency[u])
-      efficiency[std::string(to_string(static_cast<MathKind>(u)))] = *c.constants.mma_efficiency[u];
-  constants["mma_efficiency"] = efficiency;
-  return {{"gpu", c.gpu},
-          {"arch", c.arch},
-          {"constants", constants},
-          {"results", c.results},
-          {"residual_before", c.residual_before},
-          {"residual", c.residual},
-          {"created_ms", c.created_ms},
-          {"tcjit_version", c.tcjit_version},
-          {"model_version", c.model_version}};
-}
 
 // Throws std::invalid_argument naming the field when it is missing or of the wrong type.
 template <class T> T field(const nlohmann::json &j, const char *name) {
@@ -109,7 +84,8 @@ std::filesystem::path calibration_path(const std::filesystem::path &db) {
 
 std::vector<Calibration> read_calibrations(const std::filesystem::path &file) {
   const std::string where = "calibration file " + file.string() + ": ";
-  const std::string fix = "; how to fix: delete it, or run `tcjit calibrate` again";
+  const std::string fix = "; how to fix: move it away (it is no longer read: calibrations are "
+                          "kept in the database, and `tcjit calibrate` fits a new one)";
   std::error_code ec;
   if (!std::filesystem::exists(file, ec))
     return {};
@@ -140,52 +116,6 @@ std::vector<Calibration> read_calibrations(const std::filesystem::path &file) {
     }
   }
   return out;
-}
-
-void write_calibrations(const std::filesystem::path &file,
-                        const std::vector<Calibration> &calibrations) {
-  nlohmann::json j = {{"format", kFormat}, {"calibrations", nlohmann::json::array()}};
-  for (const Calibration &c : calibrations)
-    j["calibrations"].push_back(to_json(c));
-  const std::filesystem::path temporary =
-      file.string() + ".tmp" + std::to_string(static_cast<long>(::getpid()));
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << j.dump(2) << '\n';
-    out.close();
-    if (!out)
-      throw std::runtime_error("cannot write " + temporary.string());
-  }
-  std::error_code ec;
-  std::filesystem::rename(temporary, file, ec);
-  if (ec) {
-    std::filesystem::remove(temporary, ec);
-    throw std::runtime_error("cannot write " + file.string() + ": " + ec.message());
-  }
-}
-
-std::vector<Calibration> with_calibration(std::vector<Calibration> calibrations,
-                                          const Calibration &c) {
-  std::erase_if(calibrations, [&](const Calibration &old) { return old.gpu == c.gpu; });
-  calibrations.push_back(c);
-  return calibrations;
-}
-
-std::optional<Calibration> find_calibration(const std::vector<Calibration> &calibrations,
-                                            std::string_view arch, std::string_view device) {
-  std::optional<Calibration> newest;
-  for (const Calibration &c : calibrations) {
-    if (c.arch != arch)
-      continue;
-    if (!device.empty()) {
-      if (c.gpu == device)
-        return c;
-      continue;
-    }
-    if (!newest || c.created_ms > newest->created_ms)
-      newest = c;
-  }
-  return newest;
 }
 
 } // namespace tcjit::tuner

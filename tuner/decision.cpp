@@ -1,11 +1,12 @@
 #include "tuner/decision.h"
 
 #include "kernels_db/clock.h"
+#include "tuner/calibration_record.h"
 
 namespace tcjit::tuner {
 
 kernels_db::DecisionRules decision_rules() {
-  return {kTunerFormat, kernels_db::now_unix_ms()};
+  return {kTunerFormat, kernels_db::now_unix_ms(), calibration_record_problems};
 }
 
 std::optional<Decision> decide(kernels_db::KernelsDb &db, std::string_view problem_key,

@@ -19,7 +19,8 @@ namespace tcjit::tuner {
 // N in the tuner versions this build writes ("tcjit-tuner N / COMPILER / MEASURER", tune.cpp).
 inline constexpr int64_t kTunerFormat = 1;
 
-// This build's tuner format and the current time.
+// This build's tuner format, the current time and the cost model's check of a stored calibration
+// (calibration_record_problems).
 kernels_db::DecisionRules decision_rules();
 
 struct Decision {

@@ -108,7 +108,8 @@ private:
       fail("", "is empty (no header line)", kFormatHint);
   }
 
-  // One line after the header: results are kept, problems, binaries and dispatch tables skipped.
+  // One line after the header: results are kept, problems, binaries, dispatch tables and
+  // calibrations skipped.
   void read_record(const std::string &where, const std::string &line) {
     try {
       const json object = kdb::parse_jsonl_record(line);
@@ -117,9 +118,9 @@ private:
         kdb::check_jsonl_header(line, where); // concatenated exports
       else if (type == "result")
         add(kdb::result_from_json(object));
-      else if (type != "problem" && type != "binary" && type != "dispatch")
+      else if (type != "problem" && type != "binary" && type != "dispatch" && type != "calibration")
         fail(where, "unknown record type '" + type + "'",
-             "use problem, binary, dispatch or result");
+             "use problem, binary, dispatch, calibration or result");
     } catch (const json::exception &error) {
       fail(where, std::string("not JSON: ") + error.what(), kFormatHint);
     } catch (const kdb::DbError &error) {

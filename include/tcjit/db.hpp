@@ -289,6 +289,7 @@ struct DbTransferCounts {
   int64_t binaries_rejected = 0; // their cubin does not match its sha256: not copied
   int64_t results_added = 0, results_already_present = 0;
   int64_t dispatch_tables = 0, dispatch_tables_rejected = 0;
+  int64_t calibrations = 0; // stored (the newer calibration of a GPU and arch is kept)
   std::vector<DbRejectedRecord> rejected; // import, merge: each record not stored, and why
   std::vector<std::string> warnings;      // export: records written with invalid stored JSON
 };
@@ -351,8 +352,12 @@ struct DbCalibratedConstant {
 };
 
 struct DbCalibrateReport {
-  std::string path; // the database
-  std::string file; // the calibration file beside it (<db>.calibration.json)
+  std::string path; // the database (the calibration is stored in its calibrations table)
+  // The calibration file that tcjit before schema 6 kept beside the database
+  // (<db>.calibration.json), when there was one: imported first (its calibrations stored unless
+  // the database has a newer one of the GPU), then renamed <db>.calibration.json.imported.
+  std::string imported_file;
+  int64_t imported = 0; // calibrations stored from it
   std::string gpu, arch;
   int64_t results = 0; // measured results fitted
   int64_t skipped = 0; // measured results of the GPU not usable (ranged problem, unreadable spec)
@@ -365,10 +370,44 @@ struct DbCalibrateReport {
 };
 
 // Fits the cost model's per-GPU constants to the database's measured results of one GPU and
-// stores the calibration beside the database. Throws Error: invalid_argument (several GPUs and no
-// gpu named, not a tcjit database), not_found (no measured result, or none of the named GPU: tune
-// on a GPU first), unsupported (the fit refuses the measurements: too few, degenerate), database
-// (the database or the calibration file cannot be read or written).
+// stores the calibration in the database (one per GPU and arch, replacing the GPU's previous
+// one); from then on explain, tune, resolve and Operation::predicted_time predict for that GPU's
+// arch with it. Without dry_run, a calibration file from before schema 6 is imported first
+// (imported_file). Throws Error: invalid_argument (several GPUs and no gpu named, not a tcjit
+// database), not_found (no measured result, or none of the named GPU: tune on a GPU first),
+// unsupported (the fit refuses the measurements: too few, degenerate), database (the database or
+// the old calibration file cannot be read or written).
 DbCalibrateReport db_calibrate(const DbCalibrateRequest &request);
+
+// One stored calibration (`tcjit calibrate --show`).
+struct DbCalibration {
+  std::string gpu, arch;
+  std::vector<DbCalibratedConstant> constants; // uncalibrated: the arch model's own value
+  int64_t results = 0;
+  double residual_before = 0, residual = 0;
+  int64_t created_ms = 0;
+  std::string tcjit_version, model_version;
+  std::string label;   // "calibrated on <gpu> (<n> results, <date>)"
+  std::string refused; // "" when usable; else why it is never used (what, and the row)
+  std::string json;
+};
+
+struct DbCalibrations {
+  std::string path;
+  std::vector<DbCalibration> calibrations; // in the order stored
+  // When a calibration file from before schema 6 is beside the database: that it is no longer
+  // read and how to import it; "" otherwise.
+  std::string side_file_note;
+  std::string json;
+};
+
+// The database's calibrations, each judged (a refused one says why). Reads only. Throws Error
+// like db_list.
+DbCalibrations db_calibrations(const std::string &db_path);
+
+// The note a read-only command prints when a calibration file from before schema 6 is beside the
+// database at `db_path` ("" = the default): it is no longer read; `tcjit calibrate` imports it.
+// "" when there is none (or no database location is known).
+std::string db_calibration_side_file_note(const std::string &db_path);
 
 } // namespace tcjit

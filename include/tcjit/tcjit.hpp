@@ -180,8 +180,10 @@ public:
 
   // The time a launch with these sizes (as launch() takes them: 0 for the prepared spec's) is
   // expected to take on the kernel it would run (config_for's): measured when the database has it,
-  // else predicted (TimeEstimate). nullopt when the cost model has no estimate (a config its GPU
-  // model cannot launch). Throws Error for sizes the operation does not accept.
+  // else predicted (TimeEstimate) by the cost model with the database's calibration for the
+  // runtime's GPU (`tcjit calibrate`; the emulator: the arch's newest). nullopt when the cost model
+  // has no estimate (a config its GPU model cannot launch). Throws Error for sizes the operation
+  // does not accept.
   std::optional<TimeEstimate> predicted_time(const GemmArgs &sizes) const;
   // The same for a convolution launched with batch size sizes.n.
   std::optional<TimeEstimate> predicted_time_conv(const ConvArgs &sizes) const;

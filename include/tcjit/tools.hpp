@@ -168,6 +168,9 @@ struct ResolvedKernel {
 struct Resolution {
   std::string spec_text, key_text, key_hash, arch;
   std::string database; // its path; "" when there is none
+  // The database's calibration of the cost model that predicted times use ("calibrated on <gpu>
+  // (<n> results, <date>)", `tcjit calibrate`); "" for the model's own constants.
+  std::string calibration;
   std::vector<ResolvedKernel> kernels;
   std::string text; // the report of `tcjit resolve`
   std::string json; // the object of `tcjit resolve --json` (docs/schemas/resolve.schema.json)

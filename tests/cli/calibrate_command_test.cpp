@@ -40,7 +40,9 @@ TEST(CalibrateCommand, RefusesADatabaseWithoutMeasuredResults) {
 
 // A replay file (a `tcjit db export` of 18 results measured on an A100, made by the cost model from
 // known constants: DRAM 75% of the table's, f16 efficiency 0.85, 2500 cycles per wave) imported
-// and calibrated: the constants come back, are stored, and explain says it predicts with them.
+// and calibrated: the constants come back, are stored in the database (a dry run leaves the file
+// byte for byte as it was), `calibrate --show` lists the row, explain in another process says it
+// predicts with them, and an export carries the calibration to another database.
 TEST(CalibrateCommand, CalibratesFromAReplayFileAndExplainSaysSo) {
   const fs::path dir =
       fs::temp_directory_path() / ("tcjit-calibrate-replay-" + std::to_string(::getpid()));
@@ -52,10 +54,14 @@ TEST(CalibrateCommand, CalibratesFromAReplayFileAndExplainSaysSo) {
       shell_quote(std::string(TCJIT_SOURCE_DIR) + "/tests/cli/data/calibration_replay.jsonl") +
       " --db " + db);
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string bytes = read_file(dir / "k.db");
   r = run_tool("calibrate --dry-run --db " + db);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("dry run: nothing stored"), std::string::npos) << r.out;
-  EXPECT_FALSE(fs::exists(dir / "k.db.calibration.json"));
+  EXPECT_TRUE(read_file(dir / "k.db") == bytes); // not a byte written
+  r = run_tool("calibrate --show --db " + db);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("no calibration in"), std::string::npos) << r.out;
   r = run_tool("calibrate --json --db " + db);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
@@ -73,9 +79,27 @@ TEST(CalibrateCommand, CalibratesFromAReplayFileAndExplainSaysSo) {
       checked += std::abs(v / 2500 - 1) < 0.02;
   }
   EXPECT_EQ(checked, 3) << r.out;
-  EXPECT_TRUE(fs::exists(dir / "k.db.calibration.json"));
+  EXPECT_FALSE(fs::exists(dir / "k.db.calibration.json"));
+  r = run_tool("calibrate --show --db " + db);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("NVIDIA A100-SXM4-80GB sm_80: calibrated on NVIDIA A100-SXM4-80GB (18 "
+                       "results, "),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("mma_efficiency.f16: 0.95 -> 0.85"), std::string::npos) << r.out;
   r = run_tool("explain 'gemm m=4096 n=4096 k=4096 a=f16 b=f16 c=f16' --db " + db);
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("the model: calibrated on NVIDIA A100-SXM4-80GB (18 results, "),
+            std::string::npos)
+      << r.out;
+  // The calibration travels with an export.
+  const std::string other = shell_quote((dir / "other.db").string());
+  const std::string jsonl = shell_quote((dir / "k.jsonl").string());
+  ASSERT_EQ(run_tool("db export --db " + db + " -o " + jsonl).exit_code, 0);
+  r = run_tool("db import " + jsonl + " --db " + other);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(", 1 calibrations"), std::string::npos) << r.out;
+  r = run_tool("explain 'gemm m=4096 n=4096 k=4096 a=f16 b=f16 c=f16' --db " + other);
   EXPECT_NE(r.out.find("the model: calibrated on NVIDIA A100-SXM4-80GB (18 results, "),
             std::string::npos)
       << r.out;

@@ -114,7 +114,7 @@ const std::vector<Planted> &planted_objects() {
       // tcjit's own index, defined on another column.
       {"DROP INDEX results_by_age; CREATE INDEX results_by_age ON results(device)",
        "index 'results_by_age' on table 'results' was not created by tcjit: its definition "
-       "differs from schema 5's"},
+       "differs from schema 6's"},
   };
   return all;
 }

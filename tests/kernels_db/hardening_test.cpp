@@ -147,8 +147,8 @@ TEST(KernelsDbHardening, RenamedColumnFailsTheCheckAndIsRefusedAtOpen) {
   const CheckReport report = KernelsDb::check(path, true);
   EXPECT_FALSE(report.ok);
   const std::vector<std::string> expected = {
-      "table 'results' has no column 'tuner_version' (schema 5)",
-      "table 'results' has a column 'tuner_v\\xa3on' that schema 5 does not have"};
+      "table 'results' has no column 'tuner_version' (schema 6)",
+      "table 'results' has a column 'tuner_v\\xa3on' that schema 6 does not have"};
   EXPECT_EQ(report.problems, expected);
   for (const bool read_only_open : {false, true}) {
     try {
@@ -157,7 +157,7 @@ TEST(KernelsDbHardening, RenamedColumnFailsTheCheckAndIsRefusedAtOpen) {
     } catch (const DbError &error) {
       EXPECT_EQ(error.kind(), DbErrorKind::corrupt);
       EXPECT_TRUE(contains(error.what(), "database schema is damaged: table 'results' has no "
-                                         "column 'tuner_version' (schema 5)"))
+                                         "column 'tuner_version' (schema 6)"))
           << error.what();
     }
   }

@@ -24,7 +24,8 @@ set(tcjit_public_free_functions
   canonical_text target_arch_names is_target_arch compile explain_op resolve_op tune_ops
   # db.hpp
   current_db_versions default_db_path db_time_text db_list db_show db_binary db_stats db_prune
-  db_rebuild db_export db_import db_merge db_check db_vacuum db_calibrate
+  db_rebuild db_export db_import db_merge db_check db_vacuum db_calibrate db_calibrations
+  db_calibration_side_file_note
   # doctor.hpp, emu.hpp
   doctor read_ptx_file emu_run)
 

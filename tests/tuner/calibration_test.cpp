@@ -3,7 +3,9 @@
 // the reason; a calibration read back is validated; the calibrated model predicts with it.
 #include "compiler/dsl/parser.h"
 #include "tuner/calibration.h"
+#include "tuner/calibration_record.h"
 #include "tuner/cost_model.h"
+#include "tuner/decision.h"
 #include "tuner/heuristic.h"
 
 #include <gtest/gtest.h>
@@ -172,6 +174,34 @@ TEST(Calibration, CalibratedModelPredictsWithItsConstants) {
   const codegen::TileConfig config = heuristic_configs(spec, "sm_80", false).front();
   EXPECT_GT(predict_config(g, spec, config, false).seconds,
             predict_config(a100_model(), spec, config, false).seconds);
+}
+
+// The database's form of a calibration (schema 6's calibrations row) carries it exactly, and the
+// tuner's judgement of a row (DecisionRules::calibration_check) refuses what the model cannot use.
+TEST(Calibration, DatabaseRowRoundTripsAndIsJudged) {
+  const Calibration c = stored_calibration();
+  const kernels_db::CalibrationRecord row = calibration_record(c);
+  EXPECT_EQ(row.constants_json, R"({"dram_bytes_per_s":1500000000000.0,"mma_efficiency.f16":0.8})");
+  EXPECT_TRUE(calibration_record_problems(row).empty());
+  const Calibration back = calibration_from_record(row);
+  EXPECT_EQ(back.constants.dram_bytes_per_s, 1.5e12);
+  EXPECT_EQ(back.constants.mma_efficiency[f16], 0.8);
+  EXPECT_EQ(calibration_label(back), calibration_label(c));
+
+  const kernels_db::DecisionRules rules = decision_rules();
+  ASSERT_TRUE(rules.calibration_check);
+  for (const auto &[constants, why] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"mma_efficiency.f16":40})", "mma_efficiency.f16 40"},
+           {R"({"dram_bytes_per_s":-1})", "dram_bytes_per_s -1"},
+           {R"({"warp_speed":2})", "'warp_speed' is not a constant of the cost model"},
+           {R"({"mma_efficiency.f99":0.5})", "'mma_efficiency.f99' is not a constant"}}) {
+    kernels_db::CalibrationRecord bad = row;
+    bad.constants_json = constants;
+    const std::vector<std::string> problems = rules.calibration_check(bad);
+    ASSERT_FALSE(problems.empty()) << constants;
+    EXPECT_NE(problems.front().find(why), std::string::npos) << problems.front();
+    EXPECT_THROW(calibration_from_record(bad), std::invalid_argument);
+  }
 }
 
 } // namespace

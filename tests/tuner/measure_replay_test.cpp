@@ -108,6 +108,9 @@ protected:
     db.put_result(
         failure(task, illegal, kdb::ResultStatus::illegal, "bm * bn too large for sm_80"));
     db.put_result(result(other_arch, fast, 7.0, "NVIDIA H100 80GB HBM3"));
+    // An export carries the database's calibrations (schema 6): the replay skips them.
+    db.put_calibration({"NVIDIA A100-SXM4-80GB", "sm_80", R"({"dram_bytes_per_s":1.5e12})", 18, 0.3,
+                        0.01, 1795000000000, "0.1.0", "tcjit-cost-model 2"});
     std::ofstream out(file);
     db.export_jsonl(out);
   }
@@ -124,6 +127,7 @@ TEST_F(ReplayMeasurerTest, TheExportHasProblemBinaryAndResultLines) {
   const std::string text = read_text(file);
   EXPECT_NE(text.find("\"type\":\"problem\""), std::string::npos);
   EXPECT_NE(text.find("\"type\":\"result\""), std::string::npos);
+  EXPECT_NE(text.find("\"type\":\"calibration\""), std::string::npos);
 }
 
 TEST_F(ReplayMeasurerTest, ReturnsTheBestOkResultWithItsProvenance) {
