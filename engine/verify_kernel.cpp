@@ -7,6 +7,7 @@
 #include "compiler/reference/gemm_geometry.h"
 #include "compiler/reference/gemm_reference.h"
 #include "compiler/reference/random_fill.h"
+#include "compiler/spec/printer.h"
 #include "engine/custom_activation.h"
 #include "engine/device_buffer.h"
 #include "engine/kernel_launch.h"
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 namespace tcjit::engine {
@@ -54,6 +56,31 @@ void apply_custom_reference(device::Device &dev, const codegen::CompiledKernel &
       });
 }
 
+// The reference `compute` returns, or the cached one of the same spec, seed and math mode.
+const ReferenceResult &cached_reference(ReferenceCache *cache,
+                                        const codegen::CompiledKernel &kernel, const OpSpec &spec,
+                                        uint64_t seed, KernelCheck &check, ReferenceResult &own,
+                                        const std::function<ReferenceResult()> &compute) {
+  const auto t_ref = Clock::now();
+  const bool cacheable = cache && spec.epilogue.act != Activation::custom;
+  const std::string key = cacheable
+                              ? print_spec(spec) + " seed=" + std::to_string(seed) +
+                                    " math=" + std::to_string(static_cast<int>(kernel.plan.math))
+                              : std::string();
+  if (cacheable && cache->result && cache->key == key) {
+    check.reference_reused = true;
+    check.reference_ms = ms_since(t_ref);
+    return *cache->result;
+  }
+  own = compute();
+  check.reference_ms = ms_since(t_ref);
+  if (!cacheable)
+    return own;
+  cache->key = key;
+  cache->result = std::make_shared<const ReferenceResult>(std::move(own));
+  return *cache->result;
+}
+
 } // namespace
 
 namespace {
@@ -61,7 +88,8 @@ namespace {
 // A convolution through its implicit GEMM: random x, filter and y (the written tensor also is C),
 // reference_conv, the kernel on the device with the tensors in their view roles.
 KernelCheck run_and_check_conv(device::Device &dev, const codegen::CompiledKernel &kernel,
-                               const OpSpec &spec, uint64_t seed, std::span<const uint8_t> cubin) {
+                               const OpSpec &spec, uint64_t seed, std::span<const uint8_t> cubin,
+                               ReferenceCache *cache) {
   KernelCheck check;
   const ConvGeometry geo = conv_geometry(spec);
   std::vector<std::byte> x = random_bytes(geo.x_dtype, x_element_count(geo), seed);
@@ -75,14 +103,16 @@ KernelCheck run_and_check_conv(device::Device &dev, const codegen::CompiledKerne
   const std::vector<std::byte> bias = random_bytes(out_dtype, out_channels, seed + 3);
   const bool has_bias = spec.epilogue.bias != BiasKind::none;
 
-  // The reference writes the output tensor of its buffers: give it copies.
-  std::vector<std::byte> rx = x, rw = w, ry = y;
-  const auto t_ref = Clock::now();
-  ReferenceResult ref = reference_conv(
-      reference_spec(spec), {rx.data(), rw.data(), ry.data(), has_bias ? bias.data() : nullptr},
-      kernel.plan.math);
-  apply_custom_reference(dev, kernel, spec, ref);
-  check.reference_ms = ms_since(t_ref);
+  ReferenceResult own;
+  const ReferenceResult &ref = cached_reference(cache, kernel, spec, seed, check, own, [&] {
+    // The reference writes the output tensor of its buffers: give it copies.
+    std::vector<std::byte> rx = x, rw = w, ry = y;
+    ReferenceResult r = reference_conv(
+        reference_spec(spec), {rx.data(), rw.data(), ry.data(), has_bias ? bias.data() : nullptr},
+        kernel.plan.math);
+    apply_custom_reference(dev, kernel, spec, r);
+    return r;
+  });
 
   const auto t_dev = Clock::now();
   DeviceBuffer dx(dev, x), dw(dev, w), dy(dev, y), dbias(dev, bias);
@@ -113,10 +143,10 @@ KernelCheck run_and_check_conv(device::Device &dev, const codegen::CompiledKerne
 } // namespace
 
 KernelCheck run_and_check_kernel(device::Device &dev, const codegen::CompiledKernel &kernel,
-                                 const OpSpec &spec, uint64_t seed,
-                                 std::span<const uint8_t> cubin) {
+                                 const OpSpec &spec, uint64_t seed, std::span<const uint8_t> cubin,
+                                 ReferenceCache *cache) {
   if (spec.kind != OpKind::gemm)
-    return run_and_check_conv(dev, kernel, spec, seed, cubin);
+    return run_and_check_conv(dev, kernel, spec, seed, cubin, cache);
   KernelCheck check;
   const GemmGeometry geo = gemm_geometry(spec);
   const std::vector<std::byte> a = random_bytes(geo.a.dtype, geo.batch * geo.a.batch_stride, seed);
@@ -128,13 +158,15 @@ KernelCheck run_and_check_kernel(device::Device &dev, const codegen::CompiledKer
   const std::vector<std::byte> bias = random_bytes(geo.c.dtype, bias_count, seed + 3);
   const bool has_bias = spec.epilogue.bias != BiasKind::none;
 
-  const auto t_ref = Clock::now();
-  std::vector<std::byte> c_ref = c;
-  ReferenceResult ref = reference_gemm(
-      reference_spec(spec), {a.data(), b.data(), c_ref.data(), has_bias ? bias.data() : nullptr},
-      kernel.plan.math);
-  apply_custom_reference(dev, kernel, spec, ref);
-  check.reference_ms = ms_since(t_ref);
+  ReferenceResult own;
+  const ReferenceResult &ref = cached_reference(cache, kernel, spec, seed, check, own, [&] {
+    std::vector<std::byte> c_ref = c;
+    ReferenceResult r = reference_gemm(
+        reference_spec(spec), {a.data(), b.data(), c_ref.data(), has_bias ? bias.data() : nullptr},
+        kernel.plan.math);
+    apply_custom_reference(dev, kernel, spec, r);
+    return r;
+  });
 
   const auto t_dev = Clock::now();
   DeviceBuffer da(dev, a), db(dev, b), dc(dev, c), dbias(dev, bias);

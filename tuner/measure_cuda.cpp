@@ -108,8 +108,8 @@ public:
       const std::string checked_id =
           task.key.text + " " + engine::config_json(config) + " " + task.arch;
       if (!checked_.contains(checked_id)) {
-        const engine::KernelCheck check =
-            engine::run_and_check_kernel(dev_, built->kernel, task.spec, kCheckSeed, cubin);
+        const engine::KernelCheck check = engine::run_and_check_kernel(
+            dev_, built->kernel, task.spec, kCheckSeed, cubin, &reference_);
         if (!check.report.ok())
           return failed("wrong result against the CPU reference: " + check.report.summary());
         checked_.insert(checked_id);
@@ -179,7 +179,8 @@ private:
   kdb::Provenance provenance_;
   uint64_t flush_bytes_ = 0;
   std::unique_ptr<engine::DeviceBuffer> flush_;
-  std::set<std::string> checked_; // candidates whose output matched the reference
+  std::set<std::string> checked_;    // candidates whose output matched the reference
+  engine::ReferenceCache reference_; // the last problem's CPU reference, shared by its candidates
 };
 
 } // namespace

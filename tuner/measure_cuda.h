@@ -2,7 +2,8 @@
 // (Device::time_ms), after warm-up, with the L2 flushed between repetitions (a memset of twice
 // the L2 the driver reports); the median, min, max and stddev of the repetitions, stopped early
 // once the interquartile spread is tight (measure_stats.h). Each candidate's output is checked
-// against the CPU reference on first use (run_and_check_kernel): a wrong result, a device error or
+// against the CPU reference on first use (run_and_check_kernel; the reference is computed once per
+// problem and shared by its candidates, engine::ReferenceCache): a wrong result, a device error or
 // an unusable candidate is a failed measurement with the reason, never an exception. Written for
 // a real GPU: where there is none, opening the CUDA device already fails with a clear message.
 // Provenance: measured, with the device's name, the driver's CUDA version ("CUDA 13.0") and SM
