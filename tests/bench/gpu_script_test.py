@@ -424,25 +424,35 @@ json.dump({"tests": 2, "testsuites": [{"name": "CudaDevice", "testsuite": [
 """
 
 
+def make_fake_bundle(tmp, tcjit=None):
+    """A bundle-shaped folder: bench/ copied from the source, bin/ with the fake tool, the fake
+    test_gpu and the fake tcjit (or a link to the real `tcjit` given, and then no test_gpu)."""
+    bundle = os.path.join(tmp, "tcjit-9.9.9-linux-x86_64")
+    shutil.copytree(os.path.join(SOURCE, "bench"), os.path.join(bundle, "bench"),
+                    ignore=shutil.ignore_patterns("results", "*.cpp", "__pycache__"))
+    os.makedirs(os.path.join(bundle, "bin"))
+    if tcjit:
+        os.symlink(tcjit, os.path.join(bundle, "bin", "tcjit"))
+    else:
+        write_exe(os.path.join(bundle, "bin", "tcjit"), FAKE_TCJIT)
+        write_exe(os.path.join(bundle, "bin", "test_gpu"), FAKE_TEST_GPU)
+    write_exe(os.path.join(bundle, "bin", "tcjit_gpu_bench"), FAKE_TOOL)
+    data = os.path.join(tmp, "data")
+    os.makedirs(data)
+    with open(os.path.join(data, "fake_data.py"), "w", encoding="utf-8") as f:
+        f.write(f"import json\nRACE = {json.dumps(tool_form(synthetic_race()))!r}\n"
+                f"QUALITY = {json.dumps(synthetic_results()['model_quality'])!r}\n"
+                "def race(): return json.loads(RACE)\n"
+                "def quality(): return json.loads(QUALITY)\n")
+    return bundle, data
+
+
 class FakeGpuRun(Scratch):
     """bench/gpu from a bundle-shaped folder (bin/ with fakes, bench/ copied from the source)."""
 
     def make_bundle(self):
-        bundle = os.path.join(self.tmp, "tcjit-9.9.9-linux-x86_64")
-        shutil.copytree(os.path.join(SOURCE, "bench"), os.path.join(bundle, "bench"),
-                        ignore=shutil.ignore_patterns("results", "*.cpp", "__pycache__"))
-        os.makedirs(os.path.join(bundle, "bin"))
-        write_exe(os.path.join(bundle, "bin", "tcjit"), FAKE_TCJIT)
-        write_exe(os.path.join(bundle, "bin", "tcjit_gpu_bench"), FAKE_TOOL)
-        write_exe(os.path.join(bundle, "bin", "test_gpu"), FAKE_TEST_GPU)
-        data = os.path.join(self.tmp, "data")
-        os.makedirs(data)
-        with open(os.path.join(data, "fake_data.py"), "w", encoding="utf-8") as f:
-            f.write(f"import json\nRACE = {json.dumps(tool_form(synthetic_race()))!r}\n"
-                    f"QUALITY = {json.dumps(synthetic_results()['model_quality'])!r}\n"
-                    "def race(): return json.loads(RACE)\n"
-                    "def quality(): return json.loads(QUALITY)\n")
-        return bundle, data
+        return make_fake_bundle(self.tmp)
+
 
     def test_quick_run_from_bundle(self):
         bundle, data = self.make_bundle()
@@ -575,9 +585,13 @@ class FakeDriver(Scratch):
         if not os.path.exists(os.path.join(driver, "libcuda.so.1")):
             self.skipTest("the fake driver is not built (target tcjit_fake_libcuda_so1)")
         out = os.path.join(self.tmp, "results")
-        env = dict(self.env, LD_LIBRARY_PATH=driver)
-        p = run([sys.executable, GPU, "--quick", "--tcjit", os.environ["TCJIT"], "--out", out],
-                env=env)
+        # The real tcjit from a bundle-shaped folder whose race tool is the fake (the real one would
+        # race for many minutes on a driver whose launches do nothing) and which has no test_gpu.
+        bundle, data = make_fake_bundle(self.tmp, tcjit=os.path.abspath(os.environ["TCJIT"]))
+        env = dict(self.env, LD_LIBRARY_PATH=driver, FAKE_LOG=os.path.join(self.tmp, "calls"),
+                   FAKE_DATA=data)
+        p = run([sys.executable, os.path.join(bundle, "bench", "gpu"), "--quick", "--out", out],
+                env=env, cwd=self.tmp)
         self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
         stamp = [f for f in os.listdir(out) if f.endswith(".json")][0]
         with open(os.path.join(out, stamp), encoding="utf-8") as f:
