@@ -3,11 +3,10 @@ tcjit/cuDNN speed ratios per problem, and % of the GPU's peak per problem."""
 
 import os
 
-from . import report
 
-
-def draw(doc, out_dir):
-    """([file names], why not drawn)."""
+def draw(stamp, parts, out_dir):
+    """Draws <stamp>-gemm.png, -conv.png and -peak.png from `parts`, a list of (kind, anchor, chart
+    data) as report.race_table gives them; returns ([file names], why not drawn)."""
     try:
         import matplotlib  # noqa: PLC0415 (optional)
         matplotlib.use("Agg")
@@ -15,12 +14,10 @@ def draw(doc, out_dir):
     except Exception as e:
         return [], f"matplotlib does not import here ({type(e).__name__})"
     files = []
-    parts = [(kind, anchor, report.race_table(doc, kind, anchor)[2])
-             for kind, anchor in (("gemm", "cuBLASLt"), ("conv", "cuDNN"))]
     for kind, anchor, data in parts:
         if not any(d["heuristic"] or d["best"] for d in data):
             continue
-        name = f"{doc['stamp']}-{kind}.png"
+        name = f"{stamp}-{kind}.png"
         _bars(plt, data, ("heuristic", "best"),
               (f"tcjit heuristic / {anchor} heuristic", f"tcjit tuned / {anchor} best"),
               f"tcjit / {anchor} (speed ratio, above 1: tcjit faster)", "x",
@@ -28,7 +25,7 @@ def draw(doc, out_dir):
         files.append(name)
     peak = [d for _, _, data in parts for d in data]
     if any(d["peak_tcjit"] or d["peak_anchor"] for d in peak):
-        name = f"{doc['stamp']}-peak.png"
+        name = f"{stamp}-peak.png"
         _bars(plt, peak, ("peak_tcjit", "peak_anchor"), ("tcjit tuned", "cuBLASLt / cuDNN best"),
               "% of the GPU's peak", "%", os.path.join(out_dir, name))
         files.append(name)

@@ -369,7 +369,9 @@ def write(doc, out_dir, draw=True):
     charts, why_not = [], "matplotlib is not installed here"
     if draw:
         from . import charts as charts_module  # noqa: PLC0415
-        charts, why_not = charts_module.draw(doc, out_dir)
+        parts = [(kind, anchor, race_table(doc, kind, anchor)[2])
+                 for kind, anchor in (("gemm", "cuBLASLt"), ("conv", "cuDNN"))]
+        charts, why_not = charts_module.draw(stamp, parts, out_dir)
     md_path = os.path.join(out_dir, f"{stamp}.md")
     with open(md_path, "w", encoding="utf-8") as f:
         f.write(markdown(doc, charts, why_not))
