@@ -162,6 +162,8 @@ void parse_value(LineState &st, Key key, std::string_view value, int value_col,
     return;
   case Key::acc: st.spec.acc = take(parse_dtype(value), value_col, errors); return;
   case Key::math: st.spec.math = take(parse_math_mode(value), value_col, errors); return;
+  case Key::sparse: st.spec.sparsity = take(parse_sparsity(value), value_col, errors); return;
+  case Key::bop: st.spec.bop = take(parse_bit_op(value), value_col, errors); return;
   case Key::alpha:
     st.spec.epilogue.alpha = take(parse_real(value, name), value_col, errors);
     return;

@@ -305,6 +305,14 @@ ValueResult<MathMode> parse_math_mode(std::string_view text) {
   return parse_word(text, all_math_modes, "math mode", {});
 }
 
+ValueResult<Sparsity> parse_sparsity(std::string_view text) {
+  return parse_word(text, all_sparsities, "sparsity", {});
+}
+
+ValueResult<BitOp> parse_bit_op(std::string_view text) {
+  return parse_word(text, all_bit_ops, "bit operation", {});
+}
+
 ValueResult<BiasKind> parse_bias(std::string_view text) {
   return parse_word(text, all_bias_kinds, "bias", {});
 }

@@ -61,6 +61,8 @@ TensorLayout default_tensor_layout(OpKind kind, bool filter);
 // One of a fixed set of words: "unknown <what> 'x' (did you mean 'y'?)" or "(use a, b or c)".
 ValueResult<MathMode> parse_math_mode(std::string_view text);
 ValueResult<BiasKind> parse_bias(std::string_view text);
+ValueResult<Sparsity> parse_sparsity(std::string_view text); // dense | 2:4
+ValueResult<BitOp> parse_bit_op(std::string_view text);      // and | xor
 ValueResult<Activation> parse_activation(std::string_view text);
 ValueResult<ConvPass> parse_conv_pass(std::string_view text);
 

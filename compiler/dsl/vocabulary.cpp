@@ -5,13 +5,14 @@ namespace tcjit {
 namespace {
 
 constexpr std::array<std::string_view, key_count> key_names{
-    "m",      "n", "k",   "batch", "a",     "b",    "c",      "lda",      "ldb",    "ldc",  "d",
-    "h",      "w", "t",   "r",     "s",     "pad",  "stride", "dilation", "groups", "pass", "x",
-    "filter", "y", "acc", "math",  "alpha", "beta", "bias",   "act",      "weight"};
+    "m",    "n", "k",      "batch", "a",   "b",    "c",     "lda",  "ldb",    "ldc",      "sparse",
+    "bop",  "d", "h",      "w",     "t",   "r",    "s",     "pad",  "stride", "dilation", "groups",
+    "pass", "x", "filter", "y",     "acc", "math", "alpha", "beta", "bias",   "act",      "weight"};
 
-constexpr std::array gemm_keys{Key::m,     Key::n,    Key::k,    Key::batch, Key::a,     Key::b,
-                               Key::c,     Key::lda,  Key::ldb,  Key::ldc,   Key::acc,   Key::math,
-                               Key::alpha, Key::beta, Key::bias, Key::act,   Key::weight};
+constexpr std::array gemm_keys{Key::m,    Key::n,    Key::k,      Key::batch, Key::a,
+                               Key::b,    Key::c,    Key::lda,    Key::ldb,   Key::ldc,
+                               Key::acc,  Key::math, Key::sparse, Key::bop,   Key::alpha,
+                               Key::beta, Key::bias, Key::act,    Key::weight};
 constexpr std::array conv2d_keys{
     Key::n,      Key::h,        Key::w,      Key::c,    Key::k,   Key::r,      Key::s, Key::pad,
     Key::stride, Key::dilation, Key::groups, Key::pass, Key::x,   Key::filter, Key::y, Key::acc,
@@ -53,12 +54,15 @@ constexpr std::array<Alias, 12> key_alias_table{{
     {"output", "y"},
 }};
 
-constexpr std::array<Alias, 20> dtype_alias_table{{
-    {"fp16", "f16"},   {"half", "f16"},    {"float16", "f16"}, {"bfloat16", "bf16"},
-    {"fp32", "f32"},   {"float", "f32"},   {"float32", "f32"}, {"fp64", "f64"},
-    {"double", "f64"}, {"float64", "f64"}, {"int8", "s8"},     {"i8", "s8"},
-    {"uint8", "u8"},   {"int32", "s32"},   {"i32", "s32"},     {"int", "s32"},
-    {"int4", "s4"},    {"uint4", "u4"},    {"fp8", "e4m3"},    {"tfloat32", "tf32"},
+constexpr std::array<Alias, 23> dtype_alias_table{{
+    {"fp16", "f16"},         {"half", "f16"},      {"float16", "f16"},
+    {"bfloat16", "bf16"},    {"fp32", "f32"},      {"float", "f32"},
+    {"float32", "f32"},      {"fp64", "f64"},      {"double", "f64"},
+    {"float64", "f64"},      {"int8", "s8"},       {"i8", "s8"},
+    {"uint8", "u8"},         {"int32", "s32"},     {"i32", "s32"},
+    {"int", "s32"},          {"int4", "s4"},       {"uint4", "u4"},
+    {"fp8", "e4m3"},         {"tfloat32", "tf32"}, {"float8_e4m3fn", "e4m3"},
+    {"float8_e5m2", "e5m2"}, {"binary", "b1"},
 }};
 
 constexpr std::array<Alias, 7> layout_alias_table{{

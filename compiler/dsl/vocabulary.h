@@ -19,7 +19,7 @@ namespace tcjit {
 // clang-format off
 enum class Key {
   // gemm (n, k and c are also convolution keys)
-  m, n, k, batch, a, b, c, lda, ldb, ldc,
+  m, n, k, batch, a, b, c, lda, ldb, ldc, sparse, bop,
   // convolutions
   d, h, w, t, r, s, pad, stride, dilation, groups, pass, x, filter, y,
   // every operation
@@ -37,9 +37,9 @@ bool has_key(OpKind, Key);
 
 // Value words. Each table lists every enumerator; the aliases are spellings of other tools.
 inline constexpr std::array<OpKind, 3> all_op_kinds{OpKind::gemm, OpKind::conv2d, OpKind::conv3d};
-inline constexpr std::array<DType, 12> all_dtypes{
-    DType::f16, DType::bf16, DType::tf32, DType::f32, DType::f64,  DType::s8,
-    DType::u8,  DType::s32,  DType::s4,   DType::u4,  DType::e4m3, DType::e5m2};
+inline constexpr std::array<DType, 13> all_dtypes{
+    DType::f16, DType::bf16, DType::tf32, DType::f32,  DType::f64,  DType::s8, DType::u8,
+    DType::s32, DType::s4,   DType::u4,   DType::e4m3, DType::e5m2, DType::b1};
 inline constexpr std::array<MatrixLayout, 2> all_matrix_layouts{MatrixLayout::row,
                                                                 MatrixLayout::col};
 inline constexpr std::array<TensorLayout, 8> all_tensor_layouts{
@@ -53,6 +53,8 @@ inline constexpr std::array<Activation, 9> all_activations{
     Activation::none,      Activation::relu,     Activation::tanh,
     Activation::sigmoid,   Activation::elu,      Activation::gelu,
     Activation::gelu_tanh, Activation::softplus, Activation::swish};
+inline constexpr std::array<Sparsity, 2> all_sparsities{Sparsity::dense, Sparsity::two_four};
+inline constexpr std::array<BitOp, 2> all_bit_ops{BitOp::and_popc, BitOp::xor_popc};
 inline constexpr std::array<ConvPass, 3> all_conv_passes{ConvPass::fprop, ConvPass::dgrad,
                                                          ConvPass::wgrad};
 

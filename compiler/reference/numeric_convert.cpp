@@ -146,7 +146,8 @@ int dtype_storage_bytes(DType dtype) {
   case DType::s4:
   case DType::u4:
   case DType::e4m3:
-  case DType::e5m2: throw_reserved(dtype);
+  case DType::e5m2:
+  case DType::b1: throw_reserved(dtype);
   }
   throw_reserved(dtype);
 }
@@ -164,7 +165,8 @@ double read_element(DType dtype, const void *data, int64_t index) {
   case DType::s4:
   case DType::u4:
   case DType::e4m3:
-  case DType::e5m2: throw_reserved(dtype);
+  case DType::e5m2:
+  case DType::b1: throw_reserved(dtype);
   }
   throw_reserved(dtype);
 }
@@ -182,7 +184,8 @@ void write_element(DType dtype, void *data, int64_t index, double value) {
   case DType::s4:
   case DType::u4:
   case DType::e4m3:
-  case DType::e5m2: throw_reserved(dtype);
+  case DType::e5m2:
+  case DType::b1: throw_reserved(dtype);
   }
   throw_reserved(dtype);
 }

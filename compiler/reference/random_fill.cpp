@@ -27,7 +27,8 @@ IntegerRange integer_dtype_range(DType dtype) {
   case DType::s4:
   case DType::u4:
   case DType::e4m3:
-  case DType::e5m2: break;
+  case DType::e5m2:
+  case DType::b1: break;
   }
   throw std::invalid_argument("tcjit fill_random: not an integer dtype");
 }

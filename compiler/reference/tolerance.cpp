@@ -33,7 +33,8 @@ double unit_roundoff(DType dtype) {
   case DType::s4:
   case DType::u4:
   case DType::e4m3:
-  case DType::e5m2: break;
+  case DType::e5m2:
+  case DType::b1: break;
   }
   throw std::invalid_argument("tcjit tolerance: dtype " + std::string(to_string(dtype)) +
                               " is reserved and not supported yet");
@@ -53,7 +54,8 @@ double absolute_floor(DType output) {
   case DType::s4:
   case DType::u4:
   case DType::e4m3:
-  case DType::e5m2: break;
+  case DType::e5m2:
+  case DType::b1: break;
   }
   return 0;
 }
@@ -72,7 +74,8 @@ double overflow_threshold(DType output) {
   case DType::s4:
   case DType::u4:
   case DType::e4m3:
-  case DType::e5m2: break;
+  case DType::e5m2:
+  case DType::b1: break;
   }
   return std::numeric_limits<double>::infinity();
 }

@@ -85,6 +85,22 @@ std::string_view to_string(ConvPass p) {
   return "?";
 }
 
+std::string_view to_string(Sparsity s) {
+  switch (s) {
+  case Sparsity::dense: return "dense";
+  case Sparsity::two_four: return "2:4";
+  }
+  return "?";
+}
+
+std::string_view to_string(BitOp o) {
+  switch (o) {
+  case BitOp::and_popc: return "and";
+  case BitOp::xor_popc: return "xor";
+  }
+  return "?";
+}
+
 int dtype_bits(DType t) {
   return dtype_info(t).bits;
 }

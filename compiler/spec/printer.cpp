@@ -65,6 +65,12 @@ void add_tail(std::string &out, const OpSpec &spec) {
   const DType input = input_dtype(spec);
   if (input == DType::f32 || input == DType::tf32)
     add(out, "math", std::string(to_string(spec.math)));
+  // Printed only where they apply, so that the text (and the cache key) of every other spec is
+  // what it was before these keys existed.
+  if (spec.sparsity != Sparsity::dense)
+    add(out, "sparse", std::string(to_string(spec.sparsity)));
+  if (input == DType::b1)
+    add(out, "bop", std::string(to_string(spec.bop)));
   add(out, "alpha", number(spec.epilogue.alpha));
   add(out, "beta", number(spec.epilogue.beta));
   add(out, "bias", std::string(to_string(spec.epilogue.bias)));

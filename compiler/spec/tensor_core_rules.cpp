@@ -129,6 +129,20 @@ void check_groups(const OpSpec &spec, std::vector<RuleFinding> &out) {
 
 } // namespace
 
+codegen::MathRequest math_request(const OpSpec &spec, bool tf32_override_off) {
+  codegen::MathRequest r;
+  r.a = input_dtype(spec);
+  if (spec.kind == OpKind::gemm)
+    r.b = spec.gemm.b.dtype;
+  else
+    r.b = spec.conv.pass == ConvPass::wgrad ? spec.conv.y.dtype : spec.conv.filter.dtype;
+  r.acc = spec.acc;
+  r.resolved = resolve_math(spec.math, tf32_override_off);
+  r.sparsity = spec.sparsity;
+  r.bop = spec.bop;
+  return r;
+}
+
 MmaChoice choose_mma(const OpSpec &spec, std::string_view arch, bool tf32_override_off) {
   MmaChoice m;
   const std::optional<ArchInfo> info = find_arch(arch);
@@ -136,8 +150,8 @@ MmaChoice choose_mma(const OpSpec &spec, std::string_view arch, bool tf32_overri
     throw std::invalid_argument("choose_mma: unknown arch '" + std::string(arch) +
                                 "' (tcjit targets " + known_arch_list() + ")");
   const DType in = input_dtype(spec);
-  const MathMode math = resolve_math(spec.math, tf32_override_off);
-  if (std::string problem = codegen::math_problem(in, spec.acc, math, *info); !problem.empty()) {
+  const codegen::MathRequest request = math_request(spec, tf32_override_off);
+  if (std::string problem = codegen::math_problem(request, *info); !problem.empty()) {
     m.compiles = false;
     m.note = std::move(problem);
     return m;
@@ -153,12 +167,12 @@ MmaChoice choose_mma(const OpSpec &spec, std::string_view arch, bool tf32_overri
              "columns";
     return m;
   }
-  if (codegen::is_simt_math(in, spec.acc, math)) {
+  if (codegen::is_simt_math(request)) {
     m.unit = MathUnit::f32_simt;
     m.note = "math=f32: SIMT FFMA, exact fp32, no tensor cores";
     return m;
   }
-  const std::optional<codegen::MmaForm> form = codegen::find_mma_form(in, spec.acc, math);
+  const std::optional<codegen::MmaForm> form = codegen::find_mma_form(request);
   if (!form) // math_problem() has a reason for every spec without a form
     throw std::logic_error("choose_mma: no mma form and no reason for " +
                            std::string(to_string(in)) + " x " + std::string(to_string(spec.acc)));

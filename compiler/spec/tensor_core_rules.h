@@ -8,6 +8,7 @@
 #pragma once
 
 #include "compiler/target/arch.h"
+#include "compiler/target/mma_table.h"
 #include "tcjit/op_spec.h"
 
 #include <optional>
@@ -29,6 +30,11 @@ struct MmaChoice {
   std::string note;        // e.g. "SIMT FFMA: exact fp32, no tensor cores"
   std::optional<MathUnit> unit; // whose peak applies (arch.h); nullopt when it does not compile
 };
+// What the spec asks of the math unit (compiler/target/mma_table.h): its multiplied inputs (a:
+// gemm's A, or the convolution's input_dtype(); b: gemm's B, or the other multiplied tensor),
+// accumulator, resolved math mode, sparsity and b1 operation.
+codegen::MathRequest math_request(const OpSpec &, bool tf32_override_off);
+
 // `arch` must be known (find_arch).
 MmaChoice choose_mma(const OpSpec &, std::string_view arch, bool tf32_override_off);
 

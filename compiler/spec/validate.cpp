@@ -221,6 +221,7 @@ void check_dtypes(Errors &errors, const DTypeRoles &roles, DType acc, MathMode m
   case DType::u4:
   case DType::e4m3:
   case DType::e5m2:
+  case DType::b1:
     if (math != MathMode::automatic)
       add(errors, "math",
           "math=" + str(to_string(math)) + " does not apply to " + input +
@@ -228,6 +229,20 @@ void check_dtypes(Errors &errors, const DTypeRoles &roles, DType acc, MathMode m
               "it");
     return;
   }
+}
+
+// sparse= and bop=: where they apply.
+void check_sparsity_and_bop(Errors &errors, const OpSpec &spec, DType input) {
+  if (spec.sparsity != Sparsity::dense && spec.kind != OpKind::gemm)
+    add(errors, "sparse",
+        "sparse=" + str(to_string(spec.sparsity)) + " applies to gemm only: tcjit has no sparse " +
+            str(to_string(spec.kind)) + " (remove it)");
+  else if (spec.sparsity != Sparsity::dense)
+    add(errors, "sparse", "sparse=" + str(to_string(spec.sparsity)) + " is not supported yet");
+  if (spec.bop != BitOp::and_popc && input != DType::b1)
+    add(errors, "bop",
+        "bop=" + str(to_string(spec.bop)) + " applies to b1 inputs only (a=b1 b=b1); " +
+            str(to_string(input)) + " inputs are multiplied, not combined bitwise (remove it)");
 }
 
 void check_epilogue_numbers(Errors &errors, const Epilogue &e) {
@@ -313,6 +328,7 @@ void validate_gemm(Errors &errors, const OpSpec &spec) {
 
   check_dtypes(errors, DTypeRoles{"", "a", g.a.dtype, "b", g.b.dtype, "c", g.c.dtype}, spec.acc,
                spec.math);
+  check_sparsity_and_bop(errors, spec, g.a.dtype);
 
   const std::array<MatrixRole, 3> roles{
       MatrixRole{"a", "lda", "m", "k", g.m, g.k, g.a},
@@ -443,6 +459,7 @@ void validate_conv(Errors &errors, const OpSpec &spec) {
   check_tensor_layout(errors, spec.kind, "y", false, c.y.layout);
 
   check_dtypes(errors, conv_dtype_roles(c), spec.acc, spec.math);
+  check_sparsity_and_bop(errors, spec, c.x.dtype);
 
   if (c.pass == ConvPass::wgrad && spec.epilogue.bias != BiasKind::none)
     add(errors, "bias",

@@ -14,10 +14,13 @@
 namespace tcjit {
 
 // The math unit a kernel's inner instruction runs on: which of an arch's peaks applies. s8 is
-// the 8-bit integer tensor core rate (s8 and u8 alike); f32_simt the CUDA cores' FFMA.
-enum class MathUnit { f16, bf16, tf32, s8, f64, f32_simt };
-inline constexpr size_t math_unit_count = 6;
-std::string_view to_string(MathUnit); // "f16", "bf16", "tf32", "s8", "f64", "f32_simt"
+// the 8-bit integer tensor core rate (s8 and u8 alike), s4 the 4-bit one (s4, u4), b1 the
+// single-bit one (and/xor + popc), fp8 e4m3/e5m2; f32_simt the CUDA cores' FFMA. The peaks are
+// dense: a 2:4-sparse mma (mma.sp) does twice the MMA work per clock (sparse_speedup).
+enum class MathUnit { f16, bf16, tf32, s8, f64, f32_simt, s4, b1, fp8 };
+inline constexpr size_t math_unit_count = 9;
+inline constexpr double sparse_speedup = 2.0;
+std::string_view to_string(MathUnit); // "f16", "bf16", "tf32", "s8", "f64", "f32_simt", ...
 std::optional<MathUnit> parse_math_unit(std::string_view);
 
 struct ArchInfo {
@@ -38,7 +41,7 @@ struct ArchInfo {
   double dram_bytes_per_s;     // datasheet DRAM bandwidth
   double l2_bytes_per_clk;     // L2 -> SM read bandwidth, all SMs together
   // Dense math rate of one SM per clock (FLOP; integer: OP) of the mma.sync path (not wgmma),
-  // indexed by MathUnit.
+  // indexed by MathUnit; 0 where the arch has no such tensor-core math.
   std::array<double, math_unit_count> ops_per_sm_clk;
   bool full_rate_f64_mma; // DMMA at full rate (A100, H100)
   bool fp8_mma;           // mma.sync with e4m3/e5m2

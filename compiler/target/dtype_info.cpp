@@ -16,7 +16,7 @@ constexpr std::array<DType, 2> kS32OrS8{DType::s32, DType::s8};
 constexpr std::span<const DType> kNone;
 
 // clang-format off
-constexpr std::array<DTypeInfo, 12> kDTypes{{
+constexpr std::array<DTypeInfo, 13> kDTypes{{
     // dtype       name    bits float  signed reserved accumulators outputs
     {DType::f16,   "f16",  16,  true,  true,  false,   kF32OrF16,   kF16OrF32},
     {DType::bf16,  "bf16", 16,  true,  true,  false,   kF32,        kBf16OrF32},
@@ -30,6 +30,7 @@ constexpr std::array<DTypeInfo, 12> kDTypes{{
     {DType::u4,    "u4",   4,   false, false, true,    kNone,       kNone},
     {DType::e4m3,  "e4m3", 8,   true,  true,  true,    kNone,       kNone},
     {DType::e5m2,  "e5m2", 8,   true,  true,  true,    kNone,       kNone},
+    {DType::b1,    "b1",   1,   false, false, true,    kNone,       kNone},
 }};
 // clang-format on
 
@@ -39,7 +40,7 @@ constexpr bool rows_in_enum_order() {
       return false;
   return true;
 }
-static_assert(rows_in_enum_order() && static_cast<size_t>(DType::e5m2) + 1 == kDTypes.size(),
+static_assert(rows_in_enum_order() && static_cast<size_t>(DType::b1) + 1 == kDTypes.size(),
               "kDTypes is indexed by DType: one row per enumerator, in order");
 
 } // namespace

@@ -13,10 +13,10 @@ namespace tcjit {
 struct DTypeInfo {
   DType dtype;
   std::string_view name; // as the DSL spells it
-  int bits;              // storage bits: f16 16, tf32 32 (stored as f32), s4 4, ...
+  int bits;              // storage bits: f16 16, tf32 32 (stored as f32), s4 4, b1 1, ...
   bool is_float;         // otherwise an integer type
-  bool is_signed;        // two's complement or a sign bit: every type but u8 and u4
-  bool reserved;         // parsed, not supported yet (s4 u4 e4m3 e5m2)
+  bool is_signed;        // two's complement or a sign bit: every type but u8, u4 and b1
+  bool reserved;         // parsed, not supported yet
   // As a multiplied input (A and B of a GEMM): the accumulators and the outputs it may have, the
   // default first; both empty for a type that cannot be multiplied.
   std::span<const DType> accumulators;

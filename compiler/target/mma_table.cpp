@@ -15,27 +15,27 @@ constexpr MatrixLayout row = MatrixLayout::row, col = MatrixLayout::col;
 // clang-format off
 constexpr std::array<MmaForm, 7> kForms{{
     {MmaKind::f16_f32, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
-     "llvm.nvvm.mma.m16n8k16.row.col.f32.f32", 16, 8, 16, DType::f16, DType::f16, DType::f32,
-     row, col, 80, 70, 4, 2, 4, 16, FragmentMap::m16n8k16_16bit, MathUnit::f16, ""},
+     "llvm.nvvm.mma.m16n8k16.row.col.f32.f32", 16, 8, 16, DType::f16, DType::f16, DType::f16,
+     DType::f32, row, col, 80, 70, 4, 2, 4, 16, FragmentMap::m16n8k16_16bit, MathUnit::f16, ""},
     {MmaKind::bf16_f32, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
-     "llvm.nvvm.mma.m16n8k16.row.col.bf16", 16, 8, 16, DType::bf16, DType::bf16, DType::f32,
-     row, col, 80, 70, 4, 2, 4, 16, FragmentMap::m16n8k16_16bit, MathUnit::bf16, ""},
+     "llvm.nvvm.mma.m16n8k16.row.col.bf16", 16, 8, 16, DType::bf16, DType::bf16, DType::bf16,
+     DType::f32, row, col, 80, 70, 4, 2, 4, 16, FragmentMap::m16n8k16_16bit, MathUnit::bf16, ""},
     {MmaKind::tf32_f32, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32",
-     "llvm.nvvm.mma.m16n8k8.row.col.tf32", 16, 8, 8, DType::tf32, DType::f32, DType::f32,
-     row, col, 80, 70, 4, 2, 4, 32, FragmentMap::m16n8k8_32bit, MathUnit::tf32, ""},
+     "llvm.nvvm.mma.m16n8k8.row.col.tf32", 16, 8, 8, DType::tf32, DType::tf32, DType::f32,
+     DType::f32, row, col, 80, 70, 4, 2, 4, 32, FragmentMap::m16n8k8_32bit, MathUnit::tf32, ""},
     {MmaKind::s8_s32, "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32",
-     "llvm.nvvm.mma.m16n8k32.row.col.s8", 16, 8, 32, DType::s8, DType::s8, DType::s32,
-     row, col, 80, 70, 4, 2, 4, 8, FragmentMap::m16n8k32_8bit, MathUnit::s8, ""},
+     "llvm.nvvm.mma.m16n8k32.row.col.s8", 16, 8, 32, DType::s8, DType::s8, DType::s8,
+     DType::s32, row, col, 80, 70, 4, 2, 4, 8, FragmentMap::m16n8k32_8bit, MathUnit::s8, ""},
     {MmaKind::u8_s32, "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32",
-     "llvm.nvvm.mma.m16n8k32.row.col.u8", 16, 8, 32, DType::u8, DType::u8, DType::s32,
-     row, col, 80, 70, 4, 2, 4, 8, FragmentMap::m16n8k32_8bit, MathUnit::s8, ""},
+     "llvm.nvvm.mma.m16n8k32.row.col.u8", 16, 8, 32, DType::u8, DType::u8, DType::u8,
+     DType::s32, row, col, 80, 70, 4, 2, 4, 8, FragmentMap::m16n8k32_8bit, MathUnit::s8, ""},
     {MmaKind::f64_f64, "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64",
      "llvm.nvvm.mma.m8n8k4.row.col.f64", 8, 8, 4, DType::f64, DType::f64, DType::f64,
-     row, col, 80, 70, 1, 1, 2, 64, FragmentMap::m8n8k4_64bit, MathUnit::f64, ""},
+     DType::f64, row, col, 80, 70, 1, 1, 2, 64, FragmentMap::m8n8k4_64bit, MathUnit::f64, ""},
     // C and D are two f16x2 registers (c0 c1, c2 c3 packed).
     {MmaKind::f16_f16, "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16",
      "llvm.nvvm.mma.m16n8k16.row.col.f16.f16", 16, 8, 16, DType::f16, DType::f16, DType::f16,
-     row, col, 80, 70, 4, 2, 2, 16, FragmentMap::m16n8k16_16bit, MathUnit::f16,
+     DType::f16, row, col, 80, 70, 4, 2, 2, 16, FragmentMap::m16n8k16_16bit, MathUnit::f16,
      "tcjit's kernels keep f32 accumulators (the epilogue, split-K and the staged stores read "
      "them as f32)"},
 }};
@@ -47,6 +47,7 @@ constexpr MmaForm kSimtF32{MmaKind::simt_f32,
                            4,
                            8,
                            1,
+                           DType::f32,
                            DType::f32,
                            DType::f32,
                            DType::f32,
@@ -71,7 +72,7 @@ std::string generated_list() {
   std::string out;
   for (const MmaForm &f : kForms)
     if (f.not_generated.empty())
-      out += (out.empty() ? "" : ", ") + std::string(to_string(f.ab)) + "->" +
+      out += (out.empty() ? "" : ", ") + std::string(to_string(f.a)) + "->" +
              std::string(to_string(f.acc));
   return out;
 }
@@ -102,49 +103,81 @@ std::string_view to_string(MmaKind k) {
 
 namespace {
 
-// The table's form for the inputs, generated or not.
-const MmaForm *find_any_form(DType input, DType acc, MathMode resolved) {
-  if (input == DType::f32 && resolved != MathMode::tf32)
+// The PTX type an input stored as `t` is multiplied as.
+DType ptx_type(DType t, MathMode resolved) {
+  return t == DType::f32 && resolved == MathMode::tf32 ? DType::tf32 : t;
+}
+
+// The table's form for the request, generated or not.
+const MmaForm *find_any_form(const MathRequest &r) {
+  if ((r.a == DType::f32 || r.b == DType::f32) && r.resolved != MathMode::tf32)
     return nullptr;
-  const DType ab = input == DType::f32 ? DType::tf32 : input;
+  const DType a = ptx_type(r.a, r.resolved), b = ptx_type(r.b, r.resolved);
+  const bool sparse = r.sparsity != Sparsity::dense;
   for (const MmaForm &f : kForms)
-    if (f.ab == ab && f.acc == acc)
+    if (f.a == a && f.b == b && f.acc == r.acc && f.sparse == sparse &&
+        (a != DType::b1 || f.bop == r.bop))
       return &f;
   return nullptr;
 }
 
+// "f16" or "s8 x u8": the request's inputs, for messages.
+std::string inputs_text(const MathRequest &r) {
+  const std::string a(to_string(r.a)), b(to_string(r.b));
+  return a == b ? a : a + " x " + b;
+}
+
 } // namespace
 
-std::optional<MmaForm> find_mma_form(DType input, DType acc, MathMode resolved) {
-  const MmaForm *f = find_any_form(input, acc, resolved);
+std::optional<MmaForm> find_mma_form(const MathRequest &r) {
+  const MmaForm *f = find_any_form(r);
   if (!f || !f->not_generated.empty())
     return std::nullopt;
   return *f;
 }
 
-bool is_simt_math(DType input, DType acc, MathMode resolved) {
-  return input == DType::f32 && acc == DType::f32 && resolved == MathMode::f32;
+std::optional<MmaForm> find_mma_form(DType input, DType acc, MathMode resolved) {
+  return find_mma_form(MathRequest{input, input, acc, resolved});
 }
 
-std::string math_problem(DType input, DType acc, MathMode resolved, const ArchInfo &arch) {
-  if (is_simt_math(input, acc, resolved))
+bool is_simt_math(const MathRequest &r) {
+  return r.a == DType::f32 && r.b == DType::f32 && r.acc == DType::f32 &&
+         r.resolved == MathMode::f32 && r.sparsity == Sparsity::dense;
+}
+
+bool is_simt_math(DType input, DType acc, MathMode resolved) {
+  return is_simt_math(MathRequest{input, input, acc, resolved});
+}
+
+std::string math_problem(const MathRequest &r, const ArchInfo &arch) {
+  if (is_simt_math(r))
     return "";
-  const std::string in(to_string(input)), ac(to_string(acc));
-  const MmaForm *f = find_any_form(input, acc, resolved);
+  const std::string in = inputs_text(r), ac(to_string(r.acc));
+  const std::string sparse = r.sparsity == Sparsity::dense ? "" : " 2:4-sparse";
+  const MmaForm *f = find_any_form(r);
   if (!f)
-    return "no tensor-core mma multiplies " + in + " inputs into acc=" + ac + "; tcjit compiles " +
-           generated_list() + " (and f32 with math=f32 on SIMT FFMA)";
+    return "no tensor-core mma multiplies" + sparse + " " + in + " inputs into acc=" + ac +
+           "; tcjit compiles " + generated_list() + " (and f32 with math=f32 on SIMT FFMA)";
   if (!f->not_generated.empty()) {
-    const std::span<const DType> accs = dtype_info(input).accumulators;
-    const std::string instead = accs.empty() ? "" : "; use acc=" + std::string(to_string(accs[0]));
-    return in + " inputs with acc=" + ac + " are not compiled: PTX has " + std::string(f->ptx) +
-           ", but " + std::string(f->not_generated) + instead;
+    const std::span<const DType> accs = dtype_info(r.a).accumulators;
+    const std::string instead =
+        accs.empty() || accs[0] == r.acc ? "" : "; use acc=" + std::string(to_string(accs[0]));
+    return in + sparse + " inputs with acc=" + ac + " are not compiled: PTX has " +
+           std::string(f->ptx) + ", but " + std::string(f->not_generated) + instead;
   }
   if (arch.sm_version < f->min_sm || arch.ptx_version < f->min_ptx)
     return std::string(f->ptx) + " needs sm_" + std::to_string(f->min_sm) + " and PTX " +
            version_text(f->min_ptx) + " or newer; " + std::string(arch.name) + " has PTX " +
            version_text(arch.ptx_version) + " (target a newer arch)";
   return "";
+}
+
+std::string math_problem(DType input, DType acc, MathMode resolved, const ArchInfo &arch) {
+  return math_problem(MathRequest{input, input, acc, resolved}, arch);
+}
+
+DType b_input(const MmaForm &f) {
+  return f.b == DType::tf32 ? DType::f32 : f.b;
 }
 
 int elements_per_reg(const MmaForm &f) {

@@ -51,8 +51,9 @@ struct MmaForm {
   std::string_view ptx;       // the exact PTX mnemonic
   std::string_view intrinsic; // the LLVM 19 NVVM intrinsic ("" when not generated)
   int m, n, k;
-  DType ab;                        // the PTX type of A and B (.atype = .btype): tf32 for tf32 math
-  DType input;                     // the multiplied type as stored in memory (f32 for tf32 math)
+  DType a;                         // the PTX type of A (.atype): tf32 for tf32 math
+  DType b;                         // the PTX type of B (.btype): differs from A in mixed forms
+  DType input;                     // A's type as stored in memory (f32 for tf32 math)
   DType acc;                       // C and D (.ctype = .dtype)
   MatrixLayout a_layout, b_layout; // .row.col: A row-major, B column-major fragments
   int min_sm;                      // first architecture with the instruction
@@ -63,7 +64,12 @@ struct MmaForm {
   MathUnit unit; // whose peak applies (arch.h)
   // "" when tcjit's code generator emits the form; otherwise why it does not, for users.
   std::string_view not_generated;
+  bool sparse = false;         // mma.sp: A 2:4-sparse along K (k is the dense K), with metadata
+  BitOp bop = BitOp::and_popc; // b1 forms: .and.popc or .xor.popc
 };
+
+// B's type as stored in memory (f32 for tf32 math).
+DType b_input(const MmaForm &);
 
 // Every tensor-core form of the table, generated or not.
 std::span<const MmaForm> mma_forms();
@@ -71,17 +77,32 @@ std::span<const MmaForm> mma_forms();
 const MmaForm &simt_f32_form();
 std::string_view to_string(MmaKind);
 
-// The form the code generator emits for `input` (the spec's A/B dtype) with `acc`, under the
-// resolved math mode (f32 inputs use tf32 only when math is tf32). nullopt: no generated
-// tensor-core form (SIMT, or not supported: math_problem says which).
+// What a spec asks of the math: its multiplied inputs as stored (a: A of the GEMM view, b: B),
+// the accumulator, the resolved math mode (f32 inputs use tf32 only when it is tf32), the
+// sparsity of A and the b1 operation. compiler/spec/tensor_core_rules.h's math_request() makes
+// one from a spec.
+struct MathRequest {
+  DType a = DType::f16, b = DType::f16;
+  DType acc = DType::f32;
+  MathMode resolved = MathMode::tf32;
+  Sparsity sparsity = Sparsity::dense;
+  BitOp bop = BitOp::and_popc;
+};
+
+// The form the code generator emits for the request. nullopt: no generated tensor-core form
+// (SIMT, or not supported: math_problem says which).
+std::optional<MmaForm> find_mma_form(const MathRequest &);
+// Dense, a = b = input (the common case).
 std::optional<MmaForm> find_mma_form(DType input, DType acc, MathMode resolved);
 
 // True for f32 inputs with math=f32 and an f32 accumulator: SIMT FFMA (simt_f32_form()).
+bool is_simt_math(const MathRequest &);
 bool is_simt_math(DType input, DType acc, MathMode resolved);
 
-// Why the code generator has no math instruction for `input` x `acc` on `arch`, stated for users
+// Why the code generator has no math instruction for the request on `arch`, stated for users
 // (what, and what to use instead); "" when it has one (a generated form, or SIMT FFMA). `tcjit
 // explain` and `tcjit compile` both report this text.
+std::string math_problem(const MathRequest &, const ArchInfo &arch);
 std::string math_problem(DType input, DType acc, MathMode resolved, const ArchInfo &arch);
 
 // Elements per register of A/B (registers are 32-bit except f64's 64-bit ones).

@@ -12,9 +12,9 @@
 
 namespace tcjit {
 
-// Element types. s4/u4/e4m3/e5m2 are reserved: the DSL parses them and rejects them as
-// "not supported yet".
-enum class DType { f16, bf16, tf32, f32, f64, s8, u8, s32, s4, u4, e4m3, e5m2 };
+// Element types. s4/u4 are 4-bit integers (two per byte), b1 single bits (32 per 32-bit word),
+// e4m3/e5m2 the 8-bit floats of sm_89+. compiler/target/dtype_info.cpp says which are supported.
+enum class DType { f16, bf16, tf32, f32, f64, s8, u8, s32, s4, u4, e4m3, e5m2, b1 };
 
 enum class OpKind { gemm, conv2d, conv3d };
 
@@ -33,6 +33,14 @@ enum class BiasKind { none, row, col };
 enum class Activation { none, relu, tanh, sigmoid, elu, gelu, gelu_tanh, softplus, swish, custom };
 
 enum class ConvPass { fprop, dgrad, wgrad };
+
+// Structured sparsity of a GEMM's A (DSL: `sparse=2:4`): at most 2 nonzeros in every 4
+// consecutive values along K, passed compressed with its metadata (mma.sp).
+enum class Sparsity { dense, two_four };
+
+// How b1 (single-bit) inputs are multiplied (DSL: `bop=and|xor`): the popcount of A AND B, or
+// of A XOR B, over K (mma ... .b1.b1.s32.and.popc / .xor.popc). Only b1 specs use it.
+enum class BitOp { and_popc, xor_popc };
 
 // A problem dimension: a fixed size, any size at run time (`?`), or a range (`lo..hi`).
 struct Dim {
@@ -122,6 +130,8 @@ struct OpSpec {
   DType acc = DType::f32; // accumulator type
   MathMode math = MathMode::automatic;
   Epilogue epilogue;
+  Sparsity sparsity = Sparsity::dense; // gemm only: A 2:4-sparse along K
+  BitOp bop = BitOp::and_popc;         // b1 inputs only
   bool operator==(const OpSpec &) const = default;
 };
 
@@ -143,12 +153,14 @@ std::string_view to_string(MathMode);
 std::string_view to_string(BiasKind);
 std::string_view to_string(Activation);
 std::string_view to_string(ConvPass);
+std::string_view to_string(Sparsity); // "dense", "2:4"
+std::string_view to_string(BitOp);    // "and", "xor"
 
 // --- dtype facts --------------------------------------------------------------------------------
 int dtype_bits(DType);        // storage bits: f16 16, tf32 32, s4 4, ...
 bool is_float_type(DType);    // f16 bf16 tf32 f32 f64 e4m3 e5m2
-bool is_integer_type(DType);  // s8 u8 s32 s4 u4
-bool is_reserved_type(DType); // s4 u4 e4m3 e5m2: parsed, not supported yet
+bool is_integer_type(DType);  // s8 u8 s32 s4 u4 b1
+bool is_reserved_type(DType); // parsed, not supported yet (dtype_info.cpp's `reserved`)
 
 // The math mode after `auto` is resolved: tf32 unless NVIDIA_TF32_OVERRIDE=0 is set. For specs
 // whose inputs are not f32 the result is meaningless and `math` is ignored.

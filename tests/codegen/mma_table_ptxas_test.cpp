@@ -36,8 +36,8 @@ const char *reg_type(DType t) {
 std::string one_mma_kernel(const MmaForm &f, int ptx_version, int sm) {
   const int a = f.a_regs, b = f.b_regs, c = f.c_regs;
   return ".version " + version_text(ptx_version) + "\n.target sm_" + std::to_string(sm) +
-         "\n.address_size 64\n.visible .entry one_mma()\n{\n  .reg " + reg_type(f.ab) + " %a<" +
-         std::to_string(a) + ">;\n  .reg " + reg_type(f.ab) + " %b<" + std::to_string(b) +
+         "\n.address_size 64\n.visible .entry one_mma()\n{\n  .reg " + reg_type(f.a) + " %a<" +
+         std::to_string(a) + ">;\n  .reg " + reg_type(f.b) + " %b<" + std::to_string(b) +
          ">;\n  .reg " + reg_type(f.acc) + " %c<" + std::to_string(c) + ">;\n  " +
          std::string(f.ptx) + " " + reg_list("c", c) + ", " + reg_list("a", a) + ", " +
          reg_list("b", b) + ", " + reg_list("c", c) + ";\n  ret;\n}\n";

@@ -81,7 +81,7 @@ TEST(Messages, NothingCloseListsTheChoices) {
             "                                  ^~~~\n");
   EXPECT_EQ(errors_of("gemm m=8 n=8 k=8 a=f16 b=f16 zzz=1"),
             "<input>:1:30: error: unknown key 'zzz' for gemm (gemm keys: m n k batch a b c lda "
-            "ldb ldc acc math alpha beta bias act weight)\n"
+            "ldb ldc acc math sparse bop alpha beta bias act weight)\n"
             "gemm m=8 n=8 k=8 a=f16 b=f16 zzz=1\n"
             "                             ^~~\n");
 }

@@ -44,6 +44,32 @@ TEST(Validate, ValidSpecsHaveNoErrors) {
   EXPECT_EQ(errors_of(conv2d(8, 4, 4, 3)), Lines{});
 }
 
+TEST(Validate, SparseAndBopApplyWhereTheySay) {
+  OpSpec f16 = half_gemm(64, 64, 64);
+  f16.bop = BitOp::xor_popc;
+  ASSERT_EQ(errors_of(f16).size(), 1u);
+  EXPECT_EQ(errors_of(f16)[0].rfind("bop: bop=xor applies to b1 inputs only", 0), 0u)
+      << errors_of(f16)[0];
+  OpSpec conv = conv2d(8, 32, 32, 3);
+  conv.sparsity = Sparsity::two_four;
+  ASSERT_EQ(errors_of(conv).size(), 1u);
+  EXPECT_EQ(errors_of(conv)[0].rfind("sparse: sparse=2:4 applies to gemm only", 0), 0u)
+      << errors_of(conv)[0];
+}
+
+TEST(Printer, SparseAndBopArePrintedOnlyWhereTheyApply) {
+  OpSpec dense = half_gemm(64, 64, 64);
+  EXPECT_EQ(print_spec(dense).find("sparse"), std::string::npos);
+  EXPECT_EQ(print_spec(dense).find("bop"), std::string::npos);
+  OpSpec sparse = dense;
+  sparse.sparsity = Sparsity::two_four;
+  EXPECT_NE(print_spec(sparse).find(" sparse=2:4"), std::string::npos) << print_spec(sparse);
+  OpSpec binary = dense;
+  binary.gemm.a.dtype = binary.gemm.b.dtype = DType::b1;
+  binary.bop = BitOp::xor_popc;
+  EXPECT_NE(print_spec(binary).find(" bop=xor"), std::string::npos) << print_spec(binary);
+}
+
 TEST(Validate, DimsAndRanges) {
   OpSpec s = half_gemm(0, 1, max_size + 1);
   s.gemm.batch = Dim::range_of(4, 2);

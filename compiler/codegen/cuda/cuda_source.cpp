@@ -29,7 +29,8 @@ const char *storage_type(DType t) {
   case DType::s4:
   case DType::u4:
   case DType::e4m3:
-  case DType::e5m2: break;
+  case DType::e5m2:
+  case DType::b1: break;
   }
   throw std::logic_error("cuda_source: a reserved dtype reached the code generator");
 }

@@ -26,7 +26,8 @@ llvm::Type *element_type(EmitContext &e, DType t) {
   case DType::s4:
   case DType::u4:
   case DType::e4m3:
-  case DType::e5m2: break;
+  case DType::e5m2:
+  case DType::b1: break;
   }
   throw std::logic_error("element_type: reserved dtype reached codegen (check_codegen_support)");
 }

@@ -47,7 +47,8 @@ Value *from_epi(EmitContext &e, Value *x, DType out) {
   case DType::s4:
   case DType::u4:
   case DType::e4m3:
-  case DType::e5m2: break;
+  case DType::e5m2:
+  case DType::b1: break;
   }
   throw std::logic_error("epilogue: output dtype not supported (check_codegen_support)");
 }

@@ -4,6 +4,7 @@
 
 #include "compiler/codegen/plan/conv_lowering.h"
 #include "compiler/spec/alignment.h"
+#include "compiler/spec/tensor_core_rules.h"
 #include "compiler/target/arch.h"
 #include "compiler/target/mma_table.h"
 
@@ -44,7 +45,7 @@ int max_vec(const OpSpec &spec, const std::string &operand) {
 MmaForm math_form(const OpSpec &spec, bool tf32_off) {
   if (is_depthwise_path(spec)) // multiply-adds per output (conv_lowering.h)
     return simt_f32_form();
-  const auto form = find_mma_form(input_dtype(spec), spec.acc, resolve_math(spec.math, tf32_off));
+  const auto form = find_mma_form(math_request(gemm_view(spec), tf32_off));
   return form ? *form : simt_f32_form();
 }
 
@@ -86,14 +87,9 @@ std::vector<ConfigError> check_codegen_support(const OpSpec &spec, std::string_v
       }
   }
   const OpSpec view = gemm_view(spec);
-  const GemmSpec &g = view.gemm;
-  if (g.a.dtype != g.b.dtype)
-    e.push_back({"spec", "a and b must have the same dtype"});
   // The reason `tcjit explain` gives too (choose_mma).
   if (info)
-    if (std::string problem =
-            math_problem(g.a.dtype, spec.acc, resolve_math(spec.math, tf32_off), *info);
-        !problem.empty())
+    if (std::string problem = math_problem(math_request(view, tf32_off), *info); !problem.empty())
       e.push_back({"spec", std::move(problem)});
   if (spec.epilogue.act == Activation::custom)
     if (std::string problem = custom_activation_problem(spec.epilogue.custom); !problem.empty())
@@ -234,9 +230,7 @@ TileConfig default_tile_config(const OpSpec &spec_in, std::string_view arch, boo
     return resolve_vectors(spec_in, TileConfig{32, 64, 8, 16, 32, 2, 1, 1, 0, 0});
   const OpSpec spec = gemm_view(spec_in);
   TileConfig c;
-  const DType in = spec.gemm.a.dtype;
-  const MathMode math = resolve_math(spec.math, tf32_off);
-  const auto form = find_mma_form(in, spec.acc, math);
+  const auto form = find_mma_form(math_request(spec, tf32_off));
   const bool small_m = spec.gemm.m.is_fixed() && spec.gemm.m.value <= 64;
   const bool small_n = spec.gemm.n.is_fixed() && spec.gemm.n.value <= 64;
   if (!form) { // SIMT FFMA: 8 warps of 32x64, 8x8 accumulators per thread
