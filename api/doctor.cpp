@@ -9,6 +9,7 @@
 #include "runtime/cuda/vendor_libraries.h"
 #include "runtime/jit/cuda_toolkit.h"
 #include "runtime/jit/nvjitlink_library.h"
+#include "support/run_process.h"
 #include "support/shared_library.h"
 
 #include <array>
@@ -23,19 +24,10 @@ namespace {
 
 // "13.0" from `ptxas --version` ("Cuda compilation tools, release 13.0, V13.0.48"); "" if it fails.
 std::string ptxas_release(const std::string &ptxas) {
-  // Single-quoted for the shell, with any ' in the path (it may come from the environment) closed,
-  // escaped and reopened.
-  std::string quoted = "'";
-  for (char c : ptxas)
-    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  const std::string command = quoted + "' --version 2>/dev/null";
-  std::unique_ptr<FILE, int (*)(FILE *)> pipe(::popen(command.c_str(), "r"), ::pclose);
-  if (!pipe)
+  const support::ProcessResult run = support::run_process({ptxas, "--version"});
+  if (!run.started || run.exit_code != 0)
     return "";
-  std::string out;
-  std::array<char, 256> buf{};
-  while (std::fgets(buf.data(), buf.size(), pipe.get()))
-    out += buf.data();
+  const std::string &out = run.output;
   std::smatch m;
   return std::regex_search(out, m, std::regex("release ([0-9]+\\.[0-9]+)")) ? m[1].str() : "";
 }

@@ -2,6 +2,7 @@
 
 #include "runtime/device/device.h"
 #include "runtime/jit/cuda_toolkit.h"
+#include "support/run_process.h"
 
 #include <chrono>
 #include <cstdio>
@@ -10,7 +11,6 @@
 #include <fstream>
 #include <iterator>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 namespace tcjit::jit {
@@ -50,13 +50,6 @@ private:
   std::filesystem::path path_;
 };
 
-std::string shell_quote(const std::string &s) {
-  std::string out = "'";
-  for (char c : s)
-    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 std::vector<std::string> ptxas_option_strings(const PtxCompileOptions &options) {
   std::vector<std::string> v = {"-arch=sm_" + std::to_string(options.sm_arch),
                                 "-O" + std::to_string(options.optimization_level)};
@@ -87,7 +80,7 @@ bool ptxas_available() {
   const std::string path = ptxas_executable();
   if (path.find('/') != std::string::npos)
     return executable_file(path);
-  // A bare name ($TCJIT_PTXAS=ptxas) is looked up on PATH, as the shell that runs it will.
+  // A bare name ($TCJIT_PTXAS=ptxas) is looked up on PATH, as posix_spawnp will.
   const char *env = std::getenv("PATH");
   std::string_view dirs = env ? env : "";
   while (!dirs.empty()) {
@@ -135,31 +128,26 @@ CompiledPtx compile_ptx_with_ptxas(std::string_view ptx, std::string_view source
     if (!f)
       throw DeviceError(ErrorKind::Unsupported, "cannot write the scratch file " + in.string());
   }
-  std::string command = shell_quote(ptxas) + " -v";
+  // Started directly (posix_spawnp), not through `sh -c`: one process, no quoting.
+  std::vector<std::string> argv = {ptxas, "-v"};
   for (const std::string &o : ptxas_option_strings(options))
-    command += " " + o;
-  command += " " + shell_quote(in.string()) + " -o " + shell_quote(out.string()) + " 2>&1";
+    argv.push_back(o);
+  argv.insert(argv.end(), {in.string(), "-o", out.string()});
 
   CompiledPtx compiled;
   compiled.origin = CubinOrigin::Ptxas;
   compiled.options = ptxas_options_text(options);
-  FILE *pipe = ::popen(command.c_str(), "r");
-  if (!pipe)
-    throw DeviceError(ErrorKind::Unsupported, "cannot start ptxas at '" + ptxas + "'");
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0)
-    compiled.info_log.append(buf, n);
-  const int status = ::pclose(pipe);
-  // 126/127: the shell could not execute it (not a program, or gone since ptxas_available()).
-  if (status == -1 ||
-      (WIFEXITED(status) && (WEXITSTATUS(status) == 126 || WEXITSTATUS(status) == 127)))
+  support::ProcessResult run = support::run_process(argv);
+  compiled.info_log = std::move(run.output);
+  if (!run.started) // not a program, or gone since ptxas_available()
     throw DeviceError(ErrorKind::Unsupported,
-                      "cannot run ptxas at '" + ptxas + "' (set TCJIT_PTXAS)");
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    throw DeviceError(ErrorKind::ModuleLoad, where + ": ptxas could not compile the PTX for sm_" +
-                                                 std::to_string(options.sm_arch) + ":\n" +
-                                                 compiled.info_log);
+                      "cannot run ptxas at '" + ptxas + "': " + run.problem + " (set TCJIT_PTXAS)");
+  if (run.exit_code != 0)
+    throw DeviceError(
+        ErrorKind::ModuleLoad,
+        where + ": ptxas could not compile the PTX for sm_" + std::to_string(options.sm_arch) +
+            (run.signal ? " (ended by signal " + std::to_string(run.signal) + ")" : std::string()) +
+            ":\n" + compiled.info_log);
   std::ifstream f(out, std::ios::binary);
   compiled.cubin.assign(std::istreambuf_iterator<char>(f), {});
   if (compiled.cubin.empty())
