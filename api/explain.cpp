@@ -80,18 +80,44 @@ struct ChosenConfig {
   tuner::Prediction prediction;
   std::string gpu;
   std::string calibration; // "calibrated on ..." (tcjit calibrate); "" for the model's constants
+  bool given = false;      // the request's --config, not the chooser's
 };
 
-std::optional<ChosenConfig> chosen_config(const OpSpec &spec, const std::string &arch,
-                                          bool tf32_off, const std::string &db_path) {
-  if (!codegen::check_codegen_support(spec, arch, tf32_off).empty())
+// The request's config words over the default config, checked as `tcjit compile` checks them.
+codegen::TileConfig given_config(const OpSpec &spec, const ExplainRequest &request, bool tf32_off) {
+  codegen::TileConfig c = codegen::default_tile_config(spec, request.arch, tf32_off);
+  std::string error;
+  if (!codegen::parse_tile_config(request.config, c, error))
+    throw Error(ErrorCode::invalid_argument, "--config '" + request.config + "': " + error,
+                "explain", "");
+  std::string text;
+  for (const codegen::ConfigError &e :
+       codegen::validate_tile_config(spec, c, request.arch, tf32_off))
+    text += (text.empty() ? "" : "\n") + (e.field.empty() ? "" : e.field + ": ") + e.message;
+  if (!text.empty())
+    throw Error(ErrorCode::invalid_argument, "--config '" + request.config + "': " + text,
+                "explain", "");
+  return c;
+}
+
+std::optional<ChosenConfig> chosen_config(const OpSpec &spec, const ExplainRequest &request,
+                                          bool tf32_off) {
+  if (!codegen::check_codegen_support(spec, request.arch, tf32_off).empty())
     return std::nullopt;
-  const std::vector<codegen::TileConfig> configs = tuner::heuristic_configs(spec, arch, tf32_off);
-  if (configs.empty())
-    return std::nullopt;
-  const tuner::GpuModel gpu = api::calibrated_gpu_model(db_path, arch, "", "explain");
-  return ChosenConfig{configs.front(), tuner::predict_config(gpu, spec, configs.front(), tf32_off),
-                      gpu.name, gpu.calibration};
+  codegen::TileConfig config;
+  if (!request.config.empty()) {
+    config = given_config(spec, request, tf32_off);
+  } else {
+    const std::vector<codegen::TileConfig> configs =
+        tuner::heuristic_configs(spec, request.arch, tf32_off);
+    if (configs.empty())
+      return std::nullopt;
+    config = configs.front();
+  }
+  const tuner::GpuModel gpu =
+      api::calibrated_gpu_model(request.db_path, request.arch, "", "explain");
+  return ChosenConfig{config, tuner::predict_config(gpu, spec, config, tf32_off), gpu.name,
+                      gpu.calibration, !request.config.empty()};
 }
 
 std::string render_chosen(const ChosenConfig &c, bool concrete) {
@@ -101,7 +127,8 @@ std::string render_chosen(const ChosenConfig &c, bool concrete) {
                 c.prediction.seconds * 1e6, c.gpu.c_str(), c.prediction.tflops,
                 100 * c.prediction.fraction_of_peak, c.prediction.bound.c_str());
   return "config:      " + codegen::to_string(c.config) +
-         " (the cost model's best legal config; `tcjit tune` searches further)\n" +
+         (c.given ? " (given with --config)\n"
+                  : " (the cost model's best legal config; `tcjit tune` searches further)\n") +
          "             " + line + (concrete ? "" : " at nominal sizes") +
          "; a prediction, not a measurement\n" + "             the model: " +
          (c.calibration.empty() ? "uncalibrated (tcjit calibrate fits it to measured results)"
@@ -120,8 +147,7 @@ OpExplanation explain_op(const WorkloadEntry &entry, const ExplainRequest &reque
   api::throw_if_invalid(entry.spec, "explain");
   const bool tf32_off = tf32_disabled_by_environment();
   const Explanation e = explain_spec(entry.spec, request.arch, tf32_off);
-  const std::optional<ChosenConfig> chosen =
-      chosen_config(entry.spec, request.arch, tf32_off, request.db_path);
+  const std::optional<ChosenConfig> chosen = chosen_config(entry.spec, request, tf32_off);
   OpExplanation out;
   nlohmann::json j = to_json(entry, e);
   // What `tcjit compile` does with the spec (when it refuses the dtypes, mma_note says why).
@@ -152,6 +178,7 @@ OpExplanation explain_op(const WorkloadEntry &entry, const ExplainRequest &reque
                           {"bound", chosen->prediction.bound},
                           {"gpu", chosen->gpu},
                           {"calibration", chosen->calibration},
+                          {"given", chosen->given},
                           {"provenance", "predicted"}};
   }
   out.json = kernels_db::dump_json(j, -1);

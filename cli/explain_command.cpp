@@ -23,6 +23,7 @@ struct ExplainOptions {
   std::string spec;
   std::string arch = "sm_80";
   std::string db_path; // "" = default
+  std::string config;  // "" = the default chooser's
   bool json = false;
 };
 
@@ -38,6 +39,7 @@ int run_explain(const ExplainOptions &opt) {
   ExplainRequest request;
   request.arch = opt.arch;
   request.db_path = opt.db_path;
+  request.config = opt.config;
   // A calibration file of an older tcjit beside the database is no longer read: said once.
   if (const std::string note = db_calibration_side_file_note(opt.db_path); !note.empty())
     std::cerr << "tcjit explain: note: " << escape_controls(note) << "\n";
@@ -83,6 +85,9 @@ void add_explain_command(CLI::App &app) {
                   "database whose calibration (tcjit calibrate) the prediction uses (default: "
                   "$TCJIT_DB, else ~/.cache/tcjit/kernels.db)")
       ->check(non_empty_db_path());
+  cmd->add_option("--config", opt->config,
+                  "predict this tile config (words over the defaults, as tcjit compile --config: "
+                  "\"128x256x64 w64x64 s3\") instead of the default chooser's");
   cmd->add_flag("--json", opt->json, "print JSON for scripts");
   cmd->footer("Example: tcjit explain \"conv2d n=32 h=56 w=56 c=64 k=64 r=3 s=3 pad=1 x=f16\" "
               "--arch sm_90");

@@ -37,7 +37,8 @@ StepCycles step_cycles(const GpuModel &gpu, const KernelFeatures &k, int residen
   s.tensor = resident * flops_per_ktile /
              (gpu.flops_per_sm_clk[static_cast<int>(k.math)] * gpu.efficiency(k.math) * fed);
   s.issue = resident * math_per_ktile * k.instructions_per_mma / (gpu.issue_per_sm_clk * fed);
-  const double l2_share = std::min(gpu.l2_bytes_per_sm_clk,
+  const double l2_share =
+      gpu.l2_efficiency * std::min(gpu.l2_bytes_per_sm_clk,
                                    gpu.l2_bytes_per_clk / double(std::max<int64_t>(active_sms, 1)));
   // Uncoalesced loads move whole 32-byte sectors for fewer useful bytes.
   const double efficiency = std::clamp(k.global_load_efficiency, 0.01, 1.0);

@@ -129,6 +129,9 @@ struct ExplainRequest {
   // The database whose calibration (`tcjit calibrate`) the prediction uses for the arch's GPU:
   // "" = $TCJIT_DB, else the default database; none when it has no calibration.
   std::string db_path;
+  // Tile config words ("128x256x64 w64x64 s3", as `tcjit compile --config`): predict this config
+  // instead of the default chooser's. "" = the chooser's.
+  std::string config;
 };
 
 struct OpExplanation {

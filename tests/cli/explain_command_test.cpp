@@ -56,6 +56,27 @@ TEST(Cli, ExplainShowsTheChosenConfigAndItsPredictedTime) {
   EXPECT_GT(chosen["predicted_us"].get<double>(), 0);
 }
 
+// --config predicts a config of the user's (CUTLASS's default for the size, here) instead of the
+// chooser's; a config the generator refuses is a usage error naming the rule.
+TEST(Cli, ExplainPredictsAGivenConfig) {
+  const std::string spec = shell_quote("gemm m=4096 n=4096 k=4096 a=f16 b=f16:col c=f16 acc=f32");
+  const ToolResult e = run_tool("explain " + spec + " --config '256x128x64 w64x64 s3'");
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_NE(e.out.find("config:      256x128x64 w64x64 s3 k1 g1 va8 vb8 (given with --config)"),
+            std::string::npos)
+      << e.out;
+  const ToolResult j = run_tool("explain --json " + spec + " --config '64x128x32 w64x64'");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto chosen = nlohmann::json::parse(j.out)[0]["chosen_config"];
+  EXPECT_EQ(chosen["config"], "64x128x32 w64x64 s3 k1 g1 va8 vb8");
+  EXPECT_EQ(chosen["given"], true);
+  EXPECT_EQ(chosen["bound"], "l2");
+  const ToolResult bad = run_tool("explain " + spec + " --config 'w48x16'");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--config 'w48x16': wm: wm=48 must be a power of two"), std::string::npos)
+      << bad.err;
+}
+
 // A convolution's explanation names the kernel path and how each operand is loaded, and says how
 // much of the tensor cores a depthwise convolution uses.
 TEST(Cli, ExplainNamesTheConvolutionsKernelPathAndAlignmentStrategy) {

@@ -13,6 +13,7 @@ const GpuModel &ideal_a100() {
   static const GpuModel g = [] {
     GpuModel m = a100_model();
     m.mma_efficiency = 1;
+    m.l2_efficiency = 1;
     m.overlap_loss = 0;
     m.dram_latency_seconds = 0;
     return m;
