@@ -19,11 +19,12 @@ namespace {
 // Reduction terms a split-K kernel adds (partial sums combined at the end) beyond K.
 constexpr double split_k_allowance = 16;
 constexpr double activation_eval_factor = 16; // c_act, in units of u_epi
-// f16 accumulation (docs/numerics.md): one f16 rounding of the accumulator per mma k-step of
-// mma.m16n8k16.f16.f16.f16.f16, each off by at most one f16 ulp (2^-10 of the value: round to
-// nearest or toward zero alike) plus the f32 (or wider) sum of the step's 16 products and C,
-// truncated (17 terms x 2^-23 < 2^-18).
-constexpr double f16_mma_k = 16;
+// f16 accumulation (docs/numerics.md): one f16 rounding of the accumulator per group of 8
+// products (the tensor cores' group on A100, Fasi et al. 2021; an mma.m16n8k16.f16.f16.f16.f16
+// is two groups, and the emulator rounds once per instruction, fewer), each off by at most one
+// f16 ulp (2^-10 of the value: round to nearest or toward zero alike) plus the f32 (or wider)
+// sum of the group's products and C, truncated (17 terms x 2^-23 < 2^-18).
+constexpr double f16_rounding_group = 8;
 constexpr double f16_step_roundoff = 0x1p-10 + 0x1p-18;
 constexpr double f16_subnormal_step = 0x1p-24; // absolute error of one rounding below 2^-14
 
@@ -131,7 +132,7 @@ ToleranceModel tolerance_model(const OpSpec &spec, MathMode resolved) {
   if (spec.acc == DType::f16) { // f16 accumulators, widened to f32 after the main loop
     model.accumulator_unit_roundoff = 0x1p-24;
     model.f16_accumulation_steps =
-        std::ceil(static_cast<double>(reduction_length(spec)) / f16_mma_k);
+        std::ceil(static_cast<double>(reduction_length(spec)) / f16_rounding_group);
     model.f16_step_unit_roundoff = f16_step_roundoff;
   }
   const bool f64_epilogue = spec.acc == DType::f64 && model.output == DType::f64;

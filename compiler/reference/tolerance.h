@@ -13,8 +13,8 @@
 //         (transcendental)
 //         + floor                                              flushed / subnormal results
 //         + L * ((1 + u_step)^n - 1) m + L * n 2^-24            acc=f16 only: a bound on f16
-//                                                              accumulation (n = ceil(K / 16)
-//                                                              roundings of the f16x2 registers)
+//                                                              accumulation (n = ceil(K / 8)
+//                                                              roundings of the accumulator)
 // with K_eff = K + 16 (K: the implicit-GEMM reduction length), L the activation's Lipschitz bound
 // (act=custom: L * (...) is replaced by the reference's per-element spread, custom_activation.h).
 // Integer outputs compare the saturated, rounded reference: exact when the accumulation and the
@@ -46,10 +46,10 @@ struct ToleranceModel {
   double activation_eval_relative = 0;  // c_act * u_epi for transcendental activations, else 0
   double absolute_floor = 0;            // f16 2^-24, bf16/f32 2^-126, f64 2^-1022, integers 0
   double integer_allowance = 0;         // integer outputs: 0 (exact epilogue) or 1
-  // acc=f16 (docs/numerics.md): the accumulator is rounded to f16 once per mma k-step (16
-  // products) and each rounding errs by at most u_step of the running magnitude; then the f32
-  // terms above (u_acc = 2^-24) cover the widened sums and split-K's reduction.
-  double f16_accumulation_steps = 0; // n: ceil(K / 16); 0 without f16 accumulation
+  // acc=f16 (docs/numerics.md): the accumulator is rounded to f16 at most once per 8 products
+  // and each rounding errs by at most u_step of the running magnitude; then the f32 terms above
+  // (u_acc = 2^-24) cover the widened sums and split-K's reduction.
+  double f16_accumulation_steps = 0; // n: ceil(K / 8); 0 without f16 accumulation
   double f16_step_unit_roundoff = 0; // u_step: 2^-10 + 2^-18
 };
 

@@ -239,10 +239,11 @@ TEST(ToleranceModel, ReductionLengthOfConvolutionsIsTheirImplicitGemmK) {
 }
 
 // f16 accumulation (docs/numerics.md): the bound covers a K-long dot product whose accumulator
-// is rounded to f16 after every mma k-step of 16 products (the step's sum in f32), rounded to
-// nearest (the emulator) or truncated (the pessimistic hardware case), on all-positive data where
-// the rounding errors never cancel; and it is a bound, not a blanket (truncation reaches more than
-// a sixteenth of it from K = 256 on: the truncation errors of a running sum that grows to m).
+// is rounded to f16 after every mma of 16 products, to nearest (the emulator), and after every
+// group of 8 products, truncated (A100's group size, the pessimistic rounding), the group's sum
+// in f32, on all-positive data where the rounding errors never cancel; and it is a bound, not a
+// blanket (truncation reaches more than a sixteenth of it from K = 256 on: the truncation errors
+// of a running sum that grows to m).
 double f16_truncate(double v) {
   if (v == 0)
     return 0;
@@ -256,7 +257,7 @@ TEST(ToleranceModel, F16AccumulationBoundCoversEveryStepsRounding) {
                                   matrix(DType::f16, MatrixLayout::row),
                                   matrix(DType::f16, MatrixLayout::row), DType::f16);
     const ToleranceModel model = tolerance_model(spec, MathMode::f32);
-    EXPECT_EQ(model.f16_accumulation_steps, double((k + 15) / 16));
+    EXPECT_EQ(model.f16_accumulation_steps, double((k + 7) / 8));
     EXPECT_EQ(model.accumulator_unit_roundoff, 0x1p-24);
     std::vector<double> products(static_cast<size_t>(k));
     uint64_t state = 12345 + static_cast<uint64_t>(k);
@@ -270,13 +271,16 @@ TEST(ToleranceModel, F16AccumulationBoundCoversEveryStepsRounding) {
     }
     double nearest = 0, truncated = 0;
     for (int64_t k0 = 0; k0 < k; k0 += 16) {
-      float step_n = static_cast<float>(nearest), step_t = static_cast<float>(truncated);
-      for (int64_t i = k0; i < std::min<int64_t>(k, k0 + 16); ++i) {
-        step_n += static_cast<float>(products[size_t(i)]);
-        step_t = round_toward_zero_to_f32(double(step_t) + products[size_t(i)]);
-      }
-      nearest = round_to_dtype(DType::f16, step_n);
-      truncated = f16_truncate(step_t);
+      float step = static_cast<float>(nearest);
+      for (int64_t i = k0; i < std::min<int64_t>(k, k0 + 16); ++i)
+        step += static_cast<float>(products[size_t(i)]);
+      nearest = round_to_dtype(DType::f16, step);
+    }
+    for (int64_t k0 = 0; k0 < k; k0 += 8) {
+      float step = static_cast<float>(truncated);
+      for (int64_t i = k0; i < std::min<int64_t>(k, k0 + 8); ++i)
+        step = round_toward_zero_to_f32(double(step) + products[size_t(i)]);
+      truncated = f16_truncate(step);
     }
     const double bound = f16_accumulation_bound(model, exact); // m = sum |a b| = exact here
     EXPECT_LE(std::fabs(nearest - exact), bound);
