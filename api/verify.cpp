@@ -114,7 +114,9 @@ EmuEstimate estimate_emulator(const GemmGeometry &g, const codegen::KernelPlan &
   switch (plan.mma.kind) {
   case codegen::MmaKind::tf32_f32: rate = 4.7e6; break;
   case codegen::MmaKind::s8_s32:
-  case codegen::MmaKind::u8_s32: rate = 2.0e6; break;
+  case codegen::MmaKind::u8_s32:
+  case codegen::MmaKind::s8u8_s32:
+  case codegen::MmaKind::u8s8_s32: rate = 2.0e6; break;
   case codegen::MmaKind::f64_f64: rate = 4.2e6; break;
   case codegen::MmaKind::f16_f32:
   case codegen::MmaKind::bf16_f32:

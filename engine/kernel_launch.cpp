@@ -105,7 +105,7 @@ WorkspaceLayout workspace_layout(const codegen::KernelPlan &plan, const OpSpec &
   if (plan.config.split_k > 1) {
     const GemmGeometry geo = kernel_geometry(plan, spec);
     w.splitk = codegen::splitk_workspace_bytes(geo.m, geo.n, geo.batch, plan.config.split_k,
-                                               dtype_bits(plan.mma.acc) / 8);
+                                               dtype_bits(plan.acc) / 8);
   }
   if (plan.pad_from != 0) {
     const PaddedRows rows = padded_rows(spec);

@@ -19,6 +19,14 @@ namespace {
 // Reduction terms a split-K kernel adds (partial sums combined at the end) beyond K.
 constexpr double split_k_allowance = 16;
 constexpr double activation_eval_factor = 16; // c_act, in units of u_epi
+// f16 accumulation (docs/numerics.md): one f16 rounding of the accumulator per group of 8
+// products (the tensor cores' group on A100, Fasi et al. 2021; an mma.m16n8k16.f16.f16.f16.f16
+// is two groups, and the emulator rounds once per instruction, fewer), each off by at most one
+// f16 ulp (2^-10 of the value: round to nearest or toward zero alike) plus the f32 (or wider)
+// sum of the group's products and C, truncated (17 terms x 2^-23 < 2^-18).
+constexpr double f16_rounding_group = 8;
+constexpr double f16_step_roundoff = 0x1p-10 + 0x1p-18;
+constexpr double f16_subnormal_step = 0x1p-24; // absolute error of one rounding below 2^-14
 
 double unit_roundoff(DType dtype) {
   switch (dtype) {
@@ -121,6 +129,12 @@ ToleranceModel tolerance_model(const OpSpec &spec, MathMode resolved) {
   model.integer_output = is_integer_type(model.output);
   model.output_unit_roundoff = unit_roundoff(model.output);
   model.accumulator_unit_roundoff = unit_roundoff(spec.acc);
+  if (spec.acc == DType::f16) { // f16 accumulators, widened to f32 after the main loop
+    model.accumulator_unit_roundoff = 0x1p-24;
+    model.f16_accumulation_steps =
+        std::ceil(static_cast<double>(reduction_length(spec)) / f16_rounding_group);
+    model.f16_step_unit_roundoff = f16_step_roundoff;
+  }
   const bool f64_epilogue = spec.acc == DType::f64 && model.output == DType::f64;
   model.epilogue_unit_roundoff = f64_epilogue ? 0x1p-53 : 0x1p-24;
   model.reduction_length = static_cast<double>(reduction_length(spec)) + split_k_allowance;
@@ -141,6 +155,14 @@ ToleranceModel tolerance_model(const OpSpec &spec, MathMode resolved) {
   return model;
 }
 
+double f16_accumulation_bound(const ToleranceModel &model, double magnitude) {
+  const double n = model.f16_accumulation_steps;
+  if (n <= 0)
+    return 0;
+  const double growth = std::expm1(n * std::log1p(model.f16_step_unit_roundoff)); // (1+u)^n - 1
+  return growth * magnitude + n * f16_subnormal_step * (1 + growth);
+}
+
 double pre_activation_tolerance(const ToleranceModel &model, double accumulator, double magnitude) {
   const double k = model.reduction_length;
   const double accumulation = model.accumulator_unit_roundoff *
@@ -148,7 +170,7 @@ double pre_activation_tolerance(const ToleranceModel &model, double accumulator,
                                model.drift_factor * k * model.abs_alpha * std::fabs(accumulator) +
                                model.worst_case_factor * k * magnitude);
   const double epilogue = model.epilogue_factor * model.epilogue_unit_roundoff * magnitude;
-  return accumulation + epilogue;
+  return accumulation + f16_accumulation_bound(model, magnitude) + epilogue;
 }
 
 double element_tolerance(const ToleranceModel &model, double value, double accumulator,

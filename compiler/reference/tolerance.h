@@ -12,6 +12,9 @@
 //         + c_act u_epi (|v| + m + 1)                          activation evaluation
 //         (transcendental)
 //         + floor                                              flushed / subnormal results
+//         + L * ((1 + u_step)^n - 1) m + L * n 2^-24            acc=f16 only: a bound on f16
+//                                                              accumulation (n = ceil(K / 8)
+//                                                              roundings of the accumulator)
 // with K_eff = K + 16 (K: the implicit-GEMM reduction length), L the activation's Lipschitz bound
 // (act=custom: L * (...) is replaced by the reference's per-element spread, custom_activation.h).
 // Integer outputs compare the saturated, rounded reference: exact when the accumulation and the
@@ -43,6 +46,11 @@ struct ToleranceModel {
   double activation_eval_relative = 0;  // c_act * u_epi for transcendental activations, else 0
   double absolute_floor = 0;            // f16 2^-24, bf16/f32 2^-126, f64 2^-1022, integers 0
   double integer_allowance = 0;         // integer outputs: 0 (exact epilogue) or 1
+  // acc=f16 (docs/numerics.md): the accumulator is rounded to f16 at most once per 8 products
+  // and each rounding errs by at most u_step of the running magnitude; then the f32 terms above
+  // (u_acc = 2^-24) cover the widened sums and split-K's reduction.
+  double f16_accumulation_steps = 0; // n: ceil(K / 8); 0 without f16 accumulation
+  double f16_step_unit_roundoff = 0; // u_step: 2^-10 + 2^-18
 };
 
 // The model for a concrete spec (throws std::invalid_argument like the references). `resolved`
@@ -54,6 +62,9 @@ ToleranceModel tolerance_model(const OpSpec &spec, MathMode resolved);
 // custom_activation.h) replaces the term L * (...) before the activation.
 double element_tolerance(const ToleranceModel &model, double value, double accumulator,
                          double magnitude, double activation_spread = -1);
+
+// ((1 + u_step)^n - 1) m + n 2^-24 for acc=f16 (0 otherwise): the f16 accumulation bound.
+double f16_accumulation_bound(const ToleranceModel &model, double magnitude);
 
 // The part of tol_i before the activation, without L: how far a correct kernel's
 // alpha * acc + beta * C + bias may lie from the reference's.

@@ -182,6 +182,14 @@ MmaChoice choose_mma(const OpSpec &spec, std::string_view arch, bool tf32_overri
   m.shape = "m" + s(form->m) + "n" + s(form->n) + "k" + s(form->k);
   if (form->kind == codegen::MmaKind::tf32_f32)
     m.note = "inputs rounded to tf32 (cvt.rna.tf32.f32): 10-bit mantissa, fp32 accumulate";
+  if (form->kind == codegen::MmaKind::f16_f16)
+    m.note = "acc=f16 trades accuracy for registers: f16x2 accumulators take half the registers "
+             "of acc=f32, but every k-step of 16 products rounds the sum to f16 (11-bit "
+             "significand), so the error grows with K (docs/numerics.md); they are widened to f32 "
+             "once, after the main loop. Use acc=f32 for accuracy";
+  if (form->a != form->b)
+    m.note = std::string(to_string(form->a)) + " x " + std::string(to_string(form->b)) +
+             ": each operand read by its own type (signed or unsigned), exact s32 accumulate";
   return m;
 }
 

@@ -2,6 +2,7 @@
 
 #include "compiler/spec/shape.h"
 #include "compiler/target/dtype_info.h"
+#include "compiler/target/mma_table.h"
 
 #include <algorithm>
 #include <array>
@@ -162,6 +163,35 @@ struct DTypeRoles {
   DType output;
 };
 
+// Mixed multiplied inputs (a != b): a gemm may pair two dtypes when the mma table
+// (compiler/target/mma_table.h) has a form that multiplies exactly that pair, generated or not
+// (code generation reports a form it does not emit); a convolution never mixes.
+bool is_mixed_pair_allowed(const DTypeRoles &roles) {
+  if (!roles.op.empty())
+    return false;
+  for (const codegen::MmaForm &f : codegen::mma_forms())
+    if (f.a != f.b && f.a == roles.first && f.b == roles.second)
+      return true;
+  return false;
+}
+
+// "a=s8 b=u8, a=u8 b=s8": the mixed pairs of the mma table, for messages ("" for a convolution).
+std::string mixed_pair_list(const DTypeRoles &roles) {
+  if (!roles.op.empty())
+    return "";
+  std::vector<std::string> pairs;
+  for (const codegen::MmaForm &f : codegen::mma_forms()) {
+    const std::string pair = str(roles.first_key) + "=" + str(to_string(f.a)) + " " +
+                             str(roles.second_key) + "=" + str(to_string(f.b));
+    if (f.a != f.b && std::find(pairs.begin(), pairs.end(), pair) == pairs.end())
+      pairs.push_back(pair);
+  }
+  std::string out;
+  for (const std::string &p : pairs)
+    out += (out.empty() ? "" : ", ") + p;
+  return out;
+}
+
 // The dtype rules shared by gemm and convolutions.
 void check_dtypes(Errors &errors, const DTypeRoles &roles, DType acc, MathMode math) {
   const bool first_usable = check_not_reserved(errors, roles.first_key, roles.first);
@@ -181,12 +211,15 @@ void check_dtypes(Errors &errors, const DTypeRoles &roles, DType acc, MathMode m
             ": use " + multiplicand_list());
     return;
   }
-  if (second_usable && roles.second != roles.first) {
+  if (second_usable && roles.second != roles.first && !is_mixed_pair_allowed(roles)) {
     const std::string where = roles.op.empty() ? std::string() : " in " + str(roles.op) + ",";
+    const std::string pairs = mixed_pair_list(roles);
     add(errors, roles.second_key,
         str(roles.second_key) + "=" + str(to_string(roles.second)) + " does not match " +
             str(roles.first_key) + "=" + input + ":" + where + " the multiplied inputs " +
-            str(roles.first_key) + " and " + str(roles.second_key) + " must have the same dtype");
+            str(roles.first_key) + " and " + str(roles.second_key) + " must have the same dtype" +
+            (pairs.empty() ? std::string() : ", or be one of the mixed pairs " + pairs) +
+            (roles.op.empty() ? std::string() : " (mixed dtypes are for gemm only)"));
   }
   if (acc_usable && !is_allowed_acc(roles.first, acc))
     add(errors, "acc",

@@ -13,7 +13,7 @@ constexpr MatrixLayout row = MatrixLayout::row, col = MatrixLayout::col;
 // ISA names; the intrinsics are those of IntrinsicsNVPTX.td of LLVM 19 (mma_emit.cpp looks them
 // up by name and refuses a name LLVM does not know).
 // clang-format off
-constexpr std::array<MmaForm, 7> kForms{{
+constexpr std::array<MmaForm, 9> kForms{{
     {MmaKind::f16_f32, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
      "llvm.nvvm.mma.m16n8k16.row.col.f32.f32", 16, 8, 16, DType::f16, DType::f16, DType::f16,
      DType::f32, row, col, 80, 70, 4, 2, 4, 16, FragmentMap::m16n8k16_16bit, MathUnit::f16, ""},
@@ -32,12 +32,18 @@ constexpr std::array<MmaForm, 7> kForms{{
     {MmaKind::f64_f64, "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64",
      "llvm.nvvm.mma.m8n8k4.row.col.f64", 8, 8, 4, DType::f64, DType::f64, DType::f64,
      DType::f64, row, col, 80, 70, 1, 1, 2, 64, FragmentMap::m8n8k4_64bit, MathUnit::f64, ""},
-    // C and D are two f16x2 registers (c0 c1, c2 c3 packed).
+    // C and D are two f16x2 registers (c0 c1, c2 c3 packed); the kernel widens them to f32
+    // after the main loop (KernelPlan::acc), for the epilogue, split-K and the staged stores.
     {MmaKind::f16_f16, "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16",
      "llvm.nvvm.mma.m16n8k16.row.col.f16.f16", 16, 8, 16, DType::f16, DType::f16, DType::f16,
-     DType::f16, row, col, 80, 70, 4, 2, 2, 16, FragmentMap::m16n8k16_16bit, MathUnit::f16,
-     "tcjit's kernels keep f32 accumulators (the epilogue, split-K and the staged stores read "
-     "them as f32)"},
+     DType::f16, row, col, 80, 70, 4, 2, 2, 16, FragmentMap::m16n8k16_16bit, MathUnit::f16, ""},
+    // Mixed 8-bit: A and B each decoded by its own type (signed x unsigned).
+    {MmaKind::s8u8_s32, "mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32",
+     "llvm.nvvm.mma.m16n8k32.row.col.s8.u8", 16, 8, 32, DType::s8, DType::u8, DType::s8,
+     DType::s32, row, col, 80, 70, 4, 2, 4, 8, FragmentMap::m16n8k32_8bit, MathUnit::s8, ""},
+    {MmaKind::u8s8_s32, "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32",
+     "llvm.nvvm.mma.m16n8k32.row.col.u8.s8", 16, 8, 32, DType::u8, DType::s8, DType::u8,
+     DType::s32, row, col, 80, 70, 4, 2, 4, 8, FragmentMap::m16n8k32_8bit, MathUnit::s8, ""},
 }};
 // clang-format on
 
@@ -96,6 +102,8 @@ std::string_view to_string(MmaKind k) {
   case MmaKind::u8_s32: return "u8_s32";
   case MmaKind::f64_f64: return "f64_f64";
   case MmaKind::f16_f16: return "f16_f16";
+  case MmaKind::s8u8_s32: return "s8u8_s32";
+  case MmaKind::u8s8_s32: return "u8s8_s32";
   case MmaKind::simt_f32: return "simt_f32";
   }
   return "?";

@@ -35,7 +35,18 @@ namespace tcjit::codegen {
 // simt_f32 is not an mma: the SIMT FFMA path for math=f32 (exact fp32), described in the same
 // terms so that the kernel builder treats it alike: a "tile" is one accumulator per thread, the
 // warp's 32 lanes arranged 4 x 8 (lane / 8, lane % 8), k = 1 per step. It is not in mma_forms().
-enum class MmaKind { f16_f32, bf16_f32, tf32_f32, s8_s32, u8_s32, f64_f64, f16_f16, simt_f32 };
+enum class MmaKind {
+  f16_f32,
+  bf16_f32,
+  tf32_f32,
+  s8_s32,
+  u8_s32,
+  f64_f64,
+  f16_f16,
+  s8u8_s32, // A s8, B u8
+  u8s8_s32, // A u8, B s8
+  simt_f32
+};
 
 // Which of the ISA's fragment maps a form's registers follow (a_offset, b_k_offset, c_offset).
 enum class FragmentMap {

@@ -63,6 +63,14 @@ const Case kCases[] = {
      "32x32x32 w16x16 s2 k3"},
     {"gemm m=40 n=24 k=192 a=s8 b=s8:col c=s8 acc=s32 alpha=0.1", "32x32x64 w16x16 s3 k2"},
     {"gemm m=40 n=24 k=64 a=f64 b=f64 c=f64 acc=f64 beta=1", "32x32x16 w16x16 s3 k2"},
+    // mixed 8-bit (.s8.u8, .u8.s8) and f16 accumulation (f16x2 registers widened to f32)
+    {"gemm m=64 n=48 k=128 a=s8:row b=u8:col c=s32:row acc=s32", ""},
+    {"gemm m=33 n=17 k=72 batch=2 a=u8:col b=s8:row c=s8:row acc=s32 alpha=0.01 bias=col", ""},
+    {"gemm m=40 n=24 k=192 a=u8 b=s8:col c=s32 acc=s32", "32x32x64 w16x16 s3 k2"},
+    {"gemm m=64 n=48 k=128 a=f16:row b=f16:col c=f16:row acc=f16", ""},
+    {"gemm m=33 n=31 k=66 batch=2 a=f16:col b=f16:row c=f32:col acc=f16 act=relu bias=row",
+     "32x32x32 w16x16 s2"},
+    {"gemm m=64 n=48 k=256 a=f16 b=f16:col c=f16 acc=f16 beta=1", "32x32x32 w16x16 s3 k4"},
 };
 
 // Convolutions (drawn from tests/codegen/conv_emu_test.cpp): every pass for each dtype with the
@@ -87,6 +95,10 @@ const Case kConvCases[] = {
      "64x32x16 w32x32 s3"},
     {"conv2d n=2 h=5 w=6 c=16 k=24 r=3 s=3 pad=1 x=s8 acc=s32 alpha=0.05", "64x32x64 w32x32 s3"},
     {"conv2d n=2 h=5 w=6 c=16 k=24 r=3 s=3 pad=1 x=u8 acc=s32", "64x32x64 w32x32 s3"},
+    {"conv2d n=1 h=9 w=7 c=8 k=16 r=3 s=3 pad=1 stride=2 pass=dgrad x=s32 y=u8 filter=u8 acc=s32",
+     ""},
+    {"conv2d n=2 h=5 w=6 c=16 k=24 r=3 s=3 pad=1 pass=wgrad x=u8 acc=s32", ""},
+    {"conv2d n=2 h=5 w=6 c=16 k=24 r=3 s=3 pad=1 x=f16 acc=f16", ""},
     {"conv2d n=1 h=9 w=7 c=8 k=16 r=3 s=3 pad=1 stride=2 pass=dgrad x=s8 acc=s32 alpha=0.05",
      "64x32x64 w32x32 s3"},
     {"conv2d n=3 h=4 w=4 c=12 k=20 r=1 s=1 pass=wgrad x=s8 acc=s32 alpha=0.05",

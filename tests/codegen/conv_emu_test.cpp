@@ -62,6 +62,15 @@ std::vector<Case> matrix() {
     for (const DtypeCase &dt : dtypes())
       for (const std::string &shape : shapes)
         out.push_back({"conv2d " + shape + " pass=" + pass + " " + dt.words, dt.config});
+  // u8 (the .u8.u8 form) in every pass: dgrad multiplies dy and the filter into an s32 dx; and
+  // acc=f16 (f16x2 accumulators) through the same implicit GEMM
+  for (const std::string &shape : {shapes[1], shapes[2], shapes[3]}) {
+    out.push_back({"conv2d " + shape + " x=u8 acc=s32", "64x32x64 w32x32 s3"});
+    out.push_back({"conv2d " + shape + " pass=dgrad x=s32 y=u8 filter=u8 acc=s32", ""});
+    out.push_back({"conv2d " + shape + " pass=wgrad x=u8 acc=s32 alpha=0.5", "64x32x64 w32x32 s3"});
+    for (const char *pass : {"fprop", "dgrad", "wgrad"})
+      out.push_back({"conv2d " + shape + " pass=" + pass + " x=f16 acc=f16", ""});
+  }
   return out;
 }
 
@@ -83,6 +92,10 @@ std::vector<Case> grouped() {
                    "32x32x32 w16x16 s2"});
     out.push_back({std::string("conv2d n=2 h=4 w=5 c=24 k=12 r=2 s=2 groups=3 pass=") + pass +
                        " x=f32 acc=f32 math=tf32 act=sigmoid",
+                   ""});
+    out.push_back({std::string("conv2d n=2 h=5 w=5 c=16 k=32 r=3 s=3 pad=1 groups=2 pass=") + pass +
+                       (std::string(pass) == "dgrad" ? " x=s32 y=u8 filter=u8" : " x=u8") +
+                       " acc=s32" + (bias_ok ? " bias=col" : ""),
                    ""});
   }
   return out;

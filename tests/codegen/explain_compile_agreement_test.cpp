@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace tcjit {
@@ -22,6 +23,8 @@ namespace {
 // The operations, with the input dtype and accumulator left to fill in.
 const char *const kOps[] = {
     "gemm m=64 n=64 k=64 a=%IN b=%IN:col acc=%ACC",
+    "gemm m=64 n=64 k=64 a=%IN b=u8:col acc=%ACC", // s8 x u8 (and u8 x u8)
+    "gemm m=64 n=64 k=64 a=%IN b=s8:col acc=%ACC", // u8 x s8 (and s8 x s8)
     "conv2d n=1 h=8 w=8 c=32 k=32 r=3 s=3 pad=1 x=%IN acc=%ACC",
     "conv2d n=1 h=8 w=8 c=32 k=32 groups=32 r=3 s=3 pad=1 x=%IN acc=%ACC",
 };
@@ -103,15 +106,24 @@ TEST(ExplainAndCompile, AgreeOnEveryDtypeAccumulatorAndArch) {
         }
       }
   }
-  // What the DSL documents and both now agree on (docs/dsl.md): u8 compiles on tensor cores,
-  // f16 with an f16 accumulator is refused.
+  // What the DSL documents and both now agree on (docs/dsl.md): u8, s8 x u8, u8 x s8 and f16
+  // with an f16 accumulator (gemm and convolution) compile on tensor cores.
   for (const ArchInfo &arch : known_archs()) {
     const std::string at = " @ " + std::string(arch.name);
-    EXPECT_TRUE(
-        compiled.count(canonical_text(parse_ops(fill(kOps[0], "u8", "s32")).at(0).spec) + at));
-    EXPECT_TRUE(
-        refused.count(canonical_text(parse_ops(fill(kOps[0], "f16", "f16")).at(0).spec) + at));
+    for (const auto &[op, in, acc] :
+         {std::tuple{0, "u8", "s32"}, std::tuple{1, "s8", "s32"}, std::tuple{2, "u8", "s32"},
+          std::tuple{0, "f16", "f16"}, std::tuple{3, "f16", "f16"}})
+      EXPECT_TRUE(
+          compiled.count(canonical_text(parse_ops(fill(kOps[op], in, acc)).at(0).spec) + at))
+          << kOps[op] << " " << in << " " << acc << at;
   }
+  // and explain says what acc=f16 trades
+  ExplainRequest request;
+  request.arch = "sm_80";
+  const nlohmann::json j =
+      nlohmann::json::parse(explain_op(parse_ops(fill(kOps[0], "f16", "f16")).at(0), request).json);
+  EXPECT_NE(j.at("mma_note").get<std::string>().find("trades accuracy for registers"),
+            std::string::npos);
 }
 
 } // namespace

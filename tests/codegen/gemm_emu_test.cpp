@@ -125,6 +125,39 @@ TEST(GemmEmuU8, AllLayouts) {
   expect_matches("gemm m=40 n=24 k=192 a=u8 b=u8:col c=s32 acc=s32", "64x64x64 w32x32 s3 k2");
 }
 
+// Mixed 8-bit inputs: the .s8.u8 and .u8.s8 forms, each operand read by its own signedness (the
+// reference decodes A and B by their dtypes); tails, odd sizes, batch, split-K, float epilogue.
+TEST(GemmEmuMixed8, SignedTimesUnsignedBothWays) {
+  for (const char *pair : {"a=s8:%s b=u8:%s", "a=u8:%s b=s8:%s"})
+    for (const char *l : {"row", "col"}) {
+      char ab[64];
+      std::snprintf(ab, sizeof ab, pair, l, std::string(l) == "row" ? "col" : "row");
+      expect_matches(std::string("gemm m=64 n=48 k=128 ") + ab + " c=s32:row acc=s32",
+                     "64x64x64 w32x32 s3");
+      expect_matches(std::string("gemm m=33 n=17 k=72 batch=2 ") + ab + " c=s32:col acc=s32",
+                     "64x64x64 w32x32 s3");
+      expect_matches(std::string("gemm m=20 n=36 k=48 ") + ab +
+                         " c=s8:row acc=s32 alpha=0.01 bias=col act=relu",
+                     "64x64x64 w32x32 s3");
+      expect_matches(std::string("gemm m=40 n=24 k=192 ") + ab + " c=s32 acc=s32",
+                     "32x32x64 w16x16 s3 k2");
+    }
+}
+
+// f16 accumulation: f16x2 accumulators in the main loop, widened to f32 for the epilogue, under
+// the f16-accumulation bound of docs/numerics.md.
+TEST(GemmEmuF16Acc, LayoutsTailsBatchSplitKEpilogue) {
+  for (const char *l : kLayouts)
+    expect_matches("gemm m=64 n=48 k=256 " + with_dtype(l, "f16") + " c=f16:row acc=f16", kSmall);
+  expect_matches("gemm m=65 n=63 k=40 a=f16:row b=f16:col c=f32:row acc=f16", "32x32x32 w16x16 s2");
+  expect_matches("gemm m=33 n=17 k=100 batch=3 a=f16:col b=f16:row c=f16:col acc=f16", kSmall);
+  expect_matches("gemm m=48 n=40 k=96 a=f16 b=f16:col c=f16 acc=f16 alpha=0.5 beta=1 bias=col "
+                 "act=gelu",
+                 "");
+  expect_matches("gemm m=64 n=48 k=256 a=f16 b=f16:col c=f16 acc=f16", "32x32x32 w16x16 s3 k4");
+  expect_matches("gemm m=128 n=128 k=64 a=f16 b=f16:col c=f16 acc=f16", "");
+}
+
 TEST(GemmEmuF64, AllLayouts) {
   for (const char *l : kLayouts) {
     expect_matches("gemm m=40 n=24 k=20 " + with_dtype(l, "f64") + " c=f64:row acc=f64",

@@ -218,9 +218,25 @@ TEST(TileConfig, TextRoundTrip) {
 }
 
 TEST(MmaTable, FormsAndFragmentMaps) {
-  // six generated forms and the f16-accumulator one that is not
-  EXPECT_EQ(mma_forms().size(), 7u);
-  EXPECT_FALSE(find_mma_form(DType::f16, DType::f16, MathMode::tf32));
+  // every form is generated; f16 accumulation has two f16x2 accumulator registers, widened to
+  // the four f32 of f16->f32 after the main loop
+  for (const MmaForm &f : mma_forms())
+    EXPECT_EQ(f.not_generated, "") << f.ptx;
+  auto f16acc = find_mma_form(DType::f16, DType::f16, MathMode::tf32);
+  ASSERT_TRUE(f16acc);
+  EXPECT_EQ(f16acc->c_regs, 2);
+  EXPECT_EQ(accumulators_after_main_loop(*f16acc).regs, 4);
+  EXPECT_EQ(accumulators_after_main_loop(*f16acc).acc, DType::f32);
+  // mixed 8-bit pairs: A and B of their own types, the 8-bit fragment map
+  auto su = find_mma_form(MathRequest{DType::s8, DType::u8, DType::s32, MathMode::tf32});
+  ASSERT_TRUE(su);
+  EXPECT_EQ(su->ptx, "mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32");
+  EXPECT_EQ(su->intrinsic, "llvm.nvvm.mma.m16n8k32.row.col.s8.u8");
+  EXPECT_EQ(a_offset(*su, 9).col, 17);
+  auto us = find_mma_form(MathRequest{DType::u8, DType::s8, DType::s32, MathMode::tf32});
+  ASSERT_TRUE(us);
+  EXPECT_EQ(us->ptx, "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32");
+  EXPECT_FALSE(find_mma_form(MathRequest{DType::s8, DType::f16, DType::s32, MathMode::tf32}));
   auto u8 = find_mma_form(DType::u8, DType::s32, MathMode::tf32);
   ASSERT_TRUE(u8);
   EXPECT_EQ(u8->ptx, "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32");

@@ -104,7 +104,7 @@ TEST(Messages, SemanticErrorsPointAtTheKeyOrTheOperation) {
   // y is not on the line: the error points at the operation word.
   EXPECT_EQ(errors_of("conv2d n=1 h=8 w=8 c=8 k=8 r=3 s=3 x=f16 filter=bf16"),
             "<input>:1:42: error: filter=bf16 does not match x=f16: in fprop, the multiplied "
-            "inputs x and filter must have the same dtype\n"
+            "inputs x and filter must have the same dtype (mixed dtypes are for gemm only)\n"
             "conv2d n=1 h=8 w=8 c=8 k=8 r=3 s=3 x=f16 filter=bf16\n"
             "                                         ^~~~~~~~~~~\n");
   EXPECT_EQ(errors_of("conv2d n=1 h=8 w=8 c=8 k=8 r=3 s=3 x=s32 pass=dgrad"),

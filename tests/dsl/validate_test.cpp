@@ -70,6 +70,31 @@ TEST(Printer, SparseAndBopArePrintedOnlyWhereTheyApply) {
   EXPECT_NE(print_spec(binary).find(" bop=xor"), std::string::npos) << print_spec(binary);
 }
 
+// a != b: exactly the pairs of the mma table (s8 x u8, u8 x s8); convolutions never mix.
+TEST(Validate, MixedInputsAreTheMmaTablePairs) {
+  OpSpec s = half_gemm(64, 64, 64);
+  for (const auto &[a, b] : {std::pair{DType::s8, DType::u8}, std::pair{DType::u8, DType::s8}}) {
+    s.gemm.a.dtype = a;
+    s.gemm.b.dtype = b;
+    s.gemm.c.dtype = DType::s32;
+    s.acc = DType::s32;
+    EXPECT_EQ(errors_of(s), Lines{}) << to_string(a) << " x " << to_string(b);
+  }
+  s.gemm.a.dtype = DType::s8;
+  s.gemm.b.dtype = DType::f16;
+  EXPECT_EQ(errors_of(s), Lines{"b: b=f16 does not match a=s8: the multiplied inputs a and b must "
+                                "have the same dtype, or be one of the mixed pairs a=s8 b=u8, "
+                                "a=u8 b=s8"});
+  OpSpec c = conv2d(8, 8, 8, 3);
+  c.conv.x.dtype = DType::s8;
+  c.conv.filter.dtype = DType::u8;
+  c.conv.y.dtype = DType::s32;
+  c.acc = DType::s32;
+  EXPECT_EQ(errors_of(c), Lines{"filter: filter=u8 does not match x=s8: in fprop, the multiplied "
+                                "inputs x and filter must have the same dtype (mixed dtypes are "
+                                "for gemm only)"});
+}
+
 TEST(Validate, DimsAndRanges) {
   OpSpec s = half_gemm(0, 1, max_size + 1);
   s.gemm.batch = Dim::range_of(4, 2);
@@ -197,7 +222,8 @@ TEST(Validate, ConvInputsDependOnThePass) {
   s.conv.pass = ConvPass::fprop; // x=f32 is now an input that does not match filter=f16
   EXPECT_EQ(input_dtype(s), DType::f32);
   EXPECT_EQ(errors_of(s), (Lines{"filter: filter=f16 does not match x=f32: in fprop, the "
-                                 "multiplied inputs x and filter must have the same dtype",
+                                 "multiplied inputs x and filter must have the same dtype "
+                                 "(mixed dtypes are for gemm only)",
                                  "y: y=f16 is not a valid output for f32 inputs (fprop computes "
                                  "y): f32 inputs produce f32 (use y=f32)"}));
 }

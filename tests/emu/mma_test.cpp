@@ -151,13 +151,14 @@ std::vector<double> run_mma(const MmaCase &mc, const std::vector<double> &A,
   return D;
 }
 
-void check(const MmaCase &mc, int lo, int hi, double scale) {
+// A's values in [lo, hi], B's in [b_lo, b_hi] (mixed-type forms), both times scale.
+void check(const MmaCase &mc, int lo, int hi, double scale, int b_lo, int b_hi) {
   std::vector<double> A(mc.m * mc.k), B(mc.k * mc.n), C(mc.m * mc.n);
-  int span = hi - lo + 1;
+  const int span = hi - lo + 1, b_span = b_hi - b_lo + 1;
   for (int i = 0; i < mc.m * mc.k; ++i)
     A[i] = ((i * 7 + 3) % span + lo) * scale;
   for (int i = 0; i < mc.k * mc.n; ++i)
-    B[i] = ((i * 5 + 1) % span + lo) * scale;
+    B[i] = ((i * 5 + 1) % b_span + b_lo) * scale;
   for (int i = 0; i < mc.m * mc.n; ++i)
     C[i] = (i % 5) - 2;
   auto D = run_mma(mc, A, B, C);
@@ -170,6 +171,10 @@ void check(const MmaCase &mc, int lo, int hi, double scale) {
         acc = std::min(std::max(acc, -2147483648.0), 2147483647.0);
       ASSERT_EQ(D[m * mc.n + n], acc) << mc.instr << " at " << m << "," << n;
     }
+}
+
+void check(const MmaCase &mc, int lo, int hi, double scale) {
+  check(mc, lo, hi, scale, lo, hi);
 }
 
 Layout f16_a_k16 = [](int g, int q, int i) -> Coord {
@@ -318,6 +323,13 @@ TEST(EmuMma, Integer8And4) {
   MmaCase u8 = s8;
   u8.instr = "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32";
   check(u8, 0, 255, 1);
+  // mixed: A and B each decoded by its own type (a byte 0x80.. is -128.. as s8, 128.. as u8)
+  MmaCase s8u8 = s8;
+  s8u8.instr = "mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32";
+  check(s8u8, -128, 127, 1, 0, 255);
+  MmaCase u8s8 = s8;
+  u8s8.instr = "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32";
+  check(u8s8, 0, 255, 1, -128, 127);
   MmaCase k16{"mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32",
               16,
               8,

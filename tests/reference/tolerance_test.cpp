@@ -3,6 +3,7 @@
 #include "compiler/reference/conv_reference.h"
 #include "compiler/reference/gemm_reference.h"
 #include "compiler/reference/im2col.h"
+#include "compiler/reference/numeric_convert.h"
 #include "compiler/reference/random_fill.h"
 
 #include "reference_test_util.h"
@@ -235,6 +236,63 @@ TEST(ToleranceModel, ReductionLengthOfConvolutionsIsTheirImplicitGemmK) {
   EXPECT_EQ(tolerance_model(conv, MathMode::f32).reduction_length, 3 * 3 * 2 + 16); // r s k/g
   conv.conv.pass = ConvPass::wgrad;
   EXPECT_EQ(tolerance_model(conv, MathMode::f32).reduction_length, 2 * 6 * 6 + 16); // n p q
+}
+
+// f16 accumulation (docs/numerics.md): the bound covers a K-long dot product whose accumulator
+// is rounded to f16 after every mma of 16 products, to nearest (the emulator), and after every
+// group of 8 products, truncated (A100's group size, the pessimistic rounding), the group's sum
+// in f32, on all-positive data where the rounding errors never cancel; and it is a bound, not a
+// blanket (truncation reaches more than a sixteenth of it from K = 256 on: the truncation errors
+// of a running sum that grows to m).
+double f16_truncate(double v) {
+  if (v == 0)
+    return 0;
+  return truncate_to_multiple(v, std::ldexp(1.0, std::max(std::ilogb(v), -14) - 10));
+}
+
+TEST(ToleranceModel, F16AccumulationBoundCoversEveryStepsRounding) {
+  for (const int64_t k : {16, 100, 256, 1024, 4096}) {
+    SCOPED_TRACE("K = " + std::to_string(k));
+    const OpSpec spec = gemm_spec(1, 1, k, matrix(DType::f16, MatrixLayout::row),
+                                  matrix(DType::f16, MatrixLayout::row),
+                                  matrix(DType::f16, MatrixLayout::row), DType::f16);
+    const ToleranceModel model = tolerance_model(spec, MathMode::f32);
+    EXPECT_EQ(model.f16_accumulation_steps, double((k + 7) / 8));
+    EXPECT_EQ(model.accumulator_unit_roundoff, 0x1p-24);
+    std::vector<double> products(static_cast<size_t>(k));
+    uint64_t state = 12345 + static_cast<uint64_t>(k);
+    double exact = 0;
+    for (double &p : products) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      const double a = round_to_dtype(DType::f16, double(state >> 40) / double(1 << 24));
+      const double b = round_to_dtype(DType::f16, 0.25 + double((state >> 20) & 0xfffff) / 0x1p20);
+      p = a * b; // exact in f32: 11 x 11 significand bits
+      exact += p;
+    }
+    double nearest = 0, truncated = 0;
+    for (int64_t k0 = 0; k0 < k; k0 += 16) {
+      float step = static_cast<float>(nearest);
+      for (int64_t i = k0; i < std::min<int64_t>(k, k0 + 16); ++i)
+        step += static_cast<float>(products[size_t(i)]);
+      nearest = round_to_dtype(DType::f16, step);
+    }
+    for (int64_t k0 = 0; k0 < k; k0 += 8) {
+      float step = static_cast<float>(truncated);
+      for (int64_t i = k0; i < std::min<int64_t>(k, k0 + 8); ++i)
+        step = round_toward_zero_to_f32(double(step) + products[size_t(i)]);
+      truncated = f16_truncate(step);
+    }
+    const double bound = f16_accumulation_bound(model, exact); // m = sum |a b| = exact here
+    EXPECT_LE(std::fabs(nearest - exact), bound);
+    EXPECT_LE(std::fabs(truncated - exact), bound);
+    if (k >= 256) {
+      EXPECT_GT(std::fabs(truncated - exact), bound / 16) << "the bound is far from tight";
+    }
+    // without f16 accumulation there is no such term
+    OpSpec f32acc = spec;
+    f32acc.acc = DType::f32;
+    EXPECT_EQ(f16_accumulation_bound(tolerance_model(f32acc, MathMode::f32), exact), 0);
+  }
 }
 
 // --- correct kernels pass ----------------------------------------------------------------------

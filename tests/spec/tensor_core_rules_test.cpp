@@ -40,20 +40,27 @@ TEST(ChooseMma, EachInputTypeGetsItsInstruction) {
             "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32");
 }
 
-// The PTX form exists, the code generator does not emit it: explain says so, in compile's words.
-TEST(ChooseMma, F16AccumulatorIsRefusedWithCompilesReason) {
+// f16 accumulation compiles on the .f16.f16 form, and explain says what it trades.
+TEST(ChooseMma, F16AccumulatorTradesAccuracyForRegisters) {
   const MmaChoice m =
       choose_mma(spec_of("gemm m=64 n=64 k=64 a=f16 b=f16 acc=f16"), "sm_80", false);
-  EXPECT_FALSE(m.tensor_cores);
-  EXPECT_FALSE(m.compiles);
-  EXPECT_EQ(m.instruction, "");
-  EXPECT_NE(m.note.find("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16"), std::string::npos);
-  EXPECT_NE(m.note.find("use acc=f32"), std::string::npos) << m.note;
-  EXPECT_FALSE(m.unit);
-  // a convolution, the depthwise one included, is refused alike
-  EXPECT_FALSE(choose_mma(spec_of("conv2d n=1 h=8 w=8 c=32 k=32 groups=32 r=3 s=3 x=f16 acc=f16"),
-                          "sm_90", false)
-                   .compiles);
+  EXPECT_TRUE(m.tensor_cores);
+  EXPECT_TRUE(m.compiles);
+  EXPECT_EQ(m.instruction, "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16");
+  EXPECT_NE(m.note.find("trades accuracy for registers"), std::string::npos) << m.note;
+  EXPECT_EQ(m.unit, MathUnit::f16);
+  EXPECT_TRUE(
+      choose_mma(spec_of("conv2d n=1 h=8 w=8 c=32 k=32 r=3 s=3 x=f16 acc=f16"), "sm_90", false)
+          .tensor_cores);
+}
+
+// Mixed 8-bit inputs: the .s8.u8 / .u8.s8 forms on the s8 unit.
+TEST(ChooseMma, MixedEightBitForms) {
+  const MmaChoice su = choose_mma(spec_of("gemm m=64 n=64 k=64 a=s8 b=u8"), "sm_80", false);
+  EXPECT_EQ(su.instruction, "mma.sync.aligned.m16n8k32.row.col.s32.s8.u8.s32");
+  EXPECT_EQ(su.unit, MathUnit::s8);
+  const MmaChoice us = choose_mma(spec_of("gemm m=64 n=64 k=64 a=u8 b=s8"), "sm_86", false);
+  EXPECT_EQ(us.instruction, "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32");
 }
 
 TEST(ChooseMma, F32MathHasNoTensorCores) {
@@ -140,8 +147,8 @@ TEST(Peaks, DatasheetNumbers) {
   EXPECT_NEAR(peak("gemm m=8 n=8 k=8 a=f64 b=f64", "sm_80", false), 19.5, 0.1);
   EXPECT_NEAR(peak("gemm m=8 n=8 k=8 a=f16 b=f16", "sm_90", false), 132 * 1.83 * 2048 / 1e3, 0.01);
   EXPECT_EQ(explain_spec(spec_of("gemm m=8 n=8 k=8 a=f16 b=f16"), "sm_86", false).bandwidth, 768e9);
-  // no peak for a spec that does not compile
-  EXPECT_EQ(peak("gemm m=8 n=8 k=8 a=f16 b=f16 acc=f16", "sm_80", false), 0);
+  EXPECT_NEAR(peak("gemm m=8 n=8 k=8 a=s8 b=u8", "sm_80", false), 624, 3);
+  EXPECT_NEAR(peak("gemm m=8 n=8 k=8 a=f16 b=f16 acc=f16", "sm_80", false), 312, 1.5);
 }
 
 } // namespace

@@ -414,6 +414,40 @@ TEST(Pruning, EachRuleSaysWhy) {
 namespace tcjit::tuner {
 namespace {
 
+// The mixed 8-bit forms and f16 accumulation are searched like the others: their spaces have
+// legal configs, f16 accumulators count half the registers of f32 ones, and a tune run of each
+// verifies its candidates on the emulator and stores a winner.
+TEST(SearchSpace, MixedEightBitAndF16AccumulationAreTuned) {
+  const GpuModel &gpu = a100_model();
+  const codegen::TileConfig big{128, 128, 32, 64, 64, 3, 1, 1, 8, 8};
+  const TuneTask f32acc = task_of("gemm m=512 n=512 k=512 a=f16 b=f16:col c=f16 acc=f32");
+  const TuneTask f16acc = task_of("gemm m=512 n=512 k=512 a=f16 b=f16:col c=f16 acc=f16");
+  // a 64x64 warp tile: 4 x 8 mma tiles, 4 f32 or 2 f16x2 accumulator registers each
+  EXPECT_EQ(estimated_registers(f32acc.spec, big, false) -
+                estimated_registers(f16acc.spec, big, false),
+            4 * 8 * 2);
+  TempDir dir;
+  auto db = kernels_db::KernelsDb::open(dir.file("k.db"));
+  auto emu = device::open_device("emu");
+  auto measurer = make_model_measurer(a100_model(), emu.get());
+  for (const char *text : {"gemm m=96 n=80 k=128 a=s8 b=u8:col c=s32 acc=s32",
+                           "gemm m=96 n=80 k=128 a=u8 b=s8:col c=s8 acc=s32 alpha=0.01",
+                           "gemm m=96 n=80 k=128 a=f16 b=f16:col c=f16 acc=f16"}) {
+    SCOPED_TRACE(text);
+    const TuneTask task = task_of(text);
+    const SearchSpace space = enumerate_space(task.spec, "sm_80", false, gpu);
+    EXPECT_GT(space.legal.size(), 50u);
+    TuneOptions options;
+    options.measurer = measurer.get();
+    options.budget.candidates = 2;
+    options.jobs = 1;
+    const TuneResult r = tune_problem(task, options, &db);
+    ASSERT_TRUE(r.best.has_value());
+    for (const kernels_db::ResultRecord &res : db.results(task.key.text))
+      EXPECT_EQ(res.status, kernels_db::ResultStatus::ok) << res.message;
+  }
+}
+
 TEST(SizeRange, RepresentativeSizesAndBucketsCoverTheRangeOnce) {
   const TuneTask ranged = task_of("gemm m=1..1000 n=64 k=64 a=f16 b=f16:col c=f16 acc=f32");
   std::string error;

@@ -36,7 +36,7 @@ const char *storage_type(DType t) {
 }
 
 const char *acc_type(const KernelPlan &p) {
-  return p.mma.acc == DType::f64 ? "double" : p.mma.acc == DType::s32 ? "int" : "float";
+  return p.acc == DType::f64 ? "double" : p.acc == DType::s32 ? "int" : "float";
 }
 
 const char *epi_type(const KernelPlan &p) {
@@ -65,6 +65,11 @@ std::string signature(const KernelPlan &p, const std::string &name, const std::s
 namespace {
 
 using namespace cuda_detail;
+
+// The main loop's accumulator registers: f16x2 pairs as 32-bit patterns, else acc_type.
+const char *main_acc_type(const KernelPlan &p) {
+  return p.mma.acc == DType::f16 ? "u32" : acc_type(p);
+}
 
 // A/B fragment registers: 32-bit patterns, or doubles for the f64 form.
 const char *frag_type(const KernelPlan &p) {
@@ -437,16 +442,19 @@ void emit_fragment_tables(std::ostringstream &s, const KernelPlan &p) {
 
 // The mma of one tile (the plan's MmaForm).
 void emit_mma(std::ostringstream &s, const KernelPlan &p) {
-  const std::string F = frag_type(p), A = acc_type(p);
+  const std::string F = frag_type(p), A = main_acc_type(p);
   s << "__device__ __forceinline__ void mma(" << A << " *c, const " << F << " *a, const " << F
     << " *b) {\n";
   switch (p.mma.kind) {
   case MmaKind::simt_f32:
     s << "  c[0] = fmaf(__uint_as_float(a[0]), __uint_as_float(b[0]), c[0]);\n}\n";
     return;
-  case MmaKind::f16_f16:
-    throw std::logic_error("cuda_source: " + std::string(p.mma.ptx) +
-                           " is not generated (check_codegen_support)");
+  case MmaKind::f16_f16: // C and D: two f16x2 registers
+    s << "  asm volatile(\"" << p.mma.ptx << " {%0, %1}, {%2, %3, %4, %5}, {%6, %7}, {%0, %1};\"\n"
+      << "               : \"+r\"(c[0]), \"+r\"(c[1])\n"
+      << "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), "
+         "\"r\"(b[1]));\n}\n";
+    return;
   case MmaKind::f64_f64:
     s << "  asm volatile(\"" << p.mma.ptx
       << " {%0, %1}, {%2}, {%3}, {%0, %1};\" : \"+d\"(c[0]), \"+d\"(c[1]) : \"d\"(a[0]), "
@@ -456,7 +464,9 @@ void emit_mma(std::ostringstream &s, const KernelPlan &p) {
   case MmaKind::bf16_f32:
   case MmaKind::tf32_f32:
   case MmaKind::s8_s32:
-  case MmaKind::u8_s32: {
+  case MmaKind::u8_s32:
+  case MmaKind::s8u8_s32:
+  case MmaKind::u8s8_s32: {
     const char *cc = p.mma.acc == DType::s32 ? "+r" : "+f";
     s << "  asm volatile(\"" << p.mma.ptx
       << " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\"\n"
@@ -486,7 +496,10 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
   // fragments (too many addresses).
   const int U = simt || bytewise_fragments(p) ? 1 : S;
   const int out_esize = dtype_bits(p.out) / 8;
-  const std::string A = acc_type(p), F = frag_type(p), T = epi_type(p);
+  const std::string A = main_acc_type(p), F = frag_type(p), T = epi_type(p);
+  // f16 accumulation: the main loop's f16x2 registers are `acc16`, widened into `acc` after it.
+  const bool widen = widens_f16_accumulators(p);
+  const std::string acc = widen ? "acc16" : "acc";
   s << signature(p, p.kernel_name, "", p.threads) << " {\n"
     << "  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;\n"
     << "  const int g = lane >> 2, q = lane & 3;\n"
@@ -519,11 +532,12 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
     << "  const int per_slice = (ktiles + " << SK - 1 << ") / " << SK << ";\n"
     << "  const int kt_begin = slice * per_slice;\n"
     << "  const int kt_end = kt_begin + per_slice < ktiles ? kt_begin + per_slice : ktiles;\n"
-    << "  " << A << " acc[" << p.tiles_m << "][" << p.tiles_n << "][" << p.mma.c_regs << "];\n"
+    << "  " << A << " " << acc << "[" << p.tiles_m << "][" << p.tiles_n << "][" << p.mma.c_regs
+    << "];\n"
     << "#pragma unroll\n  for (int i = 0; i < " << p.tiles_m << "; ++i)\n"
     << "#pragma unroll\n    for (int j = 0; j < " << p.tiles_n << "; ++j)\n"
     << "#pragma unroll\n      for (int r = 0; r < " << p.mma.c_regs << "; ++r)\n"
-    << "        acc[i][j][r] = 0;\n"
+    << "        " << acc << "[i][j][r] = 0;\n"
     << "  // prologue: stages - 1 K-tiles in flight\n"
     << "#pragma unroll\n  for (int s = 0; s < " << S - 1 << "; ++s) {\n"
     << "    a_copy(smem, a, lda, a_outer, a_contig, m0, s, kt_begin + s, tid);\n"
@@ -564,7 +578,7 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
          "\"f\"(__uint_as_float(fb[j][r])));\n";
   s << "#pragma unroll\n      for (int i = 0; i < " << p.tiles_m << "; ++i)\n"
     << "#pragma unroll\n        for (int j = 0; j < " << p.tiles_n << "; ++j)\n"
-    << "          mma(acc[i][j], fa[i], fb[j]);\n"
+    << "          mma(" << acc << "[i][j], fa[i], fb[j]);\n"
     << "    }\n"
     << "    if (++kt >= kt_end)\n"
     << "      goto main_loop_done;\n"
@@ -572,12 +586,22 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
     << "  }\n"
     << "main_loop_done:\n"
     << "  cp_async_wait<0>();\n";
+  if (widen)
+    s << "  // f16x2 accumulators (c0 c1 | c2 c3) widened to f32 once: the epilogue reads f32\n"
+      << "  float acc[" << p.tiles_m << "][" << p.tiles_n << "][" << p.acc_regs << "];\n"
+      << "#pragma unroll\n  for (int i = 0; i < " << p.tiles_m << "; ++i)\n"
+      << "#pragma unroll\n    for (int j = 0; j < " << p.tiles_n << "; ++j)\n"
+      << "#pragma unroll\n      for (int r = 0; r < " << p.mma.c_regs << "; ++r)\n"
+      << "        asm(\"{ .reg .b16 lo, hi; mov.b32 {lo, hi}, %2; cvt.f32.f16 %0, lo; "
+         "cvt.f32.f16 %1, hi; }\"\n"
+      << "            : \"=f\"(acc[i][j][2 * r]), \"=f\"(acc[i][j][2 * r + 1]) : "
+         "\"r\"(acc16[i][j][r]));\n";
   // epilogue: straight from the fragments (no staging through shared memory)
   const bool raw = SK > 1; // split-K pass 1: raw accumulators to the workspace (D)
-  const DType out = raw ? p.mma.acc : p.out;
+  const DType out = raw ? p.acc : p.out;
   const bool row_major = raw || p.out_layout == MatrixLayout::row;
   const int c_vec = raw ? (p.out_layout == MatrixLayout::row ? p.c_vec : 1) : p.c_vec;
-  const bool pairs = row_major && c_vec >= 2 && p.mma.c_regs >= 2;
+  const bool pairs = row_major && c_vec >= 2 && p.acc_regs >= 2;
   const int esize = dtype_bits(out) / 8;
   const std::string O = storage_type(out);
   if (raw)
@@ -593,7 +617,7 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
       << per_group_bias(p);
   s << "#pragma unroll\n  for (int i = 0; i < " << p.tiles_m << "; ++i)\n"
     << "#pragma unroll\n    for (int j = 0; j < " << p.tiles_n << "; ++j)\n"
-    << "#pragma unroll\n      for (int r = 0; r < " << p.mma.c_regs << "; r += " << (pairs ? 2 : 1)
+    << "#pragma unroll\n      for (int r = 0; r < " << p.acc_regs << "; r += " << (pairs ? 2 : 1)
     << ") {\n"
     << "        const int row = m0 + warp_m0 + frag_row0 + i * " << p.mma.m << " + c_row(r);\n"
     << "        const int col = n0 + warp_n0 + frag_col0 + j * " << p.mma.n << " + c_col(r);\n"
@@ -673,7 +697,7 @@ std::string emit_cuda_source(const KernelPlan &p) {
   }
   // C fragment coordinates (mma_table.h c_offset; the SIMT tile is one element per thread)
   std::vector<int> c_row, c_col;
-  for (int i = 0; i < p.mma.c_regs; ++i) {
+  for (int i = 0; i < p.acc_regs; ++i) {
     c_row.push_back(c_offset(p.mma, i).row);
     c_col.push_back(c_offset(p.mma, i).col);
   }

@@ -129,7 +129,7 @@ void emit_depthwise_kernel(std::ostringstream &s, const KernelPlan &p) {
     std::string x = t == DType::f16    ? "f16_to_f32(" + v + ")"
                     : t == DType::bf16 ? "bf16_to_f32(" + v + ")"
                                        : v;
-    if (p.mma.acc != DType::s32 && p.math == MathMode::tf32 && t == DType::f32)
+    if (p.acc != DType::s32 && p.math == MathMode::tf32 && t == DType::f32)
       x = "round_tf32(" + x + ")";
     return "(" + A + ")" + x;
   };
@@ -187,10 +187,10 @@ void emit_depthwise_kernel(std::ostringstream &s, const KernelPlan &p) {
     << " *)B)[(s64)col * cv::taps + (t * cv::R + r) * cv::S + s];\n"
     << "          const " << A << " x = " << to_acc("(ok ? v : (" + in_t + ")0)", p.a.dtype)
     << ", y = " << to_acc("w", p.b.dtype) << ";\n";
-  if (p.mma.acc == DType::s32)
+  if (p.acc == DType::s32)
     s << "          acc += x * y;\n";
   else
-    s << "          acc = " << (p.mma.acc == DType::f64 ? "fma" : "fmaf") << "(x, y, acc);\n";
+    s << "          acc = " << (p.acc == DType::f64 ? "fma" : "fmaf") << "(x, y, acc);\n";
   s << "        }\n"
     << "    const s64 off = ((s64)row * ldc + col) * " << out_esize << ";\n"
     << "    *(" << O << " *)(D + off) = epilogue_value(acc, C, bias, row, col, off, alpha, beta);\n"

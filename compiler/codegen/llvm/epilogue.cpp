@@ -290,13 +290,13 @@ void emit_epilogue(EmitContext &e, const EpilogueArgs &a,
   // (measured). With a row-major D whose N and ldc are even (alignment >= 2), the two adjacent
   // columns 2q, 2q+1 of a fragment row share one guard (col < N implies col + 1 < N) and one
   // vector store.
-  const bool pairs = p.out_layout == MatrixLayout::row && p.c_vec >= 2 && p.mma.c_regs >= 2;
+  const bool pairs = p.out_layout == MatrixLayout::row && p.c_vec >= 2 && p.acc_regs >= 2;
   auto value_at = [&](Value *v, Value *row, Value *col, Value *off) {
     return emit_epilogue_value(e, a, v, row, col, off);
   };
   for (int mi = 0; mi < p.tiles_m; ++mi)
     for (int ni = 0; ni < p.tiles_n; ++ni)
-      for (int i = 0; i < p.mma.c_regs; i += pairs ? 2 : 1) {
+      for (int i = 0; i < p.acc_regs; i += pairs ? 2 : 1) {
         const FragOffset o = c_offset(p.mma, i);
         Value *row = b.CreateAdd(b.CreateAdd(a.m0, e.warp_m0),
                                  b.CreateAdd(e.frag_row0, e.c32(mi * p.mma.m + o.row)));

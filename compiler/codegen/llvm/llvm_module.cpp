@@ -67,7 +67,7 @@ void build_splitk_reduce(EmitContext &outer, llvm::FunctionType *gemm_ty,
   b.CreateCondBr(b.CreateICmpULT(idx, mn), body, done);
   b.SetInsertPoint(body);
   llvm::Type *acc_t = acc_type(e);
-  const int acc_bytes = dtype_bits(p.mma.acc) / 8;
+  const int acc_bytes = dtype_bits(p.acc) / 8;
   const int SK = p.config.split_k;
   Value *sum = nullptr;
   for (int s = 0; s < SK; ++s) {
@@ -283,7 +283,7 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   kt_end = b.CreateSelect(b.CreateICmpULT(kt_end, ktiles), kt_end, ktiles);
 
   // --- accumulators: SSA values, one PHI each in the K-tile loop ---
-  llvm::Type *acc_t = acc_type(e);
+  llvm::Type *acc_t = main_acc_type(e);
   const int acc_count = p.tiles_m * p.tiles_n * p.mma.c_regs;
   std::vector<Value *> accv(static_cast<size_t>(acc_count));
   auto acc_at = [&](int mi, int ni, int i) -> Value *& {
@@ -392,19 +392,22 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   std::vector<std::vector<std::vector<Value *>>> accs(p.tiles_m,
                                                       std::vector<std::vector<Value *>>(p.tiles_n));
   for (int mi = 0; mi < p.tiles_m; ++mi)
-    for (int ni = 0; ni < p.tiles_n; ++ni)
+    for (int ni = 0; ni < p.tiles_n; ++ni) {
       for (int i = 0; i < p.mma.c_regs; ++i)
         accs[mi][ni].push_back(acc_at(mi, ni, i)); // merged from the S exits
+      if (widens_f16_accumulators(p))              // f16x2 -> f32, once: the epilogue reads p.acc
+        accs[mi][ni] = emit_widen_f16_accumulators(e, accs[mi][ni]);
+    }
   if (SK == 1) {
     emit_epilogue(e, ea, accs);
   } else {
     // Split-K, pass 1: the raw accumulators of this slice go to the workspace (the D parameter),
     // dense row-major [batch * split_k + slice][M][N]; the reduce kernel applies the epilogue.
     KernelPlan raw = p;
-    raw.out = p.mma.acc;
+    raw.out = p.acc;
     raw.out_layout = MatrixLayout::row;
     raw.epilogue = Epilogue{};
-    raw.integer_identity = p.mma.acc == DType::s32;
+    raw.integer_identity = p.acc == DType::s32;
     raw.c_vec = p.out_layout == MatrixLayout::row ? p.c_vec : 1; // N even: pairs
     EmitContext re{ctx, *module, b, raw};
     re.smem = e.smem;

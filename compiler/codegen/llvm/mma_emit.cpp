@@ -10,11 +10,29 @@ namespace tcjit::codegen {
 using llvm::Value;
 
 llvm::Type *acc_type(EmitContext &e) {
-  if (e.plan.mma.acc == DType::f64)
+  if (e.plan.acc == DType::f64)
     return e.b.getDoubleTy();
-  if (e.plan.mma.acc == DType::s32)
+  if (e.plan.acc == DType::s32)
     return e.b.getInt32Ty();
   return e.b.getFloatTy();
+}
+
+llvm::Type *main_acc_type(EmitContext &e) {
+  if (e.plan.mma.acc == DType::f16)
+    return llvm::FixedVectorType::get(e.b.getHalfTy(), 2);
+  return acc_type(e);
+}
+
+std::vector<Value *> emit_widen_f16_accumulators(EmitContext &e,
+                                                 const std::vector<Value *> &pairs) {
+  llvm::Type *f32x2 = llvm::FixedVectorType::get(e.b.getFloatTy(), 2);
+  std::vector<Value *> out;
+  for (Value *pair : pairs) {
+    Value *wide = e.b.CreateFPExt(pair, f32x2);
+    out.push_back(e.b.CreateExtractElement(wide, uint64_t{0}));
+    out.push_back(e.b.CreateExtractElement(wide, uint64_t{1}));
+  }
+  return out;
 }
 
 std::vector<Value *> emit_round_tf32(EmitContext &e, const std::vector<Value *> &regs) {

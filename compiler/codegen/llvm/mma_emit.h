@@ -14,7 +14,13 @@ std::vector<llvm::Value *> emit_mma(EmitContext &, const std::vector<llvm::Value
                                     const std::vector<llvm::Value *> &acc);
 // Rounds f32 bits to tf32 (cvt.rna.tf32.f32), for every register of a tf32 fragment.
 std::vector<llvm::Value *> emit_round_tf32(EmitContext &, const std::vector<llvm::Value *> &regs);
-// The accumulator's LLVM type and its zero.
+// The LLVM type of an accumulator after the main loop (KernelPlan::acc: float, i32 or double).
 llvm::Type *acc_type(EmitContext &);
+// The LLVM type of one main-loop accumulator register (the form's: <2 x half> for f16
+// accumulation, else acc_type).
+llvm::Type *main_acc_type(EmitContext &);
+// f16 accumulation: each tile's f16x2 registers (c0 c1 | c2 c3), fpext to four floats.
+std::vector<llvm::Value *> emit_widen_f16_accumulators(EmitContext &,
+                                                       const std::vector<llvm::Value *> &pairs);
 
 } // namespace tcjit::codegen

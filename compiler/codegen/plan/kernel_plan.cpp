@@ -63,7 +63,7 @@ void plan_epilogue_staging(KernelPlan &p) {
   const int out_bytes = dtype_bits(p.out) / 8;
   const bool row = p.out_layout == MatrixLayout::row;
   const bool m16n8 = p.mma.kind != MmaKind::simt_f32 && p.mma.m == 16 && p.mma.n == 8 &&
-                     p.mma.c_regs == 4 && dtype_bits(p.mma.acc) == 32;
+                     p.acc_regs == 4 && dtype_bits(p.acc) == 32;
   if (!m16n8 || out_bytes >= 4 || p.config.split_k != 1)
     return;
   for (int i = 0; i < 4; ++i) {
@@ -158,9 +158,12 @@ KernelPlan plan_view(const OpSpec &spec, const TileConfig &c, std::string_view a
   p.out = spec.gemm.c.dtype;
   p.out_layout = spec.gemm.c.layout;
   p.c_vec = c_vec;
-  p.epi = p.mma.acc == DType::f64 ? DType::f64 : DType::f32;
+  const Accumulators acc = accumulators_after_main_loop(p.mma);
+  p.acc = acc.acc;
+  p.acc_regs = acc.regs;
+  p.epi = p.acc == DType::f64 ? DType::f64 : DType::f32;
   p.epilogue = spec.epilogue;
-  p.integer_identity = p.mma.acc == DType::s32 && spec.epilogue.alpha == 1.0 &&
+  p.integer_identity = p.acc == DType::s32 && spec.epilogue.alpha == 1.0 &&
                        spec.epilogue.beta == 0.0 && spec.epilogue.bias == BiasKind::none &&
                        spec.epilogue.act == Activation::none;
   plan_epilogue_staging(p);
@@ -181,6 +184,16 @@ KernelPlan plan_view(const OpSpec &spec, const TileConfig &c, std::string_view a
 }
 
 } // namespace
+
+Accumulators accumulators_after_main_loop(const MmaForm &mma) {
+  if (mma.kind == MmaKind::f16_f16)
+    return {DType::f32, 2 * mma.c_regs}; // c0 c1 | c2 c3 -> c0, c1, c2, c3
+  return {mma.acc, mma.c_regs};
+}
+
+bool widens_f16_accumulators(const KernelPlan &p) {
+  return p.mma.acc == DType::f16 && p.acc == DType::f32;
+}
 
 int64_t swizzled_offset(const OperandPlan &op, int64_t row, int64_t col) {
   ExprGraph g;
@@ -239,7 +252,10 @@ std::string describe(const KernelPlan &p) {
     o << "  x and the filter copied first with c = " << p.pad_from << " zero-padded to "
       << p.conv->c << " channels (" << p.kernel_name << "_pad_channels)\n";
   o << "  target " << p.arch << ", PTX " << p.ptx_version / 10 << "." << p.ptx_version % 10 << "\n"
-    << "  mma " << p.mma.ptx << "\n"
+    << "  mma " << p.mma.ptx
+    << (widens_f16_accumulators(p) ? " (f16x2 accumulators, widened to f32 after the main loop)"
+                                   : "")
+    << "\n"
     << "  CTA " << p.config.bm << "x" << p.config.bn << "x" << p.config.bk << ", " << p.warps
     << " warps (" << p.warps_m << "x" << p.warps_n << "), warp tile " << p.config.wm << "x"
     << p.config.wn << " = " << p.tiles_m << "x" << p.tiles_n << " mma tiles, " << p.k_steps

@@ -66,7 +66,13 @@ struct KernelPlan {
   int sm = 80;
   int ptx_version = 70; // x10
   TileConfig config;
-  MmaForm mma;
+  MmaForm mma; // the instruction of the main loop (its accumulators: mma.acc, mma.c_regs per tile)
+  // The accumulators after the main loop, as the epilogue, the split-K workspace and the staged
+  // stores read them: the main loop's, except f16 accumulation (MmaKind::f16_f16), whose two
+  // f16x2 registers per tile are widened once, after the main loop, to four f32 (same c_offset
+  // map). Set by plan_kernel (accumulators_after_main_loop).
+  DType acc = DType::f32;
+  int acc_regs = 4; // per mma tile
   MathMode math = MathMode::tf32;
   int threads = 0, warps = 0;
   int warps_m = 0, warps_n = 0;
@@ -103,6 +109,15 @@ struct KernelPlan {
   int stage_vec = 1;      // elements per C/D access: min(c_vec, 8)
   int stage_bytes = 0;    // staging buffer of the CTA: warps * lines * line_len * 4
 };
+
+// acc and acc_regs of a plan whose main loop issues `mma` (see KernelPlan::acc).
+struct Accumulators {
+  DType acc;
+  int regs;
+};
+Accumulators accumulators_after_main_loop(const MmaForm &mma);
+// True when the main loop's accumulators are f16x2 pairs widened to f32 after it.
+bool widens_f16_accumulators(const KernelPlan &);
 
 // Builds the plan. Preconditions (internal errors if broken): validate_tile_config() is empty and
 // vec_a/vec_b are resolved.
