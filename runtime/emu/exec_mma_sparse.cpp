@@ -18,6 +18,8 @@
 #include <bit>
 #include <cstring>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "runtime/emu/exec_context.h"
 #include "runtime/emu/exec_families.h"
@@ -127,12 +129,13 @@ void chunk_positions(ExecContext &ctx, const Warp &w, const Instr &in, const Spa
 // Expands the warp's compressed A with the metadata of the selected threads.
 void expand_a(ExecContext &ctx, const Warp &w, const Instr &in, const SparseShape &s, SparseA &A) {
   const uint32_t sel = in.sparsity_selector;
-  const uint32_t meta_reg_op = reg_of(ctx, in.src[3], 0);
+  const Operand &e = in.src[3];
+  const uint64_t *meta =
+      e.kind == OperandKind::Imm ? nullptr : w.regs + size_t{reg_of(ctx, e, 0)} * 32;
   for (uint32_t g = 0; g < 8; ++g) {
     uint32_t stream[4] = {};
     for (uint32_t t = 0; t < s.meta_threads; ++t)
-      stream[t] = static_cast<uint32_t>(
-          w.regs[size_t{meta_reg_op} * 32 + 4 * g + sel * s.meta_threads + t]);
+      stream[t] = static_cast<uint32_t>(meta ? meta[4 * g + sel * s.meta_threads + t] : e.imm);
     // every kept value, register by register (rows g and g+8 alternate), in k order per row
     for (uint32_t r = 0; r < s.a_regs; ++r) {
       const uint32_t row = g + 8 * (r & 1);
@@ -315,8 +318,16 @@ void decode_mma_sparse(DecodeState &s) {
     decode_fail(s, "internal error: not an mma.sp instruction");
   if (!m.take("sync") || !m.take("aligned"))
     decode_fail(s, "only mma.sp.sync.aligned is supported");
-  if (!m.take("row") || !m.take("col"))
-    decode_fail(s, "only the .row.col layout of mma.sp is supported");
+  // the layouts in their order: .alayout (.row) first, then .blayout (.col)
+  std::vector<std::string_view> layouts;
+  for (const std::string &mod : m.list) {
+    if (mod == "row" || mod == "col")
+      layouts.push_back(mod);
+  }
+  if (layouts.size() != 2 || layouts[0] != "row" || layouts[1] != "col")
+    decode_fail(s, "mma.sp takes the .row.col layout only (A row-major, then B column-major)");
+  m.take("row");
+  m.take("col");
   in.satfinite = m.take("satfinite");
   uint32_t k = 0;
   for (const auto &[name, kk] : {std::pair<const char *, uint32_t>{"m16n8k8", 8},
@@ -348,10 +359,10 @@ void decode_mma_sparse(DecodeState &s) {
   in.src[1] = source_operand(s, 2, DType::B32);
   in.src[2] = source_operand(s, 3, in.type3);
   in.src[3] = source_operand(s, 4, DType::B32);
-  const bool meta_is_reg = in.src[3].kind == OperandKind::Reg ||
-                           (in.src[3].kind == OperandKind::Vector && in.src[3].count == 1);
-  if (!meta_is_reg)
-    decode_fail(s, "mma.sp's metadata operand (operand 5) must be a register");
+  const bool meta_ok = in.src[3].kind == OperandKind::Reg || in.src[3].kind == OperandKind::Imm ||
+                       (in.src[3].kind == OperandKind::Vector && in.src[3].count == 1);
+  if (!meta_ok)
+    decode_fail(s, "mma.sp's metadata operand (operand 5) must be one register or a 0f constant");
   if (ops[5].kind != AstOperand::Kind::Integer || ops[5].int_value > 3)
     decode_fail(s, "mma.sp's sparsity selector (operand 6) must be an integer constant 0..3");
   in.sparsity_selector = static_cast<uint8_t>(ops[5].int_value);

@@ -876,14 +876,18 @@ private:
     if (common == DType::None && is_dest)
       fail_plain("Unable to infer type of vector elements in operand " + std::to_string(i + 1) +
                  " of '" + ai_.opcode + "'");
-    if (common != DType::None && !fragment_registers(element).has(common))
+    const bool sparse = has("sp") || has("sp::ordered_metadata");
+    const TypeSet allowed =
+        sparse ? sparse_fragment_registers(element) : fragment_registers(element);
+    if (common != DType::None && !allowed.has(common))
       mismatch(i, spec,
                "is a vector of " + dot(common) + " registers; " + dot(element) + " elements need " +
-                   fragment_need(element) + " registers");
+                   fragment_need(allowed) + " registers");
   }
 
-  // mma.sp's metadata: one register of 32 bits (or a .pred), alone or as a {..} of one; no
-  // constant, no sink (ptxas -arch=sm_80).
+  // mma.sp's metadata: one register of 32 bits (or a .pred), or a 0f constant, alone or as a {..}
+  // of one; no integer constant, no sink (ptxas -arch=sm_80). ptxas also takes a {..} of several
+  // registers, whose meaning the PTX ISA does not give: refused here.
   void check_sparse_metadata(size_t i, const OperandSpec &spec, const AstOperand &op) {
     const AstOperand *reg = &op;
     if (op.kind == Kind::Vector) {
@@ -893,8 +897,12 @@ private:
                      "; the metadata is one 32-bit register");
       reg = &op.elements[0];
     }
+    if (reg->kind == Kind::Float && reg->float_is_f32_bits)
+      return; // ptxas takes a 0fXXXXXXXX constant (its 32 bits), not an integer or 0d one
     if (reg->kind != Kind::Name)
-      mismatch(i, spec, "must be a 32-bit register (the metadata is never a constant or '_')");
+      mismatch(i, spec,
+               "must be a 32-bit register (or a 0f constant; the metadata is never an integer "
+               "or 64-bit constant, nor '_')");
     const CheckedName n = ctx_.lookup(reg->name);
     if (n.kind == CheckedName::Kind::Unknown)
       return; // the decoder reports unknown names
@@ -907,11 +915,11 @@ private:
                    ".f32) or a .pred");
   }
 
-  static std::string fragment_need(DType element) {
+  static std::string fragment_need(TypeSet allowed) {
     std::string list;
     for (DType t : {DType::B32, DType::U32, DType::S32, DType::F32, DType::F16x2, DType::B64,
                     DType::U64, DType::S64, DType::F64, DType::Pred}) {
-      if (fragment_registers(element).has(t))
+      if (allowed.has(t))
         list += (list.empty() ? "" : " or ") + dot(t);
     }
     return list;

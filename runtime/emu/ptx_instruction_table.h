@@ -174,6 +174,9 @@ const TypeSet *atomic_operation_types(std::string_view operation);
 // The register types a fragment of `element`s (ArgKind::Fragment) may be held in, after the
 // vector's elements are merged into one type (ptxas -arch=sm_80).
 TypeSet fragment_registers(DType element);
+// The same for mma.sp, where ptxas (CUDA 13) is looser: .bf16, .tf32 and .f32 fragments take any
+// 32-bit register or a .pred, as 8-bit ones do.
+TypeSet sparse_fragment_registers(DType element);
 
 // "b32", "f16x2", ... without the dot.
 std::optional<DType> dtype_from_name(std::string_view name);

@@ -93,7 +93,8 @@ struct SparseRun {
 
 SparseRun run_sparse(const SparseCase &sc, int selector, const std::vector<double> &A_dense,
                      const Pattern &pat, const std::vector<double> &B, const std::vector<double> &C,
-                     uint32_t (*corrupt)(int lane, uint32_t e) = nullptr) {
+                     uint32_t (*corrupt)(int lane, uint32_t e) = nullptr,
+                     const std::string &metadata_operand = "%e") {
   const Geometry G = geometry(sc);
   const int K = sc.k, Kc = K / 2;
   const int nin = G.a_regs + G.b_regs + G.c_regs + 1;
@@ -120,8 +121,8 @@ SparseRun run_sparse(const SparseCase &sc, int selector, const std::vector<doubl
     return s + "}";
   };
   body += "  " + sc.name + " " + list("d", G.d_regs) + ", " + list("a", G.a_regs) + ", " +
-          list("b", G.b_regs) + ", " + list("c", G.c_regs) + ", %e, " + std::to_string(selector) +
-          ";\n";
+          list("b", G.b_regs) + ", " + list("c", G.c_regs) + ", " + metadata_operand + ", " +
+          std::to_string(selector) + ";\n";
   body += "  ld.param.u64 %p, [out];\n  mul.wide.u32 %t, %lane, " + std::to_string(G.d_regs * 4) +
           ";\n  add.u64 %p, %p, %t;\n";
   for (int i = 0; i < G.d_regs; ++i)
@@ -456,6 +457,28 @@ TEST(MmaSparse, SelectorOutsideTheIsaRangeFailsTheLaunch) {
         << run.error;
     EXPECT_NE(run.error.find("allows 0..1"), std::string::npos) << run.error;
     EXPECT_NE(run.error.find("test.ptx:"), std::string::npos) << run.error;
+  }
+}
+
+// ptxas takes a 0f constant as the metadata: its 32 bits, the same in every thread.
+TEST(MmaSparse, MetadataConstant) {
+  std::mt19937 rng(8);
+  SparseCase sc{"mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32", 32, "f16",
+                "f16", "f32"};
+  Inputs in = random_inputs(sc, true, rng);
+  // every chunk keeps positions 1 and 3: nibble 0b1101, the word 0xdddddddd
+  for (int row = 0; row < 16; ++row)
+    for (int ch = 0; ch < 8; ++ch) {
+      in.pat.pos[row][ch] = {1, 3};
+      for (int j = 0; j < 4; ++j)
+        in.A[row * 32 + ch * 4 + j] = j % 2 ? random_value("f16", rng) : 0.0;
+    }
+  for (const std::string operand : {"0fDDDDDDDD", "{0fDDDDDDDD}"}) {
+    const SparseRun run = run_sparse(sc, 1, in.A, in.pat, in.B, in.C, nullptr, operand);
+    ASSERT_EQ(run.error, "") << operand;
+    const std::vector<double> want = reference(sc, in);
+    for (int i = 0; i < 16 * 8; ++i)
+      ASSERT_EQ(run.d[i], want[i]) << operand << " " << i;
   }
 }
 
