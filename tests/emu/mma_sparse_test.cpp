@@ -89,6 +89,7 @@ std::string sparse_module(const std::string &body) {
 struct SparseRun {
   std::vector<double> d; // 16 x 8, row-major
   std::string error;     // the launch's error, if any
+  uint64_t mma_instructions = 0, mma_flops = 0, mma_class_instructions = 0;
 };
 
 SparseRun run_sparse(const SparseCase &sc, int selector, const std::vector<double> &A_dense,
@@ -208,6 +209,10 @@ SparseRun run_sparse(const SparseCase &sc, int selector, const std::vector<doubl
     run.error = e.what();
     return run;
   }
+  run.mma_instructions = dev.last_counters().mma_instructions;
+  run.mma_flops = dev.last_counters().mma_flops;
+  run.mma_class_instructions =
+      dev.last_counters().warp_instructions_by_class[static_cast<size_t>(InstrClass::Mma)];
   auto out = download<uint32_t>(dev, dout, 32 * G.d_regs);
   run.d.assign(16 * 8, 0);
   for (int lane = 0; lane < 32; ++lane) {
@@ -479,6 +484,20 @@ TEST(MmaSparse, MetadataConstant) {
     const std::vector<double> want = reference(sc, in);
     for (int i = 0; i < 16 * 8; ++i)
       ASSERT_EQ(run.d[i], want[i]) << operand << " " << i;
+  }
+}
+
+// An mma.sp is one mma instruction of the mma class; its flops are those of the dense shape
+// (2 * 16 * 8 * K), the work the sparse peak figures count.
+TEST(MmaSparse, CountsAsOneMmaOfTheDenseShape) {
+  std::mt19937 rng(9);
+  for (const SparseCase &sc : all_cases("sp")) {
+    const Inputs in = random_inputs(sc, false, rng);
+    const SparseRun run = run_sparse(sc, 0, in.A, in.pat, in.B, in.C);
+    ASSERT_EQ(run.error, "") << sc.name;
+    EXPECT_EQ(run.mma_instructions, 1u) << sc.name;
+    EXPECT_EQ(run.mma_class_instructions, 1u) << sc.name;
+    EXPECT_EQ(run.mma_flops, 2u * 16 * 8 * static_cast<uint64_t>(sc.k)) << sc.name;
   }
 }
 
