@@ -7,6 +7,8 @@
 // m16n8k32 f16 and m16n8k64 8-bit sparse mma.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <random>
 
 #include "runtime/emu/float_format.h"
@@ -393,6 +395,31 @@ TEST(MmaSparse, PrunedPositionsDoNotMultiply) {
     }
   for (int i = 0; i < 16 * 8; ++i)
     EXPECT_EQ(run.d[i], want[i]) << i;
+}
+
+// NaN and infinity among the kept values propagate as in the dense product (NaN == NaN here).
+TEST(MmaSparse, NanAndInfinityPropagate) {
+  std::mt19937 rng(12);
+  for (const std::string c : {"f32", "f16"}) {
+    SparseCase sc{"mma.sp.sync.aligned.m16n8k32.row.col." + c + ".f16.f16." + c, 32, "f16", "f16",
+                  c};
+    Inputs in = random_inputs(sc, false, rng);
+    const auto kept = [&](int row, int ch, int j) {
+      return row * 32 + ch * 4 + in.pat.pos[row][ch][j];
+    };
+    in.A[kept(3, 2, 0)] = std::numeric_limits<double>::quiet_NaN(); // row 3: NaN
+    in.A[kept(5, 7, 1)] = std::numeric_limits<double>::infinity();  // row 5: +-inf (or NaN)
+    in.C[9 * 8 + 4] = -std::numeric_limits<double>::infinity();     // row 9, column 4
+    const SparseRun run = run_sparse(sc, 1, in.A, in.pat, in.B, in.C);
+    ASSERT_EQ(run.error, "");
+    const std::vector<double> want = reference(sc, in);
+    for (int i = 0; i < 16 * 8; ++i) {
+      if (std::isnan(want[i]))
+        EXPECT_TRUE(std::isnan(run.d[i])) << c << " " << i << ": " << run.d[i];
+      else
+        EXPECT_EQ(run.d[i], want[i]) << c << " " << i;
+    }
+  }
 }
 
 uint32_t equal_indices_in_lane_4(int lane, uint32_t e) {
