@@ -69,18 +69,27 @@ uint32_t reg_of(const ExecContext &ctx, const Operand &o, uint32_t i) {
   return o.kind == OperandKind::Vector ? vector_reg(ctx, o, i) : o.reg;
 }
 
-// One element of an A or B register as a number (f16/bf16/tf32 exactly as the type holds it).
-float element_value(DType t, uint32_t raw) {
-  switch (t) {
-  case DType::F16: return f16_table()[raw & 0xffff];
-  case DType::BF16: return bf16_table()[raw & 0xffff];
-  case DType::TF32: return std::bit_cast<float>(raw & 0xffffe000u);
-  case DType::S8: return static_cast<int8_t>(raw & 0xff);
-  case DType::U8: return static_cast<float>(raw & 0xff);
-  case DType::S4: return static_cast<float>(static_cast<int32_t>((raw & 0xf) << 28) >> 28);
-  default: return static_cast<float>(raw & 0xf); // u4
+// One element of an A or B register as a number (f16/bf16/tf32 exactly as the type holds it); the
+// f16/bf16 decode table is looked up once per mma.
+struct ElementDecoder {
+  DType type;
+  const float *table = nullptr;
+  explicit ElementDecoder(DType t)
+      : type(t), table(t == DType::F16    ? f16_table()
+                       : t == DType::BF16 ? bf16_table()
+                                          : nullptr) {}
+  float operator()(uint32_t raw) const {
+    switch (type) {
+    case DType::F16:
+    case DType::BF16: return table[raw & 0xffff];
+    case DType::TF32: return std::bit_cast<float>(raw & 0xffffe000u);
+    case DType::S8: return static_cast<int8_t>(raw & 0xff);
+    case DType::U8: return static_cast<float>(raw & 0xff);
+    case DType::S4: return static_cast<float>(static_cast<int32_t>((raw & 0xf) << 28) >> 28);
+    default: return static_cast<float>(raw & 0xf); // u4
+    }
   }
-}
+};
 
 // A's kept values in dense coordinates: per row, the (k, value) pairs in increasing k.
 struct SparseA {
@@ -129,6 +138,7 @@ void chunk_positions(ExecContext &ctx, const Warp &w, const Instr &in, const Spa
 // Expands the warp's compressed A with the metadata of the selected threads.
 void expand_a(ExecContext &ctx, const Warp &w, const Instr &in, const SparseShape &s, SparseA &A) {
   const uint32_t sel = in.sparsity_selector;
+  const ElementDecoder value_of(in.type2);
   const Operand &e = in.src[3];
   const uint64_t *meta =
       e.kind == OperandKind::Imm ? nullptr : w.regs + size_t{reg_of(ctx, e, 0)} * 32;
@@ -155,7 +165,7 @@ void expand_a(ExecContext &ctx, const Warp &w, const Instr &in, const SparseShap
             const uint32_t bits = raw >> ((c * s.kept + e) * s.elem_bits);
             uint32_t &m = A.count[row];
             A.col[row][m] = static_cast<uint8_t>(chunk * s.chunk_elems + pos[e]);
-            A.value[row][m] = element_value(in.type2, bits);
+            A.value[row][m] = value_of(bits);
             ++m;
           }
         }
@@ -177,14 +187,14 @@ void expand_a(ExecContext &ctx, const Warp &w, const Instr &in, const SparseShap
 // + t * per_reg + e of column g.
 void gather_b(const ExecContext &ctx, const Warp &w, const Instr &in, const SparseShape &s,
               float (*B)[kN]) {
+  const ElementDecoder value_of(in.type4);
   for (uint32_t j = 0; j < s.b_regs; ++j) {
     const uint64_t *breg = w.regs + size_t{vector_reg(ctx, in.src[1], j)} * 32;
     for (uint32_t lane = 0; lane < 32; ++lane) {
       const uint32_t g = lane >> 2, t = lane & 3;
       const uint32_t raw = static_cast<uint32_t>(breg[lane]);
       for (uint32_t e = 0; e < s.per_reg; ++e)
-        B[j * 4 * s.per_reg + t * s.per_reg + e][g] =
-            element_value(in.type4, raw >> (e * s.elem_bits));
+        B[j * 4 * s.per_reg + t * s.per_reg + e][g] = value_of(raw >> (e * s.elem_bits));
     }
   }
 }
@@ -199,6 +209,19 @@ inline uint32_t cd_col(uint32_t lane, uint32_t i) {
 
 inline float quiet(float x) {
   return std::bit_cast<float>(std::bit_cast<uint32_t>(x) | 0x00400000u);
+}
+
+// acc (16 x 8) += A * B over A's kept values, a row of 8 accumulators at a time; each element
+// still adds its products in k order.
+void multiply_rows(const SparseA &A, const float (*B)[kN], float (*acc)[kN]) {
+  for (uint32_t m = 0; m < kM; ++m) {
+    for (uint32_t i = 0; i < A.count[m]; ++i) {
+      const float a = A.value[m][i];
+      const float *b = B[A.col[m][i]];
+      for (uint32_t n = 0; n < kN; ++n)
+        acc[m][n] += a * b[n];
+    }
+  }
 }
 
 void mma_sparse_float(ExecContext &ctx, Warp &w, const Instr &in, const SparseShape &s,
@@ -228,15 +251,7 @@ void mma_sparse_float(ExecContext &ctx, Warp &w, const Instr &in, const SparseSh
     for (uint32_t n = 0; n < kN; ++n)
       nan |= B[k][n] != B[k][n];
   if (!nan) {
-    // a row of 8 accumulators at a time; each element still adds its products in k order
-    for (uint32_t m = 0; m < kM; ++m) {
-      for (uint32_t i = 0; i < A.count[m]; ++i) {
-        const float a = A.value[m][i];
-        const float *b = B[A.col[m][i]];
-        for (uint32_t n = 0; n < kN; ++n)
-          acc[m][n] += a * b[n];
-      }
-    }
+    multiply_rows(A, B, acc);
   } else {
     // the NaN a product or sum returns: A's before B's, the accumulator's before the product's
     // (quieted), as the dense mma does
@@ -271,24 +286,20 @@ void mma_sparse_float(ExecContext &ctx, Warp &w, const Instr &in, const SparseSh
 
 void mma_sparse_int(ExecContext &ctx, Warp &w, const Instr &in, const SparseA &A,
                     const float (*B)[kN]) {
-  int64_t acc[kM][kN];
+  // the products summed in f32 are exact: every partial sum is an integer below 2^24 (at most 32
+  // kept products of 255 * 255, or 64 of 15 * 15); C is added in 64 bits
+  float sum[kM][kN] = {};
+  multiply_rows(A, B, sum);
+  int32_t C[4][32]; // read before any D register is written (D may name C's registers)
   for (uint32_t i = 0; i < 4; ++i) {
     const uint64_t *c = w.regs + size_t{vector_reg(ctx, in.src[2], i)} * 32;
     for (uint32_t lane = 0; lane < 32; ++lane)
-      acc[cd_row(lane, i)][cd_col(lane, i)] = static_cast<int32_t>(c[lane]);
-  }
-  for (uint32_t m = 0; m < kM; ++m) {
-    for (uint32_t n = 0; n < kN; ++n) {
-      int64_t s = acc[m][n];
-      for (uint32_t i = 0; i < A.count[m]; ++i)
-        s += static_cast<int64_t>(A.value[m][i]) * static_cast<int64_t>(B[A.col[m][i]][n]);
-      acc[m][n] = s;
-    }
+      C[i][lane] = static_cast<int32_t>(c[lane]);
   }
   for (uint32_t i = 0; i < 4; ++i) {
     uint64_t *d = w.regs + size_t{vector_reg(ctx, in.dst, i)} * 32;
     for (uint32_t lane = 0; lane < 32; ++lane) {
-      int64_t v = acc[cd_row(lane, i)][cd_col(lane, i)];
+      int64_t v = int64_t{C[i][lane]} + static_cast<int64_t>(sum[cd_row(lane, i)][cd_col(lane, i)]);
       if (in.satfinite)
         v = std::min<int64_t>(std::max<int64_t>(v, INT32_MIN), INT32_MAX);
       d[lane] = static_cast<uint32_t>(v);
