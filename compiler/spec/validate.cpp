@@ -152,6 +152,10 @@ bool check_not_reserved(Errors &errors, std::string_view key, DType dtype) {
   return false;
 }
 
+bool is_fp8(DType t) {
+  return t == DType::e4m3 || t == DType::e5m2;
+}
+
 struct DTypeRoles {
   std::string_view op;        // "" for gemm, else "fprop" ... for the messages
   std::string_view first_key; // the first multiplied input
@@ -181,7 +185,16 @@ void check_dtypes(Errors &errors, const DTypeRoles &roles, DType acc, MathMode m
             ": use " + multiplicand_list());
     return;
   }
-  if (second_usable && roles.second != roles.first) {
+  if (!roles.op.empty() && is_fp8(roles.first)) {
+    add(errors, roles.first_key,
+        str(roles.first_key) + "=" + input + ": " + str(roles.op) +
+            " has no fp8 kernel: tcjit multiplies e4m3/e5m2 in GEMMs only (use a gemm, or f16 "
+            "or bf16 tensors for the convolution)");
+    return;
+  }
+  // fp8 GEMMs take any pair of e4m3 and e5m2 (mma.sync has all four forms).
+  if (second_usable && roles.second != roles.first &&
+      !(is_fp8(roles.first) && is_fp8(roles.second))) {
     const std::string where = roles.op.empty() ? std::string() : " in " + str(roles.op) + ",";
     add(errors, roles.second_key,
         str(roles.second_key) + "=" + str(to_string(roles.second)) + " does not match " +
