@@ -7,6 +7,7 @@
 #include "compiler/spec/explain.h"
 #include "compiler/spec/tensor_core_rules.h"
 #include "compiler/spec/validate.h"
+#include "engine/cubin_build.h"
 #include "engine/kernel_compile.h"
 #include "engine/verify_kernel.h"
 #include "runtime/emu/emu_device.h"
@@ -86,8 +87,9 @@ void run_backend(const OpSpec &spec, codegen::CompileOptions options, codegen::B
   const engine::KernelCheck check = engine::run_and_check_kernel(dev, k, spec, /*seed=*/11);
   EXPECT_GT(check.report.count, 0);
   EXPECT_TRUE(check.report.ok()) << check.report.summary();
-  if (check.counters)
+  if (check.counters) {
     EXPECT_GT(check.counters->mma_instructions, 0u);
+  }
 }
 
 class Fp8Gemm : public ::testing::TestWithParam<Case> {};

@@ -26,7 +26,7 @@ struct MmaCase {
   std::function<uint32_t(double)> encode_a, encode_b;
   std::function<double(double)> value_a, value_b; // the value the hardware uses
   bool satfinite = false;
-  std::string header; // the module's .version/.target/.address_size lines ("": ptx_module's)
+  std::string header = {}; // the module's .version/.target/.address_size lines ("": ptx_module's)
 };
 
 uint32_t enc_f16(double v) {
@@ -470,8 +470,9 @@ TEST(EmuMma, Fp8SpecialValues) {
     EXPECT_TRUE(std::isnan(d(2, n))) << "NaN in A row 2 reaches column " << n;
   for (int m = 0; m < 16; ++m) {
     EXPECT_TRUE(std::isnan(d(m, 4))) << "NaN in B column 4 reaches row " << m;
-    if (m >= 3) // 0 * inf: A[m][0] = 0 for these rows
+    if (m >= 3) { // 0 * inf: A[m][0] = 0 for these rows
       EXPECT_TRUE(std::isnan(d(m, 2))) << "0 * inf at row " << m;
+    }
   }
   EXPECT_EQ(d(6, 0), 0.0);
 }
