@@ -150,6 +150,8 @@ TEST(Fp8Compile, ExplainAndCompileAgree) {
         EXPECT_EQ(choice.shape, "m16n8k32");
         EXPECT_EQ(choice.unit, MathUnit::fp8);
         EXPECT_NE(k.ptx.find(choice.instruction), std::string::npos);
+        EXPECT_EQ(engine::build_cubin(k, engine::CubinRoute::ptxas).error, "")
+            << "ptxas -arch=" << arch << " rejects the PTX";
         continue;
       }
       ASSERT_FALSE(k.errors.empty());

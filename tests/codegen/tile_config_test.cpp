@@ -218,8 +218,14 @@ TEST(TileConfig, TextRoundTrip) {
 }
 
 TEST(MmaTable, FormsAndFragmentMaps) {
-  // six generated forms and the f16-accumulator one that is not
-  EXPECT_EQ(mma_forms().size(), 7u);
+  // six generated forms, the f16-accumulator one that is not, and the four fp8 pairs
+  EXPECT_EQ(mma_forms().size(), 11u);
+  const auto fp8 = find_mma_form(MathRequest{DType::e5m2, DType::e4m3, DType::f32});
+  ASSERT_TRUE(fp8);
+  EXPECT_EQ(fp8->ptx, "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32");
+  EXPECT_EQ(a_offset(*fp8, 9).col, 17); // the s8 map
+  EXPECT_EQ(fp8->min_sm, 89);
+  EXPECT_EQ(fp8->min_ptx, 84);
   EXPECT_FALSE(find_mma_form(DType::f16, DType::f16, MathMode::tf32));
   auto u8 = find_mma_form(DType::u8, DType::s32, MathMode::tf32);
   ASSERT_TRUE(u8);
