@@ -11,7 +11,8 @@
 //           launch the very PTX nvcc produced)
 #include <cutlass/gemm/device/gemm.h>
 
-#if defined(ANCHOR_DTYPE_E4M3) // fp8 e4m3 x e4m3 -> f32 on the SM89 tensor-op path (nvcc -arch=sm_89)
+// fp8 e4m3 x e4m3 -> f32 on the SM89 tensor-op path (nvcc -arch=sm_89)
+#if defined(ANCHOR_DTYPE_E4M3)
 using ElementIn = cutlass::float_e4m3_t;
 using ElementOut = float;
 using ElementAcc = float;
@@ -38,7 +39,7 @@ using ElementOut = int32_t;
 using ElementAcc = int32_t;
 using Instruction = cutlass::gemm::GemmShape<16, 8, 32>;
 #else
-#error "define one of ANCHOR_DTYPE_F16, ANCHOR_DTYPE_BF16, ANCHOR_DTYPE_TF32, ANCHOR_DTYPE_S8, ANCHOR_DTYPE_E4M3"
+#error "define one of ANCHOR_DTYPE_F16, _BF16, _TF32, _S8, _E4M3 (ANCHOR_DTYPE_<type>)"
 #endif
 #ifndef ANCHOR_ARCH
 #define ANCHOR_ARCH cutlass::arch::Sm80
