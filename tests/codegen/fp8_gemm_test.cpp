@@ -34,7 +34,7 @@ void PrintTo(const Case &c, std::ostream *os) {
 }
 
 const Case kCases[] = {
-    // the four input pairs x the three outputs, every operand layout
+    // the four input pairs x the three outputs (each of the 12 at least once), every layout
     {"gemm m=64 n=64 k=64 a=e4m3:row b=e4m3:col c=f32:row acc=f32", "32x32x32 w16x16 s2"},
     {"gemm m=64 n=48 k=96 a=e4m3:row b=e5m2:col c=f16:row acc=f32", ""},
     {"gemm m=48 n=64 k=64 a=e5m2:col b=e4m3:row c=bf16:row acc=f32", "32x32x32 w16x16 s3"},
@@ -43,6 +43,10 @@ const Case kCases[] = {
     {"gemm m=32 n=40 k=64 a=e5m2:row b=e4m3:col c=f32:row acc=f32", ""},
     {"gemm m=40 n=32 k=32 a=e4m3:col b=e5m2:row c=bf16:col acc=f32", ""},
     {"gemm m=32 n=32 k=32 a=e5m2:col b=e5m2:col c=f16:row acc=f32", ""},
+    {"gemm m=32 n=48 k=64 a=e4m3:row b=e4m3:row c=bf16:row acc=f32", ""},
+    {"gemm m=48 n=32 k=96 a=e4m3:col b=e5m2:col c=f32:row acc=f32", ""},
+    {"gemm m=32 n=32 k=64 a=e5m2:row b=e4m3:row c=f16:col acc=f32", ""},
+    {"gemm m=32 n=40 k=64 a=e5m2:col b=e5m2:row c=bf16:row acc=f32", ""},
     // tails and odd sizes (K not a multiple of the mma's 32, M/N odd)
     {"gemm m=33 n=17 k=40 a=e4m3:row b=e4m3:col c=f16:row acc=f32", "32x32x32 w16x16 s2"},
     {"gemm m=65 n=63 k=100 a=e5m2:row b=e4m3:col c=f32:row acc=f32", "32x32x64 w16x16 s3"},
