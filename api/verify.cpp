@@ -116,7 +116,11 @@ EmuEstimate estimate_emulator(const GemmGeometry &g, const codegen::KernelPlan &
   case codegen::MmaKind::s8_s32:
   case codegen::MmaKind::u8_s32:
   case codegen::MmaKind::s8u8_s32:
-  case codegen::MmaKind::u8s8_s32: rate = 2.0e6; break;
+  case codegen::MmaKind::u8s8_s32:
+  case codegen::MmaKind::e4m3_e4m3_f32: // k32 of bytes, like s8 (not measured separately)
+  case codegen::MmaKind::e4m3_e5m2_f32:
+  case codegen::MmaKind::e5m2_e4m3_f32:
+  case codegen::MmaKind::e5m2_e5m2_f32: rate = 2.0e6; break;
   case codegen::MmaKind::f64_f64: rate = 4.2e6; break;
   case codegen::MmaKind::f16_f32:
   case codegen::MmaKind::bf16_f32:

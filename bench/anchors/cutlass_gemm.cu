@@ -4,13 +4,21 @@
 // nvidia-cutlass PyPI package installed by bench/setup; nothing of CUTLASS is committed here.
 //
 // Two builds of this one file (bench/compare.py drives both):
-//   device: nvcc -arch=sm_80 -ptx|-cubin -DANCHOR_DTYPE_F16 -DBM=128 ... (the kernel below)
+//   device: nvcc -arch=sm_80 -ptx|-cubin -DANCHOR_DTYPE_F16 -DBM=128 ... (the kernel below;
+//           -arch=sm_89 for ANCHOR_DTYPE_E4M3, which tests/bench/cutlass_fp8_emu_test.py runs)
 //   host:   nvcc -DANCHOR_HOST ... (a program that prints the kernel's launch shape and the bytes
 //           of its Params for given M, N, K and device addresses, so tcjit's PTX emulator can
 //           launch the very PTX nvcc produced)
 #include <cutlass/gemm/device/gemm.h>
 
-#if defined(ANCHOR_DTYPE_F16)
+// fp8 e4m3 x e4m3 -> f32 on the SM89 tensor-op path (nvcc -arch=sm_89)
+#if defined(ANCHOR_DTYPE_E4M3)
+using ElementIn = cutlass::float_e4m3_t;
+using ElementOut = float;
+using ElementAcc = float;
+using Instruction = cutlass::gemm::GemmShape<16, 8, 32>;
+#define ANCHOR_ARCH cutlass::arch::Sm89
+#elif defined(ANCHOR_DTYPE_F16)
 using ElementIn = cutlass::half_t;
 using ElementOut = cutlass::half_t;
 using ElementAcc = float;
@@ -31,7 +39,10 @@ using ElementOut = int32_t;
 using ElementAcc = int32_t;
 using Instruction = cutlass::gemm::GemmShape<16, 8, 32>;
 #else
-#error "define one of ANCHOR_DTYPE_F16, ANCHOR_DTYPE_BF16, ANCHOR_DTYPE_TF32, ANCHOR_DTYPE_S8"
+#error "define one of ANCHOR_DTYPE_F16, _BF16, _TF32, _S8, _E4M3 (ANCHOR_DTYPE_<type>)"
+#endif
+#ifndef ANCHOR_ARCH
+#define ANCHOR_ARCH cutlass::arch::Sm80
 #endif
 
 #if !defined(BM) || !defined(BN) || !defined(BK) || !defined(WM) || !defined(WN) ||               \
@@ -45,7 +56,7 @@ using Epilogue =
 
 using AnchorGemm = cutlass::gemm::device::Gemm<
     ElementIn, cutlass::layout::RowMajor, ElementIn, cutlass::layout::ColumnMajor, ElementOut,
-    cutlass::layout::RowMajor, ElementAcc, cutlass::arch::OpClassTensorOp, cutlass::arch::Sm80,
+    cutlass::layout::RowMajor, ElementAcc, cutlass::arch::OpClassTensorOp, ANCHOR_ARCH,
     cutlass::gemm::GemmShape<BM, BN, BK>, cutlass::gemm::GemmShape<WM, WN, BK>, Instruction,
     Epilogue, cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<1>, STAGES, ALIGN_A,
     ALIGN_B>;

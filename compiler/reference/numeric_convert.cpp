@@ -55,6 +55,58 @@ uint16_t encode_f16(double value) {
   return sign | static_cast<uint16_t>((exponent + 15) << 10) | mantissa;
 }
 
+// fp8 (the OCP 8-bit formats the sm_89 tensor cores multiply): e4m3 has bias 7, 3 fraction bits,
+// no infinities and one NaN per sign (S.1111.111), largest finite 448; e5m2 has bias 15, 2
+// fraction bits, and IEEE infinities (S.11111.00) and NaNs (S.11111.xx, xx != 0), largest
+// finite 57344.
+struct Fp8Format {
+  int fraction_bits;
+  int bias;
+  double max_finite;
+  bool ieee_specials; // e5m2: all-ones exponent is inf/NaN; e4m3: only S.1111.111 is NaN
+};
+constexpr Fp8Format e4m3_format{3, 7, 448.0, false};
+constexpr Fp8Format e5m2_format{2, 15, 57344.0, true};
+
+const Fp8Format &fp8_format(DType dtype) {
+  return dtype == DType::e4m3 ? e4m3_format : e5m2_format;
+}
+
+double decode_fp8(uint8_t bits, const Fp8Format &f) {
+  const int exponent_field = bits >> f.fraction_bits & ((1 << (7 - f.fraction_bits)) - 1);
+  const int fraction = bits & ((1 << f.fraction_bits) - 1);
+  const int all_ones = (1 << (7 - f.fraction_bits)) - 1;
+  const double sign = (bits & 0x80) != 0 ? -1.0 : 1.0;
+  if (f.ieee_specials && exponent_field == all_ones)
+    return fraction == 0 ? sign * std::numeric_limits<double>::infinity()
+                         : std::numeric_limits<double>::quiet_NaN();
+  if (!f.ieee_specials && exponent_field == all_ones && fraction == (1 << f.fraction_bits) - 1)
+    return std::numeric_limits<double>::quiet_NaN();
+  if (exponent_field == 0) // subnormal: fraction * 2^(1 - bias - fraction_bits)
+    return sign * std::ldexp(fraction, 1 - f.bias - f.fraction_bits);
+  return sign *
+         std::ldexp((1 << f.fraction_bits) + fraction, exponent_field - f.bias - f.fraction_bits);
+}
+
+// cvt.rn.satfinite: round to nearest even; a magnitude above the largest finite value (infinity
+// included) becomes the largest finite value with its sign; NaN stays NaN.
+uint8_t encode_fp8(double value, const Fp8Format &f) {
+  const uint8_t sign = std::signbit(value) ? 0x80 : 0;
+  if (std::isnan(value))
+    return 0x7F; // e4m3: the NaN; e5m2: S.11111.11, a NaN
+  const BinaryFormat binary{f.fraction_bits + 1, 1 - f.bias,
+                            std::numeric_limits<double>::infinity()};
+  const double magnitude = std::min(std::fabs(round_to_format(value, binary)), f.max_finite);
+  if (magnitude == 0.0)
+    return sign;
+  const int exponent = std::ilogb(magnitude);
+  if (exponent < 1 - f.bias) // subnormal
+    return sign | static_cast<uint8_t>(std::ldexp(magnitude, f.bias - 1 + f.fraction_bits));
+  const auto fraction =
+      static_cast<int>(std::ldexp(magnitude, f.fraction_bits - exponent)) - (1 << f.fraction_bits);
+  return sign | static_cast<uint8_t>((exponent + f.bias) << f.fraction_bits | fraction);
+}
+
 template <typename T> T saturate_to_integer(double value) {
   if (std::isnan(value))
     return 0;
@@ -142,11 +194,11 @@ int dtype_storage_bytes(DType dtype) {
   case DType::s32: return 4;
   case DType::f64: return 8;
   case DType::s8:
-  case DType::u8: return 1;
+  case DType::u8:
+  case DType::e4m3:
+  case DType::e5m2: return 1;
   case DType::s4:
   case DType::u4:
-  case DType::e4m3:
-  case DType::e5m2:
   case DType::b1: throw_reserved(dtype);
   }
   throw_reserved(dtype);
@@ -162,10 +214,10 @@ double read_element(DType dtype, const void *data, int64_t index) {
   case DType::s8: return load<int8_t>(data, index);
   case DType::u8: return load<uint8_t>(data, index);
   case DType::s32: return load<int32_t>(data, index);
+  case DType::e4m3:
+  case DType::e5m2: return decode_fp8(load<uint8_t>(data, index), fp8_format(dtype));
   case DType::s4:
   case DType::u4:
-  case DType::e4m3:
-  case DType::e5m2:
   case DType::b1: throw_reserved(dtype);
   }
   throw_reserved(dtype);
@@ -181,10 +233,10 @@ void write_element(DType dtype, void *data, int64_t index, double value) {
   case DType::s8: return store<int8_t>(data, index, saturate_to_integer<int8_t>(value));
   case DType::u8: return store<uint8_t>(data, index, saturate_to_integer<uint8_t>(value));
   case DType::s32: return store<int32_t>(data, index, saturate_to_integer<int32_t>(value));
+  case DType::e4m3:
+  case DType::e5m2: return store<uint8_t>(data, index, encode_fp8(value, fp8_format(dtype)));
   case DType::s4:
   case DType::u4:
-  case DType::e4m3:
-  case DType::e5m2:
   case DType::b1: throw_reserved(dtype);
   }
   throw_reserved(dtype);

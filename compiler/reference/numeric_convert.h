@@ -1,8 +1,10 @@
 // Element formats and conversions, exactly as the hardware rounds them.
 //
 // Storage: f16 and bf16 are uint16_t bit patterns; tf32 and f32 are float; f64 double; s8 int8_t;
-// u8 uint8_t; s32 int32_t. Reserved dtypes (s4 u4 e4m3 e5m2) are rejected with
-// std::invalid_argument.
+// u8 uint8_t; s32 int32_t; e4m3 and e5m2 uint8_t bit patterns (read exactly: e4m3 bias 7, no
+// infinities, NaN S.1111.111, max 448; e5m2 bias 15, IEEE inf/NaN, max 57344; written like
+// cvt.rn.satfinite: nearest even, overflow and infinity to the largest finite value, NaN kept).
+// Reserved dtypes (s4 u4 b1) are rejected with std::invalid_argument.
 #pragma once
 
 #include "tcjit/op_spec.h"

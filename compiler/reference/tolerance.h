@@ -34,7 +34,7 @@ struct ToleranceModel {
   DType output = DType::f32;
   bool integer_output = false;
   double output_unit_roundoff = 0;      // u_out: f16 2^-11, bf16 2^-8, f32 2^-24, f64 2^-53
-  double accumulator_unit_roundoff = 0; // u_acc: of the acc dtype; 0 for integer accumulation
+  double accumulator_unit_roundoff = 0; // u_acc: of the acc dtype (fp8 inputs: 2^-13); 0: integer
   double epilogue_unit_roundoff = 0;    // u_epi: 2^-24 (f32 epilogue), 2^-53 (f64), 0 if exact
   double reduction_length = 1;          // K_eff
   double random_walk_factor = 4;        // c_rw

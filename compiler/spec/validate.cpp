@@ -153,6 +153,10 @@ bool check_not_reserved(Errors &errors, std::string_view key, DType dtype) {
   return false;
 }
 
+bool is_fp8(DType t) {
+  return t == DType::e4m3 || t == DType::e5m2;
+}
+
 struct DTypeRoles {
   std::string_view op;        // "" for gemm, else "fprop" ... for the messages
   std::string_view first_key; // the first multiplied input
@@ -211,6 +215,14 @@ void check_dtypes(Errors &errors, const DTypeRoles &roles, DType acc, MathMode m
             ": use " + multiplicand_list());
     return;
   }
+  if (!roles.op.empty() && is_fp8(roles.first)) {
+    add(errors, roles.first_key,
+        str(roles.first_key) + "=" + input + ": " + str(roles.op) +
+            " has no fp8 kernel: tcjit multiplies e4m3/e5m2 in GEMMs only (use a gemm, or f16 "
+            "or bf16 tensors for the convolution)");
+    return;
+  }
+  // Mixed pairs (s8 x u8, e4m3 x e5m2, ...) are those of the mma table (gemm only).
   if (second_usable && roles.second != roles.first && !is_mixed_pair_allowed(roles)) {
     const std::string where = roles.op.empty() ? std::string() : " in " + str(roles.op) + ",";
     const std::string pairs = mixed_pair_list(roles);

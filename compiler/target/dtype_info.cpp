@@ -13,6 +13,8 @@ constexpr std::array<DType, 1> kS32{DType::s32};
 constexpr std::array<DType, 2> kF16OrF32{DType::f16, DType::f32};
 constexpr std::array<DType, 2> kBf16OrF32{DType::bf16, DType::f32};
 constexpr std::array<DType, 2> kS32OrS8{DType::s32, DType::s8};
+// fp8 (e4m3, e5m2): f32 accumulators; outputs f16 first (the common inference output).
+constexpr std::array<DType, 3> kF16OrBf16OrF32{DType::f16, DType::bf16, DType::f32};
 constexpr std::span<const DType> kNone;
 
 // clang-format off
@@ -28,8 +30,8 @@ constexpr std::array<DTypeInfo, 13> kDTypes{{
     {DType::s32,   "s32",  32,  false, true,  false,   kNone,       kNone},
     {DType::s4,    "s4",   4,   false, true,  true,    kNone,       kNone},
     {DType::u4,    "u4",   4,   false, false, true,    kNone,       kNone},
-    {DType::e4m3,  "e4m3", 8,   true,  true,  true,    kNone,       kNone},
-    {DType::e5m2,  "e5m2", 8,   true,  true,  true,    kNone,       kNone},
+    {DType::e4m3,  "e4m3", 8,   true,  true,  false,   kF32,        kF16OrBf16OrF32},
+    {DType::e5m2,  "e5m2", 8,   true,  true,  false,   kF32,        kF16OrBf16OrF32},
     {DType::b1,    "b1",   1,   false, false, true,    kNone,       kNone},
 }};
 // clang-format on

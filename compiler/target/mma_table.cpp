@@ -2,7 +2,9 @@
 
 #include "compiler/target/dtype_info.h"
 
+#include <algorithm>
 #include <array>
+#include <vector>
 
 namespace tcjit::codegen {
 
@@ -13,7 +15,7 @@ constexpr MatrixLayout row = MatrixLayout::row, col = MatrixLayout::col;
 // ISA names; the intrinsics are those of IntrinsicsNVPTX.td of LLVM 19 (mma_emit.cpp looks them
 // up by name and refuses a name LLVM does not know).
 // clang-format off
-constexpr std::array<MmaForm, 9> kForms{{
+constexpr std::array<MmaForm, 13> kForms{{
     {MmaKind::f16_f32, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
      "llvm.nvvm.mma.m16n8k16.row.col.f32.f32", 16, 8, 16, DType::f16, DType::f16, DType::f16,
      DType::f32, row, col, 80, 70, 4, 2, 4, 16, FragmentMap::m16n8k16_16bit, MathUnit::f16, ""},
@@ -44,6 +46,20 @@ constexpr std::array<MmaForm, 9> kForms{{
     {MmaKind::u8s8_s32, "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32",
      "llvm.nvvm.mma.m16n8k32.row.col.u8.s8", 16, 8, 32, DType::u8, DType::s8, DType::u8,
      DType::s32, row, col, 80, 70, 4, 2, 4, 8, FragmentMap::m16n8k32_8bit, MathUnit::s8, ""},
+    // fp8 (PTX ISA 8.4, sm_89+): the fragments of the s8 m16n8k32 form (four 8-bit elements per
+    // register), f32 C/D. LLVM 19 has no intrinsic: both backends emit the PTX as inline asm.
+    {MmaKind::e4m3_e4m3_f32, "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", "", 16, 8, 32,
+     DType::e4m3, DType::e4m3, DType::e4m3, DType::f32, row, col, 89, 84, 4, 2, 4, 8,
+     FragmentMap::m16n8k32_8bit, MathUnit::fp8, ""},
+    {MmaKind::e4m3_e5m2_f32, "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32", "", 16, 8, 32,
+     DType::e4m3, DType::e5m2, DType::e4m3, DType::f32, row, col, 89, 84, 4, 2, 4, 8,
+     FragmentMap::m16n8k32_8bit, MathUnit::fp8, ""},
+    {MmaKind::e5m2_e4m3_f32, "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32", "", 16, 8, 32,
+     DType::e5m2, DType::e4m3, DType::e5m2, DType::f32, row, col, 89, 84, 4, 2, 4, 8,
+     FragmentMap::m16n8k32_8bit, MathUnit::fp8, ""},
+    {MmaKind::e5m2_e5m2_f32, "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32", "", 16, 8, 32,
+     DType::e5m2, DType::e5m2, DType::e5m2, DType::f32, row, col, 89, 84, 4, 2, 4, 8,
+     FragmentMap::m16n8k32_8bit, MathUnit::fp8, ""},
 }};
 // clang-format on
 
@@ -83,7 +99,23 @@ std::string generated_list() {
   return out;
 }
 
+// "use --arch sm_89 or sm_90": the known archs of at least sm_<min_sm>.
+std::string archs_with(int min_sm) {
+  std::string list;
+  std::vector<std::string_view> names;
+  for (const ArchInfo &a : known_archs())
+    if (a.sm_version >= min_sm)
+      names.push_back(a.name);
+  for (size_t i = 0; i < names.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + std::string(names[i]);
+  return "use --arch " + list;
+}
+
 } // namespace
+
+int kernel_ptx_version(const MmaForm &form, const ArchInfo &arch) {
+  return std::max(arch.ptx_version, form.min_ptx);
+}
 
 std::span<const MmaForm> mma_forms() {
   return kForms;
@@ -105,6 +137,10 @@ std::string_view to_string(MmaKind k) {
   case MmaKind::s8u8_s32: return "s8u8_s32";
   case MmaKind::u8s8_s32: return "u8s8_s32";
   case MmaKind::simt_f32: return "simt_f32";
+  case MmaKind::e4m3_e4m3_f32: return "e4m3_e4m3_f32";
+  case MmaKind::e4m3_e5m2_f32: return "e4m3_e5m2_f32";
+  case MmaKind::e5m2_e4m3_f32: return "e5m2_e4m3_f32";
+  case MmaKind::e5m2_e5m2_f32: return "e5m2_e5m2_f32";
   }
   return "?";
 }
@@ -173,10 +209,12 @@ std::string math_problem(const MathRequest &r, const ArchInfo &arch) {
     return in + sparse + " inputs with acc=" + ac + " are not compiled: PTX has " +
            std::string(f->ptx) + ", but " + std::string(f->not_generated) + instead;
   }
-  if (arch.sm_version < f->min_sm || arch.ptx_version < f->min_ptx)
-    return std::string(f->ptx) + " needs sm_" + std::to_string(f->min_sm) + " and PTX " +
-           version_text(f->min_ptx) + " or newer; " + std::string(arch.name) + " has PTX " +
-           version_text(arch.ptx_version) + " (target a newer arch)";
+  // A kernel declares the newer of its arch's PTX version and its form's min_ptx
+  // (kernel_ptx_version), so only the architecture can rule a form out.
+  if (arch.sm_version < f->min_sm)
+    return std::string(f->ptx) + " (PTX ISA " + version_text(f->min_ptx) + ") needs sm_" +
+           std::to_string(f->min_sm) + " or newer; " + std::string(arch.name) + " (" +
+           std::string(arch.example) + ") does not have it: " + archs_with(f->min_sm);
   return "";
 }
 

@@ -45,14 +45,19 @@ enum class MmaKind {
   f16_f16,
   s8u8_s32, // A s8, B u8
   u8s8_s32, // A u8, B s8
-  simt_f32
+  simt_f32,
+  // fp8 (sm_89+): A x B types e4m3/e5m2, f32 accumulators
+  e4m3_e4m3_f32,
+  e4m3_e5m2_f32,
+  e5m2_e4m3_f32,
+  e5m2_e5m2_f32,
 };
 
 // Which of the ISA's fragment maps a form's registers follow (a_offset, b_k_offset, c_offset).
 enum class FragmentMap {
   m16n8k16_16bit, // f16, bf16: two elements per register
   m16n8k8_32bit,  // tf32: one per register
-  m16n8k32_8bit,  // s8, u8: four per register
+  m16n8k32_8bit,  // s8, u8, e4m3, e5m2: four per register
   m8n8k4_64bit,   // f64: one per 64-bit register
   simt,           // FFMA: one accumulator, one element of A and of B
 };
@@ -115,6 +120,11 @@ bool is_simt_math(DType input, DType acc, MathMode resolved);
 // explain` and `tcjit compile` both report this text.
 std::string math_problem(const MathRequest &, const ArchInfo &arch);
 std::string math_problem(DType input, DType acc, MathMode resolved, const ArchInfo &arch);
+
+// The PTX ISA version a kernel of `form` declares on `arch` (x10): the arch's
+// (ArchInfo::ptx_version) or the form's min_ptx when that is newer (fp8 mma needs PTX 8.4;
+// sm_89/sm_90 kernels otherwise declare 7.8).
+int kernel_ptx_version(const MmaForm &form, const ArchInfo &arch);
 
 // Elements per register of A/B (registers are 32-bit except f64's 64-bit ones).
 int elements_per_reg(const MmaForm &);

@@ -2,7 +2,8 @@
 // with the PTX ISA's fragment layouts, multiplied, and scattered back to D.
 // Numerics: inputs exactly as their dtype holds them (tf32: the upper 19 bits of the register),
 // products exact, accumulation in f32 in k order starting from C (f64 mma: fma in f64; integer
-// mma: exact, wrapping to s32 or clamped with .satfinite).
+// mma: exact, wrapping to s32 or clamped with .satfinite; fp8 mma: e4m3/e5m2 decoded exactly, f32
+// accumulation like f16's).
 //
 // Speed: the fragment layouts are tables built at compile time (lane, element -> matrix index),
 // so one mma is a gather of the warp's registers straight into dense f32 matrices (f16/bf16
@@ -31,7 +32,7 @@ namespace tcjit::emu {
 
 namespace {
 
-constexpr uint32_t kKinds = 11;
+constexpr uint32_t kKinds = 12;
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 // AVX2 and F16C. F16C is read from cpuid: clang 14's __builtin_cpu_supports does not know "f16c".
@@ -66,7 +67,8 @@ constexpr Layout make_layout(MmaKind kind) {
   case MmaKind::BF16_M16N8K8: L.m = 16, L.n = 8, L.k = 8, L.a_elems = 4, L.b_elems = 2; break;
   case MmaKind::TF32_M16N8K8: L.m = 16, L.n = 8, L.k = 8, L.a_elems = 4, L.b_elems = 2; break;
   case MmaKind::TF32_M16N8K4: L.m = 16, L.n = 8, L.k = 4, L.a_elems = 2, L.b_elems = 1; break;
-  case MmaKind::I8_M16N8K32: L.m = 16, L.n = 8, L.k = 32, L.a_elems = 16, L.b_elems = 8; break;
+  case MmaKind::I8_M16N8K32:
+  case MmaKind::F8_M16N8K32: L.m = 16, L.n = 8, L.k = 32, L.a_elems = 16, L.b_elems = 8; break;
   case MmaKind::I8_M16N8K16: L.m = 16, L.n = 8, L.k = 16, L.a_elems = 8, L.b_elems = 4; break;
   case MmaKind::I4_M16N8K64: L.m = 16, L.n = 8, L.k = 64, L.a_elems = 32, L.b_elems = 16; break;
   case MmaKind::I4_M16N8K32: L.m = 16, L.n = 8, L.k = 32, L.a_elems = 16, L.b_elems = 8; break;
@@ -79,6 +81,7 @@ constexpr Layout make_layout(MmaKind kind) {
   case MmaKind::F16_M16N8K8:
   case MmaKind::BF16_M16N8K8: L.a_per_reg = 2; break;
   case MmaKind::I8_M16N8K32:
+  case MmaKind::F8_M16N8K32:
   case MmaKind::I8_M16N8K16: L.a_per_reg = 4; break;
   case MmaKind::I4_M16N8K64:
   case MmaKind::I4_M16N8K32: L.a_per_reg = 8; break;
@@ -111,6 +114,7 @@ constexpr Layout make_layout(MmaKind kind) {
         col = q;
         break;
       case MmaKind::I8_M16N8K32: // 16 bytes
+      case MmaKind::F8_M16N8K32:
         row = g + ((i >> 2) & 1) * 8;
         col = 4 * q + (i & 3) + (i >= 8 ? 16 : 0);
         break;
@@ -145,7 +149,8 @@ constexpr Layout make_layout(MmaKind kind) {
       case MmaKind::BF16_M16N8K8: k = 2 * q + i; break;
       case MmaKind::TF32_M16N8K8: k = q + i * 4; break;
       case MmaKind::TF32_M16N8K4: k = q; break;
-      case MmaKind::I8_M16N8K32: k = 4 * q + (i & 3) + (i >= 4 ? 16 : 0); break;
+      case MmaKind::I8_M16N8K32:
+      case MmaKind::F8_M16N8K32: k = 4 * q + (i & 3) + (i >= 4 ? 16 : 0); break;
       case MmaKind::I8_M16N8K16: k = 4 * q + i; break;
       case MmaKind::I4_M16N8K64: k = 8 * q + (i & 7) + (i >= 8 ? 32 : 0); break;
       case MmaKind::I4_M16N8K32: k = 8 * q + i; break;
@@ -201,6 +206,28 @@ struct DecodeS8 {
 struct DecodeU8 {
   float operator()(uint32_t raw) const { return static_cast<float>(raw & 0xff); }
   uint32_t nan(uint32_t) const { return 0; }
+};
+// e4m3 / e5m2 bytes through their 256-entry tables (float_format.h). NaN bytes: e4m3 S.1111.111,
+// e5m2 S.11111.xx with xx != 0.
+struct DecodeE4M3 {
+  const float *table = e4m3_table();
+  float operator()(uint32_t raw) const { return table[raw & 0xff]; }
+  uint32_t nan(uint32_t word) const {
+    uint32_t any = 0;
+    for (uint32_t i = 0; i < 32; i += 8)
+      any |= ((word >> i) & 0x7fu) == 0x7fu;
+    return any;
+  }
+};
+struct DecodeE5M2 {
+  const float *table = e5m2_table();
+  float operator()(uint32_t raw) const { return table[raw & 0xff]; }
+  uint32_t nan(uint32_t word) const {
+    uint32_t any = 0;
+    for (uint32_t i = 0; i < 32; i += 8)
+      any |= ((word >> i) & 0x7fu) > 0x7cu;
+    return any;
+  }
 };
 struct DecodeS4 {
   float operator()(uint32_t raw) const {
@@ -556,6 +583,36 @@ void mma_f64(Warp &w, const Regs &regs) {
   }
 }
 
+// fp8 m16n8k32 with f32 C/D: A and B decoded exactly (each of e4m3, e5m2), products exact in f32
+// (at most 8 significant bits, magnitudes in [2^-32, 2^32)), accumulated in f32 in k order from
+// C, like the f16 forms. The hardware's accumulation keeps fewer bits (docs/emulator.md).
+template <typename DecodeA, typename DecodeB>
+void mma_fp8(Warp &w, const Regs &regs, DecodeA decode_a, DecodeB decode_b) {
+  constexpr MmaKind kKind = MmaKind::F8_M16N8K32;
+  constexpr const Layout &L = kLayouts[static_cast<uint32_t>(kKind)];
+  constexpr uint32_t M = L.m, N = L.n, K = L.k;
+  float A[M * K], B[K * N], acc[M * N];
+  uint32_t nan = decode_fragments<L.a_elems, 8>(w, regs.a, decode_a, A);
+  nan |= gather<L.b_elems, 8>(w, regs.b, L.b, decode_b, B);
+  nan |= gather<4, 32>(w, regs.c, L.c, DecodeF32{}, acc);
+  if (nan)
+    multiply_f32_nan<kKind>(A, B, acc);
+  else
+    multiply_f32<kKind>(A, B, acc);
+  for (uint32_t i = 0; i < 4; ++i) {
+    uint64_t *d = w.regs + size_t{regs.d[i]} * 32;
+    for (uint32_t lane = 0; lane < 32; ++lane)
+      d[lane] = std::bit_cast<uint32_t>(acc[L.c[lane][i]]);
+  }
+}
+
+template <typename DecodeA> void mma_fp8_b(Warp &w, const Instr &in, const Regs &regs, DecodeA a) {
+  if (in.type4 == DType::E4M3)
+    mma_fp8(w, regs, a, DecodeE4M3{});
+  else
+    mma_fp8(w, regs, a, DecodeE5M2{});
+}
+
 template <MmaKind kKind> void mma_half(Warp &w, const Instr &in, const Regs &regs) {
   // A and B have the same type (f16 or bf16)
   mma_float<kKind, 16>(w, in, regs, in.type2 == DType::BF16 ? decode_bf16() : decode_f16());
@@ -586,6 +643,12 @@ void exec_mma(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
   case MmaKind::I4_M16N8K64: mma_int_ab<MmaKind::I4_M16N8K64, 4>(w, in, regs); break;
   case MmaKind::I4_M16N8K32: mma_int_ab<MmaKind::I4_M16N8K32, 4>(w, in, regs); break;
   case MmaKind::F64_M8N8K4: mma_f64(w, regs); break;
+  case MmaKind::F8_M16N8K32:
+    if (in.type2 == DType::E4M3)
+      mma_fp8_b(w, in, regs, DecodeE4M3{});
+    else
+      mma_fp8_b(w, in, regs, DecodeE5M2{});
+    break;
   }
   const Layout &L = kLayouts[static_cast<uint32_t>(kind)];
   ++ctx.counters.mma_instructions;
@@ -615,6 +678,9 @@ std::optional<MmaKind> mma_kind(std::string_view shape, DType d, DType a, DType 
     return shape == "m16n8k32" ? MmaKind::I8_M16N8K32 : MmaKind::I8_M16N8K16;
   if ((shape == "m16n8k64" || shape == "m16n8k32") && is4(a) && is4(b) && s32_acc)
     return shape == "m16n8k64" ? MmaKind::I4_M16N8K64 : MmaKind::I4_M16N8K32;
+  auto is_fp8 = [](DType t) { return t == DType::E4M3 || t == DType::E5M2; };
+  if (shape == "m16n8k32" && is_fp8(a) && is_fp8(b) && f32_acc)
+    return MmaKind::F8_M16N8K32;
   if (shape == "m8n8k4" && a == DType::F64 && b == DType::F64 && d == DType::F64 && c == DType::F64)
     return MmaKind::F64_M8N8K4;
   return std::nullopt;
@@ -631,6 +697,7 @@ MmaFragmentSizes mma_fragment_sizes(MmaKind kind, DType d, DType c) {
   case MmaKind::F16_M16N8K16:
   case MmaKind::BF16_M16N8K16:
   case MmaKind::I8_M16N8K32:
+  case MmaKind::F8_M16N8K32:
   case MmaKind::I4_M16N8K64:
   case MmaKind::TF32_M16N8K8: n = {4, 2, 0, 4}; break;
   case MmaKind::F16_M16N8K8:

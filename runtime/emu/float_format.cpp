@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cmath>
+#include <limits>
 
 namespace tcjit::emu {
 
@@ -115,6 +116,52 @@ const float *f16_table() {
 }
 const float *bf16_table() {
   return half_tables().bf16;
+}
+
+namespace {
+
+// One fp8 byte's value. e4m3: bias 7, 3 fraction bits, no infinities, NaN only at S.1111.111
+// (max 448). e5m2: bias 15, 2 fraction bits, IEEE-like (S.11111.00 infinity, S.11111.xx NaN;
+// max 57344). Subnormals (exponent field 0) are fraction * 2^(1 - bias - fraction bits).
+float decode_fp8_byte(uint32_t byte, bool e4m3) {
+  const uint32_t fraction_bits = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
+  const uint32_t exponent = (byte & 0x7f) >> fraction_bits;
+  const uint32_t fraction = byte & ((1u << fraction_bits) - 1);
+  const uint32_t top = (1u << (7 - fraction_bits)) - 1;
+  const float sign = (byte & 0x80) ? -1.0f : 1.0f;
+  if (e4m3 ? (exponent == top && fraction == 7) : (exponent == top && fraction != 0))
+    return std::copysign(std::numeric_limits<float>::quiet_NaN(), sign);
+  if (!e4m3 && exponent == top)
+    return sign * std::numeric_limits<float>::infinity();
+  if (exponent == 0)
+    return sign *
+           std::ldexp(static_cast<float>(fraction), 1 - static_cast<int>(bias + fraction_bits));
+  return sign * std::ldexp(static_cast<float>((1u << fraction_bits) + fraction),
+                           static_cast<int>(exponent) - static_cast<int>(bias + fraction_bits));
+}
+
+struct Fp8Tables {
+  float e4m3[256], e5m2[256];
+  Fp8Tables() {
+    for (uint32_t b = 0; b < 256; ++b) {
+      e4m3[b] = decode_fp8_byte(b, true);
+      e5m2[b] = decode_fp8_byte(b, false);
+    }
+  }
+};
+
+const Fp8Tables &fp8_tables() {
+  static const Fp8Tables tables;
+  return tables;
+}
+
+} // namespace
+
+const float *e4m3_table() {
+  return fp8_tables().e4m3;
+}
+const float *e5m2_table() {
+  return fp8_tables().e5m2;
 }
 
 long double decode_small_float(uint32_t bits, FloatFormat f) {

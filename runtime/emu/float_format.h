@@ -33,6 +33,11 @@ long double decode_small_float(uint32_t bits, FloatFormat f);
 const float *f16_table();
 const float *bf16_table();
 
+// Every e4m3 / e5m2 byte as a float (256 entries each; exact). e4m3: bias 7, no infinities,
+// NaN = S.1111.111, max 448; e5m2: bias 15, IEEE infinities and NaNs, max 57344.
+const float *e4m3_table();
+const float *e5m2_table();
+
 inline float f16_bits_to_f32(uint16_t h) {
   return f16_table()[h];
 }

@@ -430,9 +430,26 @@ private:
   }
 
   // Modifiers the instruction cannot go without, and the comparison of setp.
+  // mma with e4m3/e5m2 A or B (ptxas's words): PTX ISA 8.4 and sm_89 or later.
+  void check_fp8_mma() const {
+    const bool fp8 = std::any_of(types_.begin(), types_.end(),
+                                 [](DType x) { return x == DType::E4M3 || x == DType::E5M2; });
+    if (!fp8)
+      return;
+    if (ctx_.ptx_version != 0 && ctx_.ptx_version < 84)
+      fail_plain("Feature 'mma with FP8 floating point type' requires PTX ISA .version 8.4 or "
+                 "later ('" +
+                 ai_.opcode + "')");
+    if (ctx_.sm_version != 0 && ctx_.sm_version < 89)
+      fail_plain("Feature 'mma with FP8 floating point type' requires .target sm_89 or higher ('" +
+                 ai_.opcode + "')");
+  }
+
   void check_instruction_rules() const {
     const std::string name(base_);
     const DType t = type();
+    if (name == "mma")
+      check_fp8_mma();
     switch (form_->requires_mod) {
     case Requires::Nothing: break;
     case Requires::IntMulMode:

@@ -298,6 +298,8 @@ const InstructionForm kForms[] = {
     mma("m16n8k32.s4", {S32}, {S4, U4}, {S32}, 16, 8, 4),
     mma("m16n8k32.u4", {S32}, {S4, U4}, {S32}, 16, 8, 4),
     allow(kRound, mma("m8n8k4.f64", {F64}, {F64}, {F64}, 1, 1, 2)),
+    mma("m16n8k32.e4m3", {F32}, {E4M3, E5M2}, {F32}, 16, 8, 4), // sm_89+, PTX 8.4 (checker)
+    mma("m16n8k32.e5m2", {F32}, {E4M3, E5M2}, {F32}, 16, 8, 4),
     ldmatrix("x1", 2),
     ldmatrix("x2", 4),
     ldmatrix("x4", 8),
@@ -364,6 +366,8 @@ TypeSet fragment_registers(DType element) {
   case U8:
   case S4:
   case U4:
+  case E4M3:
+  case E5M2:
   case B16: return {B32, U32, S32, F32, F16x2, Pred}; // any 32-bit register, .pred too
   default: return {};
   }

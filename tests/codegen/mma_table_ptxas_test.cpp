@@ -70,25 +70,43 @@ TEST_F(MmaTablePtxas, EveryFormAssemblesFromItsFirstArchAndPtxVersion) {
     EXPECT_EQ(ptxas_refusal(one_mma_kernel(f, f.min_ptx, f.min_sm), f.min_sm), "");
     for (const ArchInfo &arch : known_archs()) {
       SCOPED_TRACE(std::string(arch.name));
-      ASSERT_GE(arch.sm_version, f.min_sm);
-      EXPECT_EQ(
-          ptxas_refusal(one_mma_kernel(f, arch.ptx_version, arch.sm_version), arch.sm_version), "");
+      // The version a kernel of the form declares on the arch (the arch's, or the form's when
+      // newer: fp8 needs 8.4 where sm_89 kernels otherwise declare 7.8).
+      const std::string text = one_mma_kernel(f, kernel_ptx_version(f, arch), arch.sm_version);
+      if (arch.sm_version >= f.min_sm)
+        EXPECT_EQ(ptxas_refusal(text, arch.sm_version), "");
+      else // an arch before the form's first (fp8 on sm_80/sm_86): refused, as math_problem says
+        EXPECT_NE(ptxas_refusal(text, arch.sm_version)
+                      .find("requires .target sm_" + std::to_string(f.min_sm) + " or higher"),
+                  std::string::npos);
     }
   }
 }
 
-// sm_75 and PTX 6.5 are the arch and the PTX ISA version before sm_80 and 7.0, which every form of
-// the table needs; ptxas names what the form requires.
+// The arch and the PTX ISA version before each form's first (sm_75 and PTX 6.5 before sm_80 and
+// 7.0; sm_86 and PTX 8.3 before fp8's sm_89 and 8.4); ptxas names what the form requires.
+int arch_before(int min_sm) {
+  switch (min_sm) {
+  case 80: return 75;
+  case 89: return 86;
+  }
+  ADD_FAILURE() << "pick the arch before sm_" << min_sm;
+  return min_sm - 1;
+}
+int ptx_before(int min_ptx) {
+  return min_ptx % 10 == 0 ? min_ptx - 5 : min_ptx - 1; // 7.0 -> 6.5, 8.4 -> 8.3
+}
+
 TEST_F(MmaTablePtxas, PtxasRefusesEveryFormBeforeItsFirstArchAndPtxVersion) {
   for (const MmaForm &f : mma_forms()) {
     SCOPED_TRACE(std::string(f.ptx));
-    ASSERT_EQ(f.min_sm, 80) << "pick the arch before this form's first";
-    ASSERT_EQ(f.min_ptx, 70) << "pick the PTX ISA version before this form's first";
-    const std::string old_arch = ptxas_refusal(one_mma_kernel(f, f.min_ptx, 75), 75);
+    const int old_sm = arch_before(f.min_sm);
+    const std::string old_arch = ptxas_refusal(one_mma_kernel(f, f.min_ptx, old_sm), old_sm);
     EXPECT_NE(old_arch.find("requires .target sm_" + std::to_string(f.min_sm) + " or higher"),
               std::string::npos)
         << old_arch;
-    const std::string old_ptx = ptxas_refusal(one_mma_kernel(f, 65, 75), 75);
+    const std::string old_ptx =
+        ptxas_refusal(one_mma_kernel(f, ptx_before(f.min_ptx), f.min_sm), f.min_sm);
     EXPECT_NE(old_ptx.find("requires PTX ISA .version " + version_text(f.min_ptx) + " or later"),
               std::string::npos)
         << old_ptx;

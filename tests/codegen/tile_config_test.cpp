@@ -237,6 +237,13 @@ TEST(MmaTable, FormsAndFragmentMaps) {
   ASSERT_TRUE(us);
   EXPECT_EQ(us->ptx, "mma.sync.aligned.m16n8k32.row.col.s32.u8.s8.s32");
   EXPECT_FALSE(find_mma_form(MathRequest{DType::s8, DType::f16, DType::s32, MathMode::tf32}));
+  // the four fp8 pairs (sm_89, PTX 8.4), on the s8 fragment map
+  const auto fp8 = find_mma_form(MathRequest{DType::e5m2, DType::e4m3, DType::f32});
+  ASSERT_TRUE(fp8);
+  EXPECT_EQ(fp8->ptx, "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e4m3.f32");
+  EXPECT_EQ(a_offset(*fp8, 9).col, 17); // the s8 map
+  EXPECT_EQ(fp8->min_sm, 89);
+  EXPECT_EQ(fp8->min_ptx, 84);
   auto u8 = find_mma_form(DType::u8, DType::s32, MathMode::tf32);
   ASSERT_TRUE(u8);
   EXPECT_EQ(u8->ptx, "mma.sync.aligned.m16n8k32.row.col.s32.u8.u8.s32");

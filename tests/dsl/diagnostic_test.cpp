@@ -109,7 +109,7 @@ TEST(Messages, SemanticErrorsPointAtTheKeyOrTheOperation) {
             "                                         ^~~~~~~~~~~\n");
   EXPECT_EQ(errors_of("conv2d n=1 h=8 w=8 c=8 k=8 r=3 s=3 x=s32 pass=dgrad"),
             "<input>:1:1: error: y=s32 cannot be a multiplied input (dgrad multiplies y and "
-            "filter): use f16, bf16, tf32, f32, f64, s8 or u8\n"
+            "filter): use f16, bf16, tf32, f32, f64, s8, u8, e4m3 or e5m2\n"
             "conv2d n=1 h=8 w=8 c=8 k=8 r=3 s=3 x=s32 pass=dgrad\n"
             "^~~~~~\n");
 }

@@ -168,11 +168,17 @@ TEST(Validate, ConcreteOperandsAreLimitedTo1TiB) {
 TEST(Validate, DtypeTablesMatchTheRules) {
   using enum DType;
   const std::vector<std::pair<DType, std::vector<DType>>> accs{
-      {f16, {f32, f16}}, {bf16, {f32}}, {tf32, {f32}}, {f32, {f32}},
-      {f64, {f64}},      {s8, {s32}},   {u8, {s32}}};
-  const std::vector<std::pair<DType, std::vector<DType>>> outputs{
-      {f16, {f16, f32}}, {bf16, {bf16, f32}}, {tf32, {f32}},  {f32, {f32}},
-      {f64, {f64}},      {s8, {s32, s8}},     {u8, {s32, s8}}};
+      {f16, {f32, f16}}, {bf16, {f32}}, {tf32, {f32}}, {f32, {f32}}, {f64, {f64}},
+      {s8, {s32}},       {u8, {s32}},   {e4m3, {f32}}, {e5m2, {f32}}};
+  const std::vector<std::pair<DType, std::vector<DType>>> outputs{{f16, {f16, f32}},
+                                                                  {bf16, {bf16, f32}},
+                                                                  {tf32, {f32}},
+                                                                  {f32, {f32}},
+                                                                  {f64, {f64}},
+                                                                  {s8, {s32, s8}},
+                                                                  {u8, {s32, s8}},
+                                                                  {e4m3, {f16, bf16, f32}},
+                                                                  {e5m2, {f16, bf16, f32}}};
   const std::vector<DType> all{f16, bf16, tf32, f32, f64, s8, u8, s32, s4, u4, e4m3, e5m2};
   for (const auto &[input, allowed] : accs)
     for (const DType t : all)
@@ -194,14 +200,16 @@ TEST(Validate, DtypeTablesMatchTheRules) {
   EXPECT_EQ(default_output_dtype(tf32), f32);
   EXPECT_EQ(default_output_dtype(s8), s32);
   EXPECT_EQ(default_output_dtype(bf16), bf16);
+  EXPECT_EQ(default_acc_dtype(e4m3), f32);
+  EXPECT_EQ(default_output_dtype(e5m2), f16);
 }
 
 TEST(Validate, ReservedDtypesAnywhere) {
   OpSpec s = half_gemm(1, 1, 1);
-  s.acc = DType::e5m2;
+  s.acc = DType::s4;
   s.gemm.c.dtype = DType::u4;
-  EXPECT_EQ(errors_of(s), (Lines{"c: dtype 'u4' is not supported yet",
-                                 "acc: dtype 'e5m2' is not supported yet"}));
+  EXPECT_EQ(errors_of(s),
+            (Lines{"c: dtype 'u4' is not supported yet", "acc: dtype 's4' is not supported yet"}));
 }
 
 TEST(Validate, EpilogueNumbersMustBeFinite) {

@@ -2,6 +2,7 @@
 // unpacked by this file's own implementation of the PTX ISA fragment tables.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 
 #include "runtime/emu/float_format.h"
@@ -25,6 +26,7 @@ struct MmaCase {
   std::function<uint32_t(double)> encode_a, encode_b;
   std::function<double(double)> value_a, value_b; // the value the hardware uses
   bool satfinite = false;
+  std::string header = {}; // the module's .version/.target/.address_size lines ("": ptx_module's)
 };
 
 uint32_t enc_f16(double v) {
@@ -125,7 +127,8 @@ std::vector<double> run_mma(const MmaCase &mc, const std::vector<double> &A,
   EmuDevice dev;
   auto din = upload(dev, bytes);
   auto dout = dev.allocate(32 * mc.d_regs * wb);
-  launch(dev, ptx_module(body), "mma", {1, 1, 1}, {32, 1, 1}, {Arg::of(din), Arg::of(dout)});
+  launch(dev, mc.header.empty() ? ptx_module(body) : mc.header + body, "mma", {1, 1, 1}, {32, 1, 1},
+         {Arg::of(din), Arg::of(dout)});
   auto out = download<uint8_t>(dev, dout, 32 * mc.d_regs * wb);
   std::vector<double> D(mc.m * mc.n, 0);
   const std::string d_type =
@@ -379,6 +382,145 @@ TEST(EmuMma, Integer8And4) {
   MmaCase u4 = s4;
   u4.instr = "mma.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32";
   check(u4, 0, 15, 1);
+}
+
+// The fp8 formats by hand, from the OCP 8-bit float specification: e4m3 bias 7, no infinities,
+// NaN only at S.1111.111 (max 448); e5m2 bias 15, IEEE infinities and NaNs (max 57344).
+double fp8_value(uint32_t byte, bool e4m3) {
+  const int fraction_bits = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
+  const int exponent = static_cast<int>((byte & 0x7f) >> fraction_bits);
+  const int fraction = static_cast<int>(byte) & ((1 << fraction_bits) - 1);
+  const double sign = (byte & 0x80) ? -1 : 1;
+  if (e4m3 && exponent == 15 && fraction == 7)
+    return std::nan("");
+  if (!e4m3 && exponent == 31)
+    return fraction ? std::nan("") : sign * INFINITY;
+  if (exponent == 0)
+    return sign * std::ldexp(fraction, 1 - bias - fraction_bits);
+  return sign * std::ldexp((1 << fraction_bits) + fraction, exponent - bias - fraction_bits);
+}
+
+// The byte that holds `v` exactly (the test's values are all representable).
+uint32_t fp8_bits(double v, bool e4m3) {
+  for (uint32_t b = 0; b < 256; ++b)
+    if (fp8_value(b, e4m3) == v && std::signbit(fp8_value(b, e4m3)) == std::signbit(v))
+      return b;
+  ADD_FAILURE() << v << " is not an " << (e4m3 ? "e4m3" : "e5m2") << " value";
+  return 0;
+}
+
+const std::string kFp8Header = ".version 8.4\n.target sm_89\n.address_size 64\n";
+
+MmaCase fp8_case(bool a_e4m3, bool b_e4m3) {
+  const std::string a = a_e4m3 ? "e4m3" : "e5m2", b = b_e4m3 ? "e4m3" : "e5m2";
+  MmaCase c{"mma.sync.aligned.m16n8k32.row.col.f32." + a + "." + b + ".f32",
+            16,
+            8,
+            32,
+            4,
+            2,
+            4,
+            4,
+            8,
+            8,
+            [](int g, int q, int i) -> Coord {
+              return {g + ((i >> 2) & 1) * 8, 4 * q + (i & 3) + (i >= 8 ? 16 : 0)};
+            },
+            [](int g, int q, int i) -> Coord {
+              return {4 * q + (i & 3) + (i >= 4 ? 16 : 0), g};
+            },
+            c_layout,
+            "f32",
+            [a_e4m3](double v) { return fp8_bits(v, a_e4m3); },
+            [b_e4m3](double v) { return fp8_bits(v, b_e4m3); },
+            same,
+            same};
+  c.header = kFp8Header;
+  return c;
+}
+
+// Every pair of e4m3/e5m2 with values k/4, |k| <= 8 (exact in both formats; every product and
+// partial sum is exact in f32, so D is the exact sum).
+TEST(EmuMma, Fp8AllPairs) {
+  for (bool a : {true, false})
+    for (bool b : {true, false}) {
+      SCOPED_TRACE(fp8_case(a, b).instr);
+      check(fp8_case(a, b), -8, 8, 0.25);
+    }
+}
+
+// Special and extreme inputs, with results computed by hand: e4m3's max (0x7E = 448), smallest
+// subnormal (0x01 = 2^-9) and NaN (0x7F); e5m2's max (0x7B = 57344), smallest subnormal (0x01 =
+// 2^-16), infinity (0x7C), NaN (0x7D) and 1 (0x3C). A is e4m3, B e5m2 (the mixed form).
+TEST(EmuMma, Fp8SpecialValues) {
+  MmaCase mc = fp8_case(true, false);
+  mc.encode_a = [](double bits) { return static_cast<uint32_t>(bits); }; // the matrices hold bytes
+  mc.encode_b = mc.encode_a;
+  std::vector<double> A(16 * 32, 0), B(32 * 8, 0), C(16 * 8, 0);
+  A[0 * 32 + 0] = 0x7E;  // 448
+  A[1 * 32 + 0] = 0x01;  // 2^-9
+  A[2 * 32 + 1] = 0x7F;  // NaN
+  A[3 * 32 + 5] = 0xFE;  // -448
+  A[4 * 32 + 31] = 0x80; // -0
+  B[0 * 8 + 0] = 0x7B;   // 57344
+  B[0 * 8 + 1] = 0x01;   // 2^-16
+  B[0 * 8 + 2] = 0x7C;   // +inf
+  B[5 * 8 + 3] = 0x3C;   // 1
+  B[31 * 8 + 4] = 0x7D;  // NaN
+  C[5 * 8 + 5] = 0.5;
+  const std::vector<double> D = run_mma(mc, A, B, C);
+  auto d = [&](int m, int n) { return D[m * 8 + n]; };
+  EXPECT_EQ(d(0, 0), 25690112.0); // 448 * 57344 = 49 * 2^19, exact in f32
+  EXPECT_EQ(d(0, 1), 448.0 / 65536);
+  EXPECT_EQ(d(0, 2), INFINITY);
+  EXPECT_EQ(d(1, 0), 112.0); // 2^-9 * 57344
+  EXPECT_EQ(d(1, 1), 0x1p-25);
+  EXPECT_EQ(d(1, 2), INFINITY);
+  EXPECT_EQ(d(3, 3), -448.0);
+  EXPECT_EQ(d(5, 5), 0.5); // C passes through
+  for (int n = 0; n < 8; ++n)
+    EXPECT_TRUE(std::isnan(d(2, n))) << "NaN in A row 2 reaches column " << n;
+  for (int m = 0; m < 16; ++m) {
+    EXPECT_TRUE(std::isnan(d(m, 4))) << "NaN in B column 4 reaches row " << m;
+    if (m >= 3) { // 0 * inf: A[m][0] = 0 for these rows
+      EXPECT_TRUE(std::isnan(d(m, 2))) << "0 * inf at row " << m;
+    }
+  }
+  EXPECT_EQ(d(6, 0), 0.0);
+}
+
+// The decoders behind the mma, against the hand-written formulas, for every byte.
+TEST(EmuMma, Fp8DecodeTablesMatchTheFormats) {
+  for (uint32_t b = 0; b < 256; ++b) {
+    const double e4m3 = fp8_value(b, true), e5m2 = fp8_value(b, false);
+    if (std::isnan(e4m3))
+      EXPECT_TRUE(std::isnan(e4m3_table()[b])) << b;
+    else
+      EXPECT_EQ(e4m3_table()[b], e4m3) << b;
+    if (std::isnan(e5m2))
+      EXPECT_TRUE(std::isnan(e5m2_table()[b])) << b;
+    else
+      EXPECT_EQ(e5m2_table()[b], e5m2) << b;
+  }
+  EXPECT_EQ(e4m3_table()[0x7E], 448.0f);
+  EXPECT_EQ(e5m2_table()[0x7B], 57344.0f);
+  EXPECT_EQ(e4m3_table()[0x08], 0x1p-6f); // smallest normal
+  EXPECT_EQ(e5m2_table()[0x04], 0x1p-14f);
+}
+
+// PTX ISA: fp8 mma needs .version 8.4 and .target sm_89 (ptxas's words).
+TEST(EmuMma, Fp8NeedsPtx84AndSm89) {
+  const std::string body = ".visible .entry k()\n{\n  .reg .b32 %r<6>;\n  .reg .f32 %f<8>;\n"
+                           "  mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e5m2.f32 {%f0, %f1, %f2, "
+                           "%f3}, {%r0, %r1, %r2, %r3}, {%r4, %r5}, {%f4, %f5, %f6, %f7};\n  "
+                           "ret;\n}\n";
+  EXPECT_EQ(load_error(kFp8Header + body), "");
+  EXPECT_NE(load_error(".version 8.3\n.target sm_89\n.address_size 64\n" + body)
+                .find("requires PTX ISA .version 8.4 or later"),
+            std::string::npos);
+  EXPECT_NE(load_error(".version 8.4\n.target sm_86\n.address_size 64\n" + body)
+                .find("requires .target sm_89 or higher"),
+            std::string::npos);
 }
 
 TEST(EmuMma, IntegerSatfinite) {

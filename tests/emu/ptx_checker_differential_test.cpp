@@ -116,6 +116,45 @@ TEST(PtxCheckerDifferential, SeedsLoadAndAssemble) {
   fs::remove_all(dir);
 }
 
+// fp8 mma (PTX ISA 8.4, sm_89): every type pair and accumulator, the version and target rules
+// and the fragment sizes, each assembled by ptxas for its .target and loaded by the emulator;
+// the two agree on each.
+TEST(PtxCheckerDifferential, Fp8MmaAgreesWithPtxas) {
+  struct Variant {
+    std::string version, target, types, a_regs;
+  };
+  std::vector<Variant> variants;
+  const std::string four = "{%r0, %r1, %r2, %r3}";
+  for (const char *a : {"e4m3", "e5m2"})
+    for (const char *b : {"e4m3", "e5m2"})
+      for (const char *target : {"sm_80", "sm_86", "sm_89", "sm_90"})
+        for (const char *version : {"8.3", "8.4", "8.7"})
+          variants.push_back({version, target, std::string("f32.") + a + "." + b + ".f32", four});
+  for (const char *types : {"f16.e4m3.e4m3.f32", "f32.e4m3.s8.f32", "s32.e4m3.e4m3.s32",
+                            "f32.e4m3.f16.f32", "f32.bf16.e5m2.f32"})
+    variants.push_back({"8.4", "sm_89", types, four});
+  variants.push_back({"8.4", "sm_89", "f32.e4m3.e4m3.f32", "{%r0, %r1, %r2}"});
+  variants.push_back({"8.4", "sm_89", "f32.e5m2.e4m3.f32", "{%r0, %r1, %r2, %r3, %r4}"});
+  const fs::path dir = fs::temp_directory_path() / ("tcjit_ptx_fp8_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  size_t id = 0, accepted = 0;
+  for (const Variant &v : variants) {
+    const std::string ptx = ".version " + v.version + "\n.target " + v.target +
+                            "\n.address_size 64\n.visible .entry k()\n{\n  .reg .b32 "
+                            "%r<8>;\n  .reg .f32 %f<8>;\n  mma.sync.aligned.m16n8k32.row.col." +
+                            v.types + " {%f0, %f1, %f2, %f3}, " + v.a_regs +
+                            ", {%r6, %r7}, {%f4, %f5, %f6, %f7};\n  ret;\n}\n";
+    const Verdict ptxas = run_ptxas(ptx, dir, id, v.target);
+    const Verdict emu = run_emulator(ptx, id++);
+    accepted += ptxas.accepted;
+    EXPECT_EQ(emu.accepted, ptxas.accepted)
+        << ptx << "ptxas: " << (ptxas.accepted ? "accepted" : ptxas.message)
+        << "\nemulator: " << (emu.accepted ? "accepted" : emu.message);
+  }
+  fs::remove_all(dir);
+  EXPECT_EQ(accepted, 16u); // 4 pairs x {sm_89, sm_90} x {8.4, 8.7}
+}
+
 #endif
 
 #if TCJIT_PTX_MUTANTS <= 1000

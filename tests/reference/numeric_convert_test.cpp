@@ -227,10 +227,97 @@ TEST(ElementAccess, StorageBytesAndReservedTypes) {
   EXPECT_EQ(dtype_storage_bytes(DType::tf32), 4);
   EXPECT_EQ(dtype_storage_bytes(DType::f64), 8);
   EXPECT_EQ(dtype_storage_bytes(DType::u8), 1);
-  EXPECT_THROW(dtype_storage_bytes(DType::e4m3), std::invalid_argument);
+  EXPECT_EQ(dtype_storage_bytes(DType::e4m3), 1);
+  EXPECT_EQ(dtype_storage_bytes(DType::e5m2), 1);
+  EXPECT_THROW(dtype_storage_bytes(DType::s4), std::invalid_argument);
   unsigned char byte = 0;
   EXPECT_THROW(read_element(DType::s4, &byte, 0), std::invalid_argument);
-  EXPECT_THROW(write_element(DType::e5m2, &byte, 0, 1.0), std::invalid_argument);
+  EXPECT_THROW(write_element(DType::b1, &byte, 0, 1.0), std::invalid_argument);
+}
+
+double read_fp8(DType t, uint8_t bits) {
+  return read_element(t, &bits, 0);
+}
+uint8_t write_fp8(DType t, double v) {
+  uint8_t bits = 0xAA;
+  write_element(t, &bits, 0, v);
+  return bits;
+}
+
+// Bit patterns and their values, from the OCP 8-bit float formats: e4m3 S.EEEE.MMM bias 7 (no
+// infinities; S.1111.111 is NaN; max 448), e5m2 S.EEEEE.MM bias 15 (IEEE infinities and NaNs;
+// max 57344).
+TEST(Fp8Conversion, DecodesATableOfBitPatterns) {
+  const struct {
+    uint8_t bits;
+    double e4m3, e5m2;
+  } table[] = {
+      {0x00, 0.0, 0.0},
+      {0x01, 0x1p-9, 0x1p-16},         // smallest subnormals
+      {0x03, 3 * 0x1p-9, 3 * 0x1p-16}, // largest e5m2 subnormal
+      {0x07, 7 * 0x1p-9, 0x1.Cp-14},   // largest e4m3 subnormal; e5m2 1.11b * 2^-14
+      {0x08, 0x1p-6, 0x1p-13},         // smallest e4m3 normal
+      {0x38, 1.0, 0.5},                // 0.0111.000 = 1; 0.01110.00 = 2^-1
+      {0x3C, 1.5, 1.0},                // 0.0111.100 = 1.5; 0.01111.00 = 1
+      {0x40, 2.0, 2.0},
+      {0x77, 240.0, 0x1.Cp14},     // 0.1110.111; 0.11101.11 = 1.75 * 2^14
+      {0x7B, 0x1.6p8, 57344.0},    // e5m2 max: 1.75 * 2^15
+      {0x7E, 448.0, std::nan("")}, // e4m3 max: 1.75 * 2^8; e5m2 NaN
+      {0xB8, -1.0, -0.5},
+      {0xFE, -448.0, std::nan("")},
+  };
+  for (const auto &row : table) {
+    SCOPED_TRACE(int(row.bits));
+    if (std::isnan(row.e4m3))
+      EXPECT_TRUE(std::isnan(read_fp8(DType::e4m3, row.bits)));
+    else
+      EXPECT_EQ(read_fp8(DType::e4m3, row.bits), row.e4m3);
+    if (std::isnan(row.e5m2))
+      EXPECT_TRUE(std::isnan(read_fp8(DType::e5m2, row.bits)));
+    else
+      EXPECT_EQ(read_fp8(DType::e5m2, row.bits), row.e5m2);
+  }
+  // specials
+  EXPECT_TRUE(std::isnan(read_fp8(DType::e4m3, 0x7F)));
+  EXPECT_TRUE(std::isnan(read_fp8(DType::e4m3, 0xFF)));
+  EXPECT_EQ(read_fp8(DType::e4m3, 0x78), 256.0); // S.1111.000 is a number in e4m3
+  EXPECT_EQ(read_fp8(DType::e5m2, 0x7C), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(read_fp8(DType::e5m2, 0xFC), -std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(read_fp8(DType::e5m2, 0x7D)));
+  EXPECT_TRUE(std::isnan(read_fp8(DType::e5m2, 0x7F)));
+  EXPECT_TRUE(std::signbit(read_fp8(DType::e4m3, 0x80)));
+  EXPECT_EQ(read_fp8(DType::e4m3, 0x80), 0.0);
+}
+
+TEST(Fp8Conversion, EveryNonNanPatternRoundTrips) {
+  for (DType t : {DType::e4m3, DType::e5m2})
+    for (int b = 0; b < 256; ++b) {
+      const double v = read_fp8(t, static_cast<uint8_t>(b));
+      if (std::isnan(v) || std::isinf(v))
+        continue;
+      EXPECT_EQ(write_fp8(t, v), b) << to_string(t) << " " << b;
+    }
+}
+
+// Writing is cvt.rn.satfinite: nearest even, magnitudes past the largest finite value (and
+// infinities) saturate to it, NaN stays NaN.
+TEST(Fp8Conversion, WritesRoundToNearestEvenAndSaturate) {
+  EXPECT_EQ(write_fp8(DType::e4m3, 1.0625), 0x38);   // halfway 1 .. 1.125: to even (1)
+  EXPECT_EQ(write_fp8(DType::e4m3, 1.1875), 0x3A);   // halfway 1.125 .. 1.25: to even (1.25)
+  EXPECT_EQ(write_fp8(DType::e4m3, 1.07), 0x39);     // above halfway
+  EXPECT_EQ(write_fp8(DType::e4m3, 0x1p-10), 0x00);  // half the smallest subnormal: to even (0)
+  EXPECT_EQ(write_fp8(DType::e4m3, 0x1.8p-9), 0x02); // 1.5 subnormal steps: to even (2)
+  EXPECT_EQ(write_fp8(DType::e4m3, 460.0), 0x7E);    // saturates (not NaN)
+  EXPECT_EQ(write_fp8(DType::e4m3, 1e9), 0x7E);
+  EXPECT_EQ(write_fp8(DType::e4m3, -1e9), 0xFE);
+  EXPECT_EQ(write_fp8(DType::e4m3, std::numeric_limits<double>::infinity()), 0x7E);
+  EXPECT_EQ(write_fp8(DType::e5m2, 61440.0), 0x7B); // halfway past the max: still the max
+  EXPECT_EQ(write_fp8(DType::e5m2, -std::numeric_limits<double>::infinity()), 0xFB);
+  EXPECT_EQ(write_fp8(DType::e5m2, 1.125), 0x3C); // halfway 1 .. 1.25: to even (1)
+  EXPECT_TRUE(std::isnan(read_fp8(DType::e4m3, write_fp8(DType::e4m3, std::nan("")))));
+  EXPECT_TRUE(std::isnan(read_fp8(DType::e5m2, write_fp8(DType::e5m2, std::nan("")))));
+  EXPECT_EQ(round_to_dtype(DType::e4m3, 0.3), 0.3125); // 1.010b * 2^-2
+  EXPECT_EQ(round_to_dtype(DType::e5m2, 0.3), 0.3125); // 1.01b * 2^-2
 }
 
 TEST(HardwareView, Tf32RoundingAppliesToTf32AndToF32UnderTf32Math) {

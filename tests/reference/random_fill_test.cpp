@@ -1,3 +1,4 @@
+#include "compiler/reference/numeric_convert.h"
 #include "compiler/reference/random_fill.h"
 #include "support/parallel_for.h"
 
@@ -58,6 +59,29 @@ TEST(RandomFill, FloatsAreUniformInTheRangeAndRepresentable) {
   for (int64_t i = 0; i < 100; ++i)
     not_tf32 += round_to_tf32(float(tf32.get(i))) != float(tf32.get(i));
   EXPECT_GT(not_tf32, 90);
+}
+
+// fp8 buffers hold bytes whose values lie in the range and cover it (every value is what the byte
+// decodes to, so it is exactly representable by construction; the count of distinct bytes shows
+// the fill does not collapse onto a few values).
+TEST(RandomFill, Fp8FillsRepresentableBytesAcrossTheRange) {
+  for (DType t : {DType::e4m3, DType::e5m2}) {
+    std::vector<uint8_t> bytes(4000);
+    fill_random(t, bytes.data(), int64_t(bytes.size()), 3, -2.0, 2.0);
+    std::vector<bool> seen(256, false);
+    int distinct = 0;
+    for (uint8_t b : bytes) {
+      const double v = read_element(t, &b, 0);
+      ASSERT_GE(v, -2.0);
+      ASSERT_LE(v, 2.0);
+      EXPECT_EQ(round_to_dtype(t, v), v);
+      distinct += !seen[b];
+      seen[b] = true;
+    }
+    // uniform draws fill the binades down to about 2^-6: e4m3 has 8 values per binade and sign
+    // there (over 100 in all), e5m2 4 (over 70)
+    EXPECT_GT(distinct, t == DType::e4m3 ? 60 : 40) << to_string(t);
+  }
 }
 
 TEST(RandomFill, IntegersCoverTheirSmallRange) {

@@ -202,6 +202,18 @@ TEST(ToleranceModel, UnitRoundoffsFollowTheDtypes) {
   EXPECT_THROW(tolerance_model(f16, MathMode::automatic), std::invalid_argument);
 }
 
+// fp8 inputs: f32 accumulators whose hardware sums keep about 14 bits: u_acc = 2^-13
+// (docs/numerics.md); the output's roundoff is the output's.
+TEST(ToleranceModel, Fp8InputsBoundTheAccumulationBy13Bits) {
+  const OpSpec fp8 =
+      gemm_spec(8, 8, 64, matrix(DType::e4m3, MatrixLayout::row),
+                matrix(DType::e5m2, MatrixLayout::col), matrix(DType::f16, MatrixLayout::row));
+  const ToleranceModel model = tolerance_model(fp8, MathMode::f32);
+  EXPECT_EQ(model.accumulator_unit_roundoff, 0x1p-13);
+  EXPECT_EQ(model.output_unit_roundoff, 0x1p-11);
+  EXPECT_EQ(model.reduction_length, 64 + 16);
+}
+
 TEST(ToleranceModel, IntegerOutputsAreExactUnlessScaledByAFloat) {
   OpSpec s32 = gemm_spec(4, 4, 64, matrix(DType::s8, MatrixLayout::row),
                          matrix(DType::s8, MatrixLayout::col),

@@ -25,11 +25,11 @@ const char *storage_type(DType t) {
   case DType::f64: return "double";
   case DType::s8: return "signed char";
   case DType::u8: return "unsigned char";
+  case DType::e4m3:
+  case DType::e5m2: return "unsigned char"; // fp8 bit patterns: only the mma reads them
   case DType::s32: return "int";
   case DType::s4:
   case DType::u4:
-  case DType::e4m3:
-  case DType::e5m2:
   case DType::b1: break;
   }
   throw std::logic_error("cuda_source: a reserved dtype reached the code generator");
@@ -466,7 +466,11 @@ void emit_mma(std::ostringstream &s, const KernelPlan &p) {
   case MmaKind::s8_s32:
   case MmaKind::u8_s32:
   case MmaKind::s8u8_s32:
-  case MmaKind::u8s8_s32: {
+  case MmaKind::u8s8_s32:
+  case MmaKind::e4m3_e4m3_f32:
+  case MmaKind::e4m3_e5m2_f32:
+  case MmaKind::e5m2_e4m3_f32:
+  case MmaKind::e5m2_e5m2_f32: {
     const char *cc = p.mma.acc == DType::s32 ? "+r" : "+f";
     s << "  asm volatile(\"" << p.mma.ptx
       << " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\"\n"

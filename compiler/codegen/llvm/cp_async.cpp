@@ -22,11 +22,11 @@ llvm::Type *element_type(EmitContext &e, DType t) {
   case DType::f64: return e.b.getDoubleTy();
   case DType::s8:
   case DType::u8: return e.b.getInt8Ty();
+  case DType::e4m3:
+  case DType::e5m2: return e.b.getInt8Ty(); // fp8 bit patterns: only the mma reads them
   case DType::s32: return e.b.getInt32Ty();
   case DType::s4:
   case DType::u4:
-  case DType::e4m3:
-  case DType::e5m2:
   case DType::b1: break;
   }
   throw std::logic_error("element_type: reserved dtype reached codegen (check_codegen_support)");

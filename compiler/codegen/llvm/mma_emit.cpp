@@ -1,5 +1,6 @@
 #include "compiler/codegen/llvm/mma_emit.h"
 
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <stdexcept>
@@ -43,6 +44,44 @@ std::vector<Value *> emit_round_tf32(EmitContext &e, const std::vector<Value *> 
   return out;
 }
 
+namespace {
+
+// A form LLVM 19 has no intrinsic for (fp8: mma ... .e4m3/.e5m2, PTX 8.4): the table's PTX as
+// inline asm, m16n8k32 fragments of 32-bit registers ("r") and f32 accumulators ("f"), C tied to
+// D. The module's PTX version (kernel_ptx_version) admits the instruction.
+std::vector<Value *> emit_mma_inline_asm(EmitContext &e, const std::vector<Value *> &a,
+                                         const std::vector<Value *> &b,
+                                         const std::vector<Value *> &acc) {
+  const MmaForm &form = e.plan.mma;
+  if (form.acc != DType::f32 || a.size() != 4 || b.size() != 2 || acc.size() != 4)
+    throw std::logic_error("emit_mma: no inline-asm lowering for " + std::string(form.ptx));
+  llvm::Type *f32 = e.b.getFloatTy(), *i32 = e.b.getInt32Ty();
+  std::vector<Value *> args;
+  std::vector<llvm::Type *> params;
+  for (const std::vector<Value *> *operand : {&a, &b})
+    for (Value *v : *operand) {
+      args.push_back(v->getType() == i32 ? v : e.b.CreateBitCast(v, i32));
+      params.push_back(i32);
+    }
+  for (Value *v : acc) {
+    args.push_back(v);
+    params.push_back(f32);
+  }
+  llvm::StructType *result = llvm::StructType::get(e.b.getContext(), {f32, f32, f32, f32});
+  llvm::FunctionType *type = llvm::FunctionType::get(result, params, false);
+  const std::string text = std::string(form.ptx) +
+                           " {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};";
+  llvm::InlineAsm *asm_call =
+      llvm::InlineAsm::get(type, text, "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3", /*hasSideEffects=*/false);
+  Value *r = e.b.CreateCall(asm_call, args);
+  std::vector<Value *> out;
+  for (unsigned i = 0; i < 4; ++i)
+    out.push_back(e.b.CreateExtractValue(r, {i}));
+  return out;
+}
+
+} // namespace
+
 std::vector<Value *> emit_mma(EmitContext &e, const std::vector<Value *> &a,
                               const std::vector<Value *> &b, const std::vector<Value *> &acc) {
   const MmaForm &form = e.plan.mma;
@@ -51,6 +90,8 @@ std::vector<Value *> emit_mma(EmitContext &e, const std::vector<Value *> &a,
     return {e.b.CreateCall(e.intrinsic(llvm::Intrinsic::fma, {f32}),
                            {e.b.CreateBitCast(a[0], f32), e.b.CreateBitCast(b[0], f32), acc[0]})};
   }
+  if (form.intrinsic.empty() && form.not_generated.empty())
+    return emit_mma_inline_asm(e, a, b, acc);
   // The table's intrinsic (compiler/target/mma_table.h); its declaration gives the operand types
   // (f16 A/B fragments are <2 x half>, the other 32-bit fragments i32).
   const llvm::Intrinsic::ID id = llvm::Function::lookupIntrinsicID(form.intrinsic);

@@ -139,10 +139,10 @@ KernelPlan plan_view(const OpSpec &spec, const TileConfig &c, std::string_view a
     throw std::logic_error("plan_kernel: config not validated/resolved (pass validate_config)");
   p.arch = std::string(arch);
   p.sm = info->sm_version;
-  p.ptx_version = info->ptx_version;
   p.config = c;
   p.math = resolve_math(spec.math, tf32_off);
   p.mma = math_form(spec, tf32_off);
+  p.ptx_version = kernel_ptx_version(p.mma, *info);
   p.warps_m = c.bm / c.wm;
   p.warps_n = c.bn / c.wn;
   p.warps = p.warps_m * p.warps_n;
