@@ -109,12 +109,18 @@ EmuEstimate estimate_emulator(const GemmGeometry &g, const codegen::KernelPlan &
     e.seconds = e.warp_instructions / 50e6;
     return e;
   }
-  const double mma = macs / (double{1} * plan.mma.m * plan.mma.n * plan.mma.k);
+  const double mma = macs / (double{1} * plan.mma.m * plan.mma.n * plan.mma.k * plan.k_pack);
   double rate = 3.4e6;
   switch (plan.mma.kind) {
   case codegen::MmaKind::tf32_f32: rate = 4.7e6; break;
   case codegen::MmaKind::s8_s32:
-  case codegen::MmaKind::u8_s32: rate = 2.0e6; break;
+  case codegen::MmaKind::u8_s32:
+  case codegen::MmaKind::s4_s32:
+  case codegen::MmaKind::u4_s32:
+  case codegen::MmaKind::s4u4_s32:
+  case codegen::MmaKind::u4s4_s32:
+  case codegen::MmaKind::b1and_s32:
+  case codegen::MmaKind::b1xor_s32: rate = 2.0e6; break;
   case codegen::MmaKind::f64_f64: rate = 4.2e6; break;
   case codegen::MmaKind::f16_f32:
   case codegen::MmaKind::bf16_f32:

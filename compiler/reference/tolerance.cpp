@@ -29,12 +29,12 @@ double unit_roundoff(DType dtype) {
   case DType::f64: return 0x1p-53;
   case DType::s8:
   case DType::u8:
-  case DType::s32: return 0;
+  case DType::s32:
   case DType::s4:
   case DType::u4:
+  case DType::b1: return 0;
   case DType::e4m3:
-  case DType::e5m2:
-  case DType::b1: break;
+  case DType::e5m2: break;
   }
   throw std::invalid_argument("tcjit tolerance: dtype " + std::string(to_string(dtype)) +
                               " is reserved and not supported yet");

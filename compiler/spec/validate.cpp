@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <string_view>
+#include <utility>
 
 namespace tcjit {
 
@@ -152,6 +153,16 @@ bool check_not_reserved(Errors &errors, std::string_view key, DType dtype) {
   return false;
 }
 
+// Multiplied inputs of different dtypes that a tensor-core mma takes as they are.
+bool is_mixed_input_pair(DType first, DType second) {
+  constexpr std::array<std::pair<DType, DType>, 2> kMixedPairs{{
+      {DType::s4, DType::u4}, // mma .s4.u4 / .u4.s4
+      {DType::u4, DType::s4},
+  }};
+  return std::find(kMixedPairs.begin(), kMixedPairs.end(), std::pair{first, second}) !=
+         kMixedPairs.end();
+}
+
 struct DTypeRoles {
   std::string_view op;        // "" for gemm, else "fprop" ... for the messages
   std::string_view first_key; // the first multiplied input
@@ -181,7 +192,8 @@ void check_dtypes(Errors &errors, const DTypeRoles &roles, DType acc, MathMode m
             ": use " + multiplicand_list());
     return;
   }
-  if (second_usable && roles.second != roles.first) {
+  if (second_usable && roles.second != roles.first &&
+      !is_mixed_input_pair(roles.first, roles.second)) {
     const std::string where = roles.op.empty() ? std::string() : " in " + str(roles.op) + ",";
     add(errors, roles.second_key,
         str(roles.second_key) + "=" + str(to_string(roles.second)) + " does not match " +
@@ -319,6 +331,43 @@ void check_gemm_operand_size(Errors &errors, const MatrixRole &role, const Dim &
           " smaller");
 }
 
+// Packed sub-byte inputs (s4, u4, b1): the tensor core takes them K-contiguous, K in whole
+// 16-byte pieces, every row starting on a byte.
+void check_packed_operands(Errors &errors, const GemmSpec &g) {
+  const int per_byte = values_per_byte(g.a.dtype);
+  if (per_byte == 1)
+    return;
+  const std::string t = str(to_string(g.a.dtype));
+  if (g.a.layout != MatrixLayout::row)
+    add(errors, "a",
+        "a=" + t + ":col: packed " + t +
+            " inputs must lie K-contiguous (the tensor core reads them row x col); store A "
+            "row-major and B column-major (a=" +
+            t + ":row b=" + str(to_string(g.b.dtype)) + ":col), or transpose A");
+  if (g.b.layout != MatrixLayout::col)
+    add(errors, "b",
+        "b=" + str(to_string(g.b.dtype)) + ":row: packed " + t +
+            " inputs must lie K-contiguous (the tensor core reads them row x col); store A "
+            "row-major and B column-major (a=" +
+            t + ":row b=" + str(to_string(g.b.dtype)) + ":col), or transpose B");
+  const int64_t k_multiple = 16 * per_byte; // values in 16 bytes
+  if (g.k.is_fixed() && g.k.value % k_multiple != 0)
+    add(errors, "k",
+        "k=" + str(g.k.value) + " is not a multiple of " + str(k_multiple) + ": " + t +
+            " values are packed " + str(int64_t{per_byte}) + " per byte and K must fill whole " +
+            "16-byte pieces; pad K with zeros to " +
+            str((g.k.value + k_multiple - 1) / k_multiple * k_multiple));
+  const std::array<std::pair<std::string_view, const MatrixOperand *>, 2> operands{
+      {{"lda", &g.a}, {"ldb", &g.b}}};
+  for (const auto &[key, op] : operands)
+    if (op->ld && *op->ld % per_byte != 0)
+      add(errors, key,
+          str(key) + "=" + str(*op->ld) + " does not start every row on a byte: " + t +
+              " values are packed " + str(int64_t{per_byte}) + " per byte, so " + str(key) +
+              " must be a multiple of " + str(int64_t{per_byte}) + " (use " + str(key) + "=" +
+              str((*op->ld + per_byte - 1) / per_byte * per_byte) + ")");
+}
+
 void validate_gemm(Errors &errors, const OpSpec &spec) {
   const GemmSpec &g = spec.gemm;
   bool dims_valid = check_dim(errors, "m", g.m);
@@ -329,6 +378,7 @@ void validate_gemm(Errors &errors, const OpSpec &spec) {
   check_dtypes(errors, DTypeRoles{"", "a", g.a.dtype, "b", g.b.dtype, "c", g.c.dtype}, spec.acc,
                spec.math);
   check_sparsity_and_bop(errors, spec, g.a.dtype);
+  check_packed_operands(errors, g);
 
   const std::array<MatrixRole, 3> roles{
       MatrixRole{"a", "lda", "m", "k", g.m, g.k, g.a},
@@ -460,6 +510,12 @@ void validate_conv(Errors &errors, const OpSpec &spec) {
 
   check_dtypes(errors, conv_dtype_roles(c), spec.acc, spec.math);
   check_sparsity_and_bop(errors, spec, c.x.dtype);
+  if (values_per_byte(c.x.dtype) > 1)
+    add(errors, "x",
+        "x=" + str(to_string(c.x.dtype)) + ": tcjit has no " + str(to_string(spec.kind)) +
+            " in packed " + str(to_string(c.x.dtype)) +
+            " inputs (sub-byte types are GEMM-only); use s8 tensors, or express the convolution "
+            "as a GEMM");
 
   if (c.pass == ConvPass::wgrad && spec.epilogue.bias != BiasKind::none)
     add(errors, "bias",

@@ -43,6 +43,7 @@ enum class DType : uint8_t {
   U4,
   E4M3,
   E5M2,
+  B1, // mma's single-bit A/B (.b1): 32 per register, bit i holds element i
 };
 
 uint32_t dtype_bytes(DType t);
@@ -235,6 +236,8 @@ enum class MmaKind : uint8_t {
   I4_M16N8K64,
   I4_M16N8K32,
   F64_M8N8K4,
+  B1_M16N8K256, // .b1 with .and.popc / .xor.popc (Instr::bop); no layout table (exec_mma_b1.cpp)
+  B1_M16N8K128,
 };
 
 struct Instr;

@@ -24,6 +24,7 @@ const char *const kOps[] = {
     "gemm m=64 n=64 k=64 a=%IN b=%IN:col acc=%ACC",
     "conv2d n=1 h=8 w=8 c=32 k=32 r=3 s=3 pad=1 x=%IN acc=%ACC",
     "conv2d n=1 h=8 w=8 c=32 k=32 groups=32 r=3 s=3 pad=1 x=%IN acc=%ACC",
+    "gemm m=48 n=40 k=256 a=%IN b=%IN:col acc=%ACC bop=xor", // b1 only
 };
 
 std::string fill(std::string text, std::string_view in, std::string_view acc) {
@@ -111,6 +112,13 @@ TEST(ExplainAndCompile, AgreeOnEveryDtypeAccumulatorAndArch) {
         compiled.count(canonical_text(parse_ops(fill(kOps[0], "u8", "s32")).at(0).spec) + at));
     EXPECT_TRUE(
         refused.count(canonical_text(parse_ops(fill(kOps[0], "f16", "f16")).at(0).spec) + at));
+    // packed sub-byte inputs: s4, u4 (and their mixes) and b1 compile on tensor cores
+    for (const char *t : {"s4", "u4"})
+      EXPECT_TRUE(
+          compiled.count(canonical_text(parse_ops(fill(kOps[0], t, "s32")).at(0).spec) + at))
+          << t << at;
+    EXPECT_TRUE(
+        compiled.count(canonical_text(parse_ops(fill(kOps[3], "b1", "s32")).at(0).spec) + at));
   }
 }
 

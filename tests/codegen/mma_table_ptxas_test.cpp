@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <string>
 
 namespace tcjit::codegen {
@@ -71,24 +73,29 @@ TEST_F(MmaTablePtxas, EveryFormAssemblesFromItsFirstArchAndPtxVersion) {
     for (const ArchInfo &arch : known_archs()) {
       SCOPED_TRACE(std::string(arch.name));
       ASSERT_GE(arch.sm_version, f.min_sm);
-      EXPECT_EQ(
-          ptxas_refusal(one_mma_kernel(f, arch.ptx_version, arch.sm_version), arch.sm_version), "");
+      // the kernel's PTX version: the arch's, raised to the form's min_ptx (plan_kernel)
+      const int ptx = std::max(arch.ptx_version, f.min_ptx);
+      EXPECT_EQ(ptxas_refusal(one_mma_kernel(f, ptx, arch.sm_version), arch.sm_version), "");
     }
   }
 }
 
-// sm_75 and PTX 6.5 are the arch and the PTX ISA version before sm_80 and 7.0, which every form of
-// the table needs; ptxas names what the form requires.
+// sm_75 is the arch before sm_80, which every form of the table needs; PTX 6.5 (on sm_75) the
+// version before 7.0, 7.0 (on sm_80) the one before 7.1 (.and.popc); ptxas names what the form
+// requires.
 TEST_F(MmaTablePtxas, PtxasRefusesEveryFormBeforeItsFirstArchAndPtxVersion) {
   for (const MmaForm &f : mma_forms()) {
     SCOPED_TRACE(std::string(f.ptx));
     ASSERT_EQ(f.min_sm, 80) << "pick the arch before this form's first";
-    ASSERT_EQ(f.min_ptx, 70) << "pick the PTX ISA version before this form's first";
+    ASSERT_TRUE(f.min_ptx == 70 || f.min_ptx == 71)
+        << "pick the PTX ISA version before this form's first";
     const std::string old_arch = ptxas_refusal(one_mma_kernel(f, f.min_ptx, 75), 75);
     EXPECT_NE(old_arch.find("requires .target sm_" + std::to_string(f.min_sm) + " or higher"),
               std::string::npos)
         << old_arch;
-    const std::string old_ptx = ptxas_refusal(one_mma_kernel(f, 65, 75), 75);
+    const int before_sm = f.min_ptx == 70 ? 75 : 80;
+    const std::string old_ptx =
+        ptxas_refusal(one_mma_kernel(f, f.min_ptx == 70 ? 65 : 70, before_sm), before_sm);
     EXPECT_NE(old_ptx.find("requires PTX ISA .version " + version_text(f.min_ptx) + " or later"),
               std::string::npos)
         << old_ptx;

@@ -254,14 +254,27 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   Value *batch = b.CreateZExt(b.CreateUDiv(z, e.c32(SK)), e.i64());
   Value *slice = b.CreateURem(z, e.c32(SK));
   Value *M = arg(GemmParam::m), *N = arg(GemmParam::n), *K = arg(GemmParam::k);
+  // Packed sub-byte inputs (KernelPlan::k_pack): K, lda, ldb and the A/B batch strides arrive
+  // in values; the tiles count bytes along K.
+  auto packed = [&](Value *v) -> Value * {
+    if (p.k_pack == 1)
+      return v;
+    return v->getType() == e.i32() ? b.CreateUDiv(v, e.c32(p.k_pack))
+                                   : b.CreateSDiv(v, e.c64(p.k_pack));
+  };
+  Value *Kt = packed(K);
   auto batch_base = [&](GemmParam ptr, GemmParam stride, int esize) {
-    return b.CreateGEP(e.i8(), arg(ptr),
-                       b.CreateMul(b.CreateMul(batch, arg(stride)), e.c64(esize)));
+    Value *st = arg(stride);
+    if (stride == GemmParam::batch_stride_a || stride == GemmParam::batch_stride_b)
+      st = packed(st);
+    return b.CreateGEP(e.i8(), arg(ptr), b.CreateMul(b.CreateMul(batch, st), e.c64(esize)));
   };
   GlobalOperand ga{batch_base(GemmParam::a, GemmParam::batch_stride_a, p.a.esize),
-                   arg(GemmParam::lda), p.a.k_contiguous ? M : K, p.a.k_contiguous ? K : M, m0};
+                   packed(arg(GemmParam::lda)), p.a.k_contiguous ? M : Kt,
+                   p.a.k_contiguous ? Kt : M, m0};
   GlobalOperand gb{batch_base(GemmParam::b, GemmParam::batch_stride_b, p.b.esize),
-                   arg(GemmParam::ldb), p.b.k_contiguous ? N : K, p.b.k_contiguous ? K : N, n0};
+                   packed(arg(GemmParam::ldb)), p.b.k_contiguous ? N : Kt,
+                   p.b.k_contiguous ? Kt : N, n0};
   const int out_esize = dtype_bits(p.out) / 8;
   EpilogueArgs ea;
   ea.c = batch_base(GemmParam::c, GemmParam::batch_stride_c, out_esize);
