@@ -136,11 +136,12 @@ std::string allowed_output_text(DType input) {
   return or_list(dtype_info(input).outputs);
 }
 
-// "f16, bf16, tf32, f32, f64, s8 or u8": the dtypes that may be multiplied.
-std::string multiplicand_list() {
+// "f16, bf16, tf32, f32, f64, s8 or u8": the dtypes that may be multiplied (with the packed s4,
+// u4 and b1 for a GEMM).
+std::string multiplicand_list(bool packed) {
   std::vector<DType> dtypes;
   for (const DTypeInfo &d : dtype_infos())
-    if (is_multiplicand_type(d.dtype))
+    if (is_multiplicand_type(d.dtype) && (packed || values_per_byte(d.dtype) == 1))
       dtypes.push_back(d.dtype);
   return or_list(dtypes);
 }
@@ -189,7 +190,7 @@ void check_dtypes(Errors &errors, const DTypeRoles &roles, DType acc, MathMode m
   if (!is_multiplicand_type(roles.first)) {
     add(errors, roles.first_key,
         str(roles.first_key) + "=" + input + " cannot be a multiplied input" + multiplies +
-            ": use " + multiplicand_list());
+            ": use " + multiplicand_list(roles.op.empty()));
     return;
   }
   if (second_usable && roles.second != roles.first &&
