@@ -157,8 +157,8 @@ void check_launch_alignment(const OpSpec &bound, const SharedKernel &kernel,
                             const api::LaunchVocabulary &words) {
   const codegen::KernelPlan &plan = kernel.kernel.plan;
   for (const OperandAlignment &al : analyze_alignment(bound)) {
-    const int needed = al.operand == "a"   ? plan.a.vec
-                       : al.operand == "b" ? plan.b.vec
+    const int needed = al.operand == "a"   ? codegen::vector_elements(plan, plan.a)
+                       : al.operand == "b" ? codegen::vector_elements(plan, plan.b)
                        : al.operand == "c" ? plan.c_vec
                                            : 1;
     if (al.elements < needed)
@@ -193,8 +193,10 @@ struct PointerUse {
 void check_pointer_alignment(const std::vector<PointerUse> &uses, const SharedKernel &kernel,
                              const api::LaunchVocabulary &words, const std::string &alternative) {
   for (const PointerUse &use : uses) {
+    // Bytes: packed sub-byte types (s4, u4, b1) hold several elements per byte.
     const int esize = std::max(1, dtype_bits(use.dtype) / 8);
-    const int64_t needed = int64_t(esize) * use.vector_elements;
+    const int64_t needed =
+        std::max<int64_t>(1, int64_t(dtype_bits(use.dtype)) * use.vector_elements / 8);
     const int64_t found = address_alignment(use.address);
     if (found >= needed)
       continue;
@@ -433,14 +435,13 @@ std::shared_ptr<const SharedKernel> kernel_for_pointers(const Operation::State &
   const GemmSpec &g = s.spec.gemm;
   const codegen::KernelPlan &plan = kernel->kernel.plan;
   // The widest vector, in elements, each operand's pointers allow (0: not aligned to an element).
-  auto elements = [](DeviceAddress p, DType t) {
-    return address_alignment(p) / std::max(1, dtype_bits(t) / 8);
-  };
+  auto elements = [](DeviceAddress p, DType t) { return address_alignment(p) * 8 / dtype_bits(t); };
   int64_t c_elements = elements(args.d, g.c.dtype);
   if (s.spec.epilogue.beta != 0 && args.c != 0)
     c_elements = std::min(c_elements, elements(args.c, g.c.dtype));
   const int64_t found[3] = {elements(args.a, g.a.dtype), elements(args.b, g.b.dtype), c_elements};
-  const int64_t vec[3] = {plan.a.vec, plan.b.vec, plan.c_vec};
+  const int64_t vec[3] = {codegen::vector_elements(plan, plan.a),
+                          codegen::vector_elements(plan, plan.b), plan.c_vec};
   OpSpec lowered = s.spec;
   bool lower = false;
   for (int i = 0; i < 3; ++i) {
@@ -529,9 +530,10 @@ void api::launch_gemm(const Operation::State &s, const GemmArgs &args, void *str
   const DeviceAddress c = args.c == 0 ? args.d : args.c;
   const GemmSpec &g = s.spec.gemm;
   const codegen::KernelPlan &plan = kernel.kernel.plan;
-  std::vector<PointerUse> uses{{words.arg("a"), args.a, g.a.dtype, plan.a.vec},
-                               {words.arg("b"), args.b, g.b.dtype, plan.b.vec},
-                               {words.arg("d"), args.d, g.c.dtype, plan.c_vec}};
+  std::vector<PointerUse> uses{
+      {words.arg("a"), args.a, g.a.dtype, codegen::vector_elements(plan, plan.a)},
+      {words.arg("b"), args.b, g.b.dtype, codegen::vector_elements(plan, plan.b)},
+      {words.arg("d"), args.d, g.c.dtype, plan.c_vec}};
   if (epi.beta != 0)
     uses.push_back({words.arg(args.c == 0 ? "d" : "c"), c, g.c.dtype, plan.c_vec});
   if (epi.bias != BiasKind::none)

@@ -109,7 +109,7 @@ EmuEstimate estimate_emulator(const GemmGeometry &g, const codegen::KernelPlan &
     e.seconds = e.warp_instructions / 50e6;
     return e;
   }
-  const double mma = macs / (double{1} * plan.mma.m * plan.mma.n * plan.mma.k);
+  const double mma = macs / (double{1} * plan.mma.m * plan.mma.n * plan.mma.k * plan.k_pack);
   double rate = 3.4e6;
   switch (plan.mma.kind) {
   case codegen::MmaKind::tf32_f32: rate = 4.7e6; break;
@@ -120,7 +120,13 @@ EmuEstimate estimate_emulator(const GemmGeometry &g, const codegen::KernelPlan &
   case codegen::MmaKind::e4m3_e4m3_f32: // k32 of bytes, like s8 (not measured separately)
   case codegen::MmaKind::e4m3_e5m2_f32:
   case codegen::MmaKind::e5m2_e4m3_f32:
-  case codegen::MmaKind::e5m2_e5m2_f32: rate = 2.0e6; break;
+  case codegen::MmaKind::e5m2_e5m2_f32:
+  case codegen::MmaKind::s4_s32:
+  case codegen::MmaKind::u4_s32:
+  case codegen::MmaKind::s4u4_s32:
+  case codegen::MmaKind::u4s4_s32:
+  case codegen::MmaKind::b1and_s32:
+  case codegen::MmaKind::b1xor_s32: rate = 2.0e6; break;
   case codegen::MmaKind::f64_f64: rate = 4.2e6; break;
   case codegen::MmaKind::f16_f32:
   case codegen::MmaKind::bf16_f32:

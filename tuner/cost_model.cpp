@@ -13,8 +13,9 @@ namespace tcjit::tuner {
 
 namespace {
 
-int bytes_of(DType t) {
-  return std::max(1, dtype_bits(t) / 8);
+// Bytes per element: fractions for packed sub-byte types (s4 0.5, b1 0.125).
+double bytes_of(DType t) {
+  return dtype_bits(t) / 8.0;
 }
 
 // Warp-level counts of one K-tile of the main loop, as the generator emits it.
@@ -29,7 +30,7 @@ struct KtileCounts {
 KtileCounts ktile_counts(const OpSpec &spec, const codegen::TileConfig &c, bool tf32_off) {
   const codegen::MmaForm f = codegen::math_form(spec, tf32_off);
   const codegen::TileConfig r = codegen::resolve_vectors(spec, c);
-  const int esize = bytes_of(codegen::gemm_view(spec).gemm.a.dtype);
+  const double esize = bytes_of(codegen::gemm_view(spec).gemm.a.dtype);
   const int warps = std::max(1, codegen::warps_per_cta(c));
   KtileCounts k;
   if (f.kind == codegen::MmaKind::simt_f32) {
@@ -41,7 +42,7 @@ KtileCounts ktile_counts(const OpSpec &spec, const codegen::TileConfig &c, bool 
     const double tiles_m = double(c.wm) / f.m, tiles_n = double(c.wn) / f.n;
     const double ksteps = double(c.bk) / f.k;
     k.mma = tiles_m * tiles_n * ksteps;
-    if (esize == 2 || esize == 1) { // ldmatrix.x4: 16 rows x 16 bytes of A, or of B
+    if (esize <= 2) { // ldmatrix.x4: 16 rows x 16 bytes of A, or of B (packed types as bytes)
       k.shared_loads = (c.wm / 16.0 + c.wn / 16.0) * (c.bk * esize / 32.0);
       k.load_wavefronts = 4 * k.shared_loads;
     } else { // 32/64-bit elements: one 32-bit (64-bit for f64) ld.shared per register
@@ -52,7 +53,7 @@ KtileCounts ktile_counts(const OpSpec &spec, const codegen::TileConfig &c, bool 
     }
   }
   const double bytes = double(c.bm + c.bn) * c.bk * esize;
-  const double vec_bytes = std::max(1, std::min(r.vec_a, r.vec_b)) * esize;
+  const double vec_bytes = std::max(1.0, std::min(r.vec_a, r.vec_b) * esize);
   k.global_copies = bytes / vec_bytes / 32 / warps;
   k.copy_wavefronts = bytes / 128 / warps;
   return k;

@@ -86,7 +86,7 @@ struct KernelFeatures {
   double global_load_efficiency = 1;     // useful bytes / 32-byte sectors moved, main loop (0..1]
   int split_k = 1;
   int stages = 3; // K-tiles the pipeline keeps in flight (stages - 1 loads ahead)
-  int a_bytes = 2, b_bytes = 2, c_bytes = 2; // element sizes
+  double a_bytes = 2, b_bytes = 2, c_bytes = 2; // element sizes (s4 0.5, b1 0.125)
 };
 
 struct Problem {

@@ -23,13 +23,13 @@ std::vector<RankedConfig> rank_by_model(const OpSpec &spec,
     best = best == 0 ? r.prediction.seconds : std::min(best, r.prediction.seconds);
     ranked.push_back(std::move(r));
   }
-  const int esize = std::max(1, dtype_bits(codegen::gemm_view(spec).gemm.a.dtype) / 8);
+  const int ebits = dtype_bits(codegen::gemm_view(spec).gemm.a.dtype);
   auto key = [&](const RankedConfig &r) {
     const codegen::TileConfig &c = r.config;
     // Predictions within 1% of each other are a tie: the model is not that precise.
     const long bucket = std::lround(std::log(r.prediction.seconds / best) / std::log(1.01));
     // Then what the model does not see: wide vectors, 3 stages, no rasterization, 64-byte K-tiles.
-    const int kbytes = c.bk * esize;
+    const int kbytes = c.bk * ebits / 8;
     return std::make_tuple(bucket, c.split_k, -(c.bm * c.bn), -(c.wm * c.wn),
                            estimated_registers(spec, c, tf32_off), -(c.vec_a + c.vec_b),
                            std::abs(c.stages - 3), c.raster_group, std::abs(kbytes - 64), r.index);

@@ -30,8 +30,9 @@ int64_t nominal(const Dim &d, int64_t unknown) {
   return unknown;
 }
 
-int element_bytes(const OpSpec &spec) {
-  return std::max(1, dtype_bits(codegen::gemm_view(spec).gemm.a.dtype) / 8);
+// Bits per element of the multiplied inputs (s4 4, b1 1: K-tiles and vectors count bits).
+int element_bits(const OpSpec &spec) {
+  return dtype_bits(codegen::gemm_view(spec).gemm.a.dtype);
 }
 
 // The rule name of a code generator's ConfigError (validate_tile_config).
@@ -128,7 +129,7 @@ SpaceOptions heuristic_space_options(const OpSpec &spec, bool tf32_off) {
   SpaceOptions o;
   const codegen::TileConfig d = codegen::default_tile_config(spec, "sm_80", tf32_off);
   o.cta_sizes = {16, 32, 64, 128, 256};
-  o.k_bytes = {d.bk * element_bytes(spec)};
+  o.k_bytes = {d.bk * element_bits(spec) / 8};
   o.warp_sizes = {16, 32, 64};
   o.warp_counts = {1, 2, 4, 8};
   o.stages = {d.stages};
@@ -143,7 +144,7 @@ SearchSpace enumerate_space(const OpSpec &spec, std::string_view arch, bool tf32
   SearchSpace space;
   if (!codegen::check_codegen_support(spec, arch, tf32_off).empty())
     return space;
-  const int esize = element_bytes(spec);
+  const int ebits = element_bits(spec);
   // Vector widths (elements): the widest the alignment allows, then narrower ones down to 4 bytes.
   // Channel strategies: the channels as they are, and (where it applies) padded to a 16-byte
   // vector of channels (TileConfig::pad_c) with the padded problem's vector widths.
@@ -157,13 +158,13 @@ SearchSpace enumerate_space(const OpSpec &spec, std::string_view arch, bool tf32
     const codegen::ViewVectorLimits limits =
         codegen::view_vector_limits(codegen::effective_spec(spec, base));
     auto widths = [&](const std::string &operand) {
-      int widest = std::min(operand == "a" ? limits.a : limits.b, 16 / esize);
+      int widest = std::min(operand == "a" ? limits.a : limits.b, 128 / ebits);
       const int cap = operand == "a" ? o.max_vec_a : o.max_vec_b;
       if (cap > 0)
         widest = std::min(widest, cap);
       std::vector<int> w = {widest};
       if (o.narrower_vectors)
-        for (int v = widest / 2; v >= 1 && v * esize >= 4; v /= 2)
+        for (int v = widest / 2; v >= 1 && v * ebits >= 32; v /= 2)
           w.push_back(v);
       return w;
     };
@@ -171,7 +172,7 @@ SearchSpace enumerate_space(const OpSpec &spec, std::string_view arch, bool tf32
     for (int bm : o.cta_sizes)
       for (int bn : o.cta_sizes)
         for (int kb : o.k_bytes) {
-          const int bk = kb / esize;
+          const int bk = kb * 8 / ebits;
           if (bk < 1)
             continue;
           for (int wm : o.warp_sizes)

@@ -2,6 +2,7 @@
 
 #include "compiler/reference/numeric_convert.h"
 #include "compiler/spec/shape.h"
+#include "compiler/target/dtype_info.h"
 #include "support/parallel_for.h"
 
 #include <stdexcept>
@@ -52,6 +53,9 @@ bool filter_channels_last(TensorLayout layout) {
 void require_supported(DType dtype, const char *tensor) {
   if (is_reserved_type(dtype))
     fail(std::string(tensor) + " has the reserved dtype " + std::string(to_string(dtype)));
+  if (values_per_byte(dtype) > 1)
+    fail(std::string(tensor) + " has the packed dtype " + std::string(to_string(dtype)) +
+         ": convolutions take no sub-byte types");
 }
 
 } // namespace

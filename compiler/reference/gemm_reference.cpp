@@ -1,5 +1,6 @@
 #include "compiler/reference/gemm_reference.h"
 
+#include "compiler/reference/binary_gemm.h"
 #include "compiler/reference/epilogue.h"
 #include "compiler/reference/gemm_geometry.h"
 #include "compiler/reference/numeric_convert.h"
@@ -55,6 +56,12 @@ ReferenceResult reference_gemm(const OpSpec &spec, const GemmBuffers &buffers, M
   if (buffers.a == nullptr || buffers.b == nullptr || buffers.c == nullptr)
     throw std::invalid_argument("tcjit reference gemm: buffers a, b and c are required");
   const OutputLayout layout = output_layout(spec);
+  if (g.a.dtype == DType::b1) { // counts of bits, all non-negative: |terms| sum to the count
+    std::vector<double> counts = binary_gemm_counts(g, spec.bop, buffers.a, buffers.b);
+    std::vector<double> abs_sums = counts;
+    return finish_reference(spec, layout, std::move(counts), std::move(abs_sums), buffers.c,
+                            buffers.bias);
+  }
 
   const std::vector<double> a = load_matrix(g.a, g.batch, resolved, buffers.a);
   const std::vector<double> b = load_matrix(g.b, g.batch, resolved, buffers.b);

@@ -126,6 +126,28 @@ template <typename T> void store(void *data, int64_t index, T v) {
   std::memcpy(static_cast<unsigned char *>(data) + index * int64_t(sizeof(T)), &v, sizeof(T));
 }
 
+// Packed sub-byte elements (docs/dsl.md "Packed types"): element i of `bits` bits lies in byte
+// i * bits / 8, at bit (i * bits) % 8 upwards. The raw bits of one element:
+unsigned load_packed(const void *data, int64_t index, int bits) {
+  const int64_t bit = index * bits;
+  const unsigned byte = static_cast<const unsigned char *>(data)[bit / 8];
+  return (byte >> (bit % 8)) & ((1u << bits) - 1);
+}
+
+void store_packed(void *data, int64_t index, int bits, unsigned value) {
+  const int64_t bit = index * bits;
+  unsigned char &byte = static_cast<unsigned char *>(data)[bit / 8];
+  const unsigned mask = ((1u << bits) - 1) << (bit % 8);
+  byte = static_cast<unsigned char>((byte & ~mask) | ((value << (bit % 8)) & mask));
+}
+
+// value clamped to [lo, hi] after rounding to the nearest integer (NaN: 0).
+int saturate_to_range(double value, int lo, int hi) {
+  if (std::isnan(value))
+    return 0;
+  return static_cast<int>(std::clamp(std::nearbyint(value), double(lo), double(hi)));
+}
+
 [[noreturn]] void throw_reserved(DType dtype) {
   throw std::invalid_argument("tcjit reference: dtype " + std::string(to_string(dtype)) +
                               " is reserved and not supported yet");
@@ -199,7 +221,10 @@ int dtype_storage_bytes(DType dtype) {
   case DType::e5m2: return 1;
   case DType::s4:
   case DType::u4:
-  case DType::b1: throw_reserved(dtype);
+  case DType::b1:
+    throw std::invalid_argument("tcjit reference: " + std::string(to_string(dtype)) +
+                                " elements are packed several per byte; size their buffers with "
+                                "packed_bytes (compiler/target/dtype_info.h)");
   }
   throw_reserved(dtype);
 }
@@ -216,9 +241,9 @@ double read_element(DType dtype, const void *data, int64_t index) {
   case DType::s32: return load<int32_t>(data, index);
   case DType::e4m3:
   case DType::e5m2: return decode_fp8(load<uint8_t>(data, index), fp8_format(dtype));
-  case DType::s4:
-  case DType::u4:
-  case DType::b1: throw_reserved(dtype);
+  case DType::s4: return static_cast<int>(load_packed(data, index, 4) ^ 8u) - 8; // sign-extend
+  case DType::u4: return load_packed(data, index, 4);
+  case DType::b1: return load_packed(data, index, 1);
   }
   throw_reserved(dtype);
 }
@@ -236,8 +261,11 @@ void write_element(DType dtype, void *data, int64_t index, double value) {
   case DType::e4m3:
   case DType::e5m2: return store<uint8_t>(data, index, encode_fp8(value, fp8_format(dtype)));
   case DType::s4:
+    return store_packed(data, index, 4, static_cast<unsigned>(saturate_to_range(value, -8, 7)));
   case DType::u4:
-  case DType::b1: throw_reserved(dtype);
+    return store_packed(data, index, 4, static_cast<unsigned>(saturate_to_range(value, 0, 15)));
+  case DType::b1:
+    return store_packed(data, index, 1, static_cast<unsigned>(saturate_to_range(value, 0, 1)));
   }
   throw_reserved(dtype);
 }

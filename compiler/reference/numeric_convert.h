@@ -3,8 +3,10 @@
 // Storage: f16 and bf16 are uint16_t bit patterns; tf32 and f32 are float; f64 double; s8 int8_t;
 // u8 uint8_t; s32 int32_t; e4m3 and e5m2 uint8_t bit patterns (read exactly: e4m3 bias 7, no
 // infinities, NaN S.1111.111, max 448; e5m2 bias 15, IEEE inf/NaN, max 57344; written like
-// cvt.rn.satfinite: nearest even, overflow and infinity to the largest finite value, NaN kept).
-// Reserved dtypes (s4 u4 b1) are rejected with std::invalid_argument.
+// cvt.rn.satfinite: nearest even, overflow and infinity to the largest finite value, NaN kept);
+// s4 and u4 two per byte (element 2i in the low nibble, s4 two's complement), b1 eight per byte
+// (element 8i in bit 0): read_element/write_element take the element index and touch only that
+// element's bits (writes saturate to the type's range).
 #pragma once
 
 #include "tcjit/op_spec.h"
@@ -31,7 +33,8 @@ float f64_to_f32(double value);
 // rounds past the largest finite float becomes infinity.
 float round_to_tf32(float value);
 
-// Bytes one element of `dtype` occupies in memory.
+// Bytes one element of `dtype` occupies in memory (packed s4/u4/b1: std::invalid_argument; use
+// packed_bytes of compiler/target/dtype_info.h).
 int dtype_storage_bytes(DType dtype);
 
 // Element `index` of a buffer of `dtype`, exactly, as a double.

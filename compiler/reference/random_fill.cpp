@@ -19,16 +19,16 @@ IntegerRange integer_dtype_range(DType dtype) {
   case DType::s8: return {-128, 127};
   case DType::u8: return {0, 255};
   case DType::s32: return {-2147483648.0, 2147483647.0};
+  case DType::s4: return {-8, 7};
+  case DType::u4: return {0, 15};
+  case DType::b1: return {0, 1};
   case DType::f16:
   case DType::bf16:
   case DType::tf32:
   case DType::f32:
   case DType::f64:
-  case DType::s4:
-  case DType::u4:
   case DType::e4m3:
-  case DType::e5m2:
-  case DType::b1: break;
+  case DType::e5m2: break;
   }
   throw std::invalid_argument("tcjit fill_random: not an integer dtype");
 }

@@ -38,12 +38,12 @@ double unit_roundoff(DType dtype) {
   case DType::f64: return 0x1p-53;
   case DType::s8:
   case DType::u8:
-  case DType::s32: return 0;
-  case DType::e4m3: return 0x1p-4;
-  case DType::e5m2: return 0x1p-3;
+  case DType::s32:
   case DType::s4:
   case DType::u4:
-  case DType::b1: break;
+  case DType::b1: return 0;
+  case DType::e4m3: return 0x1p-4;
+  case DType::e5m2: return 0x1p-3;
   }
   throw std::invalid_argument("tcjit tolerance: dtype " + std::string(to_string(dtype)) +
                               " is reserved and not supported yet");

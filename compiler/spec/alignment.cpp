@@ -1,5 +1,7 @@
 #include "compiler/spec/alignment.h"
 
+#include "compiler/target/dtype_info.h"
+
 #include <cstdint>
 
 namespace tcjit {
@@ -36,6 +38,10 @@ OperandAlignment gemm_operand(std::string name, const MatrixOperand &op, const D
   const bool row_major = op.layout == MatrixLayout::row;
   const Dim &inner = row_major ? cols : rows;
   const char *inner_name = row_major ? col_name : row_name;
+  // Packed sub-byte inputs lie K-contiguous with K a multiple of 16 bytes (validate_spec, also
+  // at launch): a symbolic K with the dense stride allows full 16-byte vectors.
+  if (!inner.is_fixed() && !op.ld && values_per_byte(op.dtype) > 1)
+    return a;
   if (!inner.is_fixed() && !op.ld) {
     a.elements = 1;
     a.limited_by = std::string("the contiguous dimension ") + inner_name + " is symbolic; give ld" +

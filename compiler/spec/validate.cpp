@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cmath>
 #include <string_view>
+#include <utility>
 
 namespace tcjit {
 
@@ -136,11 +137,12 @@ std::string allowed_output_text(DType input) {
   return or_list(dtype_info(input).outputs);
 }
 
-// "f16, bf16, tf32, f32, f64, s8 or u8": the dtypes that may be multiplied.
-std::string multiplicand_list() {
+// "f16, bf16, tf32, f32, f64, s8 or u8": the dtypes that may be multiplied (with the packed s4,
+// u4 and b1 for a GEMM).
+std::string multiplicand_list(bool packed) {
   std::vector<DType> dtypes;
   for (const DTypeInfo &d : dtype_infos())
-    if (is_multiplicand_type(d.dtype))
+    if (is_multiplicand_type(d.dtype) && (packed || values_per_byte(d.dtype) == 1))
       dtypes.push_back(d.dtype);
   return or_list(dtypes);
 }
@@ -212,7 +214,7 @@ void check_dtypes(Errors &errors, const DTypeRoles &roles, DType acc, MathMode m
   if (!is_multiplicand_type(roles.first)) {
     add(errors, roles.first_key,
         str(roles.first_key) + "=" + input + " cannot be a multiplied input" + multiplies +
-            ": use " + multiplicand_list());
+            ": use " + multiplicand_list(roles.op.empty()));
     return;
   }
   if (!roles.op.empty() && is_fp8(roles.first)) {
@@ -364,6 +366,43 @@ void check_gemm_operand_size(Errors &errors, const MatrixRole &role, const Dim &
           " smaller");
 }
 
+// Packed sub-byte inputs (s4, u4, b1): the tensor core takes them K-contiguous, K in whole
+// 16-byte pieces, every row starting on a byte.
+void check_packed_operands(Errors &errors, const GemmSpec &g) {
+  const int per_byte = values_per_byte(g.a.dtype);
+  if (per_byte == 1)
+    return;
+  const std::string t = str(to_string(g.a.dtype));
+  if (g.a.layout != MatrixLayout::row)
+    add(errors, "a",
+        "a=" + t + ":col: packed " + t +
+            " inputs must lie K-contiguous (the tensor core reads them row x col); store A "
+            "row-major and B column-major (a=" +
+            t + ":row b=" + str(to_string(g.b.dtype)) + ":col), or transpose A");
+  if (g.b.layout != MatrixLayout::col)
+    add(errors, "b",
+        "b=" + str(to_string(g.b.dtype)) + ":row: packed " + t +
+            " inputs must lie K-contiguous (the tensor core reads them row x col); store A "
+            "row-major and B column-major (a=" +
+            t + ":row b=" + str(to_string(g.b.dtype)) + ":col), or transpose B");
+  const int64_t k_multiple = 16 * per_byte; // values in 16 bytes
+  if (g.k.is_fixed() && g.k.value % k_multiple != 0)
+    add(errors, "k",
+        "k=" + str(g.k.value) + " is not a multiple of " + str(k_multiple) + ": " + t +
+            " values are packed " + str(int64_t{per_byte}) + " per byte and K must fill whole " +
+            "16-byte pieces; pad K with zeros to " +
+            str((g.k.value + k_multiple - 1) / k_multiple * k_multiple));
+  const std::array<std::pair<std::string_view, const MatrixOperand *>, 2> operands{
+      {{"lda", &g.a}, {"ldb", &g.b}}};
+  for (const auto &[key, op] : operands)
+    if (op->ld && *op->ld % per_byte != 0)
+      add(errors, key,
+          str(key) + "=" + str(*op->ld) + " does not start every row on a byte: " + t +
+              " values are packed " + str(int64_t{per_byte}) + " per byte, so " + str(key) +
+              " must be a multiple of " + str(int64_t{per_byte}) + " (use " + str(key) + "=" +
+              str((*op->ld + per_byte - 1) / per_byte * per_byte) + ")");
+}
+
 void validate_gemm(Errors &errors, const OpSpec &spec) {
   const GemmSpec &g = spec.gemm;
   bool dims_valid = check_dim(errors, "m", g.m);
@@ -374,6 +413,7 @@ void validate_gemm(Errors &errors, const OpSpec &spec) {
   check_dtypes(errors, DTypeRoles{"", "a", g.a.dtype, "b", g.b.dtype, "c", g.c.dtype}, spec.acc,
                spec.math);
   check_sparsity_and_bop(errors, spec, g.a.dtype);
+  check_packed_operands(errors, g);
 
   const std::array<MatrixRole, 3> roles{
       MatrixRole{"a", "lda", "m", "k", g.m, g.k, g.a},
@@ -505,6 +545,12 @@ void validate_conv(Errors &errors, const OpSpec &spec) {
 
   check_dtypes(errors, conv_dtype_roles(c), spec.acc, spec.math);
   check_sparsity_and_bop(errors, spec, c.x.dtype);
+  if (values_per_byte(c.x.dtype) > 1)
+    add(errors, "x",
+        "x=" + str(to_string(c.x.dtype)) + ": tcjit has no " + str(to_string(spec.kind)) +
+            " in packed " + str(to_string(c.x.dtype)) +
+            " inputs (sub-byte types are GEMM-only); use s8 tensors, or express the convolution "
+            "as a GEMM");
 
   if (c.pass == ConvPass::wgrad && spec.epilogue.bias != BiasKind::none)
     add(errors, "bias",

@@ -28,11 +28,11 @@ constexpr std::array<DTypeInfo, 13> kDTypes{{
     {DType::s8,    "s8",   8,   false, true,  false,   kS32,        kS32OrS8},
     {DType::u8,    "u8",   8,   false, false, false,   kS32,        kS32OrS8},
     {DType::s32,   "s32",  32,  false, true,  false,   kNone,       kNone},
-    {DType::s4,    "s4",   4,   false, true,  true,    kNone,       kNone},
-    {DType::u4,    "u4",   4,   false, false, true,    kNone,       kNone},
+    {DType::s4,    "s4",   4,   false, true,  false,   kS32,        kS32OrS8},
+    {DType::u4,    "u4",   4,   false, false, false,   kS32,        kS32OrS8},
     {DType::e4m3,  "e4m3", 8,   true,  true,  false,   kF32,        kF16OrBf16OrF32},
     {DType::e5m2,  "e5m2", 8,   true,  true,  false,   kF32,        kF16OrBf16OrF32},
-    {DType::b1,    "b1",   1,   false, false, true,    kNone,       kNone},
+    {DType::b1,    "b1",   1,   false, false, false,   kS32,        kS32OrS8},
 }};
 // clang-format on
 
@@ -57,6 +57,19 @@ const DTypeInfo &dtype_info(DType t) {
   static constexpr DTypeInfo kUnknown{DType::f16, "?", 0, false, false, false, kNone, kNone};
   const auto i = static_cast<size_t>(t);
   return i < kDTypes.size() ? kDTypes[i] : kUnknown;
+}
+
+} // namespace tcjit
+
+namespace tcjit {
+
+int values_per_byte(DType t) {
+  const int bits = dtype_info(t).bits;
+  return bits > 0 && bits < 8 ? 8 / bits : 1;
+}
+
+int64_t packed_bytes(DType t, int64_t count) {
+  return (count * dtype_info(t).bits + 7) / 8;
 }
 
 } // namespace tcjit

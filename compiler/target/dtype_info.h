@@ -5,6 +5,7 @@
 
 #include "tcjit/op_spec.h"
 
+#include <cstdint>
 #include <span>
 #include <string_view>
 
@@ -27,5 +28,16 @@ struct DTypeInfo {
 std::span<const DTypeInfo> dtype_infos();
 // The row of a DType (a value outside the enum gets a row named "?" of 0 bits).
 const DTypeInfo &dtype_info(DType);
+
+} // namespace tcjit
+
+namespace tcjit {
+
+// Packed sub-byte inputs (s4, u4: two values per byte; b1: eight): values per byte, 1 for the
+// types of a byte or more. In memory, value i of a run lies in byte i / values_per_byte, in bits
+// (i % values_per_byte) * bits upwards (docs/dsl.md "Packed types").
+int values_per_byte(DType);
+// Bytes holding `count` values of a dtype: ceil(count * bits / 8).
+int64_t packed_bytes(DType, int64_t count);
 
 } // namespace tcjit

@@ -15,7 +15,7 @@ constexpr MatrixLayout row = MatrixLayout::row, col = MatrixLayout::col;
 // ISA names; the intrinsics are those of IntrinsicsNVPTX.td of LLVM 19 (mma_emit.cpp looks them
 // up by name and refuses a name LLVM does not know).
 // clang-format off
-constexpr std::array<MmaForm, 13> kForms{{
+constexpr std::array<MmaForm, 19> kForms{{
     {MmaKind::f16_f32, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
      "llvm.nvvm.mma.m16n8k16.row.col.f32.f32", 16, 8, 16, DType::f16, DType::f16, DType::f16,
      DType::f32, row, col, 80, 70, 4, 2, 4, 16, FragmentMap::m16n8k16_16bit, MathUnit::f16, ""},
@@ -60,6 +60,27 @@ constexpr std::array<MmaForm, 13> kForms{{
     {MmaKind::e5m2_e5m2_f32, "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32", "", 16, 8, 32,
      DType::e5m2, DType::e5m2, DType::e5m2, DType::f32, row, col, 89, 84, 4, 2, 4, 8,
      FragmentMap::m16n8k32_8bit, MathUnit::fp8, ""},
+    // Packed sub-byte inputs (the k32 / k128 halves of these shapes are not used).
+    {MmaKind::s4_s32, "mma.sync.aligned.m16n8k64.row.col.s32.s4.s4.s32",
+     "llvm.nvvm.mma.m16n8k64.row.col.s4", 16, 8, 64, DType::s4, DType::s4, DType::s4,
+     DType::s32, row, col, 80, 70, 4, 2, 4, 4, FragmentMap::m16n8k64_4bit, MathUnit::s4, ""},
+    {MmaKind::u4_s32, "mma.sync.aligned.m16n8k64.row.col.s32.u4.u4.s32",
+     "llvm.nvvm.mma.m16n8k64.row.col.u4", 16, 8, 64, DType::u4, DType::u4, DType::u4,
+     DType::s32, row, col, 80, 70, 4, 2, 4, 4, FragmentMap::m16n8k64_4bit, MathUnit::s4, ""},
+    {MmaKind::s4u4_s32, "mma.sync.aligned.m16n8k64.row.col.s32.s4.u4.s32",
+     "llvm.nvvm.mma.m16n8k64.row.col.s4.u4", 16, 8, 64, DType::s4, DType::u4, DType::s4,
+     DType::s32, row, col, 80, 70, 4, 2, 4, 4, FragmentMap::m16n8k64_4bit, MathUnit::s4, ""},
+    {MmaKind::u4s4_s32, "mma.sync.aligned.m16n8k64.row.col.s32.u4.s4.s32",
+     "llvm.nvvm.mma.m16n8k64.row.col.u4.s4", 16, 8, 64, DType::u4, DType::s4, DType::u4,
+     DType::s32, row, col, 80, 70, 4, 2, 4, 4, FragmentMap::m16n8k64_4bit, MathUnit::s4, ""},
+    {MmaKind::b1and_s32, "mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc",
+     "llvm.nvvm.mma.and.popc.m16n8k256.row.col.b1", 16, 8, 256, DType::b1, DType::b1, DType::b1,
+     DType::s32, row, col, 80, 71, 4, 2, 4, 1, FragmentMap::m16n8k256_1bit, MathUnit::b1, "",
+     false, BitOp::and_popc},
+    {MmaKind::b1xor_s32, "mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.xor.popc",
+     "llvm.nvvm.mma.xor.popc.m16n8k256.row.col.b1", 16, 8, 256, DType::b1, DType::b1, DType::b1,
+     DType::s32, row, col, 80, 70, 4, 2, 4, 1, FragmentMap::m16n8k256_1bit, MathUnit::b1, "",
+     false, BitOp::xor_popc},
 }};
 // clang-format on
 
@@ -141,6 +162,12 @@ std::string_view to_string(MmaKind k) {
   case MmaKind::e4m3_e5m2_f32: return "e4m3_e5m2_f32";
   case MmaKind::e5m2_e4m3_f32: return "e5m2_e4m3_f32";
   case MmaKind::e5m2_e5m2_f32: return "e5m2_e5m2_f32";
+  case MmaKind::s4_s32: return "s4_s32";
+  case MmaKind::u4_s32: return "u4_s32";
+  case MmaKind::s4u4_s32: return "s4u4_s32";
+  case MmaKind::u4s4_s32: return "u4s4_s32";
+  case MmaKind::b1and_s32: return "b1and_s32";
+  case MmaKind::b1xor_s32: return "b1xor_s32";
   }
   return "?";
 }
@@ -239,6 +266,8 @@ FragOffset a_offset(const MmaForm &f, int i) {
   case FragmentMap::m16n8k16_16bit: return {((i >> 1) & 1) * 8, (i & 1) + (i >= 4 ? 8 : 0)};
   case FragmentMap::m16n8k8_32bit: return {(i & 1) * 8, i >= 2 ? 4 : 0};
   case FragmentMap::m16n8k32_8bit: return {((i >> 2) & 1) * 8, (i & 3) + (i >= 8 ? 16 : 0)};
+  case FragmentMap::m16n8k64_4bit: return {((i >> 3) & 1) * 8, (i & 7) + (i >= 16 ? 32 : 0)};
+  case FragmentMap::m16n8k256_1bit: return {((i >> 5) & 1) * 8, (i & 31) + (i >= 64 ? 128 : 0)};
   case FragmentMap::m8n8k4_64bit:
   case FragmentMap::simt: return {0, 0};
   }
@@ -250,6 +279,8 @@ int b_k_offset(const MmaForm &f, int i) {
   case FragmentMap::m16n8k16_16bit: return (i & 1) + (i >= 2 ? 8 : 0);
   case FragmentMap::m16n8k8_32bit: return i * 4;
   case FragmentMap::m16n8k32_8bit: return (i & 3) + (i >= 4 ? 16 : 0);
+  case FragmentMap::m16n8k64_4bit: return (i & 7) + (i >= 8 ? 32 : 0);
+  case FragmentMap::m16n8k256_1bit: return (i & 31) + (i >= 32 ? 128 : 0);
   case FragmentMap::m8n8k4_64bit:
   case FragmentMap::simt: return 0;
   }
@@ -262,7 +293,9 @@ FragOffset c_offset(const MmaForm &f, int i) {
   case FragmentMap::simt: return {0, 0};
   case FragmentMap::m16n8k16_16bit:
   case FragmentMap::m16n8k8_32bit:
-  case FragmentMap::m16n8k32_8bit: return {i >= 2 ? 8 : 0, i & 1};
+  case FragmentMap::m16n8k32_8bit:
+  case FragmentMap::m16n8k64_4bit:
+  case FragmentMap::m16n8k256_1bit: return {i >= 2 ? 8 : 0, i & 1};
   }
   return {};
 }

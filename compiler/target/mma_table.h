@@ -16,6 +16,13 @@
 // where i counts elements (not registers) low to high: element i lives in register
 // i / elements_per_reg(operand), in bits (i % elements_per_reg) * elem_bits upwards.
 //
+//   m16n8k64 s4/u4 (PTX ISA "Matrix fragments for mma.m16n8k64"): a_row(i) = 8 * ((i / 8) % 2),
+//     a_col(i) = i % 8 + 32 * (i >= 16), a_q = 8; b_row(i) = i % 8 + 32 * (i >= 8).
+//   m16n8k256 b1 ("Matrix fragments for mma.m16n8k256"): a_row(i) = 8 * ((i / 32) % 2),
+//     a_col(i) = i % 32 + 128 * (i >= 64), a_q = 32; b_row(i) = i % 32 + 128 * (i >= 32).
+//   Element i of a register sits in bits i * elem_bits upwards (lowest K lowest), so in bytes
+//   along K both are the m16n8k32 s8 map: the kernels load them as bytes (kernel_plan.h k_pack).
+//
 //   m16n8k16 f16/bf16 A (4 x b32, a0..a7):      B (2 x b32, b0..b3):   C (4 x f32):
 //        k: 0..7        8..15                     k = 2q+(i&1)+8(i>=2)   c0 c1 : row g
 //   g    a0 a1 (q)      a4 a5                     n = g                  c2 c3 : row g+8
@@ -51,6 +58,12 @@ enum class MmaKind {
   e4m3_e5m2_f32,
   e5m2_e4m3_f32,
   e5m2_e5m2_f32,
+  s4_s32,    // s4 x s4
+  u4_s32,    // u4 x u4
+  s4u4_s32,  // s4 x u4
+  u4s4_s32,  // u4 x s4
+  b1and_s32, // b1 AND + popc
+  b1xor_s32, // b1 XOR + popc
 };
 
 // Which of the ISA's fragment maps a form's registers follow (a_offset, b_k_offset, c_offset).
@@ -59,6 +72,8 @@ enum class FragmentMap {
   m16n8k8_32bit,  // tf32: one per register
   m16n8k32_8bit,  // s8, u8, e4m3, e5m2: four per register
   m8n8k4_64bit,   // f64: one per 64-bit register
+  m16n8k64_4bit,  // s4, u4: eight per register (in bytes the m16n8k32_8bit map)
+  m16n8k256_1bit, // b1: thirty-two per register (in bytes the m16n8k32_8bit map)
   simt,           // FFMA: one accumulator, one element of A and of B
 };
 

@@ -131,7 +131,8 @@ void exec_atomic(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
   case DType::S4:
   case DType::U4:
   case DType::E4M3:
-  case DType::E5M2: break;
+  case DType::E5M2:
+  case DType::B1: break;
   }
   fault(ctx, w, in, -1, "unsupported atomic type");
 }

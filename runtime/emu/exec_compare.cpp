@@ -98,7 +98,8 @@ inline bool compare(CmpOp op, DType type, uint64_t a, uint64_t b, bool ftz) {
   case DType::S4:
   case DType::U4:
   case DType::E4M3:
-  case DType::E5M2: break;
+  case DType::E5M2:
+  case DType::B1: break;
   }
   return false;
 }
@@ -163,7 +164,8 @@ bool setp_fast(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
   case DType::S4:
   case DType::U4:
   case DType::E4M3:
-  case DType::E5M2: return false;
+  case DType::E5M2:
+  case DType::B1: return false;
   }
   return false;
 }

@@ -76,7 +76,8 @@ long double float_value(uint64_t raw, DType t, bool ftz) {
   case DType::S4:
   case DType::U4:
   case DType::E4M3:
-  case DType::E5M2: break;
+  case DType::E5M2:
+  case DType::B1: break;
   }
   return 0;
 }
@@ -108,7 +109,8 @@ FloatFormat format_of(DType t) {
   case DType::S4:
   case DType::U4:
   case DType::E4M3:
-  case DType::E5M2: break;
+  case DType::E5M2:
+  case DType::B1: break;
   }
   return kF32;
 }
@@ -166,7 +168,8 @@ uint64_t to_float(long double x, DType t, const Instr &in) {
   case DType::S4:
   case DType::U4:
   case DType::E4M3:
-  case DType::E5M2: break;
+  case DType::E5M2:
+  case DType::B1: break;
   }
   return 0;
 }
@@ -375,7 +378,7 @@ void decode_cvt(DecodeState &s) {
   auto ok = [](DType t) {
     return t != DType::None && t != DType::B128 && t != DType::Pred && t != DType::S4 &&
            t != DType::U4 && t != DType::E4M3 && t != DType::E5M2 && t != DType::F16x2 &&
-           t != DType::BF16x2;
+           t != DType::BF16x2 && t != DType::B1;
   };
   if (!ok(in.type) || !ok(in.type2))
     decode_unsupported(s);

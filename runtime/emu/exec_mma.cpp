@@ -12,6 +12,7 @@
 // a scatter. Integer mma multiplies in f32 too: every product and partial sum is an integer below
 // 2^24 (s8/u8 k32: at most 32 * 255 * 255), so the f32 sum is exact and C is added in 64 bits.
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 
@@ -32,7 +33,7 @@ namespace tcjit::emu {
 
 namespace {
 
-constexpr uint32_t kKinds = 12;
+constexpr uint32_t kKinds = 14; // every MmaKind (the B1 kinds have empty layouts: mma_b1 reads registers)
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 // AVX2 and F16C. F16C is read from cpuid: clang 14's __builtin_cpu_supports does not know "f16c".
@@ -73,6 +74,8 @@ constexpr Layout make_layout(MmaKind kind) {
   case MmaKind::I4_M16N8K64: L.m = 16, L.n = 8, L.k = 64, L.a_elems = 32, L.b_elems = 16; break;
   case MmaKind::I4_M16N8K32: L.m = 16, L.n = 8, L.k = 32, L.a_elems = 16, L.b_elems = 8; break;
   case MmaKind::F64_M8N8K4: L.m = 8, L.n = 8, L.k = 4, L.a_elems = 1, L.b_elems = 1; break;
+  case MmaKind::B1_M16N8K256:
+  case MmaKind::B1_M16N8K128: break; // mma_b1 reads the registers directly
   }
   L.c_elems = kind == MmaKind::F64_M8N8K4 ? 2 : 4;
   switch (kind) {
@@ -87,7 +90,9 @@ constexpr Layout make_layout(MmaKind kind) {
   case MmaKind::I4_M16N8K32: L.a_per_reg = 8; break;
   case MmaKind::TF32_M16N8K8:
   case MmaKind::TF32_M16N8K4:
-  case MmaKind::F64_M8N8K4: L.a_per_reg = 1; break;
+  case MmaKind::F64_M8N8K4:
+  case MmaKind::B1_M16N8K256:
+  case MmaKind::B1_M16N8K128: L.a_per_reg = 1; break;
   }
   for (uint32_t lane = 0; lane < 32; ++lane) {
     const uint32_t g = lane >> 2, q = lane & 3;
@@ -134,6 +139,8 @@ constexpr Layout make_layout(MmaKind kind) {
         row = g;
         col = q;
         break;
+      case MmaKind::B1_M16N8K256:
+      case MmaKind::B1_M16N8K128: break;
       }
       L.a[lane][i] = static_cast<uint16_t>(row * L.k + col);
       const uint32_t r = i / L.a_per_reg, e = i % L.a_per_reg;
@@ -155,6 +162,8 @@ constexpr Layout make_layout(MmaKind kind) {
       case MmaKind::I4_M16N8K64: k = 8 * q + (i & 7) + (i >= 8 ? 32 : 0); break;
       case MmaKind::I4_M16N8K32: k = 8 * q + i; break;
       case MmaKind::F64_M8N8K4: k = q; break;
+      case MmaKind::B1_M16N8K256:
+      case MmaKind::B1_M16N8K128: break;
       }
       L.b[lane][i] = static_cast<uint16_t>(k * L.n + g);
     }
@@ -613,6 +622,46 @@ template <typename DecodeA> void mma_fp8_b(Warp &w, const Instr &in, const Regs 
     mma_fp8(w, regs, a, DecodeE5M2{});
 }
 
+// Single-bit mma (m16n8k256 / m16n8k128 .b1, PTX ISA "Matrix fragments for mma.m16n8k256" and
+// "m16n8k128"): D = C + popc(A row OP B column) over K, OP the instruction's .and or .xor, exact
+// (wrapping to s32). Bit j of a register is element j. Registers, lane (g = lane/4, q = lane%4):
+//   A a_r: row g + 8 * (r % 2), k = 32 q + j + 128 * (r / 2)   (k128: a0 a1 only)
+//   B b_r: column g,            k = 32 q + j + 128 * r         (k128: b0 only)
+//   C/D c_i: row g + 8 * (i / 2), column 2 q + i % 2
+// so each register is one 32-bit word of a row of A (column of B): word q + 4 * (r / 2).
+void mma_b1(Warp &w, const Instr &in, const Regs &regs, uint32_t k) {
+  const uint32_t words = k / 32, a_regs = k / 64, b_regs = k / 128;
+  uint32_t A[16][8] = {}, B[8][8] = {};
+  for (uint32_t r = 0; r < a_regs; ++r) {
+    const uint64_t *src = w.regs + size_t{regs.a[r]} * 32;
+    for (uint32_t lane = 0; lane < 32; ++lane)
+      A[(lane >> 2) + 8 * (r % 2)][(lane & 3) + 4 * (r / 2)] = static_cast<uint32_t>(src[lane]);
+  }
+  for (uint32_t r = 0; r < b_regs; ++r) {
+    const uint64_t *src = w.regs + size_t{regs.b[r]} * 32;
+    for (uint32_t lane = 0; lane < 32; ++lane)
+      B[lane >> 2][(lane & 3) + 4 * r] = static_cast<uint32_t>(src[lane]);
+  }
+  int32_t C[4][32]; // read before any D register is written (D may name C's registers)
+  for (uint32_t i = 0; i < 4; ++i) {
+    const uint64_t *c = w.regs + size_t{regs.c[i]} * 32;
+    for (uint32_t lane = 0; lane < 32; ++lane)
+      C[i][lane] = static_cast<int32_t>(c[lane]);
+  }
+  const bool xor_popc = in.bop == BoolOp::Xor;
+  for (uint32_t i = 0; i < 4; ++i) {
+    uint64_t *d = w.regs + size_t{regs.d[i]} * 32;
+    for (uint32_t lane = 0; lane < 32; ++lane) {
+      const uint32_t row = (lane >> 2) + 8 * (i / 2), col = 2 * (lane & 3) + i % 2;
+      uint32_t count = 0;
+      for (uint32_t x = 0; x < words; ++x)
+        count += static_cast<uint32_t>(
+            std::popcount(xor_popc ? A[row][x] ^ B[col][x] : A[row][x] & B[col][x]));
+      d[lane] = static_cast<uint32_t>(C[i][lane]) + count;
+    }
+  }
+}
+
 template <MmaKind kKind> void mma_half(Warp &w, const Instr &in, const Regs &regs) {
   // A and B have the same type (f16 or bf16)
   mma_float<kKind, 16>(w, in, regs, in.type2 == DType::BF16 ? decode_bf16() : decode_f16());
@@ -627,6 +676,13 @@ void exec_mma(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
               ": all 32 lanes of the warp must execute it together (convergent, unpredicated)");
   const MmaKind kind = in.mma;
   const Regs regs = regs_of(ctx, in);
+  if (kind == MmaKind::B1_M16N8K256 || kind == MmaKind::B1_M16N8K128) {
+    const uint32_t k = kind == MmaKind::B1_M16N8K256 ? 256 : 128;
+    mma_b1(w, in, regs, k);
+    ++ctx.counters.mma_instructions;
+    ctx.counters.mma_flops += 2ull * 16 * 8 * k;
+    return;
+  }
   switch (kind) {
   case MmaKind::F16_M16N8K16:
   case MmaKind::BF16_M16N8K16: mma_half<MmaKind::F16_M16N8K16>(w, in, regs); break;
@@ -649,6 +705,8 @@ void exec_mma(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
     else
       mma_fp8_b(w, in, regs, DecodeE5M2{});
     break;
+  case MmaKind::B1_M16N8K256:
+  case MmaKind::B1_M16N8K128: break; // above
   }
   const Layout &L = kLayouts[static_cast<uint32_t>(kind)];
   ++ctx.counters.mma_instructions;
@@ -683,6 +741,8 @@ std::optional<MmaKind> mma_kind(std::string_view shape, DType d, DType a, DType 
     return MmaKind::F8_M16N8K32;
   if (shape == "m8n8k4" && a == DType::F64 && b == DType::F64 && d == DType::F64 && c == DType::F64)
     return MmaKind::F64_M8N8K4;
+  if ((shape == "m16n8k256" || shape == "m16n8k128") && a == DType::B1 && b == DType::B1 && s32_acc)
+    return shape == "m16n8k256" ? MmaKind::B1_M16N8K256 : MmaKind::B1_M16N8K128;
   return std::nullopt;
 }
 
@@ -699,11 +759,13 @@ MmaFragmentSizes mma_fragment_sizes(MmaKind kind, DType d, DType c) {
   case MmaKind::I8_M16N8K32:
   case MmaKind::F8_M16N8K32:
   case MmaKind::I4_M16N8K64:
+  case MmaKind::B1_M16N8K256:
   case MmaKind::TF32_M16N8K8: n = {4, 2, 0, 4}; break;
   case MmaKind::F16_M16N8K8:
   case MmaKind::BF16_M16N8K8:
   case MmaKind::I8_M16N8K16:
   case MmaKind::I4_M16N8K32:
+  case MmaKind::B1_M16N8K128:
   case MmaKind::TF32_M16N8K4: n = {2, 1, 0, 4}; break;
   case MmaKind::F64_M8N8K4: n = {1, 1, 0, 2}; break;
   }
@@ -731,10 +793,14 @@ void decode_mma(DecodeState &s) {
   in.satfinite = m.take("satfinite");
   in.rnd = take_rounding(m); // f64 only (the checker refuses it elsewhere)
   std::string shape;
-  for (const char *name : {"m16n8k16", "m16n8k8", "m16n8k32", "m16n8k64", "m8n8k4", "m16n8k4"}) {
+  for (const char *name : {"m16n8k16", "m16n8k8", "m16n8k32", "m16n8k64", "m8n8k4", "m16n8k4",
+                           "m16n8k256", "m16n8k128"}) {
     if (m.take(name))
       shape = name;
   }
+  // single-bit mma: .and.popc or .xor.popc
+  const bool bit_and = m.take("and"), bit_xor = m.take("xor"), popc = m.take("popc");
+  in.bop = bit_and ? BoolOp::And : bit_xor ? BoolOp::Xor : BoolOp::None;
   auto ts = m.take_types();
   expect_no_modifiers_left(s);
   if (shape.empty() || ts.size() != 4)
@@ -747,6 +813,11 @@ void decode_mma(DecodeState &s) {
   if (!kind)
     decode_fail(s, "unsupported mma shape/type combination '" + s.ai.opcode + "'");
   in.mma = *kind;
+  const bool b1 = in.mma == MmaKind::B1_M16N8K256 || in.mma == MmaKind::B1_M16N8K128;
+  if (b1 && (!popc || bit_and == bit_xor))
+    decode_fail(s, "single-bit mma needs exactly one of .and.popc and .xor.popc");
+  if (!b1 && (popc || bit_and || bit_xor))
+    decode_fail(s, ".and/.xor/.popc apply to single-bit (.b1) mma only");
   if (in.satfinite && in.type != DType::S32)
     decode_fail(s, ".satfinite applies to integer mma only");
   if (in.rnd != Round::None && in.rnd != Round::Rn)

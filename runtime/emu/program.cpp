@@ -29,7 +29,8 @@ uint32_t dtype_bytes(DType t) {
   case DType::B128: return 16;
   case DType::None:
   case DType::S4:
-  case DType::U4: return 0;
+  case DType::U4:
+  case DType::B1: return 0;
   }
   return 0;
 }
@@ -61,7 +62,8 @@ bool dtype_is_float(DType t) {
   case DType::S4:
   case DType::U4:
   case DType::E4M3:
-  case DType::E5M2: return false;
+  case DType::E5M2:
+  case DType::B1: return false;
   }
   return false;
 }
@@ -98,6 +100,7 @@ const char *dtype_name(DType t) {
   case DType::U4: return "u4";
   case DType::E4M3: return "e4m3";
   case DType::E5M2: return "e5m2";
+  case DType::B1: return "b1";
   }
   return "?";
 }

@@ -490,6 +490,9 @@ private:
     }
     if (name == "mma" && (has("sp") || has("sp::ordered_metadata")))
       check_sparse_mma_version();
+    if (name == "mma" && has("and") && ctx_.ptx_version != 0 && ctx_.ptx_version < 71)
+      fail_plain("Modifier '.and' on 'mma' requires PTX ISA .version 7.1 or later ('" + ai_.opcode +
+                 "')");
     if (name == "abs" && !is_int(t) && !is_real(t) && t != DType::None && !types::kHalf.has(t))
       fail_plain("Instruction 'abs' applies only to signed numeric types");
     if (name == "setp")
@@ -862,7 +865,9 @@ private:
     if (op.kind != Kind::Vector)
       fail_plain("Vector expected for argument " + std::to_string(i) + " of '" + ai_.opcode +
                  "': operand " + std::to_string(i + 1) + " (" + spec.role + ") is not a {..}");
-    const uint32_t bits = element == DType::S4 || element == DType::U4 ? 4 : bits_of(element);
+    const uint32_t bits = element == DType::S4 || element == DType::U4 ? 4
+                          : element == DType::B1                       ? 1
+                                                                       : bits_of(element);
     const size_t registers = bits >= 32 ? spec.values : spec.values * bits / 32;
     if (op.elements.size() != registers)
       fail_plain("Argument vector size mismatch for instruction '" + std::string(base_) + "': '" +

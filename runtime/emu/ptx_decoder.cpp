@@ -440,7 +440,7 @@ private:
       // ptxas: registers are .b/.u/.s 8-64, .f16 .f16x2 .f32 .f64 or .pred (bf16 data lives in
       // .b16/.b32 registers); .b128 needs PTX ISA 8.3
       if (t == DType::BF16 || t == DType::BF16x2 || t == DType::TF32 || t == DType::S4 ||
-          t == DType::U4 || t == DType::E4M3 || t == DType::E5M2)
+          t == DType::U4 || t == DType::E4M3 || t == DType::E5M2 || t == DType::B1)
         fail(v.line, "'" + v.type + "' is not a register type (ptxas: syntax error); declare " +
                          (dtype_bytes(t) == 4 ? std::string(".b32") : std::string(".b16")) +
                          " registers for it");

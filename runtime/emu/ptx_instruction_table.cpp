@@ -297,6 +297,11 @@ const InstructionForm kForms[] = {
     mma("m16n8k64.u4", {S32}, {S4, U4}, {S32}, 32, 16, 4),
     mma("m16n8k32.s4", {S32}, {S4, U4}, {S32}, 16, 8, 4),
     mma("m16n8k32.u4", {S32}, {S4, U4}, {S32}, 16, 8, 4),
+    // single-bit: .and.popc (PTX 7.1) or .xor.popc, A and B .b1 (ptx_checker.cpp)
+    mma("m16n8k256.b1.and.popc", {S32}, {B1}, {S32}, 128, 64, 4),
+    mma("m16n8k256.b1.xor.popc", {S32}, {B1}, {S32}, 128, 64, 4),
+    mma("m16n8k128.b1.and.popc", {S32}, {B1}, {S32}, 64, 32, 4),
+    mma("m16n8k128.b1.xor.popc", {S32}, {B1}, {S32}, 64, 32, 4),
     allow(kRound, mma("m8n8k4.f64", {F64}, {F64}, {F64}, 1, 1, 2)),
     mma("m16n8k32.e4m3", {F32}, {E4M3, E5M2}, {F32}, 16, 8, 4), // sm_89+, PTX 8.4 (checker)
     mma("m16n8k32.e5m2", {F32}, {E4M3, E5M2}, {F32}, 16, 8, 4),
@@ -368,6 +373,7 @@ TypeSet fragment_registers(DType element) {
   case U4:
   case E4M3:
   case E5M2:
+  case B1:
   case B16: return {B32, U32, S32, F32, F16x2, Pred}; // any 32-bit register, .pred too
   default: return {};
   }
@@ -428,7 +434,8 @@ std::optional<DType> dtype_from_name(std::string_view m) {
       {"u8", U8},     {"u16", U16},       {"u32", U32},   {"u64", U64},   {"s8", S8},
       {"s16", S16},   {"s32", S32},       {"s64", S64},   {"f16", F16},   {"f16x2", F16x2},
       {"bf16", BF16}, {"bf16x2", BF16x2}, {"tf32", TF32}, {"f32", F32},   {"f64", F64},
-      {"pred", Pred}, {"s4", S4},         {"u4", U4},     {"e4m3", E4M3}, {"e5m2", E5M2}};
+      {"pred", Pred}, {"s4", S4},         {"u4", U4},     {"e4m3", E4M3}, {"e5m2", E5M2},
+      {"b1", B1}};
   for (const auto &[name, t] : kTypes) {
     if (m == name)
       return t;

@@ -133,6 +133,30 @@ TEST_F(ApiTest, LaunchMatchesReference) {
                            "gemm m=32 n=32 k=32 a=f32:row b=f32:row c=f32:row acc=f32 math=f32");
 }
 
+// Packed sub-byte inputs through the runtime's launch: pointers and leading dimensions checked in
+// bits (two s4 per byte, eight b1), symbolic sizes bound at launch.
+TEST_F(ApiTest, PackedInputsLaunchMatchesReference) {
+  tcjit::Runtime rt(options());
+  expect_matches_reference(rt, "gemm m=40 n=24 k=256 a=s4 b=u4:col c=s32 acc=s32");
+  expect_matches_reference(rt, "gemm m=33 n=17 k=384 batch=2 a=b1 b=b1:col c=s8 acc=s32 "
+                               "alpha=0.5 bop=xor");
+  // symbolic K: 16-byte vectors, K's packing rule checked when the sizes are bound
+  const tcjit::Operation op = rt.prepare("gemm m=? n=? k=? a=u4 b=s4:col c=s32 acc=s32");
+  for (const int64_t k : {32, 96, 224})
+    expect_launch_matches(rt, op, tcjit::bind_gemm_sizes(op.spec(), {29, 19, k, 1}));
+  const tcjit::DeviceAddress p = rt.allocate(1 << 16);
+  tcjit::GemmArgs args{p, p, p, p};
+  args.m = args.n = 16;
+  args.k = 100;
+  try {
+    op.launch(args);
+    ADD_FAILURE() << "k=100 launched for packed u4";
+  } catch (const tcjit::Error &e) {
+    EXPECT_NE(std::string(e.what()).find("not a multiple of 32"), std::string::npos) << e.what();
+  }
+  rt.free(p);
+}
+
 TEST_F(ApiTest, MissPolicyFailOnEmptyDatabase) {
   tcjit::Runtime rt(options(tcjit::MissPolicy::fail));
   try {

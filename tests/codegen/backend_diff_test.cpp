@@ -71,6 +71,14 @@ const Case kCases[] = {
     {"gemm m=33 n=31 k=66 batch=2 a=f16:col b=f16:row c=f32:col acc=f16 act=relu bias=row",
      "32x32x32 w16x16 s2"},
     {"gemm m=64 n=48 k=256 a=f16 b=f16:col c=f16 acc=f16 beta=1", "32x32x32 w16x16 s3 k4"},
+    // packed sub-byte inputs: s4, u4, s4 x u4, b1 and/xor (tails, batch, split-K, epilogue)
+    {"gemm m=64 n=48 k=256 a=s4:row b=s4:col c=s32:row acc=s32", ""},
+    {"gemm m=33 n=17 k=96 batch=2 a=u4 b=u4:col c=s32:col acc=s32 alpha=2 bias=col act=relu",
+     "32x32x64 w16x16 s2"},
+    {"gemm m=40 n=24 k=320 a=s4 b=u4:col c=s8 acc=s32 alpha=0.1", "32x32x128 w16x16 s3 k2"},
+    {"gemm m=64 n=40 k=512 a=b1 b=b1:col c=s32 acc=s32", ""},
+    {"gemm m=21 n=13 k=384 batch=2 a=b1 b=b1:col c=s32 acc=s32 bop=xor bias=row",
+     "32x32x256 w16x16 s2 k2"},
 };
 
 // Convolutions (drawn from tests/codegen/conv_emu_test.cpp): every pass for each dtype with the

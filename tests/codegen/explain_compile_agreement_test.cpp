@@ -27,6 +27,7 @@ const char *const kOps[] = {
     "gemm m=64 n=64 k=64 a=%IN b=s8:col acc=%ACC", // u8 x s8 (and s8 x s8)
     "conv2d n=1 h=8 w=8 c=32 k=32 r=3 s=3 pad=1 x=%IN acc=%ACC",
     "conv2d n=1 h=8 w=8 c=32 k=32 groups=32 r=3 s=3 pad=1 x=%IN acc=%ACC",
+    "gemm m=48 n=40 k=256 a=%IN b=%IN:col acc=%ACC bop=xor", // b1 only
 };
 
 std::string fill(std::string text, std::string_view in, std::string_view acc) {
@@ -116,6 +117,13 @@ TEST(ExplainAndCompile, AgreeOnEveryDtypeAccumulatorAndArch) {
       EXPECT_TRUE(
           compiled.count(canonical_text(parse_ops(fill(kOps[op], in, acc)).at(0).spec) + at))
           << kOps[op] << " " << in << " " << acc << at;
+    // packed sub-byte inputs: s4, u4 (and their mixes) and b1 compile on tensor cores
+    for (const char *t : {"s4", "u4"})
+      EXPECT_TRUE(
+          compiled.count(canonical_text(parse_ops(fill(kOps[0], t, "s32")).at(0).spec) + at))
+          << t << at;
+    EXPECT_TRUE(
+        compiled.count(canonical_text(parse_ops(fill(kOps[5], "b1", "s32")).at(0).spec) + at));
   }
   // and explain says what acc=f16 trades
   ExplainRequest request;

@@ -156,6 +156,35 @@ TEST(GemmEmuF16Acc, LayoutsTailsBatchSplitKEpilogue) {
                  "");
   expect_matches("gemm m=64 n=48 k=256 a=f16 b=f16:col c=f16 acc=f16", "32x32x32 w16x16 s3 k4");
   expect_matches("gemm m=128 n=128 k=64 a=f16 b=f16:col c=f16 acc=f16", "");
+// Packed sub-byte inputs (s4, u4: two per byte; b1: eight), A row-major and B column-major:
+// m16n8k64 / m16n8k256 loaded as bytes along K (KernelPlan::k_pack). Exact s32 sums against the
+// reference (b1: its own bit counts); M/N tails, odd sizes, K multiples, batch, split-K, epilogues.
+TEST(GemmEmuPacked, Int4) {
+  for (const char *t : {"a=s4 b=s4:col", "a=u4 b=u4:col", "a=s4 b=u4:col", "a=u4 b=s4:col"}) {
+    expect_matches(std::string("gemm m=64 n=48 k=256 ") + t + " c=s32 acc=s32",
+                   "64x64x128 w32x32 s3");
+    expect_matches(std::string("gemm m=33 n=17 k=96 batch=2 ") + t + " c=s32:col acc=s32",
+                   "32x32x64 w16x16 s2");
+  }
+  expect_matches("gemm m=31 n=45 k=160 a=s4 b=s4:col c=s8 acc=s32 alpha=0.1 bias=col act=relu", "");
+  expect_matches("gemm m=40 n=24 k=512 a=s4 b=s4:col c=s32 acc=s32", "32x32x64 w16x16 s3 k3");
+  expect_matches("gemm m=16 n=8 k=32 a=u4 b=u4:col c=s32 acc=s32 lda=64 ldb=34 beta=1",
+                 "32x32x256 w16x16 s2");
+}
+
+TEST(GemmEmuPacked, Binary) {
+  for (const char *bop : {"", " bop=and", " bop=xor"}) {
+    expect_matches(std::string("gemm m=64 n=48 k=512 a=b1 b=b1:col c=s32 acc=s32") + bop,
+                   "64x64x512 w32x32 s3");
+    expect_matches(std::string("gemm m=21 n=13 k=384 batch=3 a=b1 b=b1:col c=s32:col acc=s32") +
+                       bop,
+                   "32x32x256 w16x16 s2");
+  }
+  expect_matches("gemm m=40 n=24 k=1280 a=b1 b=b1:col c=s32 acc=s32 bop=xor", "32x32x256 w16x16 "
+                                                                              "s3 k4");
+  expect_matches("gemm m=35 n=9 k=128 a=b1 b=b1:col c=s8 acc=s32 alpha=0.25 beta=1 bias=row "
+                 "act=relu bop=xor",
+                 "");
 }
 
 TEST(GemmEmuF64, AllLayouts) {

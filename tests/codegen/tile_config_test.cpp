@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 namespace tcjit::codegen {
 namespace {
 
@@ -269,6 +271,51 @@ TEST(MmaTable, FormsAndFragmentMaps) {
   auto f64 = find_mma_form(DType::f64, DType::f64, MathMode::tf32);
   ASSERT_TRUE(f64);
   EXPECT_EQ(c_offset(*f64, 1).col, 1);
+}
+
+// The packed forms' fragments (PTX ISA m16n8k64 s4, m16n8k256 b1), read in bytes along K, are the
+// m16n8k32 s8 map: byte j of a register holds elements j * per_byte.. of one row and K run, at
+// byte column (element column) / per_byte. This is what lets the kernel load them as s8 bytes.
+TEST(MmaTable, PackedFragmentsAreTheS8MapInBytes) {
+  const auto s8 = find_mma_form(DType::s8, DType::s32, MathMode::tf32);
+  ASSERT_TRUE(s8);
+  for (const auto &[a, b, bop, per_byte] : {std::tuple{DType::s4, DType::s4, BitOp::and_popc, 2},
+                                            std::tuple{DType::u4, DType::s4, BitOp::and_popc, 2},
+                                            std::tuple{DType::b1, DType::b1, BitOp::and_popc, 8},
+                                            std::tuple{DType::b1, DType::b1, BitOp::xor_popc, 8}}) {
+    MathRequest r{a, b, DType::s32, MathMode::tf32, Sparsity::dense, bop};
+    const auto f = find_mma_form(r);
+    ASSERT_TRUE(f) << to_string(a);
+    EXPECT_EQ(f->bop, bop);
+    EXPECT_EQ(f->k, s8->k * per_byte);
+    EXPECT_EQ(elements_per_reg(*f), 4 * per_byte);
+    for (int j = 0; j < s8->a_regs * 4; ++j)
+      for (int e = 0; e < per_byte; ++e) {
+        const FragOffset packed = a_offset(*f, j * per_byte + e), bytes = a_offset(*s8, j);
+        EXPECT_EQ(packed.row, bytes.row) << j;
+        EXPECT_EQ(packed.col, bytes.col * per_byte + e) << j;
+      }
+    for (int j = 0; j < s8->b_regs * 4; ++j)
+      for (int e = 0; e < per_byte; ++e)
+        EXPECT_EQ(b_k_offset(*f, j * per_byte + e), b_k_offset(*s8, j) * per_byte + e) << j;
+    EXPECT_EQ(a_q_multiplier(*f), a_q_multiplier(*s8) * per_byte);
+  }
+  // the plan's byte view: s4 K-tiles of 128 values are 64-byte rows, the mma 32 bytes deep
+  const OpSpec s4 = spec_of("gemm m=64 n=64 k=256 a=s4 b=s4:col c=s32 acc=s32");
+  TileConfig c{64, 64, 128, 32, 32, 3, 1, 1, 0, 0};
+  c = resolve_vectors(s4, c);
+  ASSERT_TRUE(validate_tile_config(s4, c, "sm_80", false).empty());
+  const KernelPlan p = plan_kernel(s4, c, "sm_80", false);
+  EXPECT_EQ(p.k_pack, 2);
+  EXPECT_EQ(p.mma.k, 32);
+  EXPECT_EQ(p.k_steps, 2);
+  EXPECT_EQ(p.a.cols, 64);
+  EXPECT_EQ(p.a.row_bytes, 64);
+  EXPECT_EQ(p.a.vec, 16); // 32 values
+  EXPECT_EQ(vector_elements(p, p.a), 32);
+  EXPECT_EQ(p.a.load, FragmentLoad::ldmatrix);
+  EXPECT_EQ(shared_bytes(s4, c), 3 * (64 + 64) * 128 / 2);
+  EXPECT_EQ(p.smem_bytes, shared_bytes(s4, c));
 }
 
 // The swizzle maps the 8 rows of an ldmatrix phase (same 16-byte column) to 8 distinct 16-byte

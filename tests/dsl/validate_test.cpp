@@ -169,17 +169,14 @@ TEST(Validate, DtypeTablesMatchTheRules) {
   using enum DType;
   const std::vector<std::pair<DType, std::vector<DType>>> accs{
       {f16, {f32, f16}}, {bf16, {f32}}, {tf32, {f32}}, {f32, {f32}}, {f64, {f64}},
-      {s8, {s32}},       {u8, {s32}},   {e4m3, {f32}}, {e5m2, {f32}}};
-  const std::vector<std::pair<DType, std::vector<DType>>> outputs{{f16, {f16, f32}},
-                                                                  {bf16, {bf16, f32}},
-                                                                  {tf32, {f32}},
-                                                                  {f32, {f32}},
-                                                                  {f64, {f64}},
-                                                                  {s8, {s32, s8}},
-                                                                  {u8, {s32, s8}},
-                                                                  {e4m3, {f16, bf16, f32}},
-                                                                  {e5m2, {f16, bf16, f32}}};
-  const std::vector<DType> all{f16, bf16, tf32, f32, f64, s8, u8, s32, s4, u4, e4m3, e5m2};
+      {s8, {s32}},       {u8, {s32}},   {e4m3, {f32}}, {e5m2, {f32}}, {s4, {s32}},
+      {u4, {s32}},       {b1, {s32}}};
+  const std::vector<std::pair<DType, std::vector<DType>>> outputs{
+      {f16, {f16, f32}},        {bf16, {bf16, f32}},      {tf32, {f32}},   {f32, {f32}},
+      {f64, {f64}},             {s8, {s32, s8}},          {u8, {s32, s8}}, {s4, {s32, s8}},
+      {u4, {s32, s8}},          {b1, {s32, s8}},          {e4m3, {f16, bf16, f32}},
+      {e5m2, {f16, bf16, f32}}};
+  const std::vector<DType> all{f16, bf16, tf32, f32, f64, s8, u8, s32, s4, u4, e4m3, e5m2, b1};
   for (const auto &[input, allowed] : accs)
     for (const DType t : all)
       EXPECT_EQ(is_allowed_acc(input, t),
@@ -204,12 +201,67 @@ TEST(Validate, DtypeTablesMatchTheRules) {
   EXPECT_EQ(default_output_dtype(e5m2), f16);
 }
 
-TEST(Validate, ReservedDtypesAnywhere) {
+TEST(Validate, NoDtypeIsReservedAnyMore) {
   OpSpec s = half_gemm(1, 1, 1);
-  s.acc = DType::s4;
-  s.gemm.c.dtype = DType::u4;
-  EXPECT_EQ(errors_of(s),
-            (Lines{"c: dtype 'u4' is not supported yet", "acc: dtype 's4' is not supported yet"}));
+  // every dtype of the DSL is now supported: none is parsed and then refused as reserved
+  for (int t = 0; t <= static_cast<int>(DType::b1); ++t)
+    EXPECT_FALSE(is_reserved_type(static_cast<DType>(t))) << to_string(static_cast<DType>(t));
+  s.acc = DType::s4; // an integer accumulator of an f16 GEMM: refused as not allowed
+  EXPECT_EQ(errors_of(s).size(), 1u);
+}
+
+// Packed sub-byte inputs: K-contiguous layouts, K in whole 16-byte pieces, byte-aligned leading
+// dimensions, the s4 x u4 mixes, GEMM only.
+OpSpec packed_gemm(DType a, DType b, int64_t k) {
+  OpSpec s = half_gemm(64, 48, k);
+  s.gemm.a.dtype = a;
+  s.gemm.b.dtype = b;
+  s.gemm.b.layout = MatrixLayout::col;
+  s.gemm.c.dtype = DType::s32;
+  s.acc = DType::s32;
+  return s;
+}
+
+TEST(Validate, PackedInputs) {
+  using enum DType;
+  for (const auto &[a, b] :
+       std::vector<std::pair<DType, DType>>{{s4, s4}, {u4, u4}, {s4, u4}, {u4, s4}, {b1, b1}})
+    EXPECT_EQ(errors_of(packed_gemm(a, b, 512)), Lines{}) << to_string(a) << to_string(b);
+  OpSpec xor_spec = packed_gemm(b1, b1, 128);
+  xor_spec.bop = BitOp::xor_popc;
+  EXPECT_EQ(errors_of(xor_spec), Lines{});
+  EXPECT_EQ(errors_of(packed_gemm(s4, s8, 64)),
+            Lines{"b: b=s8 does not match a=s4: the multiplied inputs a and b must have the same "
+                  "dtype"});
+  EXPECT_EQ(errors_of(packed_gemm(b1, s4, 128)).size(), 1u);
+  EXPECT_EQ(errors_of(packed_gemm(s4, s4, 48)),
+            Lines{"k: k=48 is not a multiple of 32: s4 values are packed 2 per byte and K must "
+                  "fill whole 16-byte pieces; pad K with zeros to 64"});
+  EXPECT_EQ(errors_of(packed_gemm(b1, b1, 200)),
+            Lines{"k: k=200 is not a multiple of 128: b1 values are packed 8 per byte and K must "
+                  "fill whole 16-byte pieces; pad K with zeros to 256"});
+  OpSpec layouts = packed_gemm(u4, u4, 64);
+  layouts.gemm.a.layout = MatrixLayout::col;
+  layouts.gemm.b.layout = MatrixLayout::row;
+  const Lines errors = errors_of(layouts);
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0], "a: a=u4:col: packed u4 inputs must lie K-contiguous (the tensor core reads "
+                       "them row x col); store A row-major and B column-major (a=u4:row "
+                       "b=u4:col), or transpose A");
+  EXPECT_EQ(errors[1].rfind("b: b=u4:row: packed u4 inputs must lie K-contiguous", 0), 0u);
+  OpSpec ld = packed_gemm(b1, b1, 128);
+  ld.gemm.a.ld = 132;
+  ld.gemm.b.ld = 136;
+  EXPECT_EQ(errors_of(ld), Lines{"lda: lda=132 does not start every row on a byte: b1 values "
+                                 "are packed 8 per byte, so lda must be a multiple of 8 (use "
+                                 "lda=136)"});
+  OpSpec conv = conv2d(8, 64, 64, 3);
+  conv.conv.x.dtype = conv.conv.filter.dtype = s4;
+  conv.conv.y.dtype = s32;
+  conv.acc = s32;
+  ASSERT_EQ(errors_of(conv).size(), 1u);
+  EXPECT_EQ(errors_of(conv)[0].rfind("x: x=s4: tcjit has no conv2d in packed s4 inputs", 0), 0u)
+      << errors_of(conv)[0];
 }
 
 TEST(Validate, EpilogueNumbersMustBeFinite) {

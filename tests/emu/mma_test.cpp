@@ -521,6 +521,102 @@ TEST(EmuMma, Fp8NeedsPtx84AndSm89) {
   EXPECT_NE(load_error(".version 8.4\n.target sm_86\n.address_size 64\n" + body)
                 .find("requires .target sm_89 or higher"),
             std::string::npos);
+// Single-bit mma, hand-computed: the PTX ISA's fragments for mma.m16n8k256 (m16n8k128) .b1: bit
+// j of A's register r holds row g + 8 * (r % 2), k = 32 q + j + 128 * (r / 2); bit j of B's
+// register r holds k = 32 q + j + 128 * r, column g. D = C + popc(row AND/XOR column) over K.
+MmaCase binary_case(const std::string &instr, int k) {
+  return MmaCase{instr,
+                 16,
+                 8,
+                 k,
+                 k / 64,
+                 k / 128,
+                 4,
+                 4,
+                 1,
+                 1,
+                 [](int g, int q, int i) -> Coord {
+                   return {g + ((i >> 5) & 1) * 8, 32 * q + (i & 31) + (i >= 64 ? 128 : 0)};
+                 },
+                 [](int g, int q, int i) -> Coord {
+                   return {32 * q + (i & 31) + (i >= 32 ? 128 : 0), g};
+                 },
+                 c_layout,
+                 "s32",
+                 enc_int,
+                 enc_int,
+                 same,
+                 same};
+}
+
+void check_binary(const MmaCase &mc, bool xor_popc) {
+  std::vector<double> A(mc.m * mc.k), B(mc.k * mc.n), C(mc.m * mc.n);
+  for (int i = 0; i < mc.m * mc.k; ++i)
+    A[i] = (i * 7 + i / 5) % 3 == 0; // about a third set, rows and columns all different
+  for (int i = 0; i < mc.k * mc.n; ++i)
+    B[i] = (i * 5 + i / 11) % 2;
+  for (int i = 0; i < mc.m * mc.n; ++i)
+    C[i] = (i % 7) - 3;
+  const std::vector<double> D = run_mma(mc, A, B, C);
+  for (int m = 0; m < mc.m; ++m)
+    for (int n = 0; n < mc.n; ++n) {
+      double count = C[m * mc.n + n];
+      for (int k = 0; k < mc.k; ++k) {
+        const bool a = A[m * mc.k + k] != 0, b = B[k * mc.n + n] != 0;
+        count += xor_popc ? a != b : a && b;
+      }
+      ASSERT_EQ(D[m * mc.n + n], count) << mc.instr << " at " << m << "," << n;
+    }
+}
+
+TEST(EmuMma, BinaryAndXorPopc) {
+  for (int k : {256, 128})
+    for (bool x : {false, true}) {
+      const std::string instr = "mma.sync.aligned.m16n8k" + std::to_string(k) +
+                                ".row.col.s32.b1.b1.s32." + (x ? "xor" : "and") + ".popc";
+      SCOPED_TRACE(instr);
+      check_binary(binary_case(instr, k), x);
+    }
+  // One row, one column, by hand: A row 0 has k 0..39 set, B column 0 has k 32..99 set:
+  // AND counts k 32..39 = 8, XOR counts k 0..31 and 40..99 = 92.
+  for (bool x : {false, true}) {
+    const MmaCase mc =
+        binary_case(std::string("mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.") +
+                        (x ? "xor" : "and") + ".popc",
+                    256);
+    std::vector<double> A(16 * 256, 0), B(256 * 8, 0), C(16 * 8, 0);
+    for (int k = 0; k < 40; ++k)
+      A[k] = 1;
+    for (int k = 32; k < 100; ++k)
+      B[k * 8] = 1;
+    EXPECT_EQ(run_mma(mc, A, B, C)[0], x ? 92 : 8);
+  }
+}
+
+TEST(EmuMma, BinaryNeedsAnOperation) {
+  EmuDevice dev;
+  for (const char *op : {"", ".popc", ".and", ".and.xor.popc"}) {
+    const std::string body = ".visible .entry k()\n{\n  .reg .b32 %r<12>;\n"
+                             "  mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32" +
+                             std::string(op) +
+                             " {%r0, %r1, %r2, %r3}, {%r4, %r5, %r6, %r7}, {%r8, %r9}, "
+                             "{%r0, %r1, %r2, %r3};\n  ret;\n}\n";
+    EXPECT_ANY_THROW(launch(dev, ptx_module(body), "k", {1, 1, 1}, {32, 1, 1}, {})) << op;
+  }
+  // .and needs PTX ISA 7.1 (ptxas: "Modifier '.and' on 'mma' requires PTX ISA .version 7.1"),
+  // .xor.popc 7.0
+  for (const char *op : {"and", "xor"}) {
+    const std::string module = ".version 7.0\n.target sm_80\n.address_size 64\n"
+                               ".visible .entry k()\n{\n  .reg .b32 %r<12>;\n"
+                               "  mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32." +
+                               std::string(op) +
+                               ".popc {%r0, %r1, %r2, %r3}, {%r4, %r5, %r6, %r7}, {%r8, %r9}, "
+                               "{%r0, %r1, %r2, %r3};\n  ret;\n}\n";
+    if (std::string(op) == "and")
+      EXPECT_ANY_THROW(launch(dev, module, "k", {1, 1, 1}, {32, 1, 1}, {}));
+    else
+      EXPECT_NO_THROW(launch(dev, module, "k", {1, 1, 1}, {32, 1, 1}, {}));
+  }
 }
 
 TEST(EmuMma, IntegerSatfinite) {

@@ -235,6 +235,46 @@ TEST(GemmReference, Int8OutputRoundsHalfToEvenAndSaturatesAfterScaling) {
     EXPECT_EQ(c.get(i), saturated[size_t(i)]) << i;
 }
 
+// Packed inputs: s4 x u4 reads nibbles (element 2i low), b1 counts bits of AND / XOR over K.
+TEST(GemmReference, PackedInt4AndBinaryByHand) {
+  const OpSpec int4 = gemm_spec(1, 1, 32, matrix(DType::s4, MatrixLayout::row),
+                                matrix(DType::u4, MatrixLayout::col),
+                                matrix(DType::s32, MatrixLayout::row), DType::s32);
+  std::vector<unsigned char> a4(16, 0), b4(16, 0);
+  a4[0] = 0x78; // a0 = -8, a1 = 7
+  a4[1] = 0x3F; // a2 = -1, a3 = 3
+  b4[0] = 0x0F; // b0 = 15, b1 = 0
+  b4[1] = 0x52; // b2 = 2, b3 = 5
+  Buffer c4(DType::s32, 1);
+  reference_gemm(int4, {a4.data(), b4.data(), c4.data()}, MathMode::f32);
+  EXPECT_EQ(c4.get(0), -8 * 15 + 7 * 0 - 1 * 2 + 3 * 5); // -107
+
+  // A (2 x 128, row-major): row 0 has k 0..9 set, row 1 k 100..127. B (128 x 2, column-major):
+  // column 0 has k 5..104, column 1 none.
+  std::vector<unsigned char> a(32, 0), b(32, 0);
+  auto set = [](std::vector<unsigned char> &v, int64_t bit) { v[bit / 8] |= 1 << (bit % 8); };
+  for (int k = 0; k < 10; ++k)
+    set(a, k);
+  for (int k = 100; k < 128; ++k)
+    set(a, 128 + k);
+  for (int k = 5; k < 105; ++k)
+    set(b, k);
+  for (const BitOp op : {BitOp::and_popc, BitOp::xor_popc}) {
+    OpSpec binary = gemm_spec(2, 2, 128, matrix(DType::b1, MatrixLayout::row),
+                              matrix(DType::b1, MatrixLayout::col),
+                              matrix(DType::s32, MatrixLayout::row), DType::s32);
+    binary.bop = op;
+    Buffer c(DType::s32, 4);
+    const ReferenceResult r = reference_gemm(binary, {a.data(), b.data(), c.data()}, MathMode::f32);
+    const bool x = op == BitOp::xor_popc;
+    EXPECT_EQ(c.get(0), x ? 100 : 5); // (0,0): 5..9 in both; 10 + 100 - 2 * 5 differ
+    EXPECT_EQ(c.get(1), x ? 10 : 0);  // (0,1)
+    EXPECT_EQ(c.get(2), x ? 118 : 5); // (1,0): 100..104 in both; 28 + 100 - 10 differ
+    EXPECT_EQ(c.get(3), x ? 28 : 0);  // (1,1)
+    EXPECT_EQ(r.magnitudes[0], x ? 100 : 5);
+  }
+}
+
 TEST(GemmReference, F64IsComputedInDouble) {
   const OpSpec spec = gemm_spec(1, 1, 2, matrix(DType::f64, MatrixLayout::row),
                                 matrix(DType::f64, MatrixLayout::row),

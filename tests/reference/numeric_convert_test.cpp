@@ -230,9 +230,7 @@ TEST(ElementAccess, StorageBytesAndReservedTypes) {
   EXPECT_EQ(dtype_storage_bytes(DType::e4m3), 1);
   EXPECT_EQ(dtype_storage_bytes(DType::e5m2), 1);
   EXPECT_THROW(dtype_storage_bytes(DType::s4), std::invalid_argument);
-  unsigned char byte = 0;
-  EXPECT_THROW(read_element(DType::s4, &byte, 0), std::invalid_argument);
-  EXPECT_THROW(write_element(DType::b1, &byte, 0, 1.0), std::invalid_argument);
+  EXPECT_THROW(dtype_storage_bytes(DType::b1), std::invalid_argument);
 }
 
 double read_fp8(DType t, uint8_t bits) {
@@ -318,6 +316,31 @@ TEST(Fp8Conversion, WritesRoundToNearestEvenAndSaturate) {
   EXPECT_TRUE(std::isnan(read_fp8(DType::e5m2, write_fp8(DType::e5m2, std::nan("")))));
   EXPECT_EQ(round_to_dtype(DType::e4m3, 0.3), 0.3125); // 1.010b * 2^-2
   EXPECT_EQ(round_to_dtype(DType::e5m2, 0.3), 0.3125); // 1.01b * 2^-2
+}
+
+// Packed elements: s4/u4 two per byte, element 2i in the low nibble (s4 two's complement); b1
+// eight per byte, element 8i in bit 0. Writes touch only their element and saturate.
+TEST(ElementAccess, PackedSubByteElements) {
+  const unsigned char s4[2] = {0x8F, 0x71}; // elements -1, -8, 1, 7
+  EXPECT_EQ(read_element(DType::s4, s4, 0), -1);
+  EXPECT_EQ(read_element(DType::s4, s4, 1), -8);
+  EXPECT_EQ(read_element(DType::s4, s4, 2), 1);
+  EXPECT_EQ(read_element(DType::s4, s4, 3), 7);
+  EXPECT_EQ(read_element(DType::u4, s4, 0), 15);
+  EXPECT_EQ(read_element(DType::u4, s4, 1), 8);
+  unsigned char buf[2] = {0, 0};
+  write_element(DType::s4, buf, 1, -3);  // 0xD in the high nibble of byte 0
+  write_element(DType::s4, buf, 2, 100); // saturates to 7
+  write_element(DType::u4, buf, 3, -5);  // saturates to 0
+  EXPECT_EQ(buf[0], 0xD0);
+  EXPECT_EQ(buf[1], 0x07);
+  const unsigned char bits[2] = {0x05, 0x80}; // elements 0, 2 and 15 set
+  for (int i = 0; i < 16; ++i)
+    EXPECT_EQ(read_element(DType::b1, bits, i), i == 0 || i == 2 || i == 15 ? 1 : 0) << i;
+  unsigned char out[1] = {0xFF};
+  write_element(DType::b1, out, 3, 0);
+  write_element(DType::b1, out, 4, 7); // saturates to 1
+  EXPECT_EQ(out[0], 0xF7);
 }
 
 TEST(HardwareView, Tf32RoundingAppliesToTf32AndToF32UnderTf32Math) {

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 namespace tcjit::tuner {
 namespace {
@@ -236,6 +237,47 @@ TEST(ConvSpace, DramTrafficIsTheTensorsNotTheIm2colMatrix) {
   EXPECT_EQ(p.b_elements, 64.0 * 9 * 64);
   EXPECT_EQ(p.m, 32 * 56 * 56);
   EXPECT_EQ(p.k, 9 * 64);
+}
+
+} // namespace
+} // namespace tcjit::tuner
+
+namespace tcjit::tuner {
+namespace {
+
+// Packed sub-byte inputs: the full space's K-tiles are 32/64/128 bytes, i.e. 64/128/256 s4 values
+// and 256/512/1024 b1 values (never below the mma's k); every legal config passes the code
+// generator; the model takes the s4 and b1 peaks (A100: 1248 and 4992 TOPS, 2x and 8x s8).
+TEST(PackedSpace, KTilesCountValuesAndTheModelUsesTheirPeaks) {
+  for (const auto &[text, bks] :
+       {std::pair<std::string, std::set<int>>{"gemm m=512 n=512 k=1024 a=s4 b=s4:col c=s32 acc=s32",
+                                              {64, 128, 256}},
+        {"gemm m=512 n=512 k=1024 a=u4 b=s4:col c=s32 acc=s32", {64, 128, 256}},
+        {"gemm m=512 n=512 k=2048 a=b1 b=b1:col c=s32 acc=s32 bop=xor", {256, 512, 1024}}}) {
+    const OpSpec spec = spec_of(text);
+    SpaceOptions o;
+    o.cta_sizes = {64, 128};
+    o.warp_sizes = {32, 64};
+    o.split_k = {1};
+    const SearchSpace space = enumerate_space(spec, "sm_80", false, a100_model(), o);
+    ASSERT_FALSE(space.legal.empty()) << text << ": " << space.pruned_summary();
+    std::set<int> seen;
+    for (const codegen::TileConfig &c : space.legal) {
+      seen.insert(c.bk);
+      EXPECT_TRUE(codegen::validate_tile_config(spec, c, "sm_80", false).empty())
+          << text << " " << codegen::to_string(c);
+    }
+    EXPECT_EQ(seen, bks) << text;
+  }
+  const GpuModel &a100 = a100_model();
+  const double s8 = a100.peak_flops(MathUnit::s8), s4 = a100.peak_flops(MathUnit::s4),
+               b1 = a100.peak_flops(MathUnit::b1);
+  EXPECT_DOUBLE_EQ(s4 / s8, 2.0);
+  EXPECT_DOUBLE_EQ(b1 / s8, 8.0);
+  EXPECT_EQ(math_kind_of(spec_of("gemm m=64 n=64 k=64 a=s4 b=s4:col c=s32 acc=s32"), false),
+            MathUnit::s4);
+  EXPECT_EQ(math_kind_of(spec_of("gemm m=64 n=64 k=128 a=b1 b=b1:col c=s32 acc=s32"), false),
+            MathUnit::b1);
 }
 
 } // namespace

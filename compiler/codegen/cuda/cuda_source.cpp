@@ -288,7 +288,7 @@ void emit_operand(std::ostringstream &s, const KernelPlan &p, const OperandPlan 
     << "_copy(u32 smem, const u8 *base, s64 ld, int outer_extent, int contig_extent, int mn0, "
        "int stage, int ktile, int tid) {\n"
     << no_hoist(bytewise_fragments(p) || (op.copy_bytes < 4 && op.copies_per_thread > 8), "tid")
-    << "  const int k0 = ktile * " << p.config.bk << ";\n"
+    << "  const int k0 = ktile * " << p.config.bk / p.k_pack << ";\n"
     << "  const int outer0 = " << (op.k_contiguous ? "mn0" : "k0")
     << ", contig0 = " << (op.k_contiguous ? "k0" : "mn0") << ";\n"
     << "#pragma unroll\n"
@@ -470,7 +470,13 @@ void emit_mma(std::ostringstream &s, const KernelPlan &p) {
   case MmaKind::e4m3_e4m3_f32:
   case MmaKind::e4m3_e5m2_f32:
   case MmaKind::e5m2_e4m3_f32:
-  case MmaKind::e5m2_e5m2_f32: {
+  case MmaKind::e5m2_e5m2_f32:
+  case MmaKind::s4_s32:
+  case MmaKind::u4_s32:
+  case MmaKind::s4u4_s32:
+  case MmaKind::u4s4_s32:
+  case MmaKind::b1and_s32:
+  case MmaKind::b1xor_s32: {
     const char *cc = p.mma.acc == DType::s32 ? "+r" : "+f";
     s << "  asm volatile(\"" << p.mma.ptx
       << " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\"\n"
@@ -492,6 +498,18 @@ std::string per_group_bias(const KernelPlan &p) {
          "; // group g's bias starts at g * N\n";
 }
 
+// Packed sub-byte inputs (KernelPlan::k_pack): K, lda, ldb and the A/B batch strides arrive in
+// values; the tiles count bytes along K.
+std::string packed_k_in_bytes(const KernelPlan &p) {
+  if (p.k_pack == 1)
+    return "";
+  const std::string d = std::to_string(p.k_pack);
+  return "  // packed inputs, " + d +
+         " values per byte: K, lda, ldb, A/B batch strides in bytes\n" +
+         "  const int K_bytes = K / " + d + ";\n  lda /= " + d + ";\n  ldb /= " + d +
+         ";\n  batch_stride_a /= " + d + ";\n  batch_stride_b /= " + d + ";\n";
+}
+
 void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
   const int SK = p.config.split_k, S = p.config.stages;
   const bool simt = p.mma.kind == MmaKind::simt_f32;
@@ -504,6 +522,7 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
   // f16 accumulation: the main loop's f16x2 registers are `acc16`, widened into `acc` after it.
   const bool widen = widens_f16_accumulators(p);
   const std::string acc = widen ? "acc16" : "acc";
+  const char *Kt = p.k_pack > 1 ? "K_bytes" : "K"; // K as the tiles' extents count it
   s << signature(p, p.kernel_name, "", p.threads) << " {\n"
     << "  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;\n"
     << "  const int g = lane >> 2, q = lane & 3;\n"
@@ -525,13 +544,13 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
     << "  const u32 z = blockIdx.z;\n"
     << "  const s64 batch = z / " << SK << ";\n"
     << "  const int slice = z % " << SK << ";\n"
-    << "  const u8 *a = A + batch * batch_stride_a * " << p.a.esize << ";\n"
+    << packed_k_in_bytes(p) << "  const u8 *a = A + batch * batch_stride_a * " << p.a.esize << ";\n"
     << "  const u8 *b = B + batch * batch_stride_b * " << p.b.esize << ";\n"
     << "  const u32 smem = shared_address(tcjit_smem);\n"
-    << "  const int a_outer = " << (p.a.k_contiguous ? "M" : "K")
-    << ", a_contig = " << (p.a.k_contiguous ? "K" : "M") << ";\n"
-    << "  const int b_outer = " << (p.b.k_contiguous ? "N" : "K")
-    << ", b_contig = " << (p.b.k_contiguous ? "K" : "N") << ";\n"
+    << "  const int a_outer = " << (p.a.k_contiguous ? "M" : Kt)
+    << ", a_contig = " << (p.a.k_contiguous ? Kt : "M") << ";\n"
+    << "  const int b_outer = " << (p.b.k_contiguous ? "N" : Kt)
+    << ", b_contig = " << (p.b.k_contiguous ? Kt : "N") << ";\n"
     << "  const int ktiles = (K + " << p.config.bk - 1 << ") / " << p.config.bk << ";\n"
     << "  const int per_slice = (ktiles + " << SK - 1 << ") / " << SK << ";\n"
     << "  const int kt_begin = slice * per_slice;\n"

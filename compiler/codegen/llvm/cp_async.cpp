@@ -25,9 +25,9 @@ llvm::Type *element_type(EmitContext &e, DType t) {
   case DType::e4m3:
   case DType::e5m2: return e.b.getInt8Ty(); // fp8 bit patterns: only the mma reads them
   case DType::s32: return e.b.getInt32Ty();
-  case DType::s4:
+  case DType::s4: // packed: moved as the bytes that hold them (KernelPlan::k_pack)
   case DType::u4:
-  case DType::b1: break;
+  case DType::b1: return e.b.getInt8Ty();
   }
   throw std::logic_error("element_type: reserved dtype reached codegen (check_codegen_support)");
 }
@@ -45,7 +45,7 @@ Value *smem_address(EmitContext &e, const OperandPlan &op, Value *stage, Value *
 void emit_tile_copy(EmitContext &e, const OperandPlan &op, const GlobalOperand &g, Value *stage,
                     Value *ktile) {
   auto &b = e.b;
-  const int bk = e.plan.config.bk;
+  const int bk = e.plan.config.bk / e.plan.k_pack; // stored units along K (bytes when packed)
   Value *k0 = b.CreateMul(ktile, e.c32(bk));
   Value *outer0 = op.k_contiguous ? g.mn0 : k0;
   Value *contig0 = op.k_contiguous ? k0 : g.mn0;

@@ -26,6 +26,15 @@ Value *sreg(EmitContext &e, llvm::Intrinsic::ID id) {
 
 // The bias of batch `batch` (i64): shared by all batches of a GEMM; group g's own N values
 // (from g * N) for a grouped convolution.
+// Packed sub-byte inputs (KernelPlan::k_pack): K, lda, ldb and the A/B batch strides arrive in
+// values; the tiles count bytes along K.
+Value *in_bytes_along_k(EmitContext &e, Value *v) {
+  const int d = e.plan.k_pack;
+  if (d == 1)
+    return v;
+  return v->getType() == e.i32() ? e.b.CreateUDiv(v, e.c32(d)) : e.b.CreateSDiv(v, e.c64(d));
+}
+
 Value *bias_base(EmitContext &e, Value *bias, Value *batch, Value *n) {
   if (!e.plan.bias_per_batch)
     return bias;
@@ -254,18 +263,22 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   Value *batch = b.CreateZExt(b.CreateUDiv(z, e.c32(SK)), e.i64());
   Value *slice = b.CreateURem(z, e.c32(SK));
   Value *M = arg(GemmParam::m), *N = arg(GemmParam::n), *K = arg(GemmParam::k);
-  auto batch_base = [&](GemmParam ptr, GemmParam stride, int esize) {
-    return b.CreateGEP(e.i8(), arg(ptr),
-                       b.CreateMul(b.CreateMul(batch, arg(stride)), e.c64(esize)));
+  Value *Kt = in_bytes_along_k(e, K); // K as the tiles count it
+  auto batch_base = [&](Value *ptr, Value *stride, int esize) {
+    return b.CreateGEP(e.i8(), ptr, b.CreateMul(b.CreateMul(batch, stride), e.c64(esize)));
   };
-  GlobalOperand ga{batch_base(GemmParam::a, GemmParam::batch_stride_a, p.a.esize),
-                   arg(GemmParam::lda), p.a.k_contiguous ? M : K, p.a.k_contiguous ? K : M, m0};
-  GlobalOperand gb{batch_base(GemmParam::b, GemmParam::batch_stride_b, p.b.esize),
-                   arg(GemmParam::ldb), p.b.k_contiguous ? N : K, p.b.k_contiguous ? K : N, n0};
+  GlobalOperand ga{
+      batch_base(arg(GemmParam::a), in_bytes_along_k(e, arg(GemmParam::batch_stride_a)), p.a.esize),
+      in_bytes_along_k(e, arg(GemmParam::lda)), p.a.k_contiguous ? M : Kt,
+      p.a.k_contiguous ? Kt : M, m0};
+  GlobalOperand gb{
+      batch_base(arg(GemmParam::b), in_bytes_along_k(e, arg(GemmParam::batch_stride_b)), p.b.esize),
+      in_bytes_along_k(e, arg(GemmParam::ldb)), p.b.k_contiguous ? N : Kt,
+      p.b.k_contiguous ? Kt : N, n0};
   const int out_esize = dtype_bits(p.out) / 8;
   EpilogueArgs ea;
-  ea.c = batch_base(GemmParam::c, GemmParam::batch_stride_c, out_esize);
-  ea.d = batch_base(GemmParam::d, GemmParam::batch_stride_c, out_esize);
+  ea.c = batch_base(arg(GemmParam::c), arg(GemmParam::batch_stride_c), out_esize);
+  ea.d = batch_base(arg(GemmParam::d), arg(GemmParam::batch_stride_c), out_esize);
   ea.bias = bias_base(e, arg(GemmParam::bias), batch, N);
   ea.m = M;
   ea.n = N;

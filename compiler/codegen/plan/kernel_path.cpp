@@ -8,11 +8,13 @@ namespace tcjit::codegen {
 
 namespace {
 
+// max_elements and the counts printed are in bytes' worth of the plan (op.vec); `per_byte`
+// packed values per byte (KernelPlan::k_pack) turns them into values.
 std::string operand_loads(const OperandPlan &op, const std::string &name, int max_elements,
-                          const std::string &limit) {
+                          const std::string &limit, int per_byte = 1) {
   std::ostringstream o;
   o << name << " in " << op.copy_bytes << "-byte "
-    << (op.copy_bytes >= 4 ? "cp.async" : "ld.global") << " pieces (" << op.vec << " x "
+    << (op.copy_bytes >= 4 ? "cp.async" : "ld.global") << " pieces (" << op.vec * per_byte << " x "
     << to_string(op.dtype) << ")";
   if (op.vec < max_elements)
     o << ", narrower than 16 bytes: " << limit;
@@ -29,8 +31,8 @@ std::vector<KernelPathLine> describe_kernel_path(const OpSpec &spec, const Kerne
                    "tiled GEMM, " +
                        std::string(p.mma.kind == MmaKind::simt_f32 ? "SIMT FFMA" : "mma.sync") +
                        ", " + std::to_string(p.config.stages) + "-stage cp.async pipeline"});
-    out.push_back({"loads", operand_loads(p.a, "a", widest, "the alignment of a")});
-    out.push_back({"", operand_loads(p.b, "b", widest, "the alignment of b")});
+    out.push_back({"loads", operand_loads(p.a, "a", widest, "the alignment of a", p.k_pack)});
+    out.push_back({"", operand_loads(p.b, "b", widest, "the alignment of b", p.k_pack)});
     return out;
   }
   const ConvConstants &k = *p.conv;

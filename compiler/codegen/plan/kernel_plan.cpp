@@ -6,6 +6,7 @@
 
 #include "compiler/spec/alignment.h"
 #include "compiler/target/arch.h"
+#include "compiler/target/dtype_info.h"
 #include "support/fnv1a.h"
 
 #include <algorithm>
@@ -22,7 +23,7 @@ OperandPlan plan_operand(char name, const MatrixOperand &op, bool k_contig_when_
   OperandPlan p;
   p.name = name;
   p.dtype = op.dtype;
-  p.esize = dtype_bits(op.dtype) / 8;
+  p.esize = std::max(1, dtype_bits(op.dtype) / 8); // packed sub-byte types: bytes (k_pack)
   p.layout = op.layout;
   p.k_contiguous = (op.layout == MatrixLayout::row) == k_contig_when_row;
   p.rows = p.k_contiguous ? outer : bk;
@@ -150,8 +151,20 @@ KernelPlan plan_view(const OpSpec &spec, const TileConfig &c, std::string_view a
   p.tiles_m = c.wm / p.mma.m;
   p.tiles_n = c.wn / p.mma.n;
   p.k_steps = c.bk / p.mma.k;
-  p.a = plan_operand('a', spec.gemm.a, true, c.bm, c.bk, c.vec_a, p.threads, p.mma);
-  p.b = plan_operand('b', spec.gemm.b, false, c.bn, c.bk, c.vec_b, p.threads, p.mma);
+  // Packed sub-byte inputs: from here on the kernel sees bytes along K (kernel_plan.h k_pack).
+  p.k_pack = values_per_byte(spec.gemm.a.dtype);
+  if (p.k_pack > 1) {
+    if (spec.gemm.a.layout != MatrixLayout::row || spec.gemm.b.layout != MatrixLayout::col ||
+        c.vec_a % p.k_pack != 0 || c.vec_b % p.k_pack != 0 || p.mma.kind == MmaKind::simt_f32)
+      throw std::logic_error("plan_kernel: packed inputs need row x col and byte vectors "
+                             "(validate_spec / validate_tile_config)");
+    p.mma.k /= p.k_pack;
+    p.mma.elem_bits = 8;
+    p.mma.fragments = FragmentMap::m16n8k32_8bit;
+  }
+  const int bk = c.bk / p.k_pack;
+  p.a = plan_operand('a', spec.gemm.a, true, c.bm, bk, c.vec_a / p.k_pack, p.threads, p.mma);
+  p.b = plan_operand('b', spec.gemm.b, false, c.bn, bk, c.vec_b / p.k_pack, p.threads, p.mma);
   p.a.smem_offset = 0;
   p.b.smem_offset = c.stages * p.a.stage_bytes;
   p.smem_bytes = c.stages * (p.a.stage_bytes + p.b.stage_bytes);
@@ -256,6 +269,9 @@ std::string describe(const KernelPlan &p) {
     << (widens_f16_accumulators(p) ? " (f16x2 accumulators, widened to f32 after the main loop)"
                                    : "")
     << "\n"
+    << (p.k_pack > 1 ? "  packed inputs: " + std::to_string(p.k_pack) +
+                           " values per byte, loaded and fragmented as bytes along K\n"
+                     : std::string())
     << "  CTA " << p.config.bm << "x" << p.config.bn << "x" << p.config.bk << ", " << p.warps
     << " warps (" << p.warps_m << "x" << p.warps_n << "), warp tile " << p.config.wm << "x"
     << p.config.wn << " = " << p.tiles_m << "x" << p.tiles_n << " mma tiles, " << p.k_steps

@@ -50,7 +50,7 @@ struct OperandPlan {
   int row_bytes = 0;
   int stage_bytes = 0;
   int smem_offset = 0;       // of stage 0; stage s at smem_offset + s * stage_bytes
-  int vec = 1;               // global vector width in elements
+  int vec = 1;               // global vector width in elements (bytes for packed inputs)
   int copy_bytes = 0;        // vec * esize: 16/8/4 -> cp.async, 2/1 -> ld.global + st.shared
   int copies = 0;            // vectors per stage tile
   int copies_per_thread = 0; // ceil(copies / threads)
@@ -64,7 +64,7 @@ struct KernelPlan {
   std::string kernel_name; // deterministic, from spec + config
   std::string arch;        // "sm_80"
   int sm = 80;
-  int ptx_version = 70; // x10
+  int ptx_version = 70; // x10: the arch's, raised to the mma form's min_ptx
   TileConfig config;
   MmaForm mma; // the instruction of the main loop (its accumulators: mma.acc, mma.c_regs per tile)
   // The accumulators after the main loop, as the epilogue, the split-K workspace and the staged
@@ -78,6 +78,12 @@ struct KernelPlan {
   int warps_m = 0, warps_n = 0;
   int tiles_m = 0, tiles_n = 0; // mma tiles per warp
   int k_steps = 0;              // mma k-steps per K-tile
+  // Packed sub-byte inputs (s4, u4: 2; b1: 8; else 1): values per byte along K. The kernel works
+  // in bytes along K: `mma` is the form seen in bytes (k / k_pack, elem_bits 8, the m16n8k32 s8
+  // fragment map, which is the byte view of the m16n8k64 s4 and m16n8k256 b1 maps), the operand
+  // tiles are bk / k_pack bytes wide, and the kernel divides its K, lda, ldb and A/B batch strides
+  // (values at run time, kernel_abi.h) by k_pack on entry. A must be row-major and B col-major.
+  int k_pack = 1;
   OperandPlan a, b;
   // A convolution's implicit GEMM (conv_lowering.h): the constants its gathers use. The plan's
   // operands, tiles and epilogue are those of the view; the batch index is the group.
@@ -145,6 +151,12 @@ std::string kernel_identity(const KernelPlan &);
 // shared-memory addresses that hoisting them out of the main loop, or unrolling it by the stage
 // count, spills (40-276 B): the code generator does neither for them.
 bool bytewise_fragments(const KernelPlan &);
+
+// An operand's global vector width in elements (values): OperandPlan::vec counts bytes for packed
+// sub-byte inputs (KernelPlan::k_pack).
+inline int vector_elements(const KernelPlan &p, const OperandPlan &op) {
+  return op.vec * (op.name == 'a' || op.name == 'b' ? p.k_pack : 1);
+}
 
 // Multi-line human-readable description (TCJIT_DEBUG, `tcjit compile`).
 std::string describe(const KernelPlan &);

@@ -6,6 +6,7 @@
 #include "compiler/spec/alignment.h"
 #include "compiler/spec/tensor_core_rules.h"
 #include "compiler/target/arch.h"
+#include "compiler/target/dtype_info.h"
 #include "compiler/target/mma_table.h"
 
 #include <algorithm>
@@ -27,8 +28,14 @@ DType input_dtype(const OpSpec &spec) {
   return spec.conv.pass == ConvPass::fprop ? spec.conv.x.dtype : spec.conv.y.dtype;
 }
 
+// Bytes per element of the multiplied inputs, at least 1: packed sub-byte types (s4, u4, b1)
+// are sized with element_bits (shared memory, vectors).
 int element_bytes(const OpSpec &spec) {
-  return dtype_bits(input_dtype(spec)) / 8;
+  return std::max(1, dtype_bits(input_dtype(spec)) / 8);
+}
+
+int element_bits(const OpSpec &spec) {
+  return dtype_bits(input_dtype(spec));
 }
 
 std::string num(int64_t v) {
@@ -69,7 +76,7 @@ int threads_per_cta(const TileConfig &c) {
 }
 
 int shared_bytes(const OpSpec &spec, const TileConfig &c) {
-  return c.stages * (c.bm * c.bk + c.bn * c.bk) * element_bytes(spec);
+  return c.stages * (c.bm * c.bk + c.bn * c.bk) * element_bits(spec) / 8;
 }
 
 std::vector<ConfigError> check_codegen_support(const OpSpec &spec, std::string_view arch,
@@ -130,7 +137,9 @@ std::vector<ConfigError> validate_tile_config(const OpSpec &spec_in, const TileC
   };
   pow2_in("bm", c.bm, 16, 256);
   pow2_in("bn", c.bn, 16, 256);
-  pow2_in("bk", c.bk, mma.kind == MmaKind::simt_f32 ? 4 : mma.k, 128);
+  // bk up to 128 elements, or 128 bytes of packed sub-byte values (s4: 256, b1: 1024).
+  const int per_byte = values_per_byte(input_dtype(spec));
+  pow2_in("bk", c.bk, mma.kind == MmaKind::simt_f32 ? 4 : mma.k, 128 * per_byte);
   pow2_in("wm", c.wm, 16, 128);
   pow2_in("wn", c.wn, 16, 128);
   if (!e.empty())
@@ -160,15 +169,19 @@ std::vector<ConfigError> validate_tile_config(const OpSpec &spec_in, const TileC
     e.push_back({"split_k", "split_k=" + num(c.split_k) +
                                 ": the depthwise kernel sums each output's taps in one thread; it "
                                 "has no split-K (use split_k=1)"});
-  const int esize = element_bytes(spec);
+  const int esize = element_bytes(spec), ebits = element_bits(spec);
   auto check_vec = [&](const char *field, int v, const std::string &operand) {
     const int allowed = max_vec(spec, operand);
     if (v == 0)
       return;
-    if (!is_pow2(v) || v * esize > 16)
+    if (!is_pow2(v) || v * ebits > 128)
       e.push_back({field, std::string(field) + "=" + num(v) +
-                              " must be a power of two of at most 16 bytes (" + num(16 / esize) +
+                              " must be a power of two of at most 16 bytes (" + num(128 / ebits) +
                               " elements)"});
+    else if (v < per_byte)
+      e.push_back({field, std::string(field) + "=" + num(v) + " is less than a byte of packed " +
+                              std::string(to_string(input_dtype(spec))) + " values (at least " +
+                              num(per_byte) + " elements)"});
     else if (v > allowed)
       e.push_back({field, std::string(field) + "=" + num(v) + " exceeds the alignment of " +
                               operand + " (" + num(allowed) + " elements)"});
@@ -179,8 +192,9 @@ std::vector<ConfigError> validate_tile_config(const OpSpec &spec_in, const TileC
   const int smem = shared_bytes(spec, c);
   if (info && smem > info->max_smem_per_block)
     e.push_back({"stages", "shared memory " + num(smem) + " bytes (stages*(bm+bn)*bk*" +
-                               num(esize) + ") exceeds " + std::string(arch) + "'s " +
-                               num(info->max_smem_per_block) + " bytes per block"});
+                               (per_byte > 1 ? "1/" + num(per_byte) : num(esize)) + ") exceeds " +
+                               std::string(arch) + "'s " + num(info->max_smem_per_block) +
+                               " bytes per block"});
   return e;
 }
 
@@ -217,7 +231,7 @@ TileConfig resolve_vectors(const OpSpec &spec_in, const TileConfig &config) {
   const OpSpec spec = c.pad_c != 0 && channel_padding_target(spec_in) == c.pad_c
                           ? effective_spec(spec_in, c)
                           : spec_in;
-  const int widest = 16 / element_bytes(spec);
+  const int widest = 128 / element_bits(spec);
   if (c.vec_a == 0)
     c.vec_a = std::min(widest, max_vec(spec, "a"));
   if (c.vec_b == 0)
@@ -241,6 +255,8 @@ TileConfig default_tile_config(const OpSpec &spec_in, std::string_view arch, boo
     c = TileConfig{128, 128, 16, 64, 32, 3, 1, 1, 0, 0}; // 64x64 warps spill
   } else if (form->elem_bits == 8) {                     // s8, u8
     c = TileConfig{128, 128, 64, 64, 32, 3, 1, 1, 0, 0}; // 64x64 warps spill
+  } else if (form->elem_bits < 8) { // packed s4, u4, b1: s8's tile of 64 bytes along K
+    c = TileConfig{128, 128, 64 * values_per_byte(form->input), 64, 32, 3, 1, 1, 0, 0};
   }
   if (small_m) {
     c.bm = 64;
