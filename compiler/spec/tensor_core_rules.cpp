@@ -182,6 +182,12 @@ MmaChoice choose_mma(const OpSpec &spec, std::string_view arch, bool tf32_overri
   m.shape = "m" + s(form->m) + "n" + s(form->n) + "k" + s(form->k);
   if (form->kind == codegen::MmaKind::tf32_f32)
     m.note = "inputs rounded to tf32 (cvt.rna.tf32.f32): 10-bit mantissa, fp32 accumulate";
+  m.sparse = form->sparse;
+  if (form->sparse)
+    m.note = "2:4-sparse A: pass A pruned (the 2 largest magnitudes of every 4 along K) and "
+             "compressed, its k/2 kept values per row then the metadata (tcjit::"
+             "prune_2_4_and_compress, docs/dsl.md); peak " +
+             s(static_cast<int>(sparse_speedup)) + "x the dense mma's";
   return m;
 }
 

@@ -2,6 +2,7 @@
 
 #include "compiler/target/dtype_info.h"
 
+#include <algorithm>
 #include <array>
 
 namespace tcjit::codegen {
@@ -13,7 +14,7 @@ constexpr MatrixLayout row = MatrixLayout::row, col = MatrixLayout::col;
 // ISA names; the intrinsics are those of IntrinsicsNVPTX.td of LLVM 19 (mma_emit.cpp looks them
 // up by name and refuses a name LLVM does not know).
 // clang-format off
-constexpr std::array<MmaForm, 7> kForms{{
+constexpr std::array<MmaForm, 9> kForms{{
     {MmaKind::f16_f32, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
      "llvm.nvvm.mma.m16n8k16.row.col.f32.f32", 16, 8, 16, DType::f16, DType::f16, DType::f16,
      DType::f32, row, col, 80, 70, 4, 2, 4, 16, FragmentMap::m16n8k16_16bit, MathUnit::f16, ""},
@@ -38,6 +39,15 @@ constexpr std::array<MmaForm, 7> kForms{{
      DType::f16, row, col, 80, 70, 4, 2, 2, 16, FragmentMap::m16n8k16_16bit, MathUnit::f16,
      "tcjit's kernels keep f32 accumulators (the epilogue, split-K and the staged stores read "
      "them as f32)"},
+    // 2:4-sparse A (mma.sp, PTX 7.1): k is the dense K; A holds the compressed 16 x 16 values, the
+    // metadata register and the sparsity selector follow C (mma_table.h: sp_m16n8k32_16bit). No
+    // LLVM 19 intrinsic: the LLVM backend emits it as inline PTX.
+    {MmaKind::sp_f16_f32, "mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32", "", 16, 8, 32,
+     DType::f16, DType::f16, DType::f16, DType::f32, row, col, 80, 71, 4, 4, 4, 16,
+     FragmentMap::sp_m16n8k32_16bit, MathUnit::f16, "", true},
+    {MmaKind::sp_bf16_f32, "mma.sp.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32", "", 16, 8, 32,
+     DType::bf16, DType::bf16, DType::bf16, DType::f32, row, col, 80, 71, 4, 4, 4, 16,
+     FragmentMap::sp_m16n8k32_16bit, MathUnit::bf16, "", true},
 }};
 // clang-format on
 
@@ -71,10 +81,15 @@ std::string version_text(int x10) {
 std::string generated_list() {
   std::string out;
   for (const MmaForm &f : kForms)
-    if (f.not_generated.empty())
+    if (f.not_generated.empty() && !f.sparse)
       out += (out.empty() ? "" : ", ") + std::string(to_string(f.a)) + "->" +
              std::string(to_string(f.acc));
-  return out;
+  std::string sparse;
+  for (const MmaForm &f : kForms)
+    if (f.not_generated.empty() && f.sparse)
+      sparse += (sparse.empty() ? "" : ", ") + std::string(to_string(f.a)) + "->" +
+                std::string(to_string(f.acc));
+  return sparse.empty() ? out : out + "; 2:4-sparse " + sparse;
 }
 
 } // namespace
@@ -97,6 +112,8 @@ std::string_view to_string(MmaKind k) {
   case MmaKind::f64_f64: return "f64_f64";
   case MmaKind::f16_f16: return "f16_f16";
   case MmaKind::simt_f32: return "simt_f32";
+  case MmaKind::sp_f16_f32: return "sp_f16_f32";
+  case MmaKind::sp_bf16_f32: return "sp_bf16_f32";
   }
   return "?";
 }
@@ -165,7 +182,9 @@ std::string math_problem(const MathRequest &r, const ArchInfo &arch) {
     return in + sparse + " inputs with acc=" + ac + " are not compiled: PTX has " +
            std::string(f->ptx) + ", but " + std::string(f->not_generated) + instead;
   }
-  if (arch.sm_version < f->min_sm || arch.ptx_version < f->min_ptx)
+  // The kernel's PTX version is raised to the form's min_ptx where the arch's is older
+  // (kernel_ptx_version): only the arch can rule a form out.
+  if (arch.sm_version < f->min_sm)
     return std::string(f->ptx) + " needs sm_" + std::to_string(f->min_sm) + " and PTX " +
            version_text(f->min_ptx) + " or newer; " + std::string(arch.name) + " has PTX " +
            version_text(arch.ptx_version) + " (target a newer arch)";
@@ -174,6 +193,18 @@ std::string math_problem(const MathRequest &r, const ArchInfo &arch) {
 
 std::string math_problem(DType input, DType acc, MathMode resolved, const ArchInfo &arch) {
   return math_problem(MathRequest{input, input, acc, resolved}, arch);
+}
+
+const MmaForm &dense_twin(const MmaForm &sparse) {
+  for (const MmaForm &f : kForms)
+    if (!f.sparse && f.a == sparse.a && f.b == sparse.b && f.acc == sparse.acc &&
+        f.k * 2 == sparse.k)
+      return f;
+  return sparse; // a dense form is its own twin
+}
+
+int kernel_ptx_version(const MmaForm &f, const ArchInfo &arch) {
+  return std::max(arch.ptx_version, f.min_ptx);
 }
 
 DType b_input(const MmaForm &f) {
@@ -190,7 +221,9 @@ int a_q_multiplier(const MmaForm &f) {
 
 FragOffset a_offset(const MmaForm &f, int i) {
   switch (f.fragments) {
-  case FragmentMap::m16n8k16_16bit: return {((i >> 1) & 1) * 8, (i & 1) + (i >= 4 ? 8 : 0)};
+  case FragmentMap::m16n8k16_16bit:
+  case FragmentMap::sp_m16n8k32_16bit: // compressed columns
+    return {((i >> 1) & 1) * 8, (i & 1) + (i >= 4 ? 8 : 0)};
   case FragmentMap::m16n8k8_32bit: return {(i & 1) * 8, i >= 2 ? 4 : 0};
   case FragmentMap::m16n8k32_8bit: return {((i >> 2) & 1) * 8, (i & 3) + (i >= 8 ? 16 : 0)};
   case FragmentMap::m8n8k4_64bit:
@@ -202,6 +235,7 @@ FragOffset a_offset(const MmaForm &f, int i) {
 int b_k_offset(const MmaForm &f, int i) {
   switch (f.fragments) {
   case FragmentMap::m16n8k16_16bit: return (i & 1) + (i >= 2 ? 8 : 0);
+  case FragmentMap::sp_m16n8k32_16bit: return (i & 1) + 8 * (i >> 1);
   case FragmentMap::m16n8k8_32bit: return i * 4;
   case FragmentMap::m16n8k32_8bit: return (i & 3) + (i >= 4 ? 16 : 0);
   case FragmentMap::m8n8k4_64bit:
@@ -216,7 +250,8 @@ FragOffset c_offset(const MmaForm &f, int i) {
   case FragmentMap::simt: return {0, 0};
   case FragmentMap::m16n8k16_16bit:
   case FragmentMap::m16n8k8_32bit:
-  case FragmentMap::m16n8k32_8bit: return {i >= 2 ? 8 : 0, i & 1};
+  case FragmentMap::m16n8k32_8bit:
+  case FragmentMap::sp_m16n8k32_16bit: return {i >= 2 ? 8 : 0, i & 1};
   }
   return {};
 }

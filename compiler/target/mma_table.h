@@ -35,7 +35,18 @@ namespace tcjit::codegen {
 // simt_f32 is not an mma: the SIMT FFMA path for math=f32 (exact fp32), described in the same
 // terms so that the kernel builder treats it alike: a "tile" is one accumulator per thread, the
 // warp's 32 lanes arranged 4 x 8 (lane / 8, lane % 8), k = 1 per step. It is not in mma_forms().
-enum class MmaKind { f16_f32, bf16_f32, tf32_f32, s8_s32, u8_s32, f64_f64, f16_f16, simt_f32 };
+enum class MmaKind {
+  f16_f32,
+  bf16_f32,
+  tf32_f32,
+  s8_s32,
+  u8_s32,
+  f64_f64,
+  f16_f16,
+  simt_f32,
+  sp_f16_f32,  // mma.sp m16n8k32 f16 (2:4-sparse A)
+  sp_bf16_f32, // mma.sp m16n8k32 bf16
+};
 
 // Which of the ISA's fragment maps a form's registers follow (a_offset, b_k_offset, c_offset).
 enum class FragmentMap {
@@ -44,6 +55,10 @@ enum class FragmentMap {
   m16n8k32_8bit,  // s8, u8: four per register
   m8n8k4_64bit,   // f64: one per 64-bit register
   simt,           // FFMA: one accumulator, one element of A and of B
+  // mma.sp m16n8k32 f16/bf16: A (4 x b32) is the compressed 16 x 16 tile (2 kept values of every
+  // 4 along K) in the m16n8k16 map; B (4 x b32) k = 2q + (i & 1) + 8 * (i >> 1): two m16n8k16 B
+  // fragments, k 0-15 and 16-31.
+  sp_m16n8k32_16bit,
 };
 
 struct MmaForm {
@@ -70,6 +85,14 @@ struct MmaForm {
 
 // B's type as stored in memory (f32 for tf32 math).
 DType b_input(const MmaForm &);
+
+// A sparse form's dense twin: the dense form of the same types whose fragment maps the sparse
+// form's registers are made of (A: the compressed tile at the twin's k = k / 2; B: two of the
+// twin's B fragments, at k and k + k / 2). The code generators load fragments with it.
+const MmaForm &dense_twin(const MmaForm &sparse);
+// The sparsity selector the generators pass to a sparse form (PTX ISA, mma.sp: which threads of
+// each group of four supply the metadata): 0, threads q = 0 and 1.
+inline constexpr int kSparsitySelector = 0;
 
 // Every tensor-core form of the table, generated or not.
 std::span<const MmaForm> mma_forms();
@@ -103,6 +126,9 @@ bool is_simt_math(DType input, DType acc, MathMode resolved);
 // (what, and what to use instead); "" when it has one (a generated form, or SIMT FFMA). `tcjit
 // explain` and `tcjit compile` both report this text.
 std::string math_problem(const MathRequest &, const ArchInfo &arch);
+// The PTX ISA version of a kernel using `f` on `arch`: the arch's, or the form's min_ptx where that
+// is newer (mma.sp needs PTX 7.1; sm_80's kernels are otherwise PTX 7.0).
+int kernel_ptx_version(const MmaForm &f, const ArchInfo &arch);
 std::string math_problem(DType input, DType acc, MathMode resolved, const ArchInfo &arch);
 
 // Elements per register of A/B (registers are 32-bit except f64's 64-bit ones).

@@ -1,8 +1,9 @@
 // `tcjit explain` and `tcjit compile` agree on every spec the DSL accepts: every input dtype x
 // accumulator x math mode of the DSL's vocabulary, on every arch tcjit targets, for a GEMM, a
-// convolution and a depthwise convolution. Explain says whether tensor cores run it (and with
-// which instruction) and whether it compiles; compile either produces PTX holding that
-// instruction (no mma at all when explain says no tensor cores) or refuses with explain's reason.
+// convolution and a depthwise convolution, and a 2:4-sparse GEMM. Explain says whether tensor cores
+// run it (and with which instruction) and whether it compiles; compile either produces PTX holding
+// that instruction (no mma at all when explain says no tensor cores) or refuses with explain's
+// reason.
 #include "compiler/dsl/vocabulary.h"
 #include "compiler/target/arch.h"
 #include "tcjit/tcjit.hpp"
@@ -22,6 +23,7 @@ namespace {
 // The operations, with the input dtype and accumulator left to fill in.
 const char *const kOps[] = {
     "gemm m=64 n=64 k=64 a=%IN b=%IN:col acc=%ACC",
+    "gemm m=64 n=64 k=64 a=%IN b=%IN:col acc=%ACC sparse=2:4",
     "conv2d n=1 h=8 w=8 c=32 k=32 r=3 s=3 pad=1 x=%IN acc=%ACC",
     "conv2d n=1 h=8 w=8 c=32 k=32 groups=32 r=3 s=3 pad=1 x=%IN acc=%ACC",
 };

@@ -32,15 +32,18 @@ const char *reg_type(DType t) {
   return t == DType::f64 ? ".f64" : t == DType::f32 ? ".f32" : ".b32";
 }
 
-// A kernel holding one `f` (D = A * B + C, D and C in the same registers).
+// A kernel holding one `f` (D = A * B + C, D and C in the same registers); a sparse form (mma.sp)
+// also takes its metadata register %e and the sparsity selector the code generators pass.
 std::string one_mma_kernel(const MmaForm &f, int ptx_version, int sm) {
   const int a = f.a_regs, b = f.b_regs, c = f.c_regs;
   return ".version " + version_text(ptx_version) + "\n.target sm_" + std::to_string(sm) +
          "\n.address_size 64\n.visible .entry one_mma()\n{\n  .reg " + reg_type(f.a) + " %a<" +
          std::to_string(a) + ">;\n  .reg " + reg_type(f.b) + " %b<" + std::to_string(b) +
          ">;\n  .reg " + reg_type(f.acc) + " %c<" + std::to_string(c) + ">;\n  " +
-         std::string(f.ptx) + " " + reg_list("c", c) + ", " + reg_list("a", a) + ", " +
-         reg_list("b", b) + ", " + reg_list("c", c) + ";\n  ret;\n}\n";
+         (f.sparse ? ".reg .b32 %e;\n  " : "") + std::string(f.ptx) + " " + reg_list("c", c) +
+         ", " + reg_list("a", a) + ", " + reg_list("b", b) + ", " + reg_list("c", c) +
+         (f.sparse ? ", %e, " + std::to_string(kSparsitySelector) : std::string()) +
+         ";\n  ret;\n}\n";
 }
 
 // "" when ptxas accepts `ptx` for sm_`sm`, else its log.
@@ -77,18 +80,21 @@ TEST_F(MmaTablePtxas, EveryFormAssemblesFromItsFirstArchAndPtxVersion) {
   }
 }
 
-// sm_75 and PTX 6.5 are the arch and the PTX ISA version before sm_80 and 7.0, which every form of
-// the table needs; ptxas names what the form requires.
+// sm_75 is the arch before sm_80, which every form of the table needs; the PTX ISA version before a
+// form's min_ptx is 6.5 for 7.0 and 7.0 for 7.1 (mma.sp); ptxas names what the form requires.
 TEST_F(MmaTablePtxas, PtxasRefusesEveryFormBeforeItsFirstArchAndPtxVersion) {
   for (const MmaForm &f : mma_forms()) {
     SCOPED_TRACE(std::string(f.ptx));
     ASSERT_EQ(f.min_sm, 80) << "pick the arch before this form's first";
-    ASSERT_EQ(f.min_ptx, 70) << "pick the PTX ISA version before this form's first";
+    ASSERT_TRUE(f.min_ptx == 70 || f.min_ptx == 71)
+        << "pick the PTX ISA version before this form's first";
     const std::string old_arch = ptxas_refusal(one_mma_kernel(f, f.min_ptx, 75), 75);
     EXPECT_NE(old_arch.find("requires .target sm_" + std::to_string(f.min_sm) + " or higher"),
               std::string::npos)
         << old_arch;
-    const std::string old_ptx = ptxas_refusal(one_mma_kernel(f, 65, 75), 75);
+    const std::string old_ptx = f.min_ptx == 70
+                                    ? ptxas_refusal(one_mma_kernel(f, 65, 75), 75)
+                                    : ptxas_refusal(one_mma_kernel(f, 70, f.min_sm), f.min_sm);
     EXPECT_NE(old_ptx.find("requires PTX ISA .version " + version_text(f.min_ptx) + " or later"),
               std::string::npos)
         << old_ptx;

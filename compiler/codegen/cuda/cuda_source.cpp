@@ -283,7 +283,8 @@ void emit_operand(std::ostringstream &s, const KernelPlan &p, const OperandPlan 
     << "_copy(u32 smem, const u8 *base, s64 ld, int outer_extent, int contig_extent, int mn0, "
        "int stage, int ktile, int tid) {\n"
     << no_hoist(bytewise_fragments(p) || (op.copy_bytes < 4 && op.copies_per_thread > 8), "tid")
-    << "  const int k0 = ktile * " << p.config.bk << ";\n"
+    << "  const int k0 = ktile * " << (op.k_contiguous ? op.cols : op.rows)
+    << "; // the tile's K extent (bk; bk / 2 for a 2:4-sparse A)\n"
     << "  const int outer0 = " << (op.k_contiguous ? "mn0" : "k0")
     << ", contig0 = " << (op.k_contiguous ? "k0" : "mn0") << ";\n"
     << "#pragma unroll\n"
@@ -438,8 +439,16 @@ void emit_fragment_tables(std::ostringstream &s, const KernelPlan &p) {
 // The mma of one tile (the plan's MmaForm).
 void emit_mma(std::ostringstream &s, const KernelPlan &p) {
   const std::string F = frag_type(p), A = acc_type(p);
+  if (p.mma.sparse)
+    s << "// 16 bits of a 2:4-sparse A's metadata: row `row`'s groups of dense columns k .. k + "
+         "15\n"
+      << "// (k a multiple of 16); indices 0 and 1 (0x4444) outside the matrix.\n"
+      << "__device__ __forceinline__ u32 sparse_meta(const u8 *meta, int M, int K, int row, int k) "
+         "{\n"
+      << "  return row < M && k < K ? u32(*(const u16 *)(meta + (s64)row * (K / 8) + k / 8)) : "
+         "0x4444u;\n}\n";
   s << "__device__ __forceinline__ void mma(" << A << " *c, const " << F << " *a, const " << F
-    << " *b) {\n";
+    << " *b" << (p.mma.sparse ? ", u32 e" : "") << ") {\n";
   switch (p.mma.kind) {
   case MmaKind::simt_f32:
     s << "  c[0] = fmaf(__uint_as_float(a[0]), __uint_as_float(b[0]), c[0]);\n}\n";
@@ -447,6 +456,15 @@ void emit_mma(std::ostringstream &s, const KernelPlan &p) {
   case MmaKind::f16_f16:
     throw std::logic_error("cuda_source: " + std::string(p.mma.ptx) +
                            " is not generated (check_codegen_support)");
+  case MmaKind::sp_f16_f32:
+  case MmaKind::sp_bf16_f32:
+    s << "  asm volatile(\"" << p.mma.ptx
+      << " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, "
+      << kSparsitySelector << ";\"\n"
+      << "               : \"+f\"(c[0]), \"+f\"(c[1]), \"+f\"(c[2]), \"+f\"(c[3])\n"
+      << "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), "
+         "\"r\"(b[1]), \"r\"(b[2]), \"r\"(b[3]), \"r\"(e));\n}\n";
+    return;
   case MmaKind::f64_f64:
     s << "  asm volatile(\"" << p.mma.ptx
       << " {%0, %1}, {%2}, {%3}, {%0, %1};\" : \"+d\"(c[0]), \"+d\"(c[1]) : \"d\"(a[0]), "
@@ -476,6 +494,58 @@ std::string per_group_bias(const KernelPlan &p) {
     return "";
   return "  bias += batch * N * " + std::to_string(dtype_bits(p.out) / 8) +
          "; // group g's bias starts at g * N\n";
+}
+
+// The mmas of one dense k-step: fa/fb loaded, tf32 rounded (cvt.rna) where the form is tf32.
+void emit_dense_mmas(std::ostringstream &s, const KernelPlan &p) {
+  if (p.mma.kind == MmaKind::tf32_f32)
+    s << "#pragma unroll\n      for (int i = 0; i < " << p.tiles_m << "; ++i)\n"
+      << "#pragma unroll\n        for (int r = 0; r < " << p.mma.a_regs << "; ++r)\n"
+      << "          asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(fa[i][r]) : "
+         "\"f\"(__uint_as_float(fa[i][r])));\n"
+      << "#pragma unroll\n      for (int j = 0; j < " << p.tiles_n << "; ++j)\n"
+      << "#pragma unroll\n        for (int r = 0; r < " << p.mma.b_regs << "; ++r)\n"
+      << "          asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(fb[j][r]) : "
+         "\"f\"(__uint_as_float(fb[j][r])));\n";
+  s << "#pragma unroll\n      for (int i = 0; i < " << p.tiles_m << "; ++i)\n"
+    << "#pragma unroll\n        for (int j = 0; j < " << p.tiles_n << "; ++j)\n"
+    << "          mma(acc[i][j], fa[i], fb[j]);\n";
+}
+
+// A 2:4-sparse A's metadata (docs/dsl.md, compiler/reference/sparse_2_4.h): it follows the
+// batch's compressed values (M x lda elements) at the next 16-byte boundary; row m's K / 8 bytes
+// start at m * (K / 8), group g's 4 bits (its two kept indices, the lower one in bits 0-1) in
+// byte g / 2, the low nibble for even g.
+std::string sparse_metadata_base(const KernelPlan &p) {
+  if (!p.mma.sparse)
+    return "";
+  return "  const u8 *meta = a + ((s64)M * lda * " + std::to_string(p.a.esize) +
+         " + 15) / 16 * 16; // the metadata (docs/dsl.md)\n";
+}
+
+// One k-step of a 2:4-sparse form (mma_table.h, sp_m16n8k32_16bit): A's fragments are the
+// compressed tile's at the dense twin's k-step ks, B's two of the twin's (k-steps 2ks, 2ks+1).
+// The metadata register of tile i (PTX ISA, "Sparse matrix storage" and the mma.sp metadata
+// figures; sparsity selector 0: threads q = 0, 1 of each group of four supply it): bits 0-15
+// hold row g's 4 groups of dense columns 16 (q & 1) .. + 15 of the step, bits 16-31 row g + 8's;
+// 0x4444 (indices 0 and 1) outside the matrix, where A is zero-filled.
+void emit_sparse_k_step(std::ostringstream &s, const KernelPlan &p) {
+  const KernelPlan lp = fragment_plan(p);
+  s << "      u32 fa[" << p.tiles_m << "][" << lp.mma.a_regs << "], fb[" << p.tiles_n << "]["
+    << lp.mma.b_regs << "], fb2[" << p.tiles_n << "][" << lp.mma.b_regs << "];\n"
+    << "      load_a(fa, smem, stage, ks, warp_m0, lane);\n"
+    << "      load_b(fb, smem, stage, 2 * ks, warp_n0, lane);\n"
+    << "      load_b(fb2, smem, stage, 2 * ks + 1, warp_n0, lane);\n"
+    << "      const int meta_k = kt * " << p.config.bk << " + ks * " << p.mma.k << " + (q & 1) * "
+    << p.mma.k / 2 << ";\n"
+    << "#pragma unroll\n      for (int i = 0; i < " << p.tiles_m << "; ++i) {\n"
+    << "        const int meta_row = m0 + warp_m0 + g + i * " << p.mma.m << ";\n"
+    << "        const u32 e = sparse_meta(meta, M, K, meta_row, meta_k) | "
+       "(sparse_meta(meta, M, K, meta_row + 8, meta_k) << 16);\n"
+    << "#pragma unroll\n        for (int j = 0; j < " << p.tiles_n << "; ++j) {\n"
+    << "          const u32 bj[4] = {fb[j][0], fb[j][1], fb2[j][0], fb2[j][1]};\n"
+    << "          mma(acc[i][j], fa[i], bj, e);\n"
+    << "        }\n      }\n";
 }
 
 void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
@@ -512,8 +582,8 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
     << "  const u8 *b = B + batch * batch_stride_b * " << p.b.esize << ";\n"
     << "  const u32 smem = shared_address(tcjit_smem);\n"
     << "  const int a_outer = " << (p.a.k_contiguous ? "M" : "K")
-    << ", a_contig = " << (p.a.k_contiguous ? "K" : "M") << ";\n"
-    << "  const int b_outer = " << (p.b.k_contiguous ? "N" : "K")
+    << ", a_contig = " << (p.a.k_contiguous ? (p.mma.sparse ? "K / 2" : "K") : "M") << ";\n"
+    << sparse_metadata_base(p) << "  const int b_outer = " << (p.b.k_contiguous ? "N" : "K")
     << ", b_contig = " << (p.b.k_contiguous ? "K" : "N") << ";\n"
     << "  const int ktiles = (K + " << p.config.bk - 1 << ") / " << p.config.bk << ";\n"
     << "  const int per_slice = (ktiles + " << SK - 1 << ") / " << SK << ";\n"
@@ -548,24 +618,17 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
     << "    cp_async_commit();\n"
     << (U == S ? std::string("    const int stage = u;\n")
                : "    const int stage = (kt - kt_begin) % " + std::to_string(S) + ";\n")
-    << "#pragma unroll\n    for (int ks = 0; ks < " << p.k_steps << "; ++ks) {\n"
-    << "      " << F << " fa[" << p.tiles_m << "][" << p.mma.a_regs << "], fb[" << p.tiles_n << "]["
-    << p.mma.b_regs << "];\n"
-    << "      load_a(fa, smem, stage, ks, warp_m0, lane);\n"
-    << "      load_b(fb, smem, stage, ks, warp_n0, lane);\n";
-  if (p.mma.kind == MmaKind::tf32_f32)
-    s << "#pragma unroll\n      for (int i = 0; i < " << p.tiles_m << "; ++i)\n"
-      << "#pragma unroll\n        for (int r = 0; r < " << p.mma.a_regs << "; ++r)\n"
-      << "          asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(fa[i][r]) : "
-         "\"f\"(__uint_as_float(fa[i][r])));\n"
-      << "#pragma unroll\n      for (int j = 0; j < " << p.tiles_n << "; ++j)\n"
-      << "#pragma unroll\n        for (int r = 0; r < " << p.mma.b_regs << "; ++r)\n"
-      << "          asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(fb[j][r]) : "
-         "\"f\"(__uint_as_float(fb[j][r])));\n";
-  s << "#pragma unroll\n      for (int i = 0; i < " << p.tiles_m << "; ++i)\n"
-    << "#pragma unroll\n        for (int j = 0; j < " << p.tiles_n << "; ++j)\n"
-    << "          mma(acc[i][j], fa[i], fb[j]);\n"
-    << "    }\n"
+    << "#pragma unroll\n    for (int ks = 0; ks < " << p.k_steps << "; ++ks) {\n";
+  if (p.mma.sparse) {
+    emit_sparse_k_step(s, p);
+  } else {
+    s << "      " << F << " fa[" << p.tiles_m << "][" << p.mma.a_regs << "], fb[" << p.tiles_n
+      << "][" << p.mma.b_regs << "];\n"
+      << "      load_a(fa, smem, stage, ks, warp_m0, lane);\n"
+      << "      load_b(fb, smem, stage, ks, warp_n0, lane);\n";
+    emit_dense_mmas(s, p);
+  }
+  s << "    }\n"
     << "    if (++kt >= kt_end)\n"
     << "      goto main_loop_done;\n"
     << "  }\n"
@@ -678,13 +741,14 @@ std::string emit_cuda_source(const KernelPlan &p) {
     c_col.push_back(c_offset(p.mma, i).col);
   }
   s << table_function("c_row", c_row) << table_function("c_col", c_col);
-  emit_fragment_tables(s, p);
+  const KernelPlan fp = fragment_plan(p); // sparse forms load their dense twin's fragments
+  emit_fragment_tables(s, fp);
   s << "\n";
   emit_operand(s, p, p.a);
   emit_operand(s, p, p.b);
   s << "\n";
-  emit_fragment_loads(s, p, p.a);
-  emit_fragment_loads(s, p, p.b);
+  emit_fragment_loads(s, fp, fp.a);
+  emit_fragment_loads(s, fp, fp.b);
   s << "\n";
   emit_mma(s, p);
   s << "\n";

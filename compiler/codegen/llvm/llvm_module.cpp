@@ -258,8 +258,14 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
     return b.CreateGEP(e.i8(), arg(ptr),
                        b.CreateMul(b.CreateMul(batch, arg(stride)), e.c64(esize)));
   };
+  // A 2:4-sparse A is its compressed M x K/2 values, then the metadata (sparse_metadata_args).
+  Value *a_contig = p.mma.sparse ? b.CreateLShr(K, e.c32(1)) : K;
   GlobalOperand ga{batch_base(GemmParam::a, GemmParam::batch_stride_a, p.a.esize),
-                   arg(GemmParam::lda), p.a.k_contiguous ? M : K, p.a.k_contiguous ? K : M, m0};
+                   arg(GemmParam::lda), p.a.k_contiguous ? M : K, p.a.k_contiguous ? a_contig : M,
+                   m0};
+  const SparseMetadataArgs meta =
+      p.mma.sparse ? sparse_metadata_args(e, ga.base, arg(GemmParam::lda), M, K, m0)
+                   : SparseMetadataArgs{};
   GlobalOperand gb{batch_base(GemmParam::b, GemmParam::batch_stride_b, p.b.esize),
                    arg(GemmParam::ldb), p.b.k_contiguous ? N : K, p.b.k_contiguous ? K : N, n0};
   const int out_esize = dtype_bits(p.out) / 8;
@@ -340,6 +346,8 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
     emit_commit_group(e);
     Value *stage = U == S ? e.c32(s) : b.CreateURem(b.CreateSub(ktv, kt_begin), e.c32(S));
     auto load_fragments = [&](int ks) {
+      if (p.mma.sparse)
+        return emit_load_sparse_fragments(e, stage, ks);
       Fragments af = emit_load_a_fragments(e, stage, ks);
       Fragments bf = emit_load_b_fragments(e, stage, ks);
       if (p.mma.kind == MmaKind::tf32_f32) {
@@ -356,16 +364,18 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
       if (ks + 1 < p.k_steps)
         next_frags = load_fragments(ks + 1);
       const Fragments &af = current.first, &bf = current.second;
-      for (int mi = 0; mi < p.tiles_m; ++mi)
+      for (int mi = 0; mi < p.tiles_m; ++mi) {
+        Value *md = p.mma.sparse ? emit_sparse_metadata(e, meta, ktv, ks, mi) : nullptr;
         for (int ni = 0; ni < p.tiles_n; ++ni) {
           std::vector<Value *> c;
           for (int i = 0; i < p.mma.c_regs; ++i)
             c.push_back(acc_at(mi, ni, i));
           std::vector<Value *> d =
-              emit_mma(e, af[static_cast<size_t>(mi)], bf[static_cast<size_t>(ni)], c);
+              emit_mma(e, af[static_cast<size_t>(mi)], bf[static_cast<size_t>(ni)], c, md);
           for (int i = 0; i < p.mma.c_regs; ++i)
             acc_at(mi, ni, i) = d[static_cast<size_t>(i)];
         }
+      }
       current = std::move(next_frags);
     }
     Value *kt1 = b.CreateAdd(ktv, e.c32(1));

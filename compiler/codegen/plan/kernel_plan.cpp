@@ -139,10 +139,10 @@ KernelPlan plan_view(const OpSpec &spec, const TileConfig &c, std::string_view a
     throw std::logic_error("plan_kernel: config not validated/resolved (pass validate_config)");
   p.arch = std::string(arch);
   p.sm = info->sm_version;
-  p.ptx_version = info->ptx_version;
   p.config = c;
   p.math = resolve_math(spec.math, tf32_off);
   p.mma = math_form(spec, tf32_off);
+  p.ptx_version = kernel_ptx_version(p.mma, *info);
   p.warps_m = c.bm / c.wm;
   p.warps_n = c.bn / c.wn;
   p.warps = p.warps_m * p.warps_n;
@@ -150,7 +150,10 @@ KernelPlan plan_view(const OpSpec &spec, const TileConfig &c, std::string_view a
   p.tiles_m = c.wm / p.mma.m;
   p.tiles_n = c.wn / p.mma.n;
   p.k_steps = c.bk / p.mma.k;
-  p.a = plan_operand('a', spec.gemm.a, true, c.bm, c.bk, c.vec_a, p.threads, p.mma);
+  // 2:4-sparse A: its tile holds the compressed K-tile (bk / 2 values per row); the fragment
+  // loads follow the form's dense twin (mma_table.h).
+  const int a_bk = p.mma.sparse ? c.bk / 2 : c.bk;
+  p.a = plan_operand('a', spec.gemm.a, true, c.bm, a_bk, c.vec_a, p.threads, p.mma);
   p.b = plan_operand('b', spec.gemm.b, false, c.bn, c.bk, c.vec_b, p.threads, p.mma);
   p.a.smem_offset = 0;
   p.b.smem_offset = c.stages * p.a.stage_bytes;
@@ -210,6 +213,13 @@ bool bytewise_fragments(const KernelPlan &p) {
     return op.load == FragmentLoad::scalar && op.esize == 1;
   };
   return bytewise(p.a) || bytewise(p.b);
+}
+
+KernelPlan fragment_plan(const KernelPlan &p) {
+  KernelPlan out = p;
+  if (p.mma.sparse)
+    out.mma = dense_twin(p.mma);
+  return out;
 }
 
 std::string describe(const KernelPlan &p) {

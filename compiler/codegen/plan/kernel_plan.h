@@ -131,6 +131,11 @@ std::string kernel_identity(const KernelPlan &);
 // count, spills (40-276 B): the code generator does neither for them.
 bool bytewise_fragments(const KernelPlan &);
 
+// The plan the fragment loads follow: `p` itself, or for a 2:4-sparse form `p` with its dense
+// twin's mma (mma_table.h: dense_twin), whose A map over the compressed tile and whose two B
+// fragments make the sparse form's registers.
+KernelPlan fragment_plan(const KernelPlan &p);
+
 // Multi-line human-readable description (TCJIT_DEBUG, `tcjit compile`).
 std::string describe(const KernelPlan &);
 

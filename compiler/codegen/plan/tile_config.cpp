@@ -69,7 +69,9 @@ int threads_per_cta(const TileConfig &c) {
 }
 
 int shared_bytes(const OpSpec &spec, const TileConfig &c) {
-  return c.stages * (c.bm * c.bk + c.bn * c.bk) * element_bytes(spec);
+  // A 2:4-sparse A's tile holds the compressed K-tile: bk / 2 values per row.
+  const int a_bk = spec.sparsity == Sparsity::dense ? c.bk : c.bk / 2;
+  return c.stages * (c.bm * a_bk + c.bn * c.bk) * element_bytes(spec);
 }
 
 std::vector<ConfigError> check_codegen_support(const OpSpec &spec, std::string_view arch,
