@@ -19,6 +19,7 @@ void exec_memory(ExecContext &ctx, Warp &warp, const Instr &in, uint32_t mask); 
 void exec_atomic(ExecContext &ctx, Warp &warp, const Instr &in, uint32_t mask);  // atom red
 void exec_warp(ExecContext &ctx, Warp &warp, const Instr &in, uint32_t mask);    // shfl vote ...
 void exec_mma(ExecContext &ctx, Warp &warp, const Instr &in, uint32_t mask);
+void exec_mma_sparse(ExecContext &ctx, Warp &warp, const Instr &in, uint32_t mask);
 void exec_ldmatrix(ExecContext &ctx, Warp &warp, const Instr &in, uint32_t mask);
 void exec_cp_async(ExecContext &ctx, Warp &warp, const Instr &in, uint32_t mask);
 void exec_nop(ExecContext &ctx, Warp &warp, const Instr &in, uint32_t mask);
@@ -50,10 +51,11 @@ void decode_vote(DecodeState &s);
 void decode_activemask(DecodeState &s);
 void decode_redux(DecodeState &s);
 void decode_match(DecodeState &s);
-void decode_mma(DecodeState &s);      // exec_mma.cpp
-void decode_ldmatrix(DecodeState &s); // exec_ldmatrix.cpp
-void decode_cp_async(DecodeState &s); // exec_cp_async.cpp: cp.async and its groups
-void decode_branch(DecodeState &s);   // executor.cpp (control): bra
+void decode_mma(DecodeState &s);        // exec_mma.cpp
+void decode_mma_sparse(DecodeState &s); // exec_mma_sparse.cpp
+void decode_ldmatrix(DecodeState &s);   // exec_ldmatrix.cpp
+void decode_cp_async(DecodeState &s);   // exec_cp_async.cpp: cp.async and its groups
+void decode_branch(DecodeState &s);     // executor.cpp (control): bra
 void decode_call(DecodeState &s);
 void decode_return(DecodeState &s);  // ret exit trap brkpt
 void decode_barrier(DecodeState &s); // bar barrier

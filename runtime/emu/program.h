@@ -264,6 +264,11 @@ struct Instr {
   uint8_t vec = 1;  // .v2/.v4 of ld/st; ldmatrix .num; atom vector
   uint8_t mode = 0; // ShflMode, VoteMode, AtomOp, shf (0 l, 1 r) with wrap flag in bit 1
   MmaKind mma = MmaKind::F16_M16N8K16;
+  // mma.sp: the dense K of the shape (0: a dense mma), the sparsity selector, and whether the
+  // metadata is .sp::ordered_metadata (src[3] is the metadata register E)
+  uint8_t sparse_k = 0;
+  uint8_t sparsity_selector = 0;
+  bool ordered_metadata = false;
   uint8_t access_bytes = 0; // bytes per element of ld/st/atom
   bool has_guard = false, guard_negated = false;
   uint32_t guard = 0;

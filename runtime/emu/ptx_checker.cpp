@@ -353,6 +353,18 @@ private:
                  "' needs a state space");
   }
 
+  // mma.sp needs PTX ISA 7.1, its ::ordered_metadata spelling 8.5 (ptxas, CUDA 13).
+  void check_sparse_mma_version() const {
+    if (ctx_.ptx_version == 0)
+      return;
+    if (ctx_.ptx_version < 71)
+      fail_plain("Feature 'Sparse MMA' requires PTX ISA .version 7.1 or later ('" + ai_.opcode +
+                 "')");
+    if (has("sp::ordered_metadata") && ctx_.ptx_version < 85)
+      fail_plain("Feature '.sp::ordered_metadata' requires PTX ISA .version 8.5 or later ('" +
+                 ai_.opcode + "'; write mma.sp for older versions)");
+  }
+
   // atom/red: each operation takes its own types (.and/.or/.xor/.exch/.cas bit types, .inc/.dec
   // .u32, .min/.max integers, .add integers and floats; ptxas -arch=sm_80).
   void check_atomic_operation() const {
@@ -459,6 +471,8 @@ private:
                    "' for '" + name + "' ('" + ai_.opcode + "')");
       break;
     }
+    if (name == "mma" && (has("sp") || has("sp::ordered_metadata")))
+      check_sparse_mma_version();
     if (name == "abs" && !is_int(t) && !is_real(t) && t != DType::None && !types::kHalf.has(t))
       fail_plain("Instruction 'abs' applies only to signed numeric types");
     if (name == "setp")
@@ -862,17 +876,50 @@ private:
     if (common == DType::None && is_dest)
       fail_plain("Unable to infer type of vector elements in operand " + std::to_string(i + 1) +
                  " of '" + ai_.opcode + "'");
-    if (common != DType::None && !fragment_registers(element).has(common))
+    const bool sparse = has("sp") || has("sp::ordered_metadata");
+    const TypeSet allowed =
+        sparse ? sparse_fragment_registers(element) : fragment_registers(element);
+    if (common != DType::None && !allowed.has(common))
       mismatch(i, spec,
                "is a vector of " + dot(common) + " registers; " + dot(element) + " elements need " +
-                   fragment_need(element) + " registers");
+                   fragment_need(allowed) + " registers");
   }
 
-  static std::string fragment_need(DType element) {
+  // mma.sp's metadata: one register of 32 bits (or a .pred), or a 0f constant, alone or as a {..}
+  // of one; no integer constant, no sink (ptxas -arch=sm_80). ptxas also takes a {..} of several
+  // registers, whose meaning the PTX ISA does not give: refused here.
+  void check_sparse_metadata(size_t i, const OperandSpec &spec, const AstOperand &op) {
+    const AstOperand *reg = &op;
+    if (op.kind == Kind::Vector) {
+      if (op.elements.size() != 1)
+        mismatch(i, spec,
+                 "is a vector of " + std::to_string(op.elements.size()) +
+                     "; the metadata is one 32-bit register");
+      reg = &op.elements[0];
+    }
+    if (reg->kind == Kind::Float && reg->float_is_f32_bits)
+      return; // ptxas takes a 0fXXXXXXXX constant (its 32 bits), not an integer or 0d one
+    if (reg->kind != Kind::Name)
+      mismatch(i, spec,
+               "must be a 32-bit register (or a 0f constant; the metadata is never an integer "
+               "or 64-bit constant, nor '_')");
+    const CheckedName n = ctx_.lookup(reg->name);
+    if (n.kind == CheckedName::Kind::Unknown)
+      return; // the decoder reports unknown names
+    if (n.kind != CheckedName::Kind::Register)
+      mismatch(i, spec, "'" + reg->name + "' is not a register; the metadata is a 32-bit register");
+    if (!fragment_registers(DType::S8).has(n.type))
+      mismatch(i, spec,
+               "'" + reg->name + "' is a " + dot(n.type) +
+                   " register; the metadata needs a 32-bit register (.b32, .u32, .s32, "
+                   ".f32) or a .pred");
+  }
+
+  static std::string fragment_need(TypeSet allowed) {
     std::string list;
     for (DType t : {DType::B32, DType::U32, DType::S32, DType::F32, DType::F16x2, DType::B64,
                     DType::U64, DType::S64, DType::F64, DType::Pred}) {
-      if (fragment_registers(element).has(t))
+      if (allowed.has(t))
         list += (list.empty() ? "" : " or ") + dot(t);
     }
     return list;
@@ -992,6 +1039,16 @@ private:
     case ArgKind::GlobalAddress: check_address(i, spec, op, Space::Global, false); return;
     case ArgKind::Fragment: check_fragment(i, spec, op, false); return;
     case ArgKind::DestFragment: check_fragment(i, spec, op, true); return;
+    case ArgKind::SparseMetadata: check_sparse_metadata(i, spec, op); return;
+    case ArgKind::SparsitySelector:
+      if (op.kind != Kind::Integer)
+        mismatch(i, spec, "must be an integer constant");
+      if (static_cast<int64_t>(op.int_value) < 0 || op.int_value > spec.values)
+        fail_plain("Argument " + std::to_string(i + 1) + " of instruction 'Sparse mma': value '" +
+                   std::to_string(static_cast<int64_t>(op.int_value)) +
+                   "' out of range, expected to be in range [0.." + std::to_string(spec.values) +
+                   "] ('" + ai_.opcode + "')");
+      return;
     case ArgKind::Label:
       if (op.kind != Kind::Name)
         mismatch(i, spec, "must be a label");

@@ -109,6 +109,30 @@ constexpr InstructionForm mma(std::string_view shape_and_type, TypeSet d, TypeSe
   return f;
 }
 
+// mma.sp{::ordered_metadata}.sync.aligned.<shape>.row.col{.satfinite}.<d>.<a>.<b>.<c> {D}, {A},
+// {B}, {C}, E, selector, selected by `when` ("sp.m16n8k16.f16"): A's `a_values` are the kept
+// (compressed) elements per thread; ptxas takes selectors 0..`max_selector` (CUDA 13: 0..3 for
+// m16n8k32 .f16, where the PTX ISA defines 0 and 1 only; the emulator faults on 2 and 3).
+constexpr InstructionForm mma_sp(std::string_view when, TypeSet d, TypeSet ab, TypeSet c,
+                                 uint8_t a_values, uint8_t b_values, uint8_t cd_values,
+                                 uint8_t max_selector, Requires req = Requires::Nothing) {
+  InstructionForm f =
+      form("mma", Op::Mma, decode_mma_sparse, d,
+           {{ArgKind::DestFragment, TypeRule::Type, "D", cd_values},
+            {ArgKind::Fragment, TypeRule::Type2, "A", a_values},
+            {ArgKind::Fragment, TypeRule::Type3, "B", b_values},
+            {ArgKind::Fragment, TypeRule::Type4, "C", cd_values},
+            {ArgKind::SparseMetadata, TypeRule::None, "metadata"},
+            {ArgKind::SparsitySelector, TypeRule::None, "sparsity selector", max_selector}},
+           req);
+  f.when = when;
+  f.type_count = 4;
+  f.types2 = ab;
+  f.types3 = ab;
+  f.types4 = c;
+  return f;
+}
+
 // ldmatrix.sync.aligned.m8n8.<num>{.trans}{.shared}.b16 {d..}, [a]: `values` b16 elements per
 // thread (two per register).
 constexpr InstructionForm ldmatrix(std::string_view num, uint8_t values) {
@@ -229,6 +253,35 @@ const InstructionForm kForms[] = {
     form("redux", Op::Redux, decode_redux, {B32, U32, S32}, {d, a, mask}),
     form("match", Op::MatchAny, decode_match, {B32, B64}, {{ArgKind::DestPair, TypeRule::B32, "destination"}, a, mask}),
 
+    // 2:4-sparse tensor cores (mma.sp, before the dense forms: their `when` is a subset)
+    mma_sp("sp.m16n8k16.f16", {F16, F32}, {F16}, {F16, F32}, 4, 4, 4, 3, Requires::SameAccumulatorType),
+    mma_sp("sp.m16n8k32.f16", {F16, F32}, {F16}, {F16, F32}, 8, 8, 4, 3, Requires::SameAccumulatorType),
+    mma_sp("sp.m16n8k16.bf16", {F32}, {BF16}, {F32}, 4, 4, 4, 3),
+    mma_sp("sp.m16n8k32.bf16", {F32}, {BF16}, {F32}, 8, 8, 4, 1),
+    mma_sp("sp.m16n8k8.tf32", {F32}, {TF32}, {F32}, 2, 2, 4, 3),
+    mma_sp("sp.m16n8k16.tf32", {F32}, {TF32}, {F32}, 4, 4, 4, 1),
+    mma_sp("sp.m16n8k32.s8", {S32}, {S8, U8}, {S32}, 8, 8, 4, 1),
+    mma_sp("sp.m16n8k32.u8", {S32}, {S8, U8}, {S32}, 8, 8, 4, 1),
+    mma_sp("sp.m16n8k64.s8", {S32}, {S8, U8}, {S32}, 16, 16, 4, 0),
+    mma_sp("sp.m16n8k64.u8", {S32}, {S8, U8}, {S32}, 16, 16, 4, 0),
+    mma_sp("sp.m16n8k64.s4", {S32}, {S4, U4}, {S32}, 16, 16, 4, 1),
+    mma_sp("sp.m16n8k64.u4", {S32}, {S4, U4}, {S32}, 16, 16, 4, 1),
+    mma_sp("sp.m16n8k128.s4", {S32}, {S4, U4}, {S32}, 32, 32, 4, 0),
+    mma_sp("sp.m16n8k128.u4", {S32}, {S4, U4}, {S32}, 32, 32, 4, 0),
+    mma_sp("sp::ordered_metadata.m16n8k16.f16", {F16, F32}, {F16}, {F16, F32}, 4, 4, 4, 3, Requires::SameAccumulatorType),
+    mma_sp("sp::ordered_metadata.m16n8k32.f16", {F16, F32}, {F16}, {F16, F32}, 8, 8, 4, 3, Requires::SameAccumulatorType),
+    mma_sp("sp::ordered_metadata.m16n8k16.bf16", {F32}, {BF16}, {F32}, 4, 4, 4, 3),
+    mma_sp("sp::ordered_metadata.m16n8k32.bf16", {F32}, {BF16}, {F32}, 8, 8, 4, 1),
+    mma_sp("sp::ordered_metadata.m16n8k8.tf32", {F32}, {TF32}, {F32}, 2, 2, 4, 3),
+    mma_sp("sp::ordered_metadata.m16n8k16.tf32", {F32}, {TF32}, {F32}, 4, 4, 4, 1),
+    mma_sp("sp::ordered_metadata.m16n8k32.s8", {S32}, {S8, U8}, {S32}, 8, 8, 4, 1),
+    mma_sp("sp::ordered_metadata.m16n8k32.u8", {S32}, {S8, U8}, {S32}, 8, 8, 4, 1),
+    mma_sp("sp::ordered_metadata.m16n8k64.s8", {S32}, {S8, U8}, {S32}, 16, 16, 4, 0),
+    mma_sp("sp::ordered_metadata.m16n8k64.u8", {S32}, {S8, U8}, {S32}, 16, 16, 4, 0),
+    mma_sp("sp::ordered_metadata.m16n8k64.s4", {S32}, {S4, U4}, {S32}, 16, 16, 4, 1),
+    mma_sp("sp::ordered_metadata.m16n8k64.u4", {S32}, {S4, U4}, {S32}, 16, 16, 4, 1),
+    mma_sp("sp::ordered_metadata.m16n8k128.s4", {S32}, {S4, U4}, {S32}, 32, 32, 4, 0),
+    mma_sp("sp::ordered_metadata.m16n8k128.u4", {S32}, {S4, U4}, {S32}, 32, 32, 4, 0),
     // tensor cores: the shapes and types of sm_80 the emulator runs
     mma("m16n8k16.f16", {F16, F32}, {F16}, {F16, F32}, 8, 4, 4, Requires::SameAccumulatorType),
     mma("m16n8k8.f16", {F16, F32}, {F16}, {F16, F32}, 4, 2, 4, Requires::SameAccumulatorType),
@@ -314,6 +367,12 @@ TypeSet fragment_registers(DType element) {
   case B16: return {B32, U32, S32, F32, F16x2, Pred}; // any 32-bit register, .pred too
   default: return {};
   }
+}
+
+TypeSet sparse_fragment_registers(DType element) {
+  if (element == BF16 || element == TF32 || element == F32)
+    return fragment_registers(S8);
+  return fragment_registers(element);
 }
 
 const UncheckedInstruction *unchecked_instruction(std::string_view opcode) {

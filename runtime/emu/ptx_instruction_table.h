@@ -55,8 +55,10 @@ enum class ArgKind : uint8_t {
   Fragment,     // mma's A, B, C: {..} of the registers holding OperandSpec::values elements of
                 // the rule's type per thread (sub-32-bit elements packed into 32-bit registers)
   DestFragment, // mma's D, ldmatrix's destination: a Fragment of registers (`_` allowed)
-  SharedAddress, // cp.async's destination: an address in .shared
-  GlobalAddress, // cp.async's source: an address in .global (any integer register)
+  SharedAddress,    // cp.async's destination: an address in .shared
+  GlobalAddress,    // cp.async's source: an address in .global (any integer register)
+  SparseMetadata,   // mma.sp's metadata: a 32-bit or .pred register (or {..} of one), no constant
+  SparsitySelector, // mma.sp's sparsity selector: an integer constant 0..OperandSpec::values
 };
 
 // Which type an operand must agree with.
@@ -117,7 +119,7 @@ struct OperandSpec {
   ArgKind kind = ArgKind::Src;
   TypeRule rule = TypeRule::Type;
   const char *role = "";
-  uint8_t values = 0; // Fragment: elements per thread
+  uint8_t values = 0; // Fragment: elements per thread; SparsitySelector: the largest value
 };
 
 struct DecodeState; // instruction_decode.h
@@ -172,6 +174,9 @@ const TypeSet *atomic_operation_types(std::string_view operation);
 // The register types a fragment of `element`s (ArgKind::Fragment) may be held in, after the
 // vector's elements are merged into one type (ptxas -arch=sm_80).
 TypeSet fragment_registers(DType element);
+// The same for mma.sp, where ptxas (CUDA 13) is looser: .bf16, .tf32 and .f32 fragments take any
+// 32-bit register or a .pred, as 8-bit ones do.
+TypeSet sparse_fragment_registers(DType element);
 
 // "b32", "f16x2", ... without the dot.
 std::optional<DType> dtype_from_name(std::string_view name);

@@ -20,6 +20,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "runtime/emu/emu_device.h"
 #include "tests/emu/ptx_mutator.h"
@@ -115,6 +116,137 @@ TEST(PtxCheckerDifferential, SeedsLoadAndAssemble) {
   fs::remove_all(dir);
 }
 
+#endif
+
+#if TCJIT_PTX_MUTANTS <= 1000
+// mma.sp lines, valid and not, each in a kernel of its own: ptxas and the emulator's loader agree
+// on every one (both spellings, every shape and type, operand counts and kinds, selectors, types,
+// PTX version and target).
+TEST(PtxCheckerDifferential, SparseMmaLinesAgreeWithPtxas) {
+  struct Line {
+    const char *version, *target, *text;
+  };
+  const std::string F4 = "{%f0,%f1,%f2,%f3}", R2 = "{%r0,%r1}", R4 = "{%r0,%r1,%r2,%r3}",
+                    S4 = "{%s0,%s1,%s2,%s3}", H2 = "{%r4,%r5}";
+  auto sp = [](const std::string &spelling, const std::string &shape_types,
+               const std::string &ops) {
+    return "mma." + spelling + ".sync.aligned." + shape_types + " " + ops + ";";
+  };
+  std::vector<std::tuple<std::string, std::string, std::string>> lines; // version, target, line
+  for (const std::string spelling : {"sp", "sp::ordered_metadata"}) {
+    const auto add = [&](const std::string &st, const std::string &ops,
+                         const std::string &target = "sm_80") {
+      lines.emplace_back("8.5", target, sp(spelling, st, ops));
+    };
+    // valid: every shape and type
+    add("m16n8k16.row.col.f32.f16.f16.f32", F4 + ", " + R2 + ", " + R2 + ", " + F4 + ", %r8, 3");
+    add("m16n8k16.row.col.f16.f16.f16.f16", H2 + ", " + R2 + ", " + R2 + ", " + H2 + ", %r8, 0");
+    add("m16n8k32.row.col.f32.f16.f16.f32", F4 + ", " + R4 + ", " + R4 + ", " + F4 + ", %r8, 1");
+    add("m16n8k32.row.col.f16.f16.f16.f16", H2 + ", " + R4 + ", " + R4 + ", " + H2 + ", %r8, 0");
+    add("m16n8k16.row.col.f32.bf16.bf16.f32", F4 + ", " + R2 + ", " + R2 + ", " + F4 + ", %r8, 2");
+    add("m16n8k32.row.col.f32.bf16.bf16.f32", F4 + ", " + R4 + ", " + R4 + ", " + F4 + ", %r8, 1");
+    add("m16n8k8.row.col.f32.tf32.tf32.f32", F4 + ", " + R2 + ", " + R2 + ", " + F4 + ", %r8, 3");
+    add("m16n8k16.row.col.f32.tf32.tf32.f32", F4 + ", " + R4 + ", " + R4 + ", " + F4 + ", %r8, 1");
+    add("m16n8k32.row.col.s32.s8.u8.s32", S4 + ", " + R2 + ", " + R2 + ", " + S4 + ", %r8, 1");
+    add("m16n8k32.row.col.satfinite.s32.u8.u8.s32",
+        S4 + ", " + R2 + ", " + R2 + ", " + S4 + ", %r8, 0");
+    add("m16n8k64.row.col.s32.s8.s8.s32.satfinite",
+        S4 + ", " + R4 + ", " + R4 + ", " + S4 + ", %r8, 0");
+    add("m16n8k64.row.col.s32.u4.s4.s32", S4 + ", " + R2 + ", " + R2 + ", " + S4 + ", %r8, 1");
+    add("m16n8k128.row.col.s32.s4.s4.s32", S4 + ", " + R4 + ", " + R4 + ", " + S4 + ", %r8, 0");
+    add("m16n8k16.row.col.f32.f16.f16.f32", F4 + ", " + R2 + ", " + R2 + ", " + F4 + ", %f8, 0");
+    add("m16n8k16.row.col.f32.f16.f16.f32", F4 + ", " + R2 + ", " + R2 + ", " + F4 + ", %p1, 0");
+    add("m16n8k16.row.col.f32.f16.f16.f32", F4 + ", " + R2 + ", " + R2 + ", " + F4 + ", {%r8}, 0");
+    add("m16n8k16.row.col.f32.f16.f16.f32", F4 + ", " + R2 + ", " + R2 + ", " + F4 + ", %r8, 0",
+        "sm_90");
+    // selectors: ptxas's range per shape (m16n8k32 .f16 takes 0..3 as mma.sp, 0..1 ordered)
+    add("m16n8k16.row.col.f32.f16.f16.f32", F4 + ", " + R2 + ", " + R2 + ", " + F4 + ", %r8, 4");
+    add("m16n8k32.row.col.f32.f16.f16.f32", F4 + ", " + R4 + ", " + R4 + ", " + F4 + ", %r8, 3");
+    add("m16n8k32.row.col.f32.bf16.bf16.f32", F4 + ", " + R4 + ", " + R4 + ", " + F4 + ", %r8, 2");
+    add("m16n8k16.row.col.f32.tf32.tf32.f32", F4 + ", " + R4 + ", " + R4 + ", " + F4 + ", %r8, 2");
+    add("m16n8k32.row.col.s32.s8.s8.s32", S4 + ", " + R2 + ", " + R2 + ", " + S4 + ", %r8, 2");
+    add("m16n8k64.row.col.s32.s8.s8.s32", S4 + ", " + R4 + ", " + R4 + ", " + S4 + ", %r8, 1");
+    add("m16n8k128.row.col.s32.u4.u4.s32", S4 + ", " + R4 + ", " + R4 + ", " + S4 + ", %r8, 1");
+    add("m16n8k16.row.col.f32.f16.f16.f32", F4 + ", " + R2 + ", " + R2 + ", " + F4 + ", %r8, -1");
+    add("m16n8k16.row.col.f32.f16.f16.f32", F4 + ", " + R2 + ", " + R2 + ", " + F4 + ", %r8, %r9");
+    // operand counts and kinds
+    add("m16n8k16.row.col.f32.f16.f16.f32", F4 + ", " + R2 + ", " + R2 + ", " + F4 + ", %r8");
+    add("m16n8k16.row.col.f32.f16.f16.f32", F4 + ", " + R2 + ", " + R2 + ", " + F4);
+    add("m16n8k16.row.col.f32.f16.f16.f32", F4 + ", " + R4 + ", " + R2 + ", " + F4 + ", %r8, 0");
+    add("m16n8k32.row.col.f32.f16.f16.f32", F4 + ", " + R4 + ", " + R2 + ", " + F4 + ", %r8, 0");
+    add("m16n8k32.row.col.s32.s8.s8.s32", S4 + ", " + R4 + ", " + R2 + ", " + S4 + ", %r8, 0");
+    add("m16n8k16.row.col.f32.f16.f16.f32", F4 + ", " + R2 + ", " + R2 + ", " + F4 + ", 5, 0");
+    for (const char *constant : {"0f00004E44", "{0f00004E44}", "0d3FF0000000000000", "1.0", "{5}"})
+      add("m16n8k16.row.col.f32.f16.f16.f32",
+          F4 + ", " + R2 + ", " + R2 + ", " + F4 + ", " + constant + ", 0");
+    add("m16n8k16.row.col.f32.f16.f16.f32", F4 + ", " + R2 + ", " + R2 + ", " + F4 + ", %d1, 0");
+    add("m16n8k16.row.col.f32.f16.f16.f32", F4 + ", " + R2 + ", " + R2 + ", " + F4 + ", %h1, 0");
+    add("m16n8k16.row.col.f32.f16.f16.f32",
+        "{%r4,%r5}, " + R2 + ", " + R2 + ", " + F4 + ", %r8, 0");
+    add("m16n8k32.row.col.s32.s8.s8.s32", S4 + ", " + R2 + ", " + R2 + ", " + F4 + ", %r8, 0");
+    // register types of the fragments (looser than dense mma's for .f32, .bf16, .tf32)
+    add("m16n8k16.row.col.f32.f16.f16.f32",
+        S4 + ", " + R2 + ", " + R2 + ", {%u0,%u1,%u2,%u3}, %r8, 0");
+    add("m16n8k16.row.col.f32.f16.f16.f32",
+        "{%p0,%p1,%p2,%p3}, " + R2 + ", " + R2 + ", " + F4 + ", %r8, 0");
+    add("m16n8k16.row.col.f32.bf16.bf16.f32", F4 + ", {%s0,%s1}, {%f0,%f1}, " + F4 + ", %r8, 0");
+    add("m16n8k8.row.col.f32.tf32.tf32.f32", F4 + ", {%p0,%p1}, {%x0,%x1}, " + F4 + ", %r8, 0");
+    add("m16n8k16.row.col.f32.f16.f16.f32", F4 + ", {%s0,%s1}, " + R2 + ", " + F4 + ", %r8, 0");
+    add("m16n8k16.row.col.f16.f16.f16.f16",
+        "{%u0,%u1}, " + R2 + ", " + R2 + ", " + H2 + ", %r8, 0");
+    add("m16n8k32.row.col.s32.s8.s8.s32", S4 + ", {%f0,%f1}, {%p0,%p1}, " + S4 + ", %r8, 0");
+    add("m16n8k32.row.col.s32.s8.s8.s32",
+        "{%p0,%p1,%p2,%p3}, " + R2 + ", " + R2 + ", " + S4 + ", %r8, 0");
+    add("m16n8k32.row.col.s32.s8.s8.s32", S4 + ", " + R2 + ", " + R2 + ", " + F4 + ", %r8, 0");
+    add("m16n8k16.row.col.f32.f16.f16.f32",
+        "{%f0,%s1,%f2,%f3}, " + R2 + ", " + R2 + ", " + F4 + ", %r8, 0");
+    // types, shapes, layouts, modifiers
+    add("m16n8k32.row.col.f32.f16.f16.f16", F4 + ", " + R4 + ", " + R4 + ", " + H2 + ", %r8, 0");
+    add("m16n8k32.row.col.f16.bf16.bf16.f16", H2 + ", " + R4 + ", " + R4 + ", " + H2 + ", %r8, 0");
+    add("m16n8k16.row.col.s32.s8.s8.s32", S4 + ", " + R2 + ", " + R2 + ", " + S4 + ", %r8, 0");
+    add("m16n8k8.row.col.f32.f16.f16.f32", F4 + ", {%r0}, {%r1}, " + F4 + ", %r8, 0");
+    add("m16n8k32.row.col.s32.s4.s4.s32", S4 + ", " + R2 + ", " + R2 + ", " + S4 + ", %r8, 0");
+    add("m16n8k32.row.col.s32.s8.s4.s32", S4 + ", " + R2 + ", " + R2 + ", " + S4 + ", %r8, 0");
+    add("m16n8k16.row.col.satfinite.f32.f16.f16.f32",
+        F4 + ", " + R2 + ", " + R2 + ", " + F4 + ", %r8, 0");
+    add("m16n8k16.col.row.f32.f16.f16.f32", F4 + ", " + R2 + ", " + R2 + ", " + F4 + ", %r8, 0");
+    add("m16n8k16.f32.f16.f16.f32", F4 + ", " + R2 + ", " + R2 + ", " + F4 + ", %r8, 0");
+    // target too old
+    add("m16n8k16.row.col.f32.f16.f16.f32", F4 + ", " + R2 + ", " + R2 + ", " + F4 + ", %r8, 0",
+        "sm_75");
+  }
+  // PTX ISA versions: mma.sp needs 7.1, ::ordered_metadata 8.5
+  const std::string ops = F4 + ", " + R2 + ", " + R2 + ", " + F4 + ", %r8, 0";
+  lines.emplace_back("7.0", "sm_80", sp("sp", "m16n8k16.row.col.f32.f16.f16.f32", ops));
+  lines.emplace_back("7.1", "sm_80", sp("sp", "m16n8k16.row.col.f32.f16.f16.f32", ops));
+  lines.emplace_back("8.4", "sm_80",
+                     sp("sp::ordered_metadata", "m16n8k16.row.col.f32.f16.f16.f32", ops));
+  lines.emplace_back("8.5", "sm_80",
+                     sp("sp.sync", "aligned.m16n8k16.row.col.f32.f16.f16.f32", ops));
+
+  const fs::path dir = fs::temp_directory_path() / ("tcjit_ptx_sparse_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  size_t id = 0, accepted = 0;
+  for (const auto &[version, target, line] : lines) {
+    const std::string ptx = ".version " + version + "\n.target " + target +
+                            "\n.address_size 64\n.visible .entry k()\n{\n"
+                            "  .reg .b32 %r<12>;\n  .reg .f32 %f<12>;\n  .reg .s32 %s<4>;\n"
+                            "  .reg .b64 %d<2>;\n  .reg .b16 %h<2>;\n  .reg .pred %p<4>;\n"
+                            "  .reg .u32 %u<4>;\n  .reg .f16x2 %x<2>;\n  " +
+                            line + "\n  ret;\n}\n";
+    const Verdict ptxas = run_ptxas(ptx, dir, id, target);
+    const Verdict emu = run_emulator(ptx, id++);
+    accepted += ptxas.accepted;
+    EXPECT_EQ(ptxas.accepted, emu.accepted)
+        << ".version " << version << " .target " << target << ": " << line
+        << "\n  ptxas: " << (ptxas.accepted ? "accepted" : ptxas.message)
+        << "\n  emulator: " << (emu.accepted ? "accepted" : emu.message);
+  }
+  fs::remove_all(dir);
+  // both kinds are there
+  EXPECT_GT(accepted, lines.size() / 4);
+  EXPECT_LT(accepted, lines.size() * 3 / 4);
+}
 #endif
 
 TEST(TCJIT_PTX_DIFFERENTIAL_SUITE, EmulatorAgreesWithPtxasOnEveryMutant) {
