@@ -3,6 +3,7 @@
 // random A pruned and compressed by compiler/reference/sparse_2_4.h), over tails in M and N,
 // K-tiles past K, batch, split-K, lda and the epilogue's bias and activations.
 #include "compiler/dsl/parser.h"
+#include "engine/cubin_build.h"
 #include "engine/kernel_compile.h"
 #include "engine/verify_kernel.h"
 #include "runtime/emu/emu_device.h"
@@ -18,6 +19,10 @@ struct Case {
   const char *spec;
   const char *config; // "" = default
 };
+
+void PrintTo(const Case &c, std::ostream *os) {
+  *os << c.spec << (*c.config ? std::string(" [") + c.config + "]" : std::string());
+}
 
 const Case kCases[] = {
     {"gemm m=64 n=64 k=64 a=f16:row b=f16:col c=f32:row acc=f32 sparse=2:4", "32x32x32 w16x16 s2"},

@@ -64,7 +64,7 @@ TEST(Validate, SparseGemmOfF16AndBf16IsAcceptedWithCompressedLda) {
   f16.gemm.a.ld = 48; // k/2 compressed elements
   EXPECT_EQ(errors_of(f16), Lines{});
   OpSpec bf16 = f16;
-  bf16.gemm.a.dtype = bf16.gemm.b.dtype = DType::bf16;
+  bf16.gemm.a.dtype = bf16.gemm.b.dtype = bf16.gemm.c.dtype = DType::bf16;
   EXPECT_EQ(errors_of(bf16), Lines{});
 }
 

@@ -105,8 +105,9 @@ TEST(Sparse24, PruneKeepsTheTwoLargestAndDecompressInvertsCompress) {
           EXPECT_EQ(read_element(c.t, pruned.data(), r * c.ld + 4 * g + i), 0.0);
           for (int j : {p.first, p.second}) {
             EXPECT_LE(std::fabs(v[i]), std::fabs(v[j]));
-            if (std::fabs(v[i]) == std::fabs(v[j]))
+            if (std::fabs(v[i]) == std::fabs(v[j])) {
               EXPECT_GT(i, j) << "a tie keeps the lower index";
+            }
           }
         }
       }
