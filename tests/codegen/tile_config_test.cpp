@@ -218,8 +218,8 @@ TEST(TileConfig, TextRoundTrip) {
 }
 
 TEST(MmaTable, FormsAndFragmentMaps) {
-  // six generated forms and the f16-accumulator one that is not
-  EXPECT_EQ(mma_forms().size(), 7u);
+  // six generated forms and the f16-accumulator one that is not, and two 2:4-sparse ones
+  EXPECT_EQ(mma_forms().size(), 9u);
   EXPECT_FALSE(find_mma_form(DType::f16, DType::f16, MathMode::tf32));
   auto u8 = find_mma_form(DType::u8, DType::s32, MathMode::tf32);
   ASSERT_TRUE(u8);
@@ -246,6 +246,37 @@ TEST(MmaTable, FormsAndFragmentMaps) {
   auto f64 = find_mma_form(DType::f64, DType::f64, MathMode::tf32);
   ASSERT_TRUE(f64);
   EXPECT_EQ(c_offset(*f64, 1).col, 1);
+}
+
+// The 2:4-sparse forms (mma.sp m16n8k32): A is the compressed 16 x 16 tile in the m16n8k16 map,
+// B k = 2q + (i & 1) + 8 (i >> 1) (PTX ISA, sparse m16n8k32 f16 fragments), their fragments load
+// as the dense twin's; a dense request never finds them, nor a sparse request a dense form.
+TEST(MmaTable, SparseFormsAndTheirDenseTwins) {
+  for (const DType t : {DType::f16, DType::bf16}) {
+    const auto sp = find_mma_form(
+        MathRequest{t, t, DType::f32, MathMode::tf32, Sparsity::two_four, BitOp::and_popc});
+    ASSERT_TRUE(sp);
+    EXPECT_TRUE(sp->sparse);
+    EXPECT_EQ(sp->k, 32);
+    EXPECT_EQ(sp->min_ptx, 71);
+    EXPECT_EQ(sp->b_regs, 4);
+    EXPECT_EQ(a_offset(*sp, 5).col, 9); // compressed column 2q + 1 + 8
+    EXPECT_EQ(a_offset(*sp, 2).row, 8);
+    EXPECT_EQ(b_k_offset(*sp, 4), 16);
+    EXPECT_EQ(b_k_offset(*sp, 7), 25);
+    const MmaForm &twin = dense_twin(*sp);
+    EXPECT_FALSE(twin.sparse);
+    EXPECT_EQ(twin.k, 16);
+    EXPECT_EQ(twin.a, t);
+    EXPECT_FALSE(find_mma_form(t, DType::f32, MathMode::tf32)->sparse);
+  }
+  EXPECT_FALSE(find_mma_form(MathRequest{DType::s8, DType::s8, DType::s32, MathMode::tf32,
+                                         Sparsity::two_four, BitOp::and_popc}));
+  EXPECT_EQ(kernel_ptx_version(
+                *find_mma_form(MathRequest{DType::f16, DType::f16, DType::f32, MathMode::tf32,
+                                           Sparsity::two_four, BitOp::and_popc}),
+                *find_arch("sm_80")),
+            71);
 }
 
 // The swizzle maps the 8 rows of an ldmatrix phase (same 16-byte column) to 8 distinct 16-byte
