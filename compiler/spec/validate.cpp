@@ -235,16 +235,19 @@ void check_dtypes(Errors &errors, const DTypeRoles &roles, DType acc, MathMode m
 // every group of 4 along K lie together, compiler/reference/sparse_2_4.h), K a multiple of the
 // sparse mma's K, lda in compressed elements.
 void check_sparse_gemm(Errors &errors, const GemmSpec &g) {
-  constexpr int64_t sparse_mma_k = 32; // mma.sp m16n8k32 (compiler/target/mma_table.cpp)
   const DType a = g.a.dtype;
-  if (a != DType::f16 && a != DType::bf16) {
+  const bool half = a == DType::f16 || a == DType::bf16, byte = a == DType::s8 || a == DType::u8;
+  if (!half && !byte) {
     add(errors, "sparse",
-        "sparse=2:4 is compiled for a=f16 and a=bf16 (mma.sp m16n8k32, acc=f32); a=" +
+        "sparse=2:4 is compiled for a=f16 and a=bf16 (mma.sp m16n8k32, acc=f32) and a=s8 and "
+        "a=u8 (mma.sp m16n8k64, acc=s32); a=" +
             str(to_string(a)) +
-            " is not supported with sparse=2:4 (use f16 or bf16, or remove "
-            "sparse=2:4)");
+            " is not supported with sparse=2:4 (use one of those, or remove sparse=2:4)");
     return;
   }
+  // the sparse mma's K (compiler/target/mma_table.cpp)
+  const int64_t sparse_mma_k = half ? 32 : 64;
+  const std::string mma = half ? "mma.sp m16n8k32" : "mma.sp m16n8k64";
   if (g.a.layout != MatrixLayout::row)
     add(errors, "sparse",
         "sparse=2:4 needs A row-major (K contiguous): A is passed compressed, the 2 kept values of "
@@ -257,9 +260,8 @@ void check_sparse_gemm(Errors &errors, const GemmSpec &g) {
             str(sparse_mma_k));
   else if (g.k.value % sparse_mma_k != 0)
     add(errors, "sparse",
-        "sparse=2:4 needs k to be a multiple of " + str(sparse_mma_k) +
-            " (the K of mma.sp m16n8k32); k=" + str(g.k.value) +
-            ": pad K with zero columns of A and zero rows of B");
+        "sparse=2:4 needs k to be a multiple of " + str(sparse_mma_k) + " (the K of " + mma +
+            "); k=" + str(g.k.value) + ": pad K with zero columns of A and zero rows of B");
   if (g.a.ld && g.k.is_fixed() && *g.a.ld < g.k.value / 2)
     add(errors, "lda",
         "lda=" + str(*g.a.ld) +

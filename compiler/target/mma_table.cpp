@@ -14,7 +14,7 @@ constexpr MatrixLayout row = MatrixLayout::row, col = MatrixLayout::col;
 // ISA names; the intrinsics are those of IntrinsicsNVPTX.td of LLVM 19 (mma_emit.cpp looks them
 // up by name and refuses a name LLVM does not know).
 // clang-format off
-constexpr std::array<MmaForm, 9> kForms{{
+constexpr std::array<MmaForm, 11> kForms{{
     {MmaKind::f16_f32, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
      "llvm.nvvm.mma.m16n8k16.row.col.f32.f32", 16, 8, 16, DType::f16, DType::f16, DType::f16,
      DType::f32, row, col, 80, 70, 4, 2, 4, 16, FragmentMap::m16n8k16_16bit, MathUnit::f16, ""},
@@ -48,6 +48,12 @@ constexpr std::array<MmaForm, 9> kForms{{
     {MmaKind::sp_bf16_f32, "mma.sp.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32", "", 16, 8, 32,
      DType::bf16, DType::bf16, DType::bf16, DType::f32, row, col, 80, 71, 4, 4, 4, 16,
      FragmentMap::sp_m16n8k32_16bit, MathUnit::bf16, "", true},
+    {MmaKind::sp_s8_s32, "mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32", "", 16, 8, 64,
+     DType::s8, DType::s8, DType::s8, DType::s32, row, col, 80, 71, 4, 4, 4, 8,
+     FragmentMap::sp_m16n8k64_8bit, MathUnit::s8, "", true},
+    {MmaKind::sp_u8_s32, "mma.sp.sync.aligned.m16n8k64.row.col.s32.u8.u8.s32", "", 16, 8, 64,
+     DType::u8, DType::u8, DType::u8, DType::s32, row, col, 80, 71, 4, 4, 4, 8,
+     FragmentMap::sp_m16n8k64_8bit, MathUnit::s8, "", true},
 }};
 // clang-format on
 
@@ -114,6 +120,8 @@ std::string_view to_string(MmaKind k) {
   case MmaKind::simt_f32: return "simt_f32";
   case MmaKind::sp_f16_f32: return "sp_f16_f32";
   case MmaKind::sp_bf16_f32: return "sp_bf16_f32";
+  case MmaKind::sp_s8_s32: return "sp_s8_s32";
+  case MmaKind::sp_u8_s32: return "sp_u8_s32";
   }
   return "?";
 }
@@ -225,7 +233,9 @@ FragOffset a_offset(const MmaForm &f, int i) {
   case FragmentMap::sp_m16n8k32_16bit: // compressed columns
     return {((i >> 1) & 1) * 8, (i & 1) + (i >= 4 ? 8 : 0)};
   case FragmentMap::m16n8k8_32bit: return {(i & 1) * 8, i >= 2 ? 4 : 0};
-  case FragmentMap::m16n8k32_8bit: return {((i >> 2) & 1) * 8, (i & 3) + (i >= 8 ? 16 : 0)};
+  case FragmentMap::m16n8k32_8bit:
+  case FragmentMap::sp_m16n8k64_8bit: // compressed columns
+    return {((i >> 2) & 1) * 8, (i & 3) + (i >= 8 ? 16 : 0)};
   case FragmentMap::m8n8k4_64bit:
   case FragmentMap::simt: return {0, 0};
   }
@@ -238,6 +248,7 @@ int b_k_offset(const MmaForm &f, int i) {
   case FragmentMap::sp_m16n8k32_16bit: return (i & 1) + 8 * (i >> 1);
   case FragmentMap::m16n8k8_32bit: return i * 4;
   case FragmentMap::m16n8k32_8bit: return (i & 3) + (i >= 4 ? 16 : 0);
+  case FragmentMap::sp_m16n8k64_8bit: return (i & 3) + 16 * (i >> 2);
   case FragmentMap::m8n8k4_64bit:
   case FragmentMap::simt: return 0;
   }
@@ -251,7 +262,8 @@ FragOffset c_offset(const MmaForm &f, int i) {
   case FragmentMap::m16n8k16_16bit:
   case FragmentMap::m16n8k8_32bit:
   case FragmentMap::m16n8k32_8bit:
-  case FragmentMap::sp_m16n8k32_16bit: return {i >= 2 ? 8 : 0, i & 1};
+  case FragmentMap::sp_m16n8k32_16bit:
+  case FragmentMap::sp_m16n8k64_8bit: return {i >= 2 ? 8 : 0, i & 1};
   }
   return {};
 }

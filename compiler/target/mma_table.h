@@ -46,6 +46,8 @@ enum class MmaKind {
   simt_f32,
   sp_f16_f32,  // mma.sp m16n8k32 f16 (2:4-sparse A)
   sp_bf16_f32, // mma.sp m16n8k32 bf16
+  sp_s8_s32,   // mma.sp m16n8k64 s8
+  sp_u8_s32,   // mma.sp m16n8k64 u8
 };
 
 // Which of the ISA's fragment maps a form's registers follow (a_offset, b_k_offset, c_offset).
@@ -59,6 +61,9 @@ enum class FragmentMap {
   // 4 along K) in the m16n8k16 map; B (4 x b32) k = 2q + (i & 1) + 8 * (i >> 1): two m16n8k16 B
   // fragments, k 0-15 and 16-31.
   sp_m16n8k32_16bit,
+  // mma.sp m16n8k64 s8/u8: A (4 x b32) the compressed 16 x 32 tile in the m16n8k32 8-bit map; B
+  // (4 x b32) k = 4q + (i & 3) + 16 (i >> 2): two m16n8k32 B fragments, k 0-31 and 32-63.
+  sp_m16n8k64_8bit,
 };
 
 struct MmaForm {

@@ -65,9 +65,9 @@ std::string canonical_text(const OpSpec &spec);
 // Batch b's block starts at b * sparse_2_4_bytes(); the kernel's batch stride is that many bytes.
 // Pruning keeps the 2 largest magnitudes of every 4 along K (ties to the lower index; NaN is never
 // pruned), like cuSPARSELt's prune. dtype: f16, bf16, f32, tf32, s8 or u8 (tcjit's sparse kernels
-// take f16 and bf16); element bits as in op_spec.h. `dense` is a row-major m x k matrix with row
-// stride ld_dense. Throws Error(invalid_argument) for k not a positive multiple of 4, m < 1,
-// lda < k/2, ld_dense < k, a null pointer, or a dtype without whole-byte elements.
+// take f16, bf16, s8 and u8); element bits as in op_spec.h. `dense` is a row-major m x k matrix
+// with row stride ld_dense. Throws Error(invalid_argument) for k not a positive multiple of 4, m <
+// 1, lda < k/2, ld_dense < k, a null pointer, or a dtype without whole-byte elements.
 size_t sparse_2_4_bytes(DType dtype, int64_t m, int64_t k, int64_t lda = 0);
 size_t sparse_2_4_metadata_offset(DType dtype, int64_t m, int64_t k, int64_t lda = 0);
 // Prunes `dense` and writes the compressed block (sparse_2_4_bytes() bytes) to `out`.

@@ -1,4 +1,4 @@
-// 2:4-sparse GEMMs (sparse=2:4, mma.sp): both backends' kernels assemble with ptxas for sm_80 and,
+// 2:4-sparse GEMMs (sparse=2:4, mma.sp; f16, bf16, s8, u8): both backends' kernels assemble with ptxas for sm_80 and,
 // on the emulator, match the CPU reference computed with the pruned dense A (engine/verify_kernel:
 // random A pruned and compressed by compiler/reference/sparse_2_4.h), over tails in M and N,
 // K-tiles past K, batch, split-K, lda and the epilogue's bias and activations.
@@ -34,6 +34,10 @@ const Case kCases[] = {
     {"gemm m=48 n=40 k=160 a=bf16:row b=bf16:row c=f32:col acc=f32 alpha=0.5 beta=1 bias=col "
      "act=gelu sparse=2:4",
      "32x32x32 w16x16 s3 k3"},
+    {"gemm m=64 n=48 k=128 a=s8:row b=s8:col c=s32:row acc=s32 sparse=2:4", "32x32x64 w16x16 s2"},
+    {"gemm m=33 n=40 k=192 a=u8:row b=u8:row c=s32:row acc=s32 sparse=2:4", "32x32x128 w16x16 s3"},
+    {"gemm m=40 n=24 k=256 batch=2 a=s8:row b=s8:col c=s8:row acc=s32 alpha=0.05 sparse=2:4",
+     "32x32x64 w16x16 s3 k2"},
 };
 
 codegen::CompiledKernel compile(const Case &c, codegen::Backend backend) {
@@ -56,7 +60,8 @@ TEST_P(SparseGemm, PtxasAcceptsTheMmaSpKernel) {
   const codegen::CompiledKernel k = compile(c, backend);
   ASSERT_TRUE(k.ok()) << k.errors[0].field << ": " << k.errors[0].message;
   EXPECT_TRUE(k.plan.mma.sparse);
-  EXPECT_NE(k.ptx.find("mma.sp.sync.aligned.m16n8k32.row.col.f32."), std::string::npos);
+  EXPECT_EQ(k.plan.mma.ptx.rfind("mma.sp.sync.aligned.m16n8k", 0), 0u);
+  EXPECT_NE(k.ptx.find(std::string(k.plan.mma.ptx)), std::string::npos);
   const engine::CubinBuild cubin = engine::build_cubin(k, engine::CubinRoute::ptxas);
   EXPECT_EQ(cubin.error, "") << "ptxas rejects the PTX";
 }

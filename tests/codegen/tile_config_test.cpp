@@ -218,8 +218,8 @@ TEST(TileConfig, TextRoundTrip) {
 }
 
 TEST(MmaTable, FormsAndFragmentMaps) {
-  // six generated forms and the f16-accumulator one that is not, and two 2:4-sparse ones
-  EXPECT_EQ(mma_forms().size(), 9u);
+  // six generated forms and the f16-accumulator one that is not, and four 2:4-sparse ones
+  EXPECT_EQ(mma_forms().size(), 11u);
   EXPECT_FALSE(find_mma_form(DType::f16, DType::f16, MathMode::tf32));
   auto u8 = find_mma_form(DType::u8, DType::s32, MathMode::tf32);
   ASSERT_TRUE(u8);
@@ -270,7 +270,14 @@ TEST(MmaTable, SparseFormsAndTheirDenseTwins) {
     EXPECT_EQ(twin.a, t);
     EXPECT_FALSE(find_mma_form(t, DType::f32, MathMode::tf32)->sparse);
   }
-  EXPECT_FALSE(find_mma_form(MathRequest{DType::s8, DType::s8, DType::s32, MathMode::tf32,
+  const auto s8 = find_mma_form(MathRequest{DType::s8, DType::s8, DType::s32, MathMode::tf32,
+                                            Sparsity::two_four, BitOp::and_popc});
+  ASSERT_TRUE(s8); // m16n8k64: A the m16n8k32 8-bit map, B k = 4q + (i & 3) + 16 (i >> 2)
+  EXPECT_EQ(s8->k, 64);
+  EXPECT_EQ(a_offset(*s8, 9).col, 17);
+  EXPECT_EQ(b_k_offset(*s8, 9), 33);
+  EXPECT_EQ(dense_twin(*s8).k, 32);
+  EXPECT_FALSE(find_mma_form(MathRequest{DType::f32, DType::f32, DType::f32, MathMode::tf32,
                                          Sparsity::two_four, BitOp::and_popc}));
   EXPECT_EQ(kernel_ptx_version(
                 *find_mma_form(MathRequest{DType::f16, DType::f16, DType::f32, MathMode::tf32,

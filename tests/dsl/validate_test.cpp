@@ -71,12 +71,19 @@ TEST(Validate, SparseGemmOfF16AndBf16IsAcceptedWithCompressedLda) {
 TEST(Validate, SparseGemmRefusalsSayWhatToDo) {
   OpSpec s = half_gemm(64, 48, 96);
   s.sparsity = Sparsity::two_four;
-  OpSpec s8 = s;
+  OpSpec f32 = s;
+  f32.gemm.a.dtype = f32.gemm.b.dtype = f32.gemm.c.dtype = DType::f32;
+  ASSERT_EQ(errors_of(f32).size(), 1u);
+  EXPECT_EQ(errors_of(f32)[0].rfind("sparse: sparse=2:4 is compiled for a=f16 and a=bf16", 0), 0u)
+      << errors_of(f32)[0];
+  EXPECT_NE(errors_of(f32)[0].find("a=s8 and a=u8 (mma.sp m16n8k64, acc=s32)"), std::string::npos);
+  OpSpec s8 = s; // k = 96: a multiple of 32, not of s8's 64
   s8.gemm.a.dtype = s8.gemm.b.dtype = DType::s8;
   s8.gemm.c.dtype = DType::s32;
   s8.acc = DType::s32;
   ASSERT_EQ(errors_of(s8).size(), 1u);
-  EXPECT_EQ(errors_of(s8)[0].rfind("sparse: sparse=2:4 is compiled for a=f16 and a=bf16", 0), 0u)
+  EXPECT_NE(errors_of(s8)[0].find("k to be a multiple of 64 (the K of mma.sp m16n8k64); k=96"),
+            std::string::npos)
       << errors_of(s8)[0];
   OpSpec col = s;
   col.gemm.a.layout = MatrixLayout::col;

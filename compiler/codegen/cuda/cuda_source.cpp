@@ -446,7 +446,12 @@ void emit_mma(std::ostringstream &s, const KernelPlan &p) {
       << "__device__ __forceinline__ u32 sparse_meta(const u8 *meta, int M, int K, int row, int k) "
          "{\n"
       << "  return row < M && k < K ? u32(*(const u16 *)(meta + (s64)row * (K / 8) + k / 8)) : "
-         "0x4444u;\n}\n";
+         "0x4444u;\n}\n"
+      << "// 32 bits: row `row`'s groups of dense columns k .. k + 31 (k a multiple of 32).\n"
+      << "__device__ __forceinline__ u32 sparse_meta32(const u8 *meta, int M, int K, int row, int "
+         "k) {\n"
+      << "  return row < M && k < K ? *(const u32 *)(meta + (s64)row * (K / 8) + k / 8) : "
+         "0x44444444u;\n}\n";
   s << "__device__ __forceinline__ void mma(" << A << " *c, const " << F << " *a, const " << F
     << " *b" << (p.mma.sparse ? ", u32 e" : "") << ") {\n";
   switch (p.mma.kind) {
@@ -458,13 +463,18 @@ void emit_mma(std::ostringstream &s, const KernelPlan &p) {
                            " is not generated (check_codegen_support)");
   case MmaKind::sp_f16_f32:
   case MmaKind::sp_bf16_f32:
+  case MmaKind::sp_s8_s32:
+  case MmaKind::sp_u8_s32: {
+    const char *cc = p.mma.acc == DType::s32 ? "+r" : "+f";
     s << "  asm volatile(\"" << p.mma.ptx
       << " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, "
       << kSparsitySelector << ";\"\n"
-      << "               : \"+f\"(c[0]), \"+f\"(c[1]), \"+f\"(c[2]), \"+f\"(c[3])\n"
+      << "               : \"" << cc << "\"(c[0]), \"" << cc << "\"(c[1]), \"" << cc
+      << "\"(c[2]), \"" << cc << "\"(c[3])\n"
       << "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), "
          "\"r\"(b[1]), \"r\"(b[2]), \"r\"(b[3]), \"r\"(e));\n}\n";
     return;
+  }
   case MmaKind::f64_f64:
     s << "  asm volatile(\"" << p.mma.ptx
       << " {%0, %1}, {%2}, {%3}, {%0, %1};\" : \"+d\"(c[0]), \"+d\"(c[1]) : \"d\"(a[0]), "
@@ -526,9 +536,10 @@ std::string sparse_metadata_base(const KernelPlan &p) {
 // One k-step of a 2:4-sparse form (mma_table.h, sp_m16n8k32_16bit): A's fragments are the
 // compressed tile's at the dense twin's k-step ks, B's two of the twin's (k-steps 2ks, 2ks+1).
 // The metadata register of tile i (PTX ISA, "Sparse matrix storage" and the mma.sp metadata
-// figures; sparsity selector 0: threads q = 0, 1 of each group of four supply it): bits 0-15
-// hold row g's 4 groups of dense columns 16 (q & 1) .. + 15 of the step, bits 16-31 row g + 8's;
-// 0x4444 (indices 0 and 1) outside the matrix, where A is zero-filled.
+// figures; sparsity selector 0): f16/bf16 m16n8k32 (threads q = 0, 1 of each group of four supply
+// it): bits 0-15 row g's 4 groups of dense columns 16 (q & 1) .. + 15 of the step, bits 16-31 row
+// g + 8's; s8/u8 m16n8k64 (all four): row g + 8 (q & 1)'s 8 groups of columns 32 (q >> 1) ..;
+// indices 0 and 1 (0x4 per group) outside the matrix, where A is zero-filled.
 void emit_sparse_k_step(std::ostringstream &s, const KernelPlan &p) {
   const KernelPlan lp = fragment_plan(p);
   s << "      u32 fa[" << p.tiles_m << "][" << lp.mma.a_regs << "], fb[" << p.tiles_n << "]["
@@ -536,13 +547,19 @@ void emit_sparse_k_step(std::ostringstream &s, const KernelPlan &p) {
     << "      load_a(fa, smem, stage, ks, warp_m0, lane);\n"
     << "      load_b(fb, smem, stage, 2 * ks, warp_n0, lane);\n"
     << "      load_b(fb2, smem, stage, 2 * ks + 1, warp_n0, lane);\n"
-    << "      const int meta_k = kt * " << p.config.bk << " + ks * " << p.mma.k << " + (q & 1) * "
-    << p.mma.k / 2 << ";\n"
-    << "#pragma unroll\n      for (int i = 0; i < " << p.tiles_m << "; ++i) {\n"
-    << "        const int meta_row = m0 + warp_m0 + g + i * " << p.mma.m << ";\n"
-    << "        const u32 e = sparse_meta(meta, M, K, meta_row, meta_k) | "
-       "(sparse_meta(meta, M, K, meta_row + 8, meta_k) << 16);\n"
-    << "#pragma unroll\n        for (int j = 0; j < " << p.tiles_n << "; ++j) {\n"
+    << "#pragma unroll\n      for (int i = 0; i < " << p.tiles_m << "; ++i) {\n";
+  if (p.mma.elem_bits == 16) // two 16-bit words: rows g, g + 8, columns 16 (q & 1) ..
+    s << "        const int meta_k = kt * " << p.config.bk << " + ks * " << p.mma.k
+      << " + (q & 1) * 16;\n"
+      << "        const int meta_row = m0 + warp_m0 + g + i * " << p.mma.m << ";\n"
+      << "        const u32 e = sparse_meta(meta, M, K, meta_row, meta_k) | "
+         "(sparse_meta(meta, M, K, meta_row + 8, meta_k) << 16);\n";
+  else // one 32-bit word: row g + 8 (q & 1), columns 32 (q >> 1) ..
+    s << "        const int meta_k = kt * " << p.config.bk << " + ks * " << p.mma.k
+      << " + (q >> 1) * 32;\n"
+      << "        const int meta_row = m0 + warp_m0 + g + (q & 1) * 8 + i * " << p.mma.m << ";\n"
+      << "        const u32 e = sparse_meta32(meta, M, K, meta_row, meta_k);\n";
+  s << "#pragma unroll\n        for (int j = 0; j < " << p.tiles_n << "; ++j) {\n"
     << "          const u32 bj[4] = {fb[j][0], fb[j][1], fb2[j][0], fb2[j][1]};\n"
     << "          mma(acc[i][j], fa[i], bj, e);\n"
     << "        }\n      }\n";

@@ -49,7 +49,9 @@ std::vector<Value *> emit_sparse_mma(EmitContext &e, const std::vector<Value *> 
     }
     return out + "}";
   };
-  const std::string d = list(acc.size(), "=f");
+  const bool integer = form.acc == DType::s32;
+  llvm::Type *acc_t = integer ? e.i32() : e.b.getFloatTy();
+  const std::string d = list(acc.size(), integer ? "=r" : "=f");
   const std::string as = list(a.size(), "r"), bs = list(b.size(), "r");
   std::string cs = "{";
   for (size_t i = 0; i < acc.size(); ++i) { // C tied to D
@@ -61,7 +63,7 @@ std::vector<Value *> emit_sparse_mma(EmitContext &e, const std::vector<Value *> 
   constraints += ",r";
   const std::string text = std::string(form.ptx) + " " + d + ", " + as + ", " + bs + ", " + cs +
                            ", " + md + ", " + std::to_string(kSparsitySelector) + ";";
-  std::vector<llvm::Type *> out_types(acc.size(), e.b.getFloatTy());
+  std::vector<llvm::Type *> out_types(acc.size(), acc_t);
   llvm::Type *ret = llvm::StructType::get(e.ctx, out_types);
   std::vector<llvm::Type *> params;
   std::vector<Value *> args;
@@ -71,7 +73,7 @@ std::vector<Value *> emit_sparse_mma(EmitContext &e, const std::vector<Value *> 
       args.push_back(v->getType() == e.i32() ? v : e.b.CreateBitCast(v, e.i32()));
     }
   for (Value *v : acc) {
-    params.push_back(e.b.getFloatTy());
+    params.push_back(acc_t);
     args.push_back(v);
   }
   params.push_back(e.i32());
@@ -100,25 +102,33 @@ Value *emit_sparse_metadata(EmitContext &e, const SparseMetadataArgs &args, Valu
                             int mi) {
   auto &b = e.b;
   const MmaForm &form = e.plan.mma;
-  // dense column of the thread's 16: ktile * bk + ks * k + (q & 1) * k / 2
+  // 16-bit elements: two 16-bit words (rows g, g + 8; dense columns 16 (q & 1) ..); 8-bit: one
+  // 32-bit word (row g + 8 (q & 1), columns 32 (q >> 1) ..)
+  const bool halves = form.elem_bits == 16;
+  Value *col = halves ? b.CreateMul(b.CreateAnd(e.q, e.c32(1)), e.c32(16))
+                      : b.CreateMul(b.CreateLShr(e.q, e.c32(1)), e.c32(32));
   Value *k = b.CreateAdd(b.CreateMul(ktile, e.c32(e.plan.config.bk)),
-                         b.CreateAdd(e.c32(static_cast<int64_t>(ks) * form.k),
-                                     b.CreateMul(b.CreateAnd(e.q, e.c32(1)), e.c32(form.k / 2))));
+                         b.CreateAdd(e.c32(static_cast<int64_t>(ks) * form.k), col));
   Value *row0 = b.CreateAdd(b.CreateAdd(args.m0, e.warp_m0),
                             b.CreateAdd(e.g, e.c32(static_cast<int64_t>(mi) * form.m)));
+  if (!halves)
+    row0 = b.CreateAdd(row0, b.CreateMul(b.CreateAnd(e.q, e.c32(1)), e.c32(8)));
   Value *row_bytes = b.CreateZExt(b.CreateLShr(args.k, e.c32(3)), e.i64());
   Value *k_in = b.CreateICmpULT(k, args.k);
-  auto half = [&](Value *row) {
+  auto word = [&](Value *row, llvm::Type *t, int64_t outside) {
     Value *in = b.CreateAnd(k_in, b.CreateICmpULT(row, args.m));
     Value *off = b.CreateAdd(b.CreateMul(b.CreateZExt(row, e.i64()), row_bytes),
                              b.CreateZExt(b.CreateLShr(k, e.c32(3)), e.i64()));
     // outside the matrix: read the first word (always inside) and use indices 0 and 1
     Value *p = b.CreateGEP(e.i8(), args.base, b.CreateSelect(in, off, e.c64(0)));
-    Value *v = b.CreateZExt(b.CreateAlignedLoad(b.getInt16Ty(), p, llvm::Align(2)), e.i32());
-    return b.CreateSelect(in, v, e.c32(0x4444));
+    Value *v = b.CreateZExtOrBitCast(
+        b.CreateAlignedLoad(t, p, llvm::Align(t->getPrimitiveSizeInBits() / 8)), e.i32());
+    return b.CreateSelect(in, v, e.c32(outside));
   };
-  Value *lo = half(row0);
-  Value *hi = half(b.CreateAdd(row0, e.c32(8)));
+  if (!halves)
+    return word(row0, e.i32(), 0x44444444);
+  Value *lo = word(row0, b.getInt16Ty(), 0x4444);
+  Value *hi = word(b.CreateAdd(row0, e.c32(8)), b.getInt16Ty(), 0x4444);
   return b.CreateOr(lo, b.CreateShl(hi, e.c32(16)));
 }
 

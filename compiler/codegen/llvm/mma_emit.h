@@ -26,10 +26,12 @@ struct SparseMetadataArgs {
 };
 SparseMetadataArgs sparse_metadata_args(EmitContext &, llvm::Value *a_base, llvm::Value *lda,
                                         llvm::Value *m, llvm::Value *k, llvm::Value *m0);
-// The metadata register of m-tile `mi` at k-step `ks` of K-tile `ktile` (i32): the PTX ISA's
-// mma.sp m16n8k32 16-bit layout with sparsity selector 0 (threads q = 0, 1 of each group of four
+// The metadata register of m-tile `mi` at k-step `ks` of K-tile `ktile` (i32), sparsity selector
+// 0 (PTX ISA, mma.sp metadata figures): m16n8k32 f16/bf16 (threads q = 0, 1 of each group of four
 // supply it): bits 0-15 row g's four groups of dense columns 16 (q & 1) .. + 15 of the step, bits
-// 16-31 row g + 8's; 0x4444 (indices 0 and 1) outside the matrix, where A is zero-filled.
+// 16-31 row g + 8's; m16n8k64 s8/u8 (all four threads): row g + 8 (q & 1)'s eight groups of
+// columns 32 (q >> 1) .. + 31. Indices 0 and 1 (0x4 per group) outside the matrix, where A is
+// zero-filled.
 llvm::Value *emit_sparse_metadata(EmitContext &, const SparseMetadataArgs &, llvm::Value *ktile,
                                   int ks, int mi);
 // Rounds f32 bits to tf32 (cvt.rna.tf32.f32), for every register of a tf32 fragment.

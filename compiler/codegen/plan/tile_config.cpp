@@ -240,7 +240,7 @@ TileConfig default_tile_config(const OpSpec &spec_in, std::string_view arch, boo
   } else if (form->kind == MmaKind::f64_f64) {
     c = TileConfig{64, 64, 16, 32, 32, 3, 1, 1, 0, 0};
   } else if (form->sparse) { // mma.sp: 4 B registers per n-tile and the metadata; 64x64 warps
-    c = TileConfig{128, 128, 32, 64, 32, 3, 1, 1, 0, 0}; // take 255 registers
+    c = TileConfig{128, 128, form->k, 64, 32, 3, 1, 1, 0, 0}; // take 255 registers (f16)
   } else if (form->kind == MmaKind::tf32_f32) {
     c = TileConfig{128, 128, 16, 64, 32, 3, 1, 1, 0, 0}; // 64x64 warps spill
   } else if (form->elem_bits == 8) {                     // s8, u8
