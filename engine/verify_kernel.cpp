@@ -7,6 +7,7 @@
 #include "compiler/reference/gemm_geometry.h"
 #include "compiler/reference/gemm_reference.h"
 #include "compiler/reference/random_fill.h"
+#include "compiler/reference/sparse_2_4.h"
 #include "compiler/spec/printer.h"
 #include "engine/custom_activation.h"
 #include "engine/device_buffer.h"
@@ -35,9 +36,14 @@ std::vector<std::byte> random_bytes(DType t, int64_t count, uint64_t seed) {
   return v;
 }
 
-// The spec the CPU reference computes: act=custom is left to apply_custom_reference.
+// The spec the CPU reference computes: act=custom is left to apply_custom_reference; a 2:4-sparse
+// A is given to it as the pruned dense matrix (sparse_a_inputs).
 OpSpec reference_spec(const OpSpec &spec) {
   OpSpec r = spec;
+  if (r.sparsity != Sparsity::dense) {
+    r.sparsity = Sparsity::dense;
+    r.gemm.a.ld.reset();
+  }
   if (r.epilogue.act == Activation::custom) {
     r.epilogue.act = Activation::none;
     r.epilogue.custom = {};
@@ -142,6 +148,28 @@ KernelCheck run_and_check_conv(device::Device &dev, const codegen::CompiledKerne
 
 } // namespace
 
+// A 2:4-sparse A's inputs: random dense matrices, pruned (the 2 largest magnitudes of every 4
+// along K) for the reference (dense, row stride k), and compressed into the kernel's layout
+// (sparse_2_4.h), batch by batch.
+struct SparseInputs {
+  std::vector<std::byte> pruned, compressed;
+};
+SparseInputs sparse_a_inputs(const GemmGeometry &geo, uint64_t seed) {
+  const DType t = geo.a.dtype;
+  const int64_t esize = dtype_bits(t) / 8, dense = geo.m * geo.k;
+  SparseInputs in;
+  in.pruned = random_bytes(t, geo.batch * dense, seed);
+  in.compressed.resize(static_cast<size_t>(geo.batch * geo.a.batch_stride * esize));
+  const Sparse24Layout layout = compressed_a_layout(t, geo.m, geo.k, geo.a.ld);
+  for (int64_t b = 0; b < geo.batch; ++b) {
+    std::byte *matrix = in.pruned.data() + b * dense * esize;
+    sparse_prune(t, matrix, geo.m, geo.k, geo.k);
+    sparse_compress(t, matrix, geo.m, geo.k, geo.k, layout,
+                    in.compressed.data() + b * geo.a.batch_stride * esize);
+  }
+  return in;
+}
+
 KernelCheck run_and_check_kernel(device::Device &dev, const codegen::CompiledKernel &kernel,
                                  const OpSpec &spec, uint64_t seed, std::span<const uint8_t> cubin,
                                  ReferenceCache *cache) {
@@ -149,7 +177,11 @@ KernelCheck run_and_check_kernel(device::Device &dev, const codegen::CompiledKer
     return run_and_check_conv(dev, kernel, spec, seed, cubin, cache);
   KernelCheck check;
   const GemmGeometry geo = gemm_geometry(spec);
-  const std::vector<std::byte> a = random_bytes(geo.a.dtype, geo.batch * geo.a.batch_stride, seed);
+  const bool sparse = spec.sparsity != Sparsity::dense;
+  const SparseInputs sparse_a = sparse ? sparse_a_inputs(geo, seed) : SparseInputs{};
+  const std::vector<std::byte> a =
+      sparse ? sparse_a.compressed
+             : random_bytes(geo.a.dtype, geo.batch * geo.a.batch_stride, seed);
   const std::vector<std::byte> b =
       random_bytes(geo.b.dtype, geo.batch * geo.b.batch_stride, seed + 1);
   const std::vector<std::byte> c =
@@ -161,9 +193,10 @@ KernelCheck run_and_check_kernel(device::Device &dev, const codegen::CompiledKer
   ReferenceResult own;
   const ReferenceResult &ref = cached_reference(cache, kernel, spec, seed, check, own, [&] {
     std::vector<std::byte> c_ref = c;
-    ReferenceResult r = reference_gemm(
-        reference_spec(spec), {a.data(), b.data(), c_ref.data(), has_bias ? bias.data() : nullptr},
-        kernel.plan.math);
+    ReferenceResult r = reference_gemm(reference_spec(spec),
+                                       {sparse ? sparse_a.pruned.data() : a.data(), b.data(),
+                                        c_ref.data(), has_bias ? bias.data() : nullptr},
+                                       kernel.plan.math);
     apply_custom_reference(dev, kernel, spec, r);
     return r;
   });

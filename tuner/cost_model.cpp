@@ -130,6 +130,7 @@ KernelFeatures kernel_features(const OpSpec &spec, const codegen::TileConfig &co
   const codegen::MmaForm f = codegen::math_form(spec, tf32_off);
   KernelFeatures k;
   k.math = f.unit;
+  k.sparse = f.sparse;
   k.bm = config.bm;
   k.bn = config.bn;
   k.bk = config.bk;

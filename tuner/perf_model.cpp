@@ -28,14 +28,17 @@ StepCycles step_cycles(const GpuModel &gpu, const KernelFeatures &k, int residen
                        int64_t active_sms) {
   const double math_per_ktile = double(k.bm) * k.bn * k.bk / (double(k.mma_m) * k.mma_n * k.mma_k);
   const double flops_per_ktile = 2.0 * k.bm * k.bn * k.bk;
-  const double bytes_per_ktile = double(k.bm) * k.bk * k.a_bytes + double(k.bn) * k.bk * k.b_bytes;
+  const double a_bytes = k.sparse ? k.a_bytes / 2.0 + 1.0 / 8 : double(k.a_bytes);
+  const double bytes_per_ktile = double(k.bm) * k.bk * a_bytes + double(k.bn) * k.bk * k.b_bytes;
+  const double speedup = k.sparse ? sparse_speedup : 1.0;
   StepCycles s;
   // Fewer than 4 resident warps leave sub-partitions (each with its own tensor core and issue
   // slot) idle.
   const double warps = double(resident) * std::max(1, k.threads / 32);
   const double fed = std::min(1.0, warps / 4);
-  s.tensor = resident * flops_per_ktile /
-             (gpu.flops_per_sm_clk[static_cast<int>(k.math)] * gpu.efficiency(k.math) * fed);
+  s.tensor =
+      resident * flops_per_ktile /
+      (gpu.flops_per_sm_clk[static_cast<int>(k.math)] * speedup * gpu.efficiency(k.math) * fed);
   s.issue = resident * math_per_ktile * k.instructions_per_mma / (gpu.issue_per_sm_clk * fed);
   const double l2_share =
       gpu.l2_efficiency * std::min(gpu.l2_bytes_per_sm_clk,
@@ -198,7 +201,8 @@ Prediction predict(const GpuModel &gpu, const KernelFeatures &k, const Problem &
   out.seconds = std::max(compute_s, out.dram_seconds) + out.splitk_seconds;
   const double flops = 2.0 * double(p.m) * p.n * p.k * p.batch;
   out.tflops = flops / out.seconds / 1e12;
-  out.fraction_of_peak = flops / out.seconds / gpu.peak_flops(k.math);
+  out.fraction_of_peak =
+      flops / out.seconds / (gpu.peak_flops(k.math) * (k.sparse ? sparse_speedup : 1.0));
   if (out.dram_seconds >= compute_s) {
     out.bound = "dram";
   } else if (double(ktiles) * main.max() < gpu.prologue_cycles) {

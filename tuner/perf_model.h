@@ -87,6 +87,9 @@ struct KernelFeatures {
   int split_k = 1;
   int stages = 3; // K-tiles the pipeline keeps in flight (stages - 1 loads ahead)
   double a_bytes = 2, b_bytes = 2, c_bytes = 2; // element sizes (s4 0.5, b1 0.125)
+  // mma.sp (2:4-sparse A): the math runs at sparse_speedup x the unit's peak; A moves its k/2
+  // kept values and 4 bits of metadata per 4 values.
+  bool sparse = false;
 };
 
 struct Problem {

@@ -1,5 +1,7 @@
 #include "compiler/reference/gemm_geometry.h"
 
+#include "compiler/reference/sparse_2_4.h"
+
 #include <stdexcept>
 #include <string>
 
@@ -42,6 +44,29 @@ MatrixGeometry matrix_geometry(const MatrixOperand &op, int64_t rows, int64_t co
   return g;
 }
 
+// A 2:4-sparse A as the kernel reads it (sparse_2_4.h): m rows of k/2 compressed values, row
+// stride lda, each batch's block (values, then metadata) a whole number of elements.
+MatrixGeometry sparse_a_geometry(const MatrixOperand &op, int64_t m, int64_t k) {
+  if (op.layout != MatrixLayout::row)
+    fail("a 2:4-sparse A must be row-major (a=" + std::string(to_string(op.dtype)) + ":row)");
+  Sparse24Layout l;
+  try {
+    l = compressed_a_layout(op.dtype, m, k, op.ld ? *op.ld : 0);
+  } catch (const std::invalid_argument &e) {
+    fail(e.what());
+  }
+  MatrixGeometry g;
+  g.dtype = op.dtype;
+  g.rows = m;
+  g.cols = k / 2;
+  g.row_major = true;
+  g.ld = l.lda;
+  g.row_stride = l.lda;
+  g.col_stride = 1;
+  g.batch_stride = l.block_bytes / (dtype_bits(op.dtype) / 8);
+  return g;
+}
+
 } // namespace
 
 GemmGeometry gemm_geometry(const OpSpec &spec) {
@@ -52,7 +77,8 @@ GemmGeometry gemm_geometry(const OpSpec &spec) {
   g.m = fixed_value(spec.gemm.m, "m");
   g.n = fixed_value(spec.gemm.n, "n");
   g.k = fixed_value(spec.gemm.k, "k");
-  g.a = matrix_geometry(spec.gemm.a, g.m, g.k, "a");
+  g.a = spec.sparsity == Sparsity::dense ? matrix_geometry(spec.gemm.a, g.m, g.k, "a")
+                                         : sparse_a_geometry(spec.gemm.a, g.m, g.k);
   g.b = matrix_geometry(spec.gemm.b, g.k, g.n, "b");
   g.c = matrix_geometry(spec.gemm.c, g.m, g.n, "c");
   if (is_reserved_type(spec.acc))

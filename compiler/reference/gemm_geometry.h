@@ -20,7 +20,10 @@ struct MatrixGeometry {
 
 struct GemmGeometry {
   int64_t batch = 1, m = 1, n = 1, k = 1;
-  MatrixGeometry a, b, c; // a: m x k, b: k x n, c (C input and D output): m x n
+  // a: m x k, b: k x n, c (C input and D output): m x n. A 2:4-sparse A (sparse=2:4) is given as
+  // the kernel reads it: m x k/2 compressed values, ld in compressed elements, batch_stride the
+  // block of values and metadata (compiler/reference/sparse_2_4.h).
+  MatrixGeometry a, b, c;
 };
 
 // Validates a GEMM spec and returns its geometry. Throws std::invalid_argument with a message

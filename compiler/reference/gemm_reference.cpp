@@ -49,6 +49,10 @@ void accumulate_row(double a, const double *__restrict b, const double *__restri
 } // namespace
 
 ReferenceResult reference_gemm(const OpSpec &spec, const GemmBuffers &buffers, MathMode resolved) {
+  if (spec.sparsity != Sparsity::dense)
+    throw std::invalid_argument(
+        "tcjit reference gemm: the reference multiplies the pruned dense A: give it the spec with "
+        "sparse=2:4 removed and the pruned matrix (compiler/reference/sparse_2_4.h, prune_2_4)");
   const GemmGeometry g = gemm_geometry(spec);
   if (resolved == MathMode::automatic)
     throw std::invalid_argument(

@@ -55,7 +55,8 @@ Explanation explain_spec(const OpSpec &spec, std::string_view arch, bool tf32_ov
   e.roofline_gpu = std::string(info->gpu);
   e.bandwidth = info->dram_bytes_per_s;
   if (e.mma.unit) {
-    e.peak_ops = peak_ops(*info, *e.mma.unit);
+    // mma.sp does twice a dense mma's work per clock (arch.h, sparse_speedup)
+    e.peak_ops = peak_ops(*info, *e.mma.unit) * (e.mma.sparse ? sparse_speedup : 1.0);
     if (e.arithmetic_intensity)
       e.roofline_ops = std::min(e.peak_ops, *e.arithmetic_intensity * e.bandwidth);
   }

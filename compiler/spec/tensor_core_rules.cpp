@@ -190,6 +190,12 @@ MmaChoice choose_mma(const OpSpec &spec, std::string_view arch, bool tf32_overri
   if (form->a != form->b)
     m.note = std::string(to_string(form->a)) + " x " + std::string(to_string(form->b)) +
              ": each operand read by its own type (signed or unsigned), exact s32 accumulate";
+  m.sparse = form->sparse;
+  if (form->sparse)
+    m.note = "2:4-sparse A: pass A pruned (the 2 largest magnitudes of every 4 along K) and "
+             "compressed, its k/2 kept values per row then the metadata (tcjit::"
+             "prune_2_4_and_compress, docs/dsl.md); peak " +
+             s(static_cast<int>(sparse_speedup)) + "x the dense mma's";
   return m;
 }
 

@@ -29,6 +29,7 @@ struct MmaChoice {
   std::string shape;       // "m16n8k16", or "" if none
   std::string note;        // e.g. "SIMT FFMA: exact fp32, no tensor cores"
   std::optional<MathUnit> unit; // whose peak applies (arch.h); nullopt when it does not compile
+  bool sparse = false;          // mma.sp (2:4-sparse A): the unit's peak x sparse_speedup
 };
 // What the spec asks of the math unit (compiler/target/mma_table.h): its multiplied inputs (a:
 // gemm's A, or the convolution's input_dtype(); b: gemm's B, or the other multiplied tensor),

@@ -278,6 +278,46 @@ void check_dtypes(Errors &errors, const DTypeRoles &roles, DType acc, MathMode m
   }
 }
 
+// sparse=2:4 on a GEMM: the types tcjit compiles with mma.sp, A row-major (the kept values of
+// every group of 4 along K lie together, compiler/reference/sparse_2_4.h), K a multiple of the
+// sparse mma's K, lda in compressed elements.
+void check_sparse_gemm(Errors &errors, const GemmSpec &g) {
+  const DType a = g.a.dtype;
+  const bool half = a == DType::f16 || a == DType::bf16, byte = a == DType::s8 || a == DType::u8;
+  if (!half && !byte) {
+    add(errors, "sparse",
+        "sparse=2:4 is compiled for a=f16 and a=bf16 (mma.sp m16n8k32, acc=f32) and a=s8 and "
+        "a=u8 (mma.sp m16n8k64, acc=s32); a=" +
+            str(to_string(a)) +
+            " is not supported with sparse=2:4 (use one of those, or remove sparse=2:4)");
+    return;
+  }
+  // the sparse mma's K (compiler/target/mma_table.cpp)
+  const int64_t sparse_mma_k = half ? 32 : 64;
+  const std::string mma = half ? "mma.sp m16n8k32" : "mma.sp m16n8k64";
+  if (g.a.layout != MatrixLayout::row)
+    add(errors, "sparse",
+        "sparse=2:4 needs A row-major (K contiguous): A is passed compressed, the 2 kept values of "
+        "every 4 along K side by side; write a=" +
+            str(to_string(a)) + ":row");
+  if (!g.k.is_fixed())
+    add(errors, "sparse",
+        "sparse=2:4 needs a fixed k (the compressed layout of A depends on it): give k=<size>, a "
+        "multiple of " +
+            str(sparse_mma_k));
+  else if (g.k.value % sparse_mma_k != 0)
+    add(errors, "sparse",
+        "sparse=2:4 needs k to be a multiple of " + str(sparse_mma_k) + " (the K of " + mma +
+            "); k=" + str(g.k.value) + ": pad K with zero columns of A and zero rows of B");
+  if (g.a.ld && g.k.is_fixed() && *g.a.ld < g.k.value / 2)
+    add(errors, "lda",
+        "lda=" + str(*g.a.ld) +
+            " is too small: with sparse=2:4 A is passed compressed, k/2=" + str(g.k.value / 2) +
+            " values per row, so lda (in compressed elements) must be at "
+            "least " +
+            str(g.k.value / 2));
+}
+
 // sparse= and bop=: where they apply.
 void check_sparsity_and_bop(Errors &errors, const OpSpec &spec, DType input) {
   if (spec.sparsity != Sparsity::dense && spec.kind != OpKind::gemm)
@@ -285,7 +325,7 @@ void check_sparsity_and_bop(Errors &errors, const OpSpec &spec, DType input) {
         "sparse=" + str(to_string(spec.sparsity)) + " applies to gemm only: tcjit has no sparse " +
             str(to_string(spec.kind)) + " (remove it)");
   else if (spec.sparsity != Sparsity::dense)
-    add(errors, "sparse", "sparse=" + str(to_string(spec.sparsity)) + " is not supported yet");
+    check_sparse_gemm(errors, spec.gemm);
   if (spec.bop != BitOp::and_popc && input != DType::b1)
     add(errors, "bop",
         "bop=" + str(to_string(spec.bop)) + " applies to b1 inputs only (a=b1 b=b1); " +
@@ -421,8 +461,9 @@ void validate_gemm(Errors &errors, const OpSpec &spec) {
       MatrixRole{"c", "ldc", "m", "n", g.m, g.n, g.c},
   };
   bool lds_valid = true;
-  for (const MatrixRole &role : roles)
-    lds_valid = check_leading_dimension(errors, role, dims_valid) && lds_valid;
+  for (const MatrixRole &role : roles) // a 2:4-sparse A's lda counts compressed elements
+    if (role.key != "a" || spec.sparsity == Sparsity::dense)
+      lds_valid = check_leading_dimension(errors, role, dims_valid) && lds_valid;
   if (dims_valid && lds_valid)
     for (const MatrixRole &role : roles)
       check_gemm_operand_size(errors, role, g.batch);

@@ -15,7 +15,7 @@ constexpr MatrixLayout row = MatrixLayout::row, col = MatrixLayout::col;
 // ISA names; the intrinsics are those of IntrinsicsNVPTX.td of LLVM 19 (mma_emit.cpp looks them
 // up by name and refuses a name LLVM does not know).
 // clang-format off
-constexpr std::array<MmaForm, 19> kForms{{
+constexpr std::array<MmaForm, 23> kForms{{
     {MmaKind::f16_f32, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
      "llvm.nvvm.mma.m16n8k16.row.col.f32.f32", 16, 8, 16, DType::f16, DType::f16, DType::f16,
      DType::f32, row, col, 80, 70, 4, 2, 4, 16, FragmentMap::m16n8k16_16bit, MathUnit::f16, ""},
@@ -81,6 +81,21 @@ constexpr std::array<MmaForm, 19> kForms{{
      "llvm.nvvm.mma.xor.popc.m16n8k256.row.col.b1", 16, 8, 256, DType::b1, DType::b1, DType::b1,
      DType::s32, row, col, 80, 70, 4, 2, 4, 1, FragmentMap::m16n8k256_1bit, MathUnit::b1, "",
      false, BitOp::xor_popc},
+    // 2:4-sparse A (mma.sp, PTX 7.1): k is the dense K; A holds the compressed 16 x 16 values, the
+    // metadata register and the sparsity selector follow C (mma_table.h: sp_m16n8k32_16bit). No
+    // LLVM 19 intrinsic: the LLVM backend emits it as inline PTX.
+    {MmaKind::sp_f16_f32, "mma.sp.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32", "", 16, 8, 32,
+     DType::f16, DType::f16, DType::f16, DType::f32, row, col, 80, 71, 4, 4, 4, 16,
+     FragmentMap::sp_m16n8k32_16bit, MathUnit::f16, "", true},
+    {MmaKind::sp_bf16_f32, "mma.sp.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32", "", 16, 8, 32,
+     DType::bf16, DType::bf16, DType::bf16, DType::f32, row, col, 80, 71, 4, 4, 4, 16,
+     FragmentMap::sp_m16n8k32_16bit, MathUnit::bf16, "", true},
+    {MmaKind::sp_s8_s32, "mma.sp.sync.aligned.m16n8k64.row.col.s32.s8.s8.s32", "", 16, 8, 64,
+     DType::s8, DType::s8, DType::s8, DType::s32, row, col, 80, 71, 4, 4, 4, 8,
+     FragmentMap::sp_m16n8k64_8bit, MathUnit::s8, "", true},
+    {MmaKind::sp_u8_s32, "mma.sp.sync.aligned.m16n8k64.row.col.s32.u8.u8.s32", "", 16, 8, 64,
+     DType::u8, DType::u8, DType::u8, DType::s32, row, col, 80, 71, 4, 4, 4, 8,
+     FragmentMap::sp_m16n8k64_8bit, MathUnit::s8, "", true},
 }};
 // clang-format on
 
@@ -114,10 +129,15 @@ std::string version_text(int x10) {
 std::string generated_list() {
   std::string out;
   for (const MmaForm &f : kForms)
-    if (f.not_generated.empty())
+    if (f.not_generated.empty() && !f.sparse)
       out += (out.empty() ? "" : ", ") + std::string(to_string(f.a)) + "->" +
              std::string(to_string(f.acc));
-  return out;
+  std::string sparse;
+  for (const MmaForm &f : kForms)
+    if (f.not_generated.empty() && f.sparse)
+      sparse += (sparse.empty() ? "" : ", ") + std::string(to_string(f.a)) + "->" +
+                std::string(to_string(f.acc));
+  return sparse.empty() ? out : out + "; 2:4-sparse " + sparse;
 }
 
 // "use --arch sm_89 or sm_90": the known archs of at least sm_<min_sm>.
@@ -168,6 +188,10 @@ std::string_view to_string(MmaKind k) {
   case MmaKind::u4s4_s32: return "u4s4_s32";
   case MmaKind::b1and_s32: return "b1and_s32";
   case MmaKind::b1xor_s32: return "b1xor_s32";
+  case MmaKind::sp_f16_f32: return "sp_f16_f32";
+  case MmaKind::sp_bf16_f32: return "sp_bf16_f32";
+  case MmaKind::sp_s8_s32: return "sp_s8_s32";
+  case MmaKind::sp_u8_s32: return "sp_u8_s32";
   }
   return "?";
 }
@@ -249,6 +273,18 @@ std::string math_problem(DType input, DType acc, MathMode resolved, const ArchIn
   return math_problem(MathRequest{input, input, acc, resolved}, arch);
 }
 
+const MmaForm &dense_twin(const MmaForm &sparse) {
+  for (const MmaForm &f : kForms)
+    if (!f.sparse && f.a == sparse.a && f.b == sparse.b && f.acc == sparse.acc &&
+        f.k * 2 == sparse.k)
+      return f;
+  return sparse; // a dense form is its own twin
+}
+
+int kernel_ptx_version(const MmaForm &f, const ArchInfo &arch) {
+  return std::max(arch.ptx_version, f.min_ptx);
+}
+
 DType b_input(const MmaForm &f) {
   return f.b == DType::tf32 ? DType::f32 : f.b;
 }
@@ -263,9 +299,13 @@ int a_q_multiplier(const MmaForm &f) {
 
 FragOffset a_offset(const MmaForm &f, int i) {
   switch (f.fragments) {
-  case FragmentMap::m16n8k16_16bit: return {((i >> 1) & 1) * 8, (i & 1) + (i >= 4 ? 8 : 0)};
+  case FragmentMap::m16n8k16_16bit:
+  case FragmentMap::sp_m16n8k32_16bit: // compressed columns
+    return {((i >> 1) & 1) * 8, (i & 1) + (i >= 4 ? 8 : 0)};
   case FragmentMap::m16n8k8_32bit: return {(i & 1) * 8, i >= 2 ? 4 : 0};
-  case FragmentMap::m16n8k32_8bit: return {((i >> 2) & 1) * 8, (i & 3) + (i >= 8 ? 16 : 0)};
+  case FragmentMap::m16n8k32_8bit:
+  case FragmentMap::sp_m16n8k64_8bit: // compressed columns
+    return {((i >> 2) & 1) * 8, (i & 3) + (i >= 8 ? 16 : 0)};
   case FragmentMap::m16n8k64_4bit: return {((i >> 3) & 1) * 8, (i & 7) + (i >= 16 ? 32 : 0)};
   case FragmentMap::m16n8k256_1bit: return {((i >> 5) & 1) * 8, (i & 31) + (i >= 64 ? 128 : 0)};
   case FragmentMap::m8n8k4_64bit:
@@ -277,10 +317,12 @@ FragOffset a_offset(const MmaForm &f, int i) {
 int b_k_offset(const MmaForm &f, int i) {
   switch (f.fragments) {
   case FragmentMap::m16n8k16_16bit: return (i & 1) + (i >= 2 ? 8 : 0);
+  case FragmentMap::sp_m16n8k32_16bit: return (i & 1) + 8 * (i >> 1);
   case FragmentMap::m16n8k8_32bit: return i * 4;
   case FragmentMap::m16n8k32_8bit: return (i & 3) + (i >= 4 ? 16 : 0);
   case FragmentMap::m16n8k64_4bit: return (i & 7) + (i >= 8 ? 32 : 0);
   case FragmentMap::m16n8k256_1bit: return (i & 31) + (i >= 32 ? 128 : 0);
+  case FragmentMap::sp_m16n8k64_8bit: return (i & 3) + 16 * (i >> 2);
   case FragmentMap::m8n8k4_64bit:
   case FragmentMap::simt: return 0;
   }
@@ -295,7 +337,9 @@ FragOffset c_offset(const MmaForm &f, int i) {
   case FragmentMap::m16n8k8_32bit:
   case FragmentMap::m16n8k32_8bit:
   case FragmentMap::m16n8k64_4bit:
-  case FragmentMap::m16n8k256_1bit: return {i >= 2 ? 8 : 0, i & 1};
+  case FragmentMap::m16n8k256_1bit:
+  case FragmentMap::sp_m16n8k32_16bit:
+  case FragmentMap::sp_m16n8k64_8bit: return {i >= 2 ? 8 : 0, i & 1};
   }
   return {};
 }

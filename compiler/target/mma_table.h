@@ -58,12 +58,16 @@ enum class MmaKind {
   e4m3_e5m2_f32,
   e5m2_e4m3_f32,
   e5m2_e5m2_f32,
-  s4_s32,    // s4 x s4
-  u4_s32,    // u4 x u4
-  s4u4_s32,  // s4 x u4
-  u4s4_s32,  // u4 x s4
-  b1and_s32, // b1 AND + popc
-  b1xor_s32, // b1 XOR + popc
+  s4_s32,      // s4 x s4
+  u4_s32,      // u4 x u4
+  s4u4_s32,    // s4 x u4
+  u4s4_s32,    // u4 x s4
+  b1and_s32,   // b1 AND + popc
+  b1xor_s32,   // b1 XOR + popc
+  sp_f16_f32,  // mma.sp m16n8k32 f16 (2:4-sparse A)
+  sp_bf16_f32, // mma.sp m16n8k32 bf16
+  sp_s8_s32,   // mma.sp m16n8k64 s8
+  sp_u8_s32,   // mma.sp m16n8k64 u8
 };
 
 // Which of the ISA's fragment maps a form's registers follow (a_offset, b_k_offset, c_offset).
@@ -75,6 +79,13 @@ enum class FragmentMap {
   m16n8k64_4bit,  // s4, u4: eight per register (in bytes the m16n8k32_8bit map)
   m16n8k256_1bit, // b1: thirty-two per register (in bytes the m16n8k32_8bit map)
   simt,           // FFMA: one accumulator, one element of A and of B
+  // mma.sp m16n8k32 f16/bf16: A (4 x b32) is the compressed 16 x 16 tile (2 kept values of every
+  // 4 along K) in the m16n8k16 map; B (4 x b32) k = 2q + (i & 1) + 8 * (i >> 1): two m16n8k16 B
+  // fragments, k 0-15 and 16-31.
+  sp_m16n8k32_16bit,
+  // mma.sp m16n8k64 s8/u8: A (4 x b32) the compressed 16 x 32 tile in the m16n8k32 8-bit map; B
+  // (4 x b32) k = 4q + (i & 3) + 16 (i >> 2): two m16n8k32 B fragments, k 0-31 and 32-63.
+  sp_m16n8k64_8bit,
 };
 
 struct MmaForm {
@@ -101,6 +112,14 @@ struct MmaForm {
 
 // B's type as stored in memory (f32 for tf32 math).
 DType b_input(const MmaForm &);
+
+// A sparse form's dense twin: the dense form of the same types whose fragment maps the sparse
+// form's registers are made of (A: the compressed tile at the twin's k = k / 2; B: two of the
+// twin's B fragments, at k and k + k / 2). The code generators load fragments with it.
+const MmaForm &dense_twin(const MmaForm &sparse);
+// The sparsity selector the generators pass to a sparse form (PTX ISA, mma.sp: which threads of
+// each group of four supply the metadata): 0, threads q = 0 and 1.
+inline constexpr int kSparsitySelector = 0;
 
 // Every tensor-core form of the table, generated or not.
 std::span<const MmaForm> mma_forms();
@@ -134,6 +153,9 @@ bool is_simt_math(DType input, DType acc, MathMode resolved);
 // (what, and what to use instead); "" when it has one (a generated form, or SIMT FFMA). `tcjit
 // explain` and `tcjit compile` both report this text.
 std::string math_problem(const MathRequest &, const ArchInfo &arch);
+// The PTX ISA version of a kernel using `f` on `arch`: the arch's, or the form's min_ptx where that
+// is newer (mma.sp needs PTX 7.1; sm_80's kernels are otherwise PTX 7.0).
+int kernel_ptx_version(const MmaForm &f, const ArchInfo &arch);
 std::string math_problem(DType input, DType acc, MathMode resolved, const ArchInfo &arch);
 
 // The PTX ISA version a kernel of `form` declares on `arch` (x10): the arch's

@@ -55,6 +55,31 @@ void load_custom_activation(OpSpec &spec, std::string_view base_dir = "");
 // The canonical DSL text of a spec (every default written out).
 std::string canonical_text(const OpSpec &spec);
 
+// 2:4-sparse A (DSL `sparse=2:4`): a sparse GEMM takes A pruned and compressed, in one buffer per
+// batch (docs/dsl.md, "2:4-sparse A"):
+//   values    m rows of k/2 elements, row-major, row stride lda (compressed elements; 0 = k/2):
+//             the 2 kept values of every group of 4 along K, in K order;
+//   metadata  at byte sparse_2_4_metadata_offset() (16-byte aligned): row r's k/8 bytes at
+//             offset + r * k/8; group g's 4 bits in byte g/2 (the low nibble for even g), bits
+//             0-1 the index (0..3) in the group of the first kept value, bits 2-3 the second's.
+// Batch b's block starts at b * sparse_2_4_bytes(); the kernel's batch stride is that many bytes.
+// Pruning keeps the 2 largest magnitudes of every 4 along K (ties to the lower index; NaN is never
+// pruned), like cuSPARSELt's prune. dtype: f16, bf16, f32, tf32, s8 or u8 (tcjit's sparse kernels
+// take f16, bf16, s8 and u8); element bits as in op_spec.h. `dense` is a row-major m x k matrix
+// with row stride ld_dense. Throws Error(invalid_argument) for k not a positive multiple of 4, m <
+// 1, lda < k/2, ld_dense < k, a null pointer, or a dtype without whole-byte elements.
+size_t sparse_2_4_bytes(DType dtype, int64_t m, int64_t k, int64_t lda = 0);
+size_t sparse_2_4_metadata_offset(DType dtype, int64_t m, int64_t k, int64_t lda = 0);
+// Prunes `dense` and writes the compressed block (sparse_2_4_bytes() bytes) to `out`.
+void prune_2_4_and_compress(DType dtype, const void *dense, int64_t m, int64_t k, int64_t ld_dense,
+                            void *out, int64_t lda = 0);
+// Prunes `dense` in place (zeroes the 2 dropped values of every 4): the matrix a sparse GEMM
+// multiplies.
+void prune_2_4(DType dtype, void *dense, int64_t m, int64_t k, int64_t ld_dense);
+// The pruned dense matrix a compressed block stands for.
+void decompress_2_4(DType dtype, const void *compressed, int64_t m, int64_t k, void *dense,
+                    int64_t ld_dense, int64_t lda = 0);
+
 // The architectures tcjit compiles for ("sm_80, sm_86, sm_89, sm_90"), and whether `arch` is one.
 std::string target_arch_names();
 bool is_target_arch(std::string_view arch);

@@ -1,8 +1,9 @@
 // `tcjit explain` and `tcjit compile` agree on every spec the DSL accepts: every input dtype x
 // accumulator x math mode of the DSL's vocabulary, on every arch tcjit targets, for a GEMM, a
-// convolution and a depthwise convolution. Explain says whether tensor cores run it (and with
-// which instruction) and whether it compiles; compile either produces PTX holding that
-// instruction (no mma at all when explain says no tensor cores) or refuses with explain's reason.
+// convolution and a depthwise convolution, and a 2:4-sparse GEMM. Explain says whether tensor cores
+// run it (and with which instruction) and whether it compiles; compile either produces PTX holding
+// that instruction (no mma at all when explain says no tensor cores) or refuses with explain's
+// reason.
 #include "compiler/dsl/vocabulary.h"
 #include "compiler/target/arch.h"
 #include "tcjit/tcjit.hpp"
@@ -25,6 +26,7 @@ const char *const kOps[] = {
     "gemm m=64 n=64 k=64 a=%IN b=%IN:col acc=%ACC",
     "gemm m=64 n=64 k=64 a=%IN b=u8:col acc=%ACC", // s8 x u8 (and u8 x u8)
     "gemm m=64 n=64 k=64 a=%IN b=s8:col acc=%ACC", // u8 x s8 (and s8 x s8)
+    "gemm m=64 n=64 k=64 a=%IN b=%IN:col acc=%ACC sparse=2:4",
     "conv2d n=1 h=8 w=8 c=32 k=32 r=3 s=3 pad=1 x=%IN acc=%ACC",
     "conv2d n=1 h=8 w=8 c=32 k=32 groups=32 r=3 s=3 pad=1 x=%IN acc=%ACC",
     "gemm m=48 n=40 k=256 a=%IN b=%IN:col acc=%ACC bop=xor", // b1 only
@@ -113,7 +115,7 @@ TEST(ExplainAndCompile, AgreeOnEveryDtypeAccumulatorAndArch) {
     const std::string at = " @ " + std::string(arch.name);
     for (const auto &[op, in, acc] :
          {std::tuple{0, "u8", "s32"}, std::tuple{1, "s8", "s32"}, std::tuple{2, "u8", "s32"},
-          std::tuple{0, "f16", "f16"}, std::tuple{3, "f16", "f16"}})
+          std::tuple{0, "f16", "f16"}, std::tuple{4, "f16", "f16"}})
       EXPECT_TRUE(
           compiled.count(canonical_text(parse_ops(fill(kOps[op], in, acc)).at(0).spec) + at))
           << kOps[op] << " " << in << " " << acc << at;
@@ -123,7 +125,7 @@ TEST(ExplainAndCompile, AgreeOnEveryDtypeAccumulatorAndArch) {
           compiled.count(canonical_text(parse_ops(fill(kOps[0], t, "s32")).at(0).spec) + at))
           << t << at;
     EXPECT_TRUE(
-        compiled.count(canonical_text(parse_ops(fill(kOps[5], "b1", "s32")).at(0).spec) + at));
+        compiled.count(canonical_text(parse_ops(fill(kOps[6], "b1", "s32")).at(0).spec) + at));
   }
   // and explain says what acc=f16 trades
   ExplainRequest request;

@@ -34,15 +34,18 @@ const char *reg_type(DType t) {
   return t == DType::f64 ? ".f64" : t == DType::f32 ? ".f32" : ".b32";
 }
 
-// A kernel holding one `f` (D = A * B + C, D and C in the same registers).
+// A kernel holding one `f` (D = A * B + C, D and C in the same registers); a sparse form (mma.sp)
+// also takes its metadata register %e and the sparsity selector the code generators pass.
 std::string one_mma_kernel(const MmaForm &f, int ptx_version, int sm) {
   const int a = f.a_regs, b = f.b_regs, c = f.c_regs;
   return ".version " + version_text(ptx_version) + "\n.target sm_" + std::to_string(sm) +
          "\n.address_size 64\n.visible .entry one_mma()\n{\n  .reg " + reg_type(f.a) + " %a<" +
          std::to_string(a) + ">;\n  .reg " + reg_type(f.b) + " %b<" + std::to_string(b) +
          ">;\n  .reg " + reg_type(f.acc) + " %c<" + std::to_string(c) + ">;\n  " +
-         std::string(f.ptx) + " " + reg_list("c", c) + ", " + reg_list("a", a) + ", " +
-         reg_list("b", b) + ", " + reg_list("c", c) + ";\n  ret;\n}\n";
+         (f.sparse ? ".reg .b32 %e;\n  " : "") + std::string(f.ptx) + " " + reg_list("c", c) +
+         ", " + reg_list("a", a) + ", " + reg_list("b", b) + ", " + reg_list("c", c) +
+         (f.sparse ? ", %e, " + std::to_string(kSparsitySelector) : std::string()) +
+         ";\n  ret;\n}\n";
 }
 
 // "" when ptxas accepts `ptx` for sm_`sm`, else its log.

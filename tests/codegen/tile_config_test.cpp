@@ -316,6 +316,42 @@ TEST(MmaTable, PackedFragmentsAreTheS8MapInBytes) {
   EXPECT_EQ(p.a.load, FragmentLoad::ldmatrix);
   EXPECT_EQ(shared_bytes(s4, c), 3 * (64 + 64) * 128 / 2);
   EXPECT_EQ(p.smem_bytes, shared_bytes(s4, c));
+// The 2:4-sparse forms (mma.sp m16n8k32): A is the compressed 16 x 16 tile in the m16n8k16 map,
+// B k = 2q + (i & 1) + 8 (i >> 1) (PTX ISA, sparse m16n8k32 f16 fragments), their fragments load
+// as the dense twin's; a dense request never finds them, nor a sparse request a dense form.
+TEST(MmaTable, SparseFormsAndTheirDenseTwins) {
+  for (const DType t : {DType::f16, DType::bf16}) {
+    const auto sp = find_mma_form(
+        MathRequest{t, t, DType::f32, MathMode::tf32, Sparsity::two_four, BitOp::and_popc});
+    ASSERT_TRUE(sp);
+    EXPECT_TRUE(sp->sparse);
+    EXPECT_EQ(sp->k, 32);
+    EXPECT_EQ(sp->min_ptx, 71);
+    EXPECT_EQ(sp->b_regs, 4);
+    EXPECT_EQ(a_offset(*sp, 5).col, 9); // compressed column 2q + 1 + 8
+    EXPECT_EQ(a_offset(*sp, 2).row, 8);
+    EXPECT_EQ(b_k_offset(*sp, 4), 16);
+    EXPECT_EQ(b_k_offset(*sp, 7), 25);
+    const MmaForm &twin = dense_twin(*sp);
+    EXPECT_FALSE(twin.sparse);
+    EXPECT_EQ(twin.k, 16);
+    EXPECT_EQ(twin.a, t);
+    EXPECT_FALSE(find_mma_form(t, DType::f32, MathMode::tf32)->sparse);
+  }
+  const auto s8 = find_mma_form(MathRequest{DType::s8, DType::s8, DType::s32, MathMode::tf32,
+                                            Sparsity::two_four, BitOp::and_popc});
+  ASSERT_TRUE(s8); // m16n8k64: A the m16n8k32 8-bit map, B k = 4q + (i & 3) + 16 (i >> 2)
+  EXPECT_EQ(s8->k, 64);
+  EXPECT_EQ(a_offset(*s8, 9).col, 17);
+  EXPECT_EQ(b_k_offset(*s8, 9), 33);
+  EXPECT_EQ(dense_twin(*s8).k, 32);
+  EXPECT_FALSE(find_mma_form(MathRequest{DType::f32, DType::f32, DType::f32, MathMode::tf32,
+                                         Sparsity::two_four, BitOp::and_popc}));
+  EXPECT_EQ(kernel_ptx_version(
+                *find_mma_form(MathRequest{DType::f16, DType::f16, DType::f32, MathMode::tf32,
+                                           Sparsity::two_four, BitOp::and_popc}),
+                *find_arch("sm_80")),
+            71);
 }
 
 // The swizzle maps the 8 rows of an ldmatrix phase (same 16-byte column) to 8 distinct 16-byte

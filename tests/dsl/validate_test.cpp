@@ -57,6 +57,52 @@ TEST(Validate, SparseAndBopApplyWhereTheySay) {
       << errors_of(conv)[0];
 }
 
+TEST(Validate, SparseGemmOfF16AndBf16IsAcceptedWithCompressedLda) {
+  OpSpec f16 = half_gemm(64, 48, 96);
+  f16.sparsity = Sparsity::two_four;
+  EXPECT_EQ(errors_of(f16), Lines{});
+  f16.gemm.a.ld = 48; // k/2 compressed elements
+  EXPECT_EQ(errors_of(f16), Lines{});
+  OpSpec bf16 = f16;
+  bf16.gemm.a.dtype = bf16.gemm.b.dtype = bf16.gemm.c.dtype = DType::bf16;
+  EXPECT_EQ(errors_of(bf16), Lines{});
+}
+
+TEST(Validate, SparseGemmRefusalsSayWhatToDo) {
+  OpSpec s = half_gemm(64, 48, 96);
+  s.sparsity = Sparsity::two_four;
+  OpSpec f32 = s;
+  f32.gemm.a.dtype = f32.gemm.b.dtype = f32.gemm.c.dtype = DType::f32;
+  ASSERT_EQ(errors_of(f32).size(), 1u);
+  EXPECT_EQ(errors_of(f32)[0].rfind("sparse: sparse=2:4 is compiled for a=f16 and a=bf16", 0), 0u)
+      << errors_of(f32)[0];
+  EXPECT_NE(errors_of(f32)[0].find("a=s8 and a=u8 (mma.sp m16n8k64, acc=s32)"), std::string::npos);
+  OpSpec s8 = s; // k = 96: a multiple of 32, not of s8's 64
+  s8.gemm.a.dtype = s8.gemm.b.dtype = DType::s8;
+  s8.gemm.c.dtype = DType::s32;
+  s8.acc = DType::s32;
+  ASSERT_EQ(errors_of(s8).size(), 1u);
+  EXPECT_NE(errors_of(s8)[0].find("k to be a multiple of 64 (the K of mma.sp m16n8k64); k=96"),
+            std::string::npos)
+      << errors_of(s8)[0];
+  OpSpec col = s;
+  col.gemm.a.layout = MatrixLayout::col;
+  ASSERT_EQ(errors_of(col).size(), 1u);
+  EXPECT_NE(errors_of(col)[0].find("needs A row-major"), std::string::npos) << errors_of(col)[0];
+  EXPECT_NE(errors_of(col)[0].find("write a=f16:row"), std::string::npos) << errors_of(col)[0];
+  OpSpec k48 = half_gemm(64, 48, 48);
+  k48.sparsity = Sparsity::two_four;
+  ASSERT_EQ(errors_of(k48).size(), 1u);
+  EXPECT_NE(errors_of(k48)[0].find("k to be a multiple of 32 (the K of mma.sp m16n8k32); k=48"),
+            std::string::npos)
+      << errors_of(k48)[0];
+  OpSpec lda = s;
+  lda.gemm.a.ld = 47;
+  ASSERT_EQ(errors_of(lda).size(), 1u);
+  EXPECT_EQ(errors_of(lda)[0].rfind("lda: lda=47 is too small: with sparse=2:4", 0), 0u)
+      << errors_of(lda)[0];
+}
+
 TEST(Printer, SparseAndBopArePrintedOnlyWhereTheyApply) {
   OpSpec dense = half_gemm(64, 64, 64);
   EXPECT_EQ(print_spec(dense).find("sparse"), std::string::npos);

@@ -22,6 +22,7 @@ set(tcjit_public_free_functions
   # tools.hpp
   escape_controls escape_controls_keep_lines entry_label parse_ops load_custom_activation
   canonical_text target_arch_names is_target_arch compile explain_op resolve_op tune_ops
+  sparse_2_4_bytes sparse_2_4_metadata_offset prune_2_4_and_compress prune_2_4 decompress_2_4
   # db.hpp
   current_db_versions default_db_path db_time_text db_list db_show db_binary db_stats db_prune
   db_rebuild db_export db_import db_merge db_check db_vacuum db_calibrate db_calibrations

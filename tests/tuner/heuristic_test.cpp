@@ -181,6 +181,23 @@ TEST(Heuristic, EveryDtypeGetsAValidConfig) {
   }
 }
 
+// A 2:4-sparse GEMM's space holds the mma.sp m16n8k32 shapes: K-tiles of whole sparse mmas
+// (bk a multiple of 32), both the 32 and 64 of the default k-bytes.
+TEST(SparseSpace, CoversTheSparseMmaShapes) {
+  const OpSpec spec = spec_of("gemm m=1024 n=1024 k=1024 a=f16 b=f16:col c=f16 acc=f32 sparse=2:4");
+  const SearchSpace space = enumerate_space(spec, "sm_80", false, a100_model());
+  ASSERT_FALSE(space.legal.empty());
+  bool bk32 = false, bk64 = false;
+  for (const codegen::TileConfig &c : space.legal) {
+    EXPECT_EQ(c.bk % 32, 0) << codegen::to_string(c);
+    bk32 = bk32 || c.bk == 32;
+    bk64 = bk64 || c.bk == 64;
+  }
+  EXPECT_TRUE(bk32);
+  EXPECT_TRUE(bk64);
+  EXPECT_FALSE(heuristic_configs(spec, "sm_80", false).empty());
+}
+
 // The stem-like layer with c = 7: the space holds both channel strategies, each legal config
 // with its own vector widths.
 TEST(ConvSpace, HoldsBothChannelStrategies) {

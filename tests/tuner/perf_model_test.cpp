@@ -70,6 +70,22 @@ TEST(PerfModel, LargeGemmWithALeanLoopIsTensorBound) {
   EXPECT_DOUBLE_EQ(p.tensor_cycles, 1024);
 }
 
+// mma.sp (2:4-sparse A) runs at twice the unit's dense peak: half the tensor cycles per K-tile
+// (1024 -> 512 by hand, as above), and its fraction of peak is of the doubled peak.
+TEST(PerfModel, ASparseKernelHasTwiceThePeak) {
+  KernelFeatures sparse = f16_128x128x32(2.5);
+  sparse.sparse = true;
+  sparse.mma_k = 32;
+  const Prediction dense = predict(ideal_a100(), f16_128x128x32(2.5), {4096, 4096, 4096});
+  const Prediction p = predict(ideal_a100(), sparse, {4096, 4096, 4096});
+  ASSERT_TRUE(p.launchable);
+  EXPECT_DOUBLE_EQ(p.tensor_cycles, 512);
+  EXPECT_LT(p.seconds, dense.seconds);
+  EXPECT_LE(p.fraction_of_peak, 1.0);
+  EXPECT_NEAR(p.tflops / p.fraction_of_peak, 2 * ideal_a100().peak_flops(MathKind::f16) / 1e12,
+              1e-6 * p.tflops / p.fraction_of_peak);
+}
+
 TEST(PerfModel, AFatLoopBecomesIssueBoundAndSlower) {
   // 128*128*32 / (16*8*16) = 256 mma per K-tile; 2 CTAs * 256 * 10 / 4 = 1280 > 1024 cycles.
   const Prediction lean = predict(ideal_a100(), f16_128x128x32(2.5), {4096, 4096, 4096});

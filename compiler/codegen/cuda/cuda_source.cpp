@@ -288,7 +288,8 @@ void emit_operand(std::ostringstream &s, const KernelPlan &p, const OperandPlan 
     << "_copy(u32 smem, const u8 *base, s64 ld, int outer_extent, int contig_extent, int mn0, "
        "int stage, int ktile, int tid) {\n"
     << no_hoist(bytewise_fragments(p) || (op.copy_bytes < 4 && op.copies_per_thread > 8), "tid")
-    << "  const int k0 = ktile * " << p.config.bk / p.k_pack << ";\n"
+    << "  const int k0 = ktile * " << (op.k_contiguous ? op.cols : op.rows)
+    << "; // the tile's K extent (bk; bk / 2 for a 2:4-sparse A)\n"
     << "  const int outer0 = " << (op.k_contiguous ? "mn0" : "k0")
     << ", contig0 = " << (op.k_contiguous ? "k0" : "mn0") << ";\n"
     << "#pragma unroll\n"
@@ -443,8 +444,21 @@ void emit_fragment_tables(std::ostringstream &s, const KernelPlan &p) {
 // The mma of one tile (the plan's MmaForm).
 void emit_mma(std::ostringstream &s, const KernelPlan &p) {
   const std::string F = frag_type(p), A = main_acc_type(p);
+  if (p.mma.sparse)
+    s << "// 16 bits of a 2:4-sparse A's metadata: row `row`'s groups of dense columns k .. k + "
+         "15\n"
+      << "// (k a multiple of 16); indices 0 and 1 (0x4444) outside the matrix.\n"
+      << "__device__ __forceinline__ u32 sparse_meta(const u8 *meta, int M, int K, int row, int k) "
+         "{\n"
+      << "  return row < M && k < K ? u32(*(const u16 *)(meta + (s64)row * (K / 8) + k / 8)) : "
+         "0x4444u;\n}\n"
+      << "// 32 bits: row `row`'s groups of dense columns k .. k + 31 (k a multiple of 32).\n"
+      << "__device__ __forceinline__ u32 sparse_meta32(const u8 *meta, int M, int K, int row, int "
+         "k) {\n"
+      << "  return row < M && k < K ? *(const u32 *)(meta + (s64)row * (K / 8) + k / 8) : "
+         "0x44444444u;\n}\n";
   s << "__device__ __forceinline__ void mma(" << A << " *c, const " << F << " *a, const " << F
-    << " *b) {\n";
+    << " *b" << (p.mma.sparse ? ", u32 e" : "") << ") {\n";
   switch (p.mma.kind) {
   case MmaKind::simt_f32:
     s << "  c[0] = fmaf(__uint_as_float(a[0]), __uint_as_float(b[0]), c[0]);\n}\n";
@@ -455,6 +469,20 @@ void emit_mma(std::ostringstream &s, const KernelPlan &p) {
       << "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), "
          "\"r\"(b[1]));\n}\n";
     return;
+  case MmaKind::sp_f16_f32:
+  case MmaKind::sp_bf16_f32:
+  case MmaKind::sp_s8_s32:
+  case MmaKind::sp_u8_s32: {
+    const char *cc = p.mma.acc == DType::s32 ? "+r" : "+f";
+    s << "  asm volatile(\"" << p.mma.ptx
+      << " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, "
+      << kSparsitySelector << ";\"\n"
+      << "               : \"" << cc << "\"(c[0]), \"" << cc << "\"(c[1]), \"" << cc
+      << "\"(c[2]), \"" << cc << "\"(c[3])\n"
+      << "               : \"r\"(a[0]), \"r\"(a[1]), \"r\"(a[2]), \"r\"(a[3]), \"r\"(b[0]), "
+         "\"r\"(b[1]), \"r\"(b[2]), \"r\"(b[3]), \"r\"(e));\n}\n";
+    return;
+  }
   case MmaKind::f64_f64:
     s << "  asm volatile(\"" << p.mma.ptx
       << " {%0, %1}, {%2}, {%3}, {%0, %1};\" : \"+d\"(c[0]), \"+d\"(c[1]) : \"d\"(a[0]), "
@@ -510,6 +538,65 @@ std::string packed_k_in_bytes(const KernelPlan &p) {
          ";\n  batch_stride_a /= " + d + ";\n  batch_stride_b /= " + d + ";\n";
 }
 
+// The mmas of one dense k-step: fa/fb loaded, tf32 rounded (cvt.rna) where the form is tf32.
+void emit_dense_mmas(std::ostringstream &s, const KernelPlan &p, const std::string &acc) {
+  if (p.mma.kind == MmaKind::tf32_f32)
+    s << "#pragma unroll\n      for (int i = 0; i < " << p.tiles_m << "; ++i)\n"
+      << "#pragma unroll\n        for (int r = 0; r < " << p.mma.a_regs << "; ++r)\n"
+      << "          asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(fa[i][r]) : "
+         "\"f\"(__uint_as_float(fa[i][r])));\n"
+      << "#pragma unroll\n      for (int j = 0; j < " << p.tiles_n << "; ++j)\n"
+      << "#pragma unroll\n        for (int r = 0; r < " << p.mma.b_regs << "; ++r)\n"
+      << "          asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(fb[j][r]) : "
+         "\"f\"(__uint_as_float(fb[j][r])));\n";
+  s << "#pragma unroll\n      for (int i = 0; i < " << p.tiles_m << "; ++i)\n"
+    << "#pragma unroll\n        for (int j = 0; j < " << p.tiles_n << "; ++j)\n"
+    << "          mma(" << acc << "[i][j], fa[i], fb[j]);\n";
+}
+
+// A 2:4-sparse A's metadata (docs/dsl.md, compiler/reference/sparse_2_4.h): it follows the
+// batch's compressed values (M x lda elements) at the next 16-byte boundary; row m's K / 8 bytes
+// start at m * (K / 8), group g's 4 bits (its two kept indices, the lower one in bits 0-1) in
+// byte g / 2, the low nibble for even g.
+std::string sparse_metadata_base(const KernelPlan &p) {
+  if (!p.mma.sparse)
+    return "";
+  return "  const u8 *meta = a + ((s64)M * lda * " + std::to_string(p.a.esize) +
+         " + 15) / 16 * 16; // the metadata (docs/dsl.md)\n";
+}
+
+// One k-step of a 2:4-sparse form (mma_table.h, sp_m16n8k32_16bit): A's fragments are the
+// compressed tile's at the dense twin's k-step ks, B's two of the twin's (k-steps 2ks, 2ks+1).
+// The metadata register of tile i (PTX ISA, "Sparse matrix storage" and the mma.sp metadata
+// figures; sparsity selector 0): f16/bf16 m16n8k32 (threads q = 0, 1 of each group of four supply
+// it): bits 0-15 row g's 4 groups of dense columns 16 (q & 1) .. + 15 of the step, bits 16-31 row
+// g + 8's; s8/u8 m16n8k64 (all four): row g + 8 (q & 1)'s 8 groups of columns 32 (q >> 1) ..;
+// indices 0 and 1 (0x4 per group) outside the matrix, where A is zero-filled.
+void emit_sparse_k_step(std::ostringstream &s, const KernelPlan &p) {
+  const KernelPlan lp = fragment_plan(p);
+  s << "      u32 fa[" << p.tiles_m << "][" << lp.mma.a_regs << "], fb[" << p.tiles_n << "]["
+    << lp.mma.b_regs << "], fb2[" << p.tiles_n << "][" << lp.mma.b_regs << "];\n"
+    << "      load_a(fa, smem, stage, ks, warp_m0, lane);\n"
+    << "      load_b(fb, smem, stage, 2 * ks, warp_n0, lane);\n"
+    << "      load_b(fb2, smem, stage, 2 * ks + 1, warp_n0, lane);\n"
+    << "#pragma unroll\n      for (int i = 0; i < " << p.tiles_m << "; ++i) {\n";
+  if (p.mma.elem_bits == 16) // two 16-bit words: rows g, g + 8, columns 16 (q & 1) ..
+    s << "        const int meta_k = kt * " << p.config.bk << " + ks * " << p.mma.k
+      << " + (q & 1) * 16;\n"
+      << "        const int meta_row = m0 + warp_m0 + g + i * " << p.mma.m << ";\n"
+      << "        const u32 e = sparse_meta(meta, M, K, meta_row, meta_k) | "
+         "(sparse_meta(meta, M, K, meta_row + 8, meta_k) << 16);\n";
+  else // one 32-bit word: row g + 8 (q & 1), columns 32 (q >> 1) ..
+    s << "        const int meta_k = kt * " << p.config.bk << " + ks * " << p.mma.k
+      << " + (q >> 1) * 32;\n"
+      << "        const int meta_row = m0 + warp_m0 + g + (q & 1) * 8 + i * " << p.mma.m << ";\n"
+      << "        const u32 e = sparse_meta32(meta, M, K, meta_row, meta_k);\n";
+  s << "#pragma unroll\n        for (int j = 0; j < " << p.tiles_n << "; ++j) {\n"
+    << "          const u32 bj[4] = {fb[j][0], fb[j][1], fb2[j][0], fb2[j][1]};\n"
+    << "          mma(acc[i][j], fa[i], bj, e);\n"
+    << "        }\n      }\n";
+}
+
 void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
   const int SK = p.config.split_k, S = p.config.stages;
   const bool simt = p.mma.kind == MmaKind::simt_f32;
@@ -548,8 +635,8 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
     << "  const u8 *b = B + batch * batch_stride_b * " << p.b.esize << ";\n"
     << "  const u32 smem = shared_address(tcjit_smem);\n"
     << "  const int a_outer = " << (p.a.k_contiguous ? "M" : Kt)
-    << ", a_contig = " << (p.a.k_contiguous ? Kt : "M") << ";\n"
-    << "  const int b_outer = " << (p.b.k_contiguous ? "N" : Kt)
+    << ", a_contig = " << (p.a.k_contiguous ? (p.mma.sparse ? "K / 2" : Kt) : "M") << ";\n"
+    << sparse_metadata_base(p) << "  const int b_outer = " << (p.b.k_contiguous ? "N" : Kt)
     << ", b_contig = " << (p.b.k_contiguous ? Kt : "N") << ";\n"
     << "  const int ktiles = (K + " << p.config.bk - 1 << ") / " << p.config.bk << ";\n"
     << "  const int per_slice = (ktiles + " << SK - 1 << ") / " << SK << ";\n"
@@ -585,24 +672,17 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
     << "    cp_async_commit();\n"
     << (U == S ? std::string("    const int stage = u;\n")
                : "    const int stage = (kt - kt_begin) % " + std::to_string(S) + ";\n")
-    << "#pragma unroll\n    for (int ks = 0; ks < " << p.k_steps << "; ++ks) {\n"
-    << "      " << F << " fa[" << p.tiles_m << "][" << p.mma.a_regs << "], fb[" << p.tiles_n << "]["
-    << p.mma.b_regs << "];\n"
-    << "      load_a(fa, smem, stage, ks, warp_m0, lane);\n"
-    << "      load_b(fb, smem, stage, ks, warp_n0, lane);\n";
-  if (p.mma.kind == MmaKind::tf32_f32)
-    s << "#pragma unroll\n      for (int i = 0; i < " << p.tiles_m << "; ++i)\n"
-      << "#pragma unroll\n        for (int r = 0; r < " << p.mma.a_regs << "; ++r)\n"
-      << "          asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(fa[i][r]) : "
-         "\"f\"(__uint_as_float(fa[i][r])));\n"
-      << "#pragma unroll\n      for (int j = 0; j < " << p.tiles_n << "; ++j)\n"
-      << "#pragma unroll\n        for (int r = 0; r < " << p.mma.b_regs << "; ++r)\n"
-      << "          asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(fb[j][r]) : "
-         "\"f\"(__uint_as_float(fb[j][r])));\n";
-  s << "#pragma unroll\n      for (int i = 0; i < " << p.tiles_m << "; ++i)\n"
-    << "#pragma unroll\n        for (int j = 0; j < " << p.tiles_n << "; ++j)\n"
-    << "          mma(" << acc << "[i][j], fa[i], fb[j]);\n"
-    << "    }\n"
+    << "#pragma unroll\n    for (int ks = 0; ks < " << p.k_steps << "; ++ks) {\n";
+  if (p.mma.sparse) {
+    emit_sparse_k_step(s, p);
+  } else {
+    s << "      " << F << " fa[" << p.tiles_m << "][" << p.mma.a_regs << "], fb[" << p.tiles_n
+      << "][" << p.mma.b_regs << "];\n"
+      << "      load_a(fa, smem, stage, ks, warp_m0, lane);\n"
+      << "      load_b(fb, smem, stage, ks, warp_n0, lane);\n";
+    emit_dense_mmas(s, p, acc);
+  }
+  s << "    }\n"
     << "    if (++kt >= kt_end)\n"
     << "      goto main_loop_done;\n"
     << "  }\n"
@@ -725,13 +805,14 @@ std::string emit_cuda_source(const KernelPlan &p) {
     c_col.push_back(c_offset(p.mma, i).col);
   }
   s << table_function("c_row", c_row) << table_function("c_col", c_col);
-  emit_fragment_tables(s, p);
+  const KernelPlan fp = fragment_plan(p); // sparse forms load their dense twin's fragments
+  emit_fragment_tables(s, fp);
   s << "\n";
   emit_operand(s, p, p.a);
   emit_operand(s, p, p.b);
   s << "\n";
-  emit_fragment_loads(s, p, p.a);
-  emit_fragment_loads(s, p, p.b);
+  emit_fragment_loads(s, fp, fp.a);
+  emit_fragment_loads(s, fp, fp.b);
   s << "\n";
   emit_mma(s, p);
   s << "\n";

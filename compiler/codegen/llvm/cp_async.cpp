@@ -45,7 +45,7 @@ Value *smem_address(EmitContext &e, const OperandPlan &op, Value *stage, Value *
 void emit_tile_copy(EmitContext &e, const OperandPlan &op, const GlobalOperand &g, Value *stage,
                     Value *ktile) {
   auto &b = e.b;
-  const int bk = e.plan.config.bk / e.plan.k_pack; // stored units along K (bytes when packed)
+  const int bk = op.k_contiguous ? op.cols : op.rows; // the tile's K: bk (bk / 2: 2:4-sparse A)
   Value *k0 = b.CreateMul(ktile, e.c32(bk));
   Value *outer0 = op.k_contiguous ? g.mn0 : k0;
   Value *contig0 = op.k_contiguous ? k0 : g.mn0;

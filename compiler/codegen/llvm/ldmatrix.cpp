@@ -92,6 +92,27 @@ std::vector<std::vector<Value *>> emit_load_a_fragments(EmitContext &e, Value *s
   return out;
 }
 
+std::pair<std::vector<std::vector<Value *>>, std::vector<std::vector<Value *>>>
+emit_load_sparse_fragments(EmitContext &e, Value *stage, int ks) {
+  const KernelPlan twin = fragment_plan(e.plan);
+  EmitContext te{e.ctx, e.module, e.b, twin};
+  te.smem = e.smem;
+  te.tid = e.tid;
+  te.lane = e.lane;
+  te.g = e.g;
+  te.q = e.q;
+  te.frag_row0 = e.frag_row0;
+  te.frag_col0 = e.frag_col0;
+  te.warp_m0 = e.warp_m0;
+  te.warp_n0 = e.warp_n0;
+  std::vector<std::vector<Value *>> a = emit_load_a_fragments(te, stage, ks);
+  std::vector<std::vector<Value *>> b0 = emit_load_b_fragments(te, stage, 2 * ks);
+  const std::vector<std::vector<Value *>> b1 = emit_load_b_fragments(te, stage, 2 * ks + 1);
+  for (size_t n = 0; n < b0.size(); ++n)
+    b0[n].insert(b0[n].end(), b1[n].begin(), b1[n].end());
+  return {a, b0};
+}
+
 std::vector<std::vector<Value *>> emit_load_b_fragments(EmitContext &e, Value *stage, int ks) {
   const KernelPlan &p = e.plan;
   const OperandPlan &op = p.b;

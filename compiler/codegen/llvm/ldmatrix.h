@@ -23,5 +23,9 @@ std::vector<std::vector<llvm::Value *>> emit_load_a_fragments(EmitContext &, llv
 // Per n-tile of the warp (tiles_n of them), its B registers.
 std::vector<std::vector<llvm::Value *>> emit_load_b_fragments(EmitContext &, llvm::Value *stage,
                                                               int ks);
+// A 2:4-sparse form's A and B registers for k-step `ks` (kernel_plan.h, fragment_plan): A the
+// compressed tile's fragments of the dense twin at ks, B two of the twin's, at 2ks and 2ks + 1.
+std::pair<std::vector<std::vector<llvm::Value *>>, std::vector<std::vector<llvm::Value *>>>
+emit_load_sparse_fragments(EmitContext &, llvm::Value *stage, int ks);
 
 } // namespace tcjit::codegen

@@ -267,10 +267,15 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   auto batch_base = [&](Value *ptr, Value *stride, int esize) {
     return b.CreateGEP(e.i8(), ptr, b.CreateMul(b.CreateMul(batch, stride), e.c64(esize)));
   };
+  // A 2:4-sparse A is its compressed M x K/2 values, then the metadata (sparse_metadata_args).
+  Value *a_contig = p.mma.sparse ? b.CreateLShr(K, e.c32(1)) : Kt;
   GlobalOperand ga{
       batch_base(arg(GemmParam::a), in_bytes_along_k(e, arg(GemmParam::batch_stride_a)), p.a.esize),
       in_bytes_along_k(e, arg(GemmParam::lda)), p.a.k_contiguous ? M : Kt,
-      p.a.k_contiguous ? Kt : M, m0};
+      p.a.k_contiguous ? a_contig : M, m0};
+  const SparseMetadataArgs meta =
+      p.mma.sparse ? sparse_metadata_args(e, ga.base, arg(GemmParam::lda), M, K, m0)
+                   : SparseMetadataArgs{};
   GlobalOperand gb{
       batch_base(arg(GemmParam::b), in_bytes_along_k(e, arg(GemmParam::batch_stride_b)), p.b.esize),
       in_bytes_along_k(e, arg(GemmParam::ldb)), p.b.k_contiguous ? N : Kt,
@@ -353,6 +358,8 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
     emit_commit_group(e);
     Value *stage = U == S ? e.c32(s) : b.CreateURem(b.CreateSub(ktv, kt_begin), e.c32(S));
     auto load_fragments = [&](int ks) {
+      if (p.mma.sparse)
+        return emit_load_sparse_fragments(e, stage, ks);
       Fragments af = emit_load_a_fragments(e, stage, ks);
       Fragments bf = emit_load_b_fragments(e, stage, ks);
       if (p.mma.kind == MmaKind::tf32_f32) {
@@ -369,16 +376,18 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
       if (ks + 1 < p.k_steps)
         next_frags = load_fragments(ks + 1);
       const Fragments &af = current.first, &bf = current.second;
-      for (int mi = 0; mi < p.tiles_m; ++mi)
+      for (int mi = 0; mi < p.tiles_m; ++mi) {
+        Value *md = p.mma.sparse ? emit_sparse_metadata(e, meta, ktv, ks, mi) : nullptr;
         for (int ni = 0; ni < p.tiles_n; ++ni) {
           std::vector<Value *> c;
           for (int i = 0; i < p.mma.c_regs; ++i)
             c.push_back(acc_at(mi, ni, i));
           std::vector<Value *> d =
-              emit_mma(e, af[static_cast<size_t>(mi)], bf[static_cast<size_t>(ni)], c);
+              emit_mma(e, af[static_cast<size_t>(mi)], bf[static_cast<size_t>(ni)], c, md);
           for (int i = 0; i < p.mma.c_regs; ++i)
             acc_at(mi, ni, i) = d[static_cast<size_t>(i)];
         }
+      }
       current = std::move(next_frags);
     }
     Value *kt1 = b.CreateAdd(ktv, e.c32(1));

@@ -84,7 +84,116 @@ std::vector<Value *> emit_mma_inline_asm(EmitContext &e, const std::vector<Value
 
 std::vector<Value *> emit_mma(EmitContext &e, const std::vector<Value *> &a,
                               const std::vector<Value *> &b, const std::vector<Value *> &acc) {
+// mma.sp as inline PTX (LLVM 19 has no mma.sp intrinsic): D tied to C, A, B, the metadata, and
+// the sparsity selector as an immediate.
+std::vector<Value *> emit_sparse_mma(EmitContext &e, const std::vector<Value *> &a,
+                                     const std::vector<Value *> &b, const std::vector<Value *> &acc,
+                                     Value *metadata) {
   const MmaForm &form = e.plan.mma;
+  if (!metadata || a.size() != static_cast<size_t>(form.a_regs) ||
+      b.size() != static_cast<size_t>(form.b_regs) ||
+      acc.size() != static_cast<size_t>(form.c_regs))
+    throw std::logic_error("emit_mma: " + std::string(form.ptx) +
+                           " needs its registers and the metadata");
+  std::string constraints;
+  int n = 0;
+  auto list = [&](size_t count, const char *constraint) {
+    std::string out = "{";
+    for (size_t i = 0; i < count; ++i, ++n) {
+      out += (i ? ", $" : "$") + std::to_string(n);
+      constraints += (constraints.empty() ? "" : ",") + std::string(constraint);
+    }
+    return out + "}";
+  };
+  const bool integer = form.acc == DType::s32;
+  llvm::Type *acc_t = integer ? e.i32() : e.b.getFloatTy();
+  const std::string d = list(acc.size(), integer ? "=r" : "=f");
+  const std::string as = list(a.size(), "r"), bs = list(b.size(), "r");
+  std::string cs = "{";
+  for (size_t i = 0; i < acc.size(); ++i) { // C tied to D
+    cs += (i ? ", $" : "$") + std::to_string(i);
+    constraints += "," + std::to_string(i);
+  }
+  cs += "}";
+  const std::string md = "$" + std::to_string(n + static_cast<int>(acc.size()));
+  constraints += ",r";
+  const std::string text = std::string(form.ptx) + " " + d + ", " + as + ", " + bs + ", " + cs +
+                           ", " + md + ", " + std::to_string(kSparsitySelector) + ";";
+  std::vector<llvm::Type *> out_types(acc.size(), acc_t);
+  llvm::Type *ret = llvm::StructType::get(e.ctx, out_types);
+  std::vector<llvm::Type *> params;
+  std::vector<Value *> args;
+  for (const std::vector<Value *> *operand : {&a, &b})
+    for (Value *v : *operand) {
+      params.push_back(e.i32());
+      args.push_back(v->getType() == e.i32() ? v : e.b.CreateBitCast(v, e.i32()));
+    }
+  for (Value *v : acc) {
+    params.push_back(acc_t);
+    args.push_back(v);
+  }
+  params.push_back(e.i32());
+  args.push_back(metadata);
+  auto *asm_fn = llvm::InlineAsm::get(llvm::FunctionType::get(ret, params, false), text,
+                                      constraints, /*hasSideEffects=*/false);
+  Value *r = e.b.CreateCall(asm_fn, args);
+  std::vector<Value *> out;
+  for (unsigned i = 0; i < acc.size(); ++i)
+    out.push_back(e.b.CreateExtractValue(r, {i}));
+  return out;
+}
+
+} // namespace
+
+SparseMetadataArgs sparse_metadata_args(EmitContext &e, Value *a_base, Value *lda, Value *m,
+                                        Value *k, Value *m0) {
+  auto &b = e.b;
+  // round_up(M * lda * esize, 16) bytes after the batch's A
+  Value *bytes = b.CreateMul(b.CreateMul(b.CreateZExt(m, e.i64()), lda), e.c64(e.plan.a.esize));
+  Value *offset = b.CreateAnd(b.CreateAdd(bytes, e.c64(15)), e.c64(~int64_t{15}));
+  return {b.CreateGEP(e.i8(), a_base, offset), m, k, m0};
+}
+
+Value *emit_sparse_metadata(EmitContext &e, const SparseMetadataArgs &args, Value *ktile, int ks,
+                            int mi) {
+  auto &b = e.b;
+  const MmaForm &form = e.plan.mma;
+  // 16-bit elements: two 16-bit words (rows g, g + 8; dense columns 16 (q & 1) ..); 8-bit: one
+  // 32-bit word (row g + 8 (q & 1), columns 32 (q >> 1) ..)
+  const bool halves = form.elem_bits == 16;
+  Value *col = halves ? b.CreateMul(b.CreateAnd(e.q, e.c32(1)), e.c32(16))
+                      : b.CreateMul(b.CreateLShr(e.q, e.c32(1)), e.c32(32));
+  Value *k = b.CreateAdd(b.CreateMul(ktile, e.c32(e.plan.config.bk)),
+                         b.CreateAdd(e.c32(static_cast<int64_t>(ks) * form.k), col));
+  Value *row0 = b.CreateAdd(b.CreateAdd(args.m0, e.warp_m0),
+                            b.CreateAdd(e.g, e.c32(static_cast<int64_t>(mi) * form.m)));
+  if (!halves)
+    row0 = b.CreateAdd(row0, b.CreateMul(b.CreateAnd(e.q, e.c32(1)), e.c32(8)));
+  Value *row_bytes = b.CreateZExt(b.CreateLShr(args.k, e.c32(3)), e.i64());
+  Value *k_in = b.CreateICmpULT(k, args.k);
+  auto word = [&](Value *row, llvm::Type *t, int64_t outside) {
+    Value *in = b.CreateAnd(k_in, b.CreateICmpULT(row, args.m));
+    Value *off = b.CreateAdd(b.CreateMul(b.CreateZExt(row, e.i64()), row_bytes),
+                             b.CreateZExt(b.CreateLShr(k, e.c32(3)), e.i64()));
+    // outside the matrix: read the first word (always inside) and use indices 0 and 1
+    Value *p = b.CreateGEP(e.i8(), args.base, b.CreateSelect(in, off, e.c64(0)));
+    Value *v = b.CreateZExtOrBitCast(
+        b.CreateAlignedLoad(t, p, llvm::Align(t->getPrimitiveSizeInBits() / 8)), e.i32());
+    return b.CreateSelect(in, v, e.c32(outside));
+  };
+  if (!halves)
+    return word(row0, e.i32(), 0x44444444);
+  Value *lo = word(row0, b.getInt16Ty(), 0x4444);
+  Value *hi = word(b.CreateAdd(row0, e.c32(8)), b.getInt16Ty(), 0x4444);
+  return b.CreateOr(lo, b.CreateShl(hi, e.c32(16)));
+}
+
+std::vector<Value *> emit_mma(EmitContext &e, const std::vector<Value *> &a,
+                              const std::vector<Value *> &b, const std::vector<Value *> &acc,
+                              Value *metadata) {
+  const MmaForm &form = e.plan.mma;
+  if (form.sparse)
+    return emit_sparse_mma(e, a, b, acc, metadata);
   if (form.kind == MmaKind::simt_f32) { // fma.rn.f32: exact fp32
     llvm::Type *f32 = e.b.getFloatTy();
     return {e.b.CreateCall(e.intrinsic(llvm::Intrinsic::fma, {f32}),

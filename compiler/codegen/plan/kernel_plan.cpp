@@ -163,7 +163,10 @@ KernelPlan plan_view(const OpSpec &spec, const TileConfig &c, std::string_view a
     p.mma.fragments = FragmentMap::m16n8k32_8bit;
   }
   const int bk = c.bk / p.k_pack;
-  p.a = plan_operand('a', spec.gemm.a, true, c.bm, bk, c.vec_a / p.k_pack, p.threads, p.mma);
+  // 2:4-sparse A: its tile holds the compressed K-tile (bk / 2 values per row); the fragment
+  // loads follow the form's dense twin (mma_table.h).
+  const int a_bk = p.mma.sparse ? bk / 2 : bk;
+  p.a = plan_operand('a', spec.gemm.a, true, c.bm, a_bk, c.vec_a / p.k_pack, p.threads, p.mma);
   p.b = plan_operand('b', spec.gemm.b, false, c.bn, bk, c.vec_b / p.k_pack, p.threads, p.mma);
   p.a.smem_offset = 0;
   p.b.smem_offset = c.stages * p.a.stage_bytes;
@@ -236,6 +239,13 @@ bool bytewise_fragments(const KernelPlan &p) {
     return op.load == FragmentLoad::scalar && op.esize == 1;
   };
   return bytewise(p.a) || bytewise(p.b);
+}
+
+KernelPlan fragment_plan(const KernelPlan &p) {
+  KernelPlan out = p;
+  if (p.mma.sparse)
+    out.mma = dense_twin(p.mma);
+  return out;
 }
 
 std::string describe(const KernelPlan &p) {

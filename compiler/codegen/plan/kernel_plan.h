@@ -157,6 +157,10 @@ bool bytewise_fragments(const KernelPlan &);
 inline int vector_elements(const KernelPlan &p, const OperandPlan &op) {
   return op.vec * (op.name == 'a' || op.name == 'b' ? p.k_pack : 1);
 }
+// The plan the fragment loads follow: `p` itself, or for a 2:4-sparse form `p` with its dense
+// twin's mma (mma_table.h: dense_twin), whose A map over the compressed tile and whose two B
+// fragments make the sparse form's registers.
+KernelPlan fragment_plan(const KernelPlan &p);
 
 // Multi-line human-readable description (TCJIT_DEBUG, `tcjit compile`).
 std::string describe(const KernelPlan &);

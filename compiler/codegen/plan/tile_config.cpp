@@ -76,7 +76,9 @@ int threads_per_cta(const TileConfig &c) {
 }
 
 int shared_bytes(const OpSpec &spec, const TileConfig &c) {
-  return c.stages * (c.bm * c.bk + c.bn * c.bk) * element_bits(spec) / 8;
+  // A 2:4-sparse A's tile holds the compressed K-tile: bk / 2 values per row.
+  const int a_bk = spec.sparsity == Sparsity::dense ? c.bk : c.bk / 2;
+  return c.stages * (c.bm * a_bk + c.bn * c.bk) * element_bits(spec) / 8;
 }
 
 std::vector<ConfigError> check_codegen_support(const OpSpec &spec, std::string_view arch,
@@ -251,6 +253,8 @@ TileConfig default_tile_config(const OpSpec &spec_in, std::string_view arch, boo
     c = TileConfig{128, 128, 8, 32, 64, 3, 1, 1, 0, 0};
   } else if (form->kind == MmaKind::f64_f64) {
     c = TileConfig{64, 64, 16, 32, 32, 3, 1, 1, 0, 0};
+  } else if (form->sparse) { // mma.sp: 4 B registers per n-tile and the metadata; 64x64 warps
+    c = TileConfig{128, 128, form->k, 64, 32, 3, 1, 1, 0, 0}; // take 255 registers (f16)
   } else if (form->kind == MmaKind::tf32_f32) {
     c = TileConfig{128, 128, 16, 64, 32, 3, 1, 1, 0, 0}; // 64x64 warps spill
   } else if (form->elem_bits == 8) {                     // s8, u8
