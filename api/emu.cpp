@@ -31,6 +31,7 @@ EmuCounters counters_of(const emu::LaunchCounters &c) {
   counters.thread_instructions = c.thread_instructions;
   counters.mma_instructions = c.mma_instructions;
   counters.mma_flops = c.mma_flops;
+  counters.undefined_mma_sp_rows = c.undefined_mma_sp_rows;
   counters.shared_load_requests = c.shared_load_requests;
   counters.shared_store_requests = c.shared_store_requests;
   counters.ldmatrix_requests = c.ldmatrix_requests;

@@ -396,9 +396,13 @@ VerifyReport verify_on_device(device::Device &dev, kernels_db::KernelsDb *db,
              std::to_string(c.mma_instructions) + " mma, " +
              std::to_string(c.shared_bank_conflicts) +
              " shared bank conflicts, global load efficiency " +
-             support::string_printf("%.0f%%", 100.0 * c.global_load_efficiency()));
+             support::string_printf("%.0f%%", 100.0 * c.global_load_efficiency()) +
+             (c.undefined_mma_sp_rows ? ", " + std::to_string(c.undefined_mma_sp_rows) +
+                                            " mma.sp rows with undefined metadata (poisoned)"
+                                      : std::string()));
     j["counters"] = {{"warp_instructions", c.warp_instructions},
                      {"mma", c.mma_instructions},
+                     {"undefined_mma_sp_rows", c.undefined_mma_sp_rows},
                      {"shared_bank_conflicts", c.shared_bank_conflicts},
                      {"global_load_efficiency", c.global_load_efficiency()}};
   }

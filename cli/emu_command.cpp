@@ -153,6 +153,7 @@ nlohmann::json counters_json(const EmuCounters &c) {
   j["thread_instructions"] = c.thread_instructions;
   j["mma_instructions"] = c.mma_instructions;
   j["mma_flops"] = c.mma_flops;
+  j["undefined_mma_sp_rows"] = c.undefined_mma_sp_rows;
   j["shared_load_requests"] = c.shared_load_requests;
   j["shared_store_requests"] = c.shared_store_requests;
   j["ldmatrix_requests"] = c.ldmatrix_requests;

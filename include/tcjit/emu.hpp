@@ -48,6 +48,7 @@ struct EmuCounters {
   std::vector<std::pair<std::string, uint64_t>> warp_instructions_by_class; // by class name
   uint64_t thread_instructions = 0;
   uint64_t mma_instructions = 0, mma_flops = 0;
+  uint64_t undefined_mma_sp_rows = 0; // mma.sp rows with undefined metadata: D holds poison
   uint64_t shared_load_requests = 0, shared_store_requests = 0, ldmatrix_requests = 0;
   uint64_t shared_wavefronts = 0, shared_bank_conflicts = 0;
   uint64_t global_load_requests = 0, global_store_requests = 0, global_atomic_requests = 0;

@@ -31,6 +31,7 @@ void LaunchCounters::add(const LaunchCounters &o) {
     warp_instructions_by_class[i] += o.warp_instructions_by_class[i];
   thread_instructions += o.thread_instructions;
   mma_instructions += o.mma_instructions;
+  undefined_mma_sp_rows += o.undefined_mma_sp_rows;
   mma_flops += o.mma_flops;
   shared_load_requests += o.shared_load_requests;
   shared_store_requests += o.shared_store_requests;
@@ -72,6 +73,7 @@ std::string format_counters(const LaunchCounters &c) {
   line("thread instructions", c.thread_instructions);
   line("mma instructions", c.mma_instructions);
   line("mma flops", c.mma_flops);
+  line("undefined mma.sp rows (poisoned)", c.undefined_mma_sp_rows);
   line("shared load requests", c.shared_load_requests);
   line("shared store requests", c.shared_store_requests);
   line("ldmatrix requests", c.ldmatrix_requests);

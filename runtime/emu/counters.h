@@ -19,6 +19,9 @@ struct LaunchCounters {
 
   uint64_t mma_instructions = 0;
   uint64_t mma_flops = 0; // 2*M*N*K per mma (integer mma: ops)
+  // rows of mma.sp results the PTX ISA leaves undefined (invalid metadata for the row, or a
+  // selector outside the shape's range: all 16 rows); their D elements hold a poison value
+  uint64_t undefined_mma_sp_rows = 0;
 
   // shared memory (32 banks x 4 bytes). A request is one warp-level instruction; a wavefront is
   // one pass through the banks; conflicts = wavefronts beyond the ideal count of the request.

@@ -13,8 +13,12 @@
 // threads (lane 4*groupID + selector*W + w, w < W; W = 1, 2 or 4 by shape) form one bit stream;
 // it lists the nibbles register by register of A (register r of every thread of the group, thread
 // 0 first), each thread's register's chunks in order. Undefined metadata (equal indices; with
-// ::ordered_metadata, a first index not below the second; tf32: other than 0b0100 / 0b1110) and a
-// selector outside the ISA's range for the shape fault with the instruction's line.
+// ::ordered_metadata, a first index not below the second; tf32: other than 0b0100 / 0b1110) does
+// not stop the launch (the ISA leaves the result undefined, and CUTLASS's sparse GEMM runs mma.sp
+// on the zero-filled metadata of rows past M in its last block): every D element of such a row
+// gets the poison value (f32: the NaN 0x7fffffff, f16: 0x7fff, s32: 0x80000000), and the row is
+// counted in LaunchCounters::undefined_mma_sp_rows. A selector outside the ISA's range for the
+// shape (ptxas takes it) poisons all 16 rows.
 #include <bit>
 #include <cstring>
 #include <string>
@@ -96,46 +100,37 @@ struct SparseA {
   float value[kM][kMaxK / 2];
   uint8_t col[kM][kMaxK / 2];
   uint32_t count[kM] = {};
+  bool undefined[kM] = {}; // the row's metadata is undefined: its D elements are poison
 };
 
-std::string nibble_text(uint32_t nib) {
-  std::string s = "0b";
-  for (int b = 3; b >= 0; --b)
-    s += ((nib >> b) & 1) ? '1' : '0';
-  return s;
-}
+// What an undefined mma.sp row of D holds (docs/emulator.md, "Sparse mma"): a NaN, or for s32 the
+// most negative integer, values a comparison against a reference cannot pass.
+constexpr uint32_t kPoisonF32 = 0x7fffffffu, kPoisonS32 = 0x80000000u;
+constexpr uint16_t kPoisonF16 = 0x7fff;
 
 // The dense positions (in elements from the chunk's start) of the kept values of a chunk whose
-// metadata nibble is `nib`; faults on metadata the PTX ISA leaves undefined.
-void chunk_positions(ExecContext &ctx, const Warp &w, const Instr &in, const SparseShape &s,
-                     uint32_t nib, int lane, uint32_t row, uint32_t chunk, uint32_t *pos) {
+// metadata nibble is `nib`; false for metadata the PTX ISA leaves undefined (equal indices; with
+// ::ordered_metadata a first index not below the second; tf32: not 0b0100 or 0b1110).
+bool chunk_positions(const Instr &in, const SparseShape &s, uint32_t nib, uint32_t *pos) {
   const uint32_t i0 = nib & 3, i1 = nib >> 2;
-  const auto undefined = [&](const std::string &why) {
-    fault(ctx, w, in, lane,
-          "undefined mma.sp metadata " + nibble_text(nib) + " for row " + std::to_string(row) +
-              ", columns " + std::to_string(chunk * s.chunk_elems) + ".." +
-              std::to_string(chunk * s.chunk_elems + s.chunk_elems - 1) + " of A: " + why);
-  };
   if (s.elem_bits == 32) { // tf32, 1:2: the nibble names the two halves of the kept value
-    if (nib != 0b0100 && nib != 0b1110)
-      undefined("a .tf32 chunk's metadata must be 0b0100 (first) or 0b1110 (second value)");
     pos[0] = nib == 0b0100 ? 0 : 1;
-    return;
+    return nib == 0b0100 || nib == 0b1110;
   }
-  if (i0 == i1)
-    undefined("the two indices are equal (both " + std::to_string(i0) + ")");
-  if (in.ordered_metadata && i0 > i1)
-    undefined("mma.sp::ordered_metadata needs the first index below the second");
+  if (i0 == i1 || (in.ordered_metadata && i0 > i1))
+    return false;
   if (s.kept == 2) { // 2:4 of single elements
     pos[0] = i0;
     pos[1] = i1;
-    return;
+    return true;
   }
   // s4/u4, 4:8 in pairs: the indices name two-element sub-chunks
   pos[0] = 2 * i0, pos[1] = 2 * i0 + 1, pos[2] = 2 * i1, pos[3] = 2 * i1 + 1;
+  return true;
 }
 
-// Expands the warp's compressed A with the metadata of the selected threads.
+// Expands the warp's compressed A with the metadata of the selected threads; marks the rows with
+// undefined metadata (their kept values are left out: their D elements are poison).
 void expand_a(ExecContext &ctx, const Warp &w, const Instr &in, const SparseShape &s, SparseA &A) {
   const uint32_t sel = in.sparsity_selector;
   const ElementDecoder value_of(in.type2);
@@ -159,8 +154,10 @@ void expand_a(ExecContext &ctx, const Warp &w, const Instr &in, const SparseShap
           const uint32_t nib = (stream[n / 8] >> (4 * (n % 8))) & 0xf;
           const uint32_t chunk = first_cc / s.kept + c;
           uint32_t pos[4];
-          chunk_positions(ctx, w, in, s, nib, static_cast<int>(4 * g + sel * s.meta_threads), row,
-                          chunk, pos);
+          if (!chunk_positions(in, s, nib, pos)) {
+            A.undefined[row] = true;
+            continue;
+          }
           for (uint32_t e = 0; e < s.kept; ++e) {
             const uint32_t bits = raw >> ((c * s.kept + e) * s.elem_bits);
             uint32_t &m = A.count[row];
@@ -268,19 +265,23 @@ void mma_sparse_float(ExecContext &ctx, Warp &w, const Instr &in, const SparseSh
     }
   }
   if (in.type == DType::F16) {
+    const auto half = [&](uint32_t lane, uint32_t i) -> uint64_t {
+      const uint32_t row = cd_row(lane, i);
+      return A.undefined[row] ? kPoisonF16 : f32_to_f16_bits(acc[row][cd_col(lane, i)]);
+    };
     for (uint32_t i = 0; i < 2; ++i) {
       uint64_t *d = w.regs + size_t{vector_reg(ctx, in.dst, i)} * 32;
       for (uint32_t lane = 0; lane < 32; ++lane)
-        d[lane] = uint64_t{f32_to_f16_bits(acc[cd_row(lane, 2 * i)][cd_col(lane, 2 * i)])} |
-                  uint64_t{f32_to_f16_bits(acc[cd_row(lane, 2 * i + 1)][cd_col(lane, 2 * i + 1)])}
-                      << 16;
+        d[lane] = half(lane, 2 * i) | half(lane, 2 * i + 1) << 16;
     }
     return;
   }
   for (uint32_t i = 0; i < 4; ++i) {
     uint64_t *d = w.regs + size_t{vector_reg(ctx, in.dst, i)} * 32;
-    for (uint32_t lane = 0; lane < 32; ++lane)
-      d[lane] = std::bit_cast<uint32_t>(acc[cd_row(lane, i)][cd_col(lane, i)]);
+    for (uint32_t lane = 0; lane < 32; ++lane) {
+      const uint32_t row = cd_row(lane, i);
+      d[lane] = A.undefined[row] ? kPoisonF32 : std::bit_cast<uint32_t>(acc[row][cd_col(lane, i)]);
+    }
   }
 }
 
@@ -302,7 +303,7 @@ void mma_sparse_int(ExecContext &ctx, Warp &w, const Instr &in, const SparseA &A
       int64_t v = int64_t{C[i][lane]} + static_cast<int64_t>(sum[cd_row(lane, i)][cd_col(lane, i)]);
       if (in.satfinite)
         v = std::min<int64_t>(std::max<int64_t>(v, INT32_MIN), INT32_MAX);
-      d[lane] = static_cast<uint32_t>(v);
+      d[lane] = A.undefined[cd_row(lane, i)] ? kPoisonS32 : static_cast<uint32_t>(v);
     }
   }
 }
@@ -315,17 +316,16 @@ void exec_mma_sparse(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) 
           "mma.sp executed by lanes " + hex_address(mask) +
               ": all 32 lanes of the warp must execute it together (convergent, unpredicated)");
   const SparseShape s = sparse_shape(in.type2, in.sparse_k);
-  if (in.sparsity_selector > s.max_selector)
-    fault(
-        ctx, w, in, -1,
-        "undefined behaviour: sparsity selector " + std::to_string(in.sparsity_selector) +
-            " of mma.sp.m16n8k" + std::to_string(s.k) + " with ." +
-            std::string(dtype_name(in.type2)) + ": the PTX ISA allows " +
-            (s.max_selector == 0 ? std::string("only 0") : "0.." + std::to_string(s.max_selector)) +
-            " (the metadata comes from " + std::to_string(s.meta_threads) +
-            " thread(s) of each group of four)");
   SparseA A;
-  expand_a(ctx, w, in, s, A);
+  if (in.sparsity_selector > s.max_selector) {
+    // ptxas takes it, the ISA defines no metadata threads for it: the whole D is undefined
+    for (bool &u : A.undefined)
+      u = true;
+  } else {
+    expand_a(ctx, w, in, s, A);
+  }
+  for (bool u : A.undefined)
+    ctx.counters.undefined_mma_sp_rows += u;
   float B[kMaxK][kN];
   gather_b(ctx, w, in, s, B);
   const bool integer = in.type == DType::S32;
