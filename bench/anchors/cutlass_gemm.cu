@@ -98,6 +98,7 @@ extern "C" __global__ void __launch_bounds__(Kernel::kThreadCount)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 // Usage: cutlass_params M N K A B C D   (device addresses in hex or decimal)
 // Prints one JSON object: grid, block, dynamic shared bytes and the Params bytes in hex. Exits 3
@@ -127,11 +128,11 @@ int main(int argc, char **argv) {
                 AnchorGemm::ThreadblockShape::kK},
       1);
   const dim3 grid = swizzle.get_grid_shape(tiled);
-  Kernel::Params params(problem, tiled, {a, k}, {b, k}, {c, n}, {d, n},
-                        typename Epilogue::Params(ElementAcc(1), ElementAcc(0)));
-
-  unsigned char bytes[sizeof(params)];
-  std::memcpy(bytes, &params, sizeof(params));
+  // Built in zeroed storage: padding and fields the constructor leaves alone print as zeros, so
+  // the same arguments always print the same bytes.
+  alignas(Kernel::Params) unsigned char bytes[sizeof(Kernel::Params)] = {};
+  new (bytes) Kernel::Params(problem, tiled, {a, k}, {b, k}, {c, n}, {d, n},
+                             typename Epilogue::Params(ElementAcc(1), ElementAcc(0)));
   std::printf("{\"grid\": [%u, %u, %u], \"block\": [%d, 1, 1], \"shared\": %zu, \"params\": \"",
               grid.x, grid.y, grid.z, Kernel::kThreadCount, sizeof(Kernel::SharedStorage));
   for (unsigned char byte : bytes)
