@@ -133,7 +133,7 @@ KernelRun run_cutlass(const std::string &name, const std::string &entry, int sm_
   const device::DevicePtr d = dev.allocate(d_bytes);
   dev.memset(d, 0xcd, d_bytes);
 
-  std::string command = kKernelsDir + "/" + name + "_params " + std::to_string(p.m) + " " +
+  std::string command = "'" + kKernelsDir + "/" + name + "_params' " + std::to_string(p.m) + " " +
                         std::to_string(p.n) + " " + std::to_string(p.k) + " " +
                         std::to_string(in[0]) + " " + std::to_string(in[1]) + " " +
                         std::to_string(d) + " " + std::to_string(d);
@@ -412,7 +412,7 @@ void check_sparse_f16(const Problem &p) {
   // The metadata's geometry comes from the kernel's printer (a dry run with the real sizes
   // first: E's size depends on it).
   const json meta =
-      json::parse(capture(kKernelsDir + "/sparse_f16_params " + std::to_string(p.m) + " " +
+      json::parse(capture("'" + kKernelsDir + "/sparse_f16_params' " + std::to_string(p.m) + " " +
                           std::to_string(p.n) + " " + std::to_string(p.k) + " 0 0 0 0 0"))
           .at("meta");
   const int word_bytes = meta.at("element_bytes"), per_e = meta.at("elements_per_element_e");
