@@ -1,24 +1,20 @@
-// CUTLASS anchor for bench/run: the SM80 tensor-op GEMM (cutlass::gemm::device::Gemm) with the
-// same CTA tile, warp tile, stages and alignment as the tcjit config under test. A row-major,
-// B column-major, C/D row-major, alpha = 1, beta = 0. CUTLASS's headers come from the
-// nvidia-cutlass PyPI package installed by bench/setup; nothing of CUTLASS is committed here.
+// CUTLASS anchor for bench/run and tests/cutlass: the SM80 (SM89 for fp8) tensor-op GEMM
+// (cutlass::gemm::device::Gemm) with the same CTA tile, warp tile, stages and alignment as the
+// tcjit config under test. A row-major, B column-major, C/D row-major, alpha = 1, beta = 0.
+// CUTLASS's headers come from the nvidia-cutlass PyPI package installed by bench/setup (and
+// scripts/setup); nothing of CUTLASS is committed here.
 //
-// Two builds of this one file (bench/compare.py drives both):
-//   device: nvcc -arch=sm_80 -ptx|-cubin -DANCHOR_DTYPE_F16 -DBM=128 ... (the kernel below;
-//           -arch=sm_89 for ANCHOR_DTYPE_E4M3, which tests/bench/cutlass_fp8_emu_test.py runs)
+// Two builds of this one file (bench/compare.py and tests/cutlass/CMakeLists.txt drive both):
+//   device: nvcc -arch=sm_80 -ptx|-cubin -DANCHOR_DTYPE_F16 -DBM=128 ... (the kernel below)
 //   host:   nvcc -DANCHOR_HOST ... (a program that prints the kernel's launch shape and the bytes
 //           of its Params for given M, N, K and device addresses, so tcjit's PTX emulator can
 //           launch the very PTX nvcc produced)
+// Types: F16, BF16, TF32, S8 (s32 out), S4 (cutlass::int4b_t, s32 out, .satfinite as CUTLASS's
+// default), B1 (cutlass::uint1b_t, s32 out, AND-popc), E4M3 (cutlass::float_e4m3_t, f32 out;
+// Sm89, built with -arch=sm_89).
 #include <cutlass/gemm/device/gemm.h>
 
-// fp8 e4m3 x e4m3 -> f32 on the SM89 tensor-op path (nvcc -arch=sm_89)
-#if defined(ANCHOR_DTYPE_E4M3)
-using ElementIn = cutlass::float_e4m3_t;
-using ElementOut = float;
-using ElementAcc = float;
-using Instruction = cutlass::gemm::GemmShape<16, 8, 32>;
-#define ANCHOR_ARCH cutlass::arch::Sm89
-#elif defined(ANCHOR_DTYPE_F16)
+#if defined(ANCHOR_DTYPE_F16)
 using ElementIn = cutlass::half_t;
 using ElementOut = cutlass::half_t;
 using ElementAcc = float;
@@ -38,11 +34,36 @@ using ElementIn = int8_t;
 using ElementOut = int32_t;
 using ElementAcc = int32_t;
 using Instruction = cutlass::gemm::GemmShape<16, 8, 32>;
+#elif defined(ANCHOR_DTYPE_S4)
+using ElementIn = cutlass::int4b_t;
+using ElementOut = int32_t;
+using ElementAcc = int32_t;
+using Instruction = cutlass::gemm::GemmShape<16, 8, 64>;
+#elif defined(ANCHOR_DTYPE_B1)
+using ElementIn = cutlass::uint1b_t;
+using ElementOut = int32_t;
+using ElementAcc = int32_t;
+using Instruction = cutlass::gemm::GemmShape<16, 8, 256>;
+#define ANCHOR_OPERATOR cutlass::arch::OpMultiplyAdd // b1: mma ... .and.popc
+#elif defined(ANCHOR_DTYPE_E4M3)
+using ElementIn = cutlass::float_e4m3_t;
+using ElementOut = float;
+using ElementAcc = float;
+using Instruction = cutlass::gemm::GemmShape<16, 8, 32>;
 #else
-#error "define one of ANCHOR_DTYPE_F16, _BF16, _TF32, _S8, _E4M3 (ANCHOR_DTYPE_<type>)"
+#error "define one of ANCHOR_DTYPE_F16, _BF16, _TF32, _S8, _S4, _B1, _E4M3"
 #endif
-#ifndef ANCHOR_ARCH
-#define ANCHOR_ARCH cutlass::arch::Sm80
+
+#if defined(ANCHOR_SM89) || defined(ANCHOR_DTYPE_E4M3) // fp8: the SM89 path (nvcc -arch=sm_89)
+using ArchTag = cutlass::arch::Sm89;
+#else
+using ArchTag = cutlass::arch::Sm80;
+#endif
+#if !defined(ANCHOR_OPERATOR) // CUTLASS's default for the types (s8/s4: saturating)
+#define ANCHOR_OPERATOR                                                                            \
+  cutlass::gemm::device::DefaultGemmConfiguration<cutlass::arch::OpClassTensorOp, ArchTag,         \
+                                                  ElementIn, ElementIn, ElementOut,                \
+                                                  ElementAcc>::Operator
 #endif
 
 #if !defined(BM) || !defined(BN) || !defined(BK) || !defined(WM) || !defined(WN) ||               \
@@ -56,10 +77,10 @@ using Epilogue =
 
 using AnchorGemm = cutlass::gemm::device::Gemm<
     ElementIn, cutlass::layout::RowMajor, ElementIn, cutlass::layout::ColumnMajor, ElementOut,
-    cutlass::layout::RowMajor, ElementAcc, cutlass::arch::OpClassTensorOp, ANCHOR_ARCH,
+    cutlass::layout::RowMajor, ElementAcc, cutlass::arch::OpClassTensorOp, ArchTag,
     cutlass::gemm::GemmShape<BM, BN, BK>, cutlass::gemm::GemmShape<WM, WN, BK>, Instruction,
     Epilogue, cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<1>, STAGES, ALIGN_A,
-    ALIGN_B>;
+    ALIGN_B, false, ANCHOR_OPERATOR>;
 using Kernel = AnchorGemm::GemmKernel;
 
 #if !defined(ANCHOR_HOST)
@@ -77,9 +98,11 @@ extern "C" __global__ void __launch_bounds__(Kernel::kThreadCount)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 // Usage: cutlass_params M N K A B C D   (device addresses in hex or decimal)
-// Prints one JSON object: grid, block, dynamic shared bytes and the Params bytes in hex.
+// Prints one JSON object: grid, block, dynamic shared bytes and the Params bytes in hex. Exits 3
+// when CUTLASS cannot run the problem (can_implement: alignment of M, N, K).
 int main(int argc, char **argv) {
   if (argc != 8) {
     std::fprintf(stderr, "usage: %s M N K A B C D\n", argv[0]);
@@ -93,17 +116,23 @@ int main(int argc, char **argv) {
   auto *d = reinterpret_cast<ElementOut *>(address(argv[7]));
 
   const cutlass::gemm::GemmCoord problem(m, n, k);
+  const AnchorGemm::Arguments args(problem, {a, k}, {b, k}, {c, n}, {d, n},
+                                   {ElementAcc(1), ElementAcc(0)});
+  if (AnchorGemm::can_implement(args) != cutlass::Status::kSuccess) {
+    std::fprintf(stderr, "CUTLASS cannot run M=%d N=%d K=%d with this kernel\n", m, n, k);
+    return 3;
+  }
   cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<1> swizzle;
   const cutlass::gemm::GemmCoord tiled = swizzle.get_tiled_shape(
       problem, {AnchorGemm::ThreadblockShape::kM, AnchorGemm::ThreadblockShape::kN,
                 AnchorGemm::ThreadblockShape::kK},
       1);
   const dim3 grid = swizzle.get_grid_shape(tiled);
-  Kernel::Params params(problem, tiled, {a, k}, {b, k}, {c, n}, {d, n},
-                        typename Epilogue::Params(ElementAcc(1), ElementAcc(0)));
-
-  unsigned char bytes[sizeof(params)];
-  std::memcpy(bytes, &params, sizeof(params));
+  // Built in zeroed storage: padding and fields the constructor leaves alone print as zeros, so
+  // the same arguments always print the same bytes.
+  alignas(Kernel::Params) unsigned char bytes[sizeof(Kernel::Params)] = {};
+  new (bytes) Kernel::Params(problem, tiled, {a, k}, {b, k}, {c, n}, {d, n},
+                             typename Epilogue::Params(ElementAcc(1), ElementAcc(0)));
   std::printf("{\"grid\": [%u, %u, %u], \"block\": [%d, 1, 1], \"shared\": %zu, \"params\": \"",
               grid.x, grid.y, grid.z, Kernel::kThreadCount, sizeof(Kernel::SharedStorage));
   for (unsigned char byte : bytes)
