@@ -16,5 +16,7 @@ void bind_runtime(nanobind::module_ &m);
 // The tools (explain, resolve, tune, canonical text) and the kernel database (ls, show, export),
 // returning the JSON text of the command line's --json.
 void bind_tools(nanobind::module_ &m);
+// dlpack_info: an object's DLPack description (address, shape, strides, type, device).
+void bind_arrays(nanobind::module_ &m);
 
 } // namespace tcjit::python

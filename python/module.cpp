@@ -10,4 +10,5 @@ NB_MODULE(_tcjit, m) {
   tcjit::python::bind_errors(m);
   tcjit::python::bind_runtime(m);
   tcjit::python::bind_tools(m);
+  tcjit::python::bind_arrays(m);
 }
