@@ -27,6 +27,8 @@ _VOCABULARY = [
     ("Operation::config_for", "Operation.config_for"),
     ("with GemmArgs", "with the arrays' sizes"),
     ("with ConvArgs", "with the arrays' sizes"),
+    ("GemmArgs::", ""),
+    ("ConvArgs::", ""),
 ]
 
 
@@ -285,6 +287,13 @@ class Operation:
         batch = va.shape[0] if batched else 1
         self._check_matrix(va, "a", m, k, None)
         self._check_matrix(vb, "b", k, n, batch if len(vb.shape) == 3 else None)
+        for name, size in (("m", m), ("n", n), ("k", k), ("batch", batch)):
+            fixed = _size(w[name])
+            if fixed is not None and fixed != size:
+                raise _tcjit.SpecError(
+                    f"tcjit: launch: the arrays give {name}={size} but the spec's {name} is "
+                    f"{fixed} (a: {va.shape}, b: {vb.shape})\nhow to fix: pass arrays of the "
+                    f"spec's sizes, or prepare it with {name}=? to take any")
         if len(vb.shape) == 2 and batch > 1:
             raise _tcjit.SpecError("tcjit: operand b: a is a batch of matrices but b is one\n"
                                    "how to fix: pass b with the same batch")
@@ -306,7 +315,7 @@ class Operation:
         vd = _arrays.view(out, "out", on_device)
         self._check_matrix(vd, "c", m, n, batch if batched else None)
         _writable(vd, "out")
-        vbias = self._bias(bias, m, n, on_device)
+        vbias = self._bias(bias, m, n, on_device, dtype)
         _arrays.check_same_device([v for v in (va, vb, vc, vd, vbias) if v], on_device)
         sizes = dict(m=m, n=n, k=k, batch=batch)
         stream_handle = _stream_handle(stream, [va, vb, vd]) if on_device else 0
@@ -329,7 +338,7 @@ class Operation:
                 buffers.copy_out(vd, pd)
         return out
 
-    def _bias(self, bias: Any, rows: int, cols: int, on_device: bool) -> Optional[ArrayView]:
+    def _bias(self, bias: Any, rows: int, cols: int, on_device: bool, out_dtype: str) -> Optional[ArrayView]:
         w = self._words
         kind = w.get("bias", "none")
         if bias is None:
@@ -342,7 +351,6 @@ class Operation:
                                        "how to fix: prepare the spec with bias=col (or row)")
         v = _arrays.view(bias, "bias", on_device)
         expected = rows if kind == "row" else cols
-        out_dtype = (w["c"] if "c" in w else w["y"]).split(":")[0]
         if len(v.shape) != 1 or v.shape[0] != expected or (v.strides[0] != 1 and expected > 1):
             raise _tcjit.SpecError(
                 f"tcjit: bias: expected a contiguous 1-D array of {expected} values (bias={kind}), "
@@ -394,7 +402,7 @@ class Operation:
                                    "how to fix: pass out of the convolution's output shape")
         _writable(vout, "out")
         channels = int(w["c"]) if pass_ == "dgrad" else int(w["k"])
-        vbias = self._bias(bias, 0, channels, on_device)
+        vbias = self._bias(bias, 0, channels, on_device, w[output].split(":")[0])
         _arrays.check_same_device([v for v in (*views.values(), vout, vbias) if v], on_device)
         stream_handle = _stream_handle(stream, [*views.values(), vout]) if on_device else 0
         ws = _workspace(workspace, on_device)
