@@ -11,6 +11,12 @@ if(TCJIT_BUILD_PYTHON STREQUAL "OFF")
   set(TCJIT_PYTHON_SKIP_REASON "configured with -DTCJIT_BUILD_PYTHON=OFF")
   return()
 endif()
+# An instrumented module cannot be loaded into an uninstrumented Python (the sanitizers' runtime
+# must come first): the sanitizer and fuzz builds leave the package out.
+if(TCJIT_SANITIZE OR TCJIT_BUILD_FUZZERS)
+  set(TCJIT_PYTHON_SKIP_REASON "a sanitizer build: its module could not load into Python")
+  return()
+endif()
 
 if(NOT Python_EXECUTABLE)
   foreach(venv "$ENV{TCJIT_VENV}" "${PROJECT_BINARY_DIR}/venv" "${PROJECT_SOURCE_DIR}/build/venv")

@@ -26,8 +26,12 @@ ArrayInfo dlpack_info(nb::ndarray<nb::ro> array) {
     shape.push_back(static_cast<int64_t>(array.shape(i)));
     strides.push_back(array.stride(i));
   }
-  return {reinterpret_cast<uintptr_t>(array.data()), shape, strides, array.dtype().code,
-          array.dtype().bits * array.dtype().lanes, array.device_type()};
+  return {reinterpret_cast<uintptr_t>(array.data()),
+          shape,
+          strides,
+          array.dtype().code,
+          array.dtype().bits * array.dtype().lanes,
+          array.device_type()};
 }
 
 } // namespace

@@ -98,8 +98,8 @@ void bind_errors(nb::module_ &m) {
                                   bases(classes.base, nullptr));
   classes.device = new_class(m, "DeviceError", "The device (GPU or emulator) failed.",
                              bases(classes.base, nullptr));
-  classes.database = new_class(m, "DatabaseError", "The kernel database failed.",
-                               bases(classes.base, nullptr));
+  classes.database =
+      new_class(m, "DatabaseError", "The kernel database failed.", bases(classes.base, nullptr));
   nb::register_exception_translator(translate);
 }
 

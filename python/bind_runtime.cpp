@@ -72,8 +72,9 @@ void bind_operation(nb::module_ &m) {
       .def_prop_ro("spec_text", &Operation::spec_text, "The canonical DSL text.")
       .def_prop_ro("key_text", &Operation::key_text, "The canonical problem key.")
       .def_prop_ro("key", &Operation::key_hash_hex, "The problem key's hash (16 hex digits).")
-      .def_prop_ro("origin", [](const Operation &op) { return std::string(to_string(op.origin())); },
-                   "Where the kernel came from: memory, database, compiled_now or tuned_now.")
+      .def_prop_ro(
+          "origin", [](const Operation &op) { return std::string(to_string(op.origin())); },
+          "Where the kernel came from: memory, database, compiled_now or tuned_now.")
       .def("ready", &Operation::ready, "Whether the kernel is compiled.")
       .def("config", &Operation::config, Release(), "The tile config of the kernel.")
       .def("kernel_id", &Operation::kernel_id, Release(), "The compiled kernel's identity.")
@@ -120,26 +121,27 @@ void bind_operation(nb::module_ &m) {
       .def(
           "launch",
           [](const Operation &op, uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t bias,
-             int64_t m, int64_t n, int64_t k, int64_t batch, uintptr_t stream,
-             uint64_t workspace, uint64_t workspace_bytes) {
+             int64_t m, int64_t n, int64_t k, int64_t batch, uintptr_t stream, uint64_t workspace,
+             uint64_t workspace_bytes) {
             GemmArgs args = gemm_args(m, n, k, batch);
             args.a = a, args.b = b, args.c = c, args.d = d, args.bias = bias;
-            op.launch(args, reinterpret_cast<void *>(stream), Workspace{workspace, workspace_bytes});
+            op.launch(args, reinterpret_cast<void *>(stream),
+                      Workspace{workspace, workspace_bytes});
           },
           "a"_a, "b"_a, "c"_a, "d"_a, "bias"_a, "m"_a, "n"_a, "k"_a, "batch"_a, "stream"_a,
           "workspace"_a, "workspace_bytes"_a, Release(),
           "Runs the GEMM on device addresses (the emulator: before it returns).")
       .def(
           "launch_conv",
-          [](const Operation &op, uint64_t x, uint64_t filter, uint64_t y, uint64_t bias,
-             int64_t n, uintptr_t stream, uint64_t workspace, uint64_t workspace_bytes) {
+          [](const Operation &op, uint64_t x, uint64_t filter, uint64_t y, uint64_t bias, int64_t n,
+             uintptr_t stream, uint64_t workspace, uint64_t workspace_bytes) {
             ConvArgs args;
             args.x = x, args.filter = filter, args.y = y, args.bias = bias, args.n = n;
             op.launch_conv(args, reinterpret_cast<void *>(stream),
                            Workspace{workspace, workspace_bytes});
           },
-          "x"_a, "filter"_a, "y"_a, "bias"_a, "n"_a, "stream"_a, "workspace"_a,
-          "workspace_bytes"_a, Release(), "Runs the convolution on device addresses.");
+          "x"_a, "filter"_a, "y"_a, "bias"_a, "n"_a, "stream"_a, "workspace"_a, "workspace_bytes"_a,
+          Release(), "Runs the convolution on device addresses.");
 }
 
 } // namespace
@@ -147,18 +149,18 @@ void bind_operation(nb::module_ &m) {
 void bind_runtime(nb::module_ &m) {
   bind_operation(m);
   nb::class_<Runtime>(m, "Runtime", "A device (CUDA or the emulator) and the kernel cache.")
-      .def("__init__",
-           [](Runtime *self, const std::string &device, const std::string &db_path,
-              bool use_database, const std::string &on_miss, const std::string &backend,
-              const std::string &arch, int tune_budget, double emulator_timeout) {
-             Runtime *opened = open_runtime(device, db_path, use_database, on_miss, backend, arch,
-                                            tune_budget, emulator_timeout);
-             new (self) Runtime(std::move(*opened));
-             delete opened;
-           },
-           "device"_a = "auto", "db_path"_a = "", "use_database"_a = true,
-           "on_miss"_a = "heuristic", "backend"_a = "llvm", "arch"_a = "", "tune_budget"_a = 24,
-           "emulator_timeout"_a = 0.0)
+      .def(
+          "__init__",
+          [](Runtime *self, const std::string &device, const std::string &db_path,
+             bool use_database, const std::string &on_miss, const std::string &backend,
+             const std::string &arch, int tune_budget, double emulator_timeout) {
+            Runtime *opened = open_runtime(device, db_path, use_database, on_miss, backend, arch,
+                                           tune_budget, emulator_timeout);
+            new (self) Runtime(std::move(*opened));
+            delete opened;
+          },
+          "device"_a = "auto", "db_path"_a = "", "use_database"_a = true, "on_miss"_a = "heuristic",
+          "backend"_a = "llvm", "arch"_a = "", "tune_budget"_a = 24, "emulator_timeout"_a = 0.0)
       .def(
           "prepare", [](Runtime &rt, const std::string &text) { return rt.prepare(text); },
           "spec"_a, Release(), "Prepares one GEMM or convolution given as DSL text.")

@@ -26,7 +26,9 @@ namespace {
 
 using Release = nb::call_guard<nb::gil_scoped_release>;
 
-std::vector<WorkloadEntry> parse(const std::string &text) { return parse_ops(text, "<spec>"); }
+std::vector<WorkloadEntry> parse(const std::string &text) {
+  return parse_ops(text, "<spec>");
+}
 
 std::string explain_json(const std::string &text, const std::string &arch,
                          const std::string &db_path) {
@@ -75,10 +77,9 @@ const char *kind_name(TuneEvent::Kind kind) {
 // pending KeyboardInterrupt) stops the tune after the candidate being measured; what is done is
 // stored and the interrupt is raised when tune_ops returns.
 std::string tune_json(const std::string &text, const std::string &db_path,
-                      const std::string &budget, const std::string &device,
-                      const std::string &arch, const std::string &strategy,
-                      const std::string &backend, bool retune, int jobs, uint64_t seed,
-                      const TuneCallback &on_event) {
+                      const std::string &budget, const std::string &device, const std::string &arch,
+                      const std::string &strategy, const std::string &backend, bool retune,
+                      int jobs, uint64_t seed, const TuneCallback &on_event) {
   std::vector<WorkloadEntry> entries = parse(text);
   TuneRequest request;
   request.db_path = db_path;
