@@ -47,6 +47,9 @@ const std::vector<Layer> &layers() {
        5,
        {"support", "op_spec", "compiler", "runtime", "kernels_db", "engine", "tuner", "public"}},
       {"cli", 6, {"op_spec", "public"}},
+      // the Python package's module: a client of include/tcjit/, with the CLI's JSON documents
+      // of the database (cli/db_json.h, one schema)
+      {"python", 7, {"op_spec", "public", "cli"}},
   };
   return table;
 }

@@ -12,6 +12,11 @@
 #include "cli/exit_codes.h" // allowed: the CLI's own headers
 #include "tcjit/db.hpp"     // and the public API: the control case
 #include "tcjit/tools.hpp"
+#elif defined(PLANTED_python_sees_engine)
+#include "engine/kernel_records.h" // layer 3, from layer 7 (the module is a client of libtcjit.so)
+#elif defined(PLANTED_python_sees_public_api)
+#include "cli/db_json.h"   // allowed: the CLI's JSON documents of the database
+#include "tcjit/tcjit.hpp" // and the public API: the control case
 #endif
 
 int planted_include_marker() {
