@@ -281,10 +281,6 @@ const MmaForm &dense_twin(const MmaForm &sparse) {
   return sparse; // a dense form is its own twin
 }
 
-int kernel_ptx_version(const MmaForm &f, const ArchInfo &arch) {
-  return std::max(arch.ptx_version, f.min_ptx);
-}
-
 DType b_input(const MmaForm &f) {
   return f.b == DType::tf32 ? DType::f32 : f.b;
 }

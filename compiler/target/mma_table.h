@@ -153,14 +153,11 @@ bool is_simt_math(DType input, DType acc, MathMode resolved);
 // (what, and what to use instead); "" when it has one (a generated form, or SIMT FFMA). `tcjit
 // explain` and `tcjit compile` both report this text.
 std::string math_problem(const MathRequest &, const ArchInfo &arch);
-// The PTX ISA version of a kernel using `f` on `arch`: the arch's, or the form's min_ptx where that
-// is newer (mma.sp needs PTX 7.1; sm_80's kernels are otherwise PTX 7.0).
-int kernel_ptx_version(const MmaForm &f, const ArchInfo &arch);
 std::string math_problem(DType input, DType acc, MathMode resolved, const ArchInfo &arch);
 
 // The PTX ISA version a kernel of `form` declares on `arch` (x10): the arch's
-// (ArchInfo::ptx_version) or the form's min_ptx when that is newer (fp8 mma needs PTX 8.4;
-// sm_89/sm_90 kernels otherwise declare 7.8).
+// (ArchInfo::ptx_version) or the form's min_ptx when that is newer (fp8 mma needs PTX 8.4, where
+// sm_89/sm_90 kernels otherwise declare 7.8; mma.sp and .and.popc 7.1, where sm_80's declare 7.0).
 int kernel_ptx_version(const MmaForm &form, const ArchInfo &arch);
 
 // Elements per register of A/B (registers are 32-bit except f64's 64-bit ones).

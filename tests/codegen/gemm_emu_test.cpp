@@ -156,6 +156,8 @@ TEST(GemmEmuF16Acc, LayoutsTailsBatchSplitKEpilogue) {
                  "");
   expect_matches("gemm m=64 n=48 k=256 a=f16 b=f16:col c=f16 acc=f16", "32x32x32 w16x16 s3 k4");
   expect_matches("gemm m=128 n=128 k=64 a=f16 b=f16:col c=f16 acc=f16", "");
+}
+
 // Packed sub-byte inputs (s4, u4: two per byte; b1: eight), A row-major and B column-major:
 // m16n8k64 / m16n8k256 loaded as bytes along K (KernelPlan::k_pack). Exact s32 sums against the
 // reference (b1: its own bit counts); M/N tails, odd sizes, K multiples, batch, split-K, epilogues.

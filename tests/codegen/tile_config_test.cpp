@@ -316,6 +316,8 @@ TEST(MmaTable, PackedFragmentsAreTheS8MapInBytes) {
   EXPECT_EQ(p.a.load, FragmentLoad::ldmatrix);
   EXPECT_EQ(shared_bytes(s4, c), 3 * (64 + 64) * 128 / 2);
   EXPECT_EQ(p.smem_bytes, shared_bytes(s4, c));
+}
+
 // The 2:4-sparse forms (mma.sp m16n8k32): A is the compressed 16 x 16 tile in the m16n8k16 map,
 // B k = 2q + (i & 1) + 8 (i >> 1) (PTX ISA, sparse m16n8k32 f16 fragments), their fragments load
 // as the dense twin's; a dense request never finds them, nor a sparse request a dense form.

@@ -521,6 +521,8 @@ TEST(EmuMma, Fp8NeedsPtx84AndSm89) {
   EXPECT_NE(load_error(".version 8.4\n.target sm_86\n.address_size 64\n" + body)
                 .find("requires .target sm_89 or higher"),
             std::string::npos);
+}
+
 // Single-bit mma, hand-computed: the PTX ISA's fragments for mma.m16n8k256 (m16n8k128) .b1: bit
 // j of A's register r holds row g + 8 * (r % 2), k = 32 q + j + 128 * (r / 2); bit j of B's
 // register r holds k = 32 q + j + 128 * r, column g. D = C + popc(row AND/XOR column) over K.

@@ -80,10 +80,6 @@ std::vector<Value *> emit_mma_inline_asm(EmitContext &e, const std::vector<Value
   return out;
 }
 
-} // namespace
-
-std::vector<Value *> emit_mma(EmitContext &e, const std::vector<Value *> &a,
-                              const std::vector<Value *> &b, const std::vector<Value *> &acc) {
 // mma.sp as inline PTX (LLVM 19 has no mma.sp intrinsic): D tied to C, A, B, the metadata, and
 // the sparsity selector as an immediate.
 std::vector<Value *> emit_sparse_mma(EmitContext &e, const std::vector<Value *> &a,
