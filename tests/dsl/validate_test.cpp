@@ -130,7 +130,7 @@ TEST(Validate, MixedInputsAreTheMmaTablePairs) {
   s.gemm.b.dtype = DType::f16;
   EXPECT_EQ(errors_of(s), Lines{"b: b=f16 does not match a=s8: the multiplied inputs a and b must "
                                 "have the same dtype, or be one of the mixed pairs a=s8 b=u8, "
-                                "a=u8 b=s8"});
+                                "a=u8 b=s8, a=e4m3 b=e5m2, a=e5m2 b=e4m3, a=s4 b=u4, a=u4 b=s4"});
   OpSpec c = conv2d(8, 8, 8, 3);
   c.conv.x.dtype = DType::s8;
   c.conv.filter.dtype = DType::u8;
@@ -278,7 +278,8 @@ TEST(Validate, PackedInputs) {
   EXPECT_EQ(errors_of(xor_spec), Lines{});
   EXPECT_EQ(errors_of(packed_gemm(s4, s8, 64)),
             Lines{"b: b=s8 does not match a=s4: the multiplied inputs a and b must have the same "
-                  "dtype"});
+                  "dtype, or be one of the mixed pairs a=s8 b=u8, a=u8 b=s8, a=e4m3 b=e5m2, "
+                  "a=e5m2 b=e4m3, a=s4 b=u4, a=u4 b=s4"});
   EXPECT_EQ(errors_of(packed_gemm(b1, s4, 128)).size(), 1u);
   EXPECT_EQ(errors_of(packed_gemm(s4, s4, 48)),
             Lines{"k: k=48 is not a multiple of 32: s4 values are packed 2 per byte and K must "

@@ -403,9 +403,6 @@ TEST(GemmReference, RejectsSpecsItCannotCompute) {
   OpSpec narrow = spec;
   narrow.gemm.a.ld = 3; // a row of A holds 4 elements
   EXPECT_THROW(reference_gemm(narrow, buffers, MathMode::f32), std::invalid_argument);
-  OpSpec reserved = spec;
-  reserved.gemm.b.dtype = DType::s4;
-  EXPECT_THROW(reference_gemm(reserved, buffers, MathMode::f32), std::invalid_argument);
   OpSpec with_bias = spec;
   with_bias.epilogue.bias = BiasKind::row;
   EXPECT_THROW(reference_gemm(with_bias, buffers, MathMode::f32), std::invalid_argument);

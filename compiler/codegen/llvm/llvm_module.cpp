@@ -204,6 +204,32 @@ llvm::Function *create_gemm_abi_kernel(EmitContext &e) {
   return f;
 }
 
+namespace {
+
+// This CTA's tile (M-tile, N-tile). With raster_group > 1, CTA rasterization for L2 reuse
+// (Triton's grouped ordering): CTAs are dispatched in x-fastest order; consecutive ones walk
+// `group` M-tiles down before moving one N-tile right, so a wave of CTAs shares A rows and B
+// columns.
+std::pair<Value *, Value *> cta_tile(EmitContext &e) {
+  auto &b = e.b;
+  Value *tile_m = sreg(e, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
+  Value *tile_n = sreg(e, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y);
+  if (e.plan.config.raster_group <= 1)
+    return {tile_m, tile_n};
+  Value *tiles_m = sreg(e, llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
+  Value *tiles_n = sreg(e, llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y);
+  Value *group = e.c32(e.plan.config.raster_group);
+  Value *pid = b.CreateAdd(b.CreateMul(tile_n, tiles_m), tile_m);
+  Value *per_group = b.CreateMul(group, tiles_n);
+  Value *first_m = b.CreateMul(b.CreateUDiv(pid, per_group), group);
+  Value *left = b.CreateSub(tiles_m, first_m);
+  Value *group_m = b.CreateSelect(b.CreateICmpULT(left, group), left, group);
+  Value *in_group = b.CreateURem(pid, per_group);
+  return {b.CreateAdd(first_m, b.CreateURem(in_group, group_m)), b.CreateUDiv(in_group, group_m)};
+}
+
+} // namespace
+
 std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const KernelPlan &p) {
   if (p.depthwise)
     return build_depthwise_module(ctx, p);
@@ -237,24 +263,7 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   e.frag_col0 = simt ? b.CreateAnd(e.lane, e.c32(7)) : b.CreateMul(e.q, e.c32(2));
   e.warp_m0 = b.CreateMul(b.CreateURem(warp, e.c32(p.warps_m)), e.c32(p.config.wm));
   e.warp_n0 = b.CreateMul(b.CreateUDiv(warp, e.c32(p.warps_m)), e.c32(p.config.wn));
-  Value *tile_m = sreg(e, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
-  Value *tile_n = sreg(e, llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y);
-  if (p.config.raster_group > 1) {
-    // CTA rasterization for L2 reuse (Triton's grouped ordering): CTAs are dispatched in
-    // x-fastest order; consecutive ones walk `group` M-tiles down before moving one N-tile right,
-    // so a wave of CTAs shares A rows and B columns.
-    Value *tiles_m = sreg(e, llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
-    Value *tiles_n = sreg(e, llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y);
-    Value *group = e.c32(p.config.raster_group);
-    Value *pid = b.CreateAdd(b.CreateMul(tile_n, tiles_m), tile_m);
-    Value *per_group = b.CreateMul(group, tiles_n);
-    Value *first_m = b.CreateMul(b.CreateUDiv(pid, per_group), group);
-    Value *left = b.CreateSub(tiles_m, first_m);
-    Value *group_m = b.CreateSelect(b.CreateICmpULT(left, group), left, group);
-    Value *in_group = b.CreateURem(pid, per_group);
-    tile_m = b.CreateAdd(first_m, b.CreateURem(in_group, group_m));
-    tile_n = b.CreateUDiv(in_group, group_m);
-  }
+  const auto [tile_m, tile_n] = cta_tile(e);
   Value *m0 = b.CreateMul(tile_m, e.c32(p.config.bm));
   Value *n0 = b.CreateMul(tile_n, e.c32(p.config.bn));
   // gridDim.z = batch * split_k: slice z % split_k of batch z / split_k
