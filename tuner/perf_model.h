@@ -43,7 +43,7 @@ struct GpuModel {
   // The sustained fraction of those L2 rates (docs/perf_model.md: microbenchmarks sustain about
   // three quarters of the datasheet's L2 bandwidth), as mma_efficiency is of the math rate.
   double l2_efficiency = 0.75;
-  double issue_per_sm_clk = 4;    // warp-instructions issued per SM per clock (4 sub-partitions)
+  double issue_per_sm_clk = 4; // warp-instructions issued per SM per clock (4 sub-partitions)
   double shared_wavefronts_per_sm_clk = 1; // shared-memory passes (32 banks x 4 B) per SM per clock
   double launch_seconds = 2e-6;            // a dependent kernel launch (split-K's reduction)
   double mma_efficiency = 0.95; // sustained fraction of the math rate (cuBLAS-class kernels)

@@ -33,7 +33,8 @@ namespace tcjit::emu {
 
 namespace {
 
-constexpr uint32_t kKinds = 14; // every MmaKind (the B1 kinds have empty layouts: mma_b1 reads registers)
+constexpr uint32_t kKinds =
+    14; // every MmaKind (the B1 kinds have empty layouts: mma_b1 reads registers)
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 // AVX2 and F16C. F16C is read from cpuid: clang 14's __builtin_cpu_supports does not know "f16c".

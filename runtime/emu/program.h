@@ -236,7 +236,7 @@ enum class MmaKind : uint8_t {
   I4_M16N8K64,
   I4_M16N8K32,
   F64_M8N8K4,
-  F8_M16N8K32, // e4m3/e5m2 A and B (any pair), f32 C/D: sm_89+, PTX 8.4
+  F8_M16N8K32,  // e4m3/e5m2 A and B (any pair), f32 C/D: sm_89+, PTX 8.4
   B1_M16N8K256, // .b1 with .and.popc / .xor.popc (Instr::bop); no layout table (exec_mma_b1.cpp)
   B1_M16N8K128,
 };

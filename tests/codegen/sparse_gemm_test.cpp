@@ -1,7 +1,7 @@
-// 2:4-sparse GEMMs (sparse=2:4, mma.sp; f16, bf16, s8, u8): both backends' kernels assemble with ptxas for sm_80 and,
-// on the emulator, match the CPU reference computed with the pruned dense A (engine/verify_kernel:
-// random A pruned and compressed by compiler/reference/sparse_2_4.h), over tails in M and N,
-// K-tiles past K, batch, split-K, lda and the epilogue's bias and activations.
+// 2:4-sparse GEMMs (sparse=2:4, mma.sp; f16, bf16, s8, u8): both backends' kernels assemble with
+// ptxas for sm_80 and, on the emulator, match the CPU reference computed with the pruned dense A
+// (engine/verify_kernel: random A pruned and compressed by compiler/reference/sparse_2_4.h), over
+// tails in M and N, K-tiles past K, batch, split-K, lda and the epilogue's bias and activations.
 #include "compiler/dsl/parser.h"
 #include "engine/cubin_build.h"
 #include "engine/kernel_compile.h"

@@ -214,14 +214,20 @@ TEST(Validate, ConcreteOperandsAreLimitedTo1TiB) {
 TEST(Validate, DtypeTablesMatchTheRules) {
   using enum DType;
   const std::vector<std::pair<DType, std::vector<DType>>> accs{
-      {f16, {f32, f16}}, {bf16, {f32}}, {tf32, {f32}}, {f32, {f32}}, {f64, {f64}},
-      {s8, {s32}},       {u8, {s32}},   {e4m3, {f32}}, {e5m2, {f32}}, {s4, {s32}},
-      {u4, {s32}},       {b1, {s32}}};
-  const std::vector<std::pair<DType, std::vector<DType>>> outputs{
-      {f16, {f16, f32}},        {bf16, {bf16, f32}},      {tf32, {f32}},   {f32, {f32}},
-      {f64, {f64}},             {s8, {s32, s8}},          {u8, {s32, s8}}, {s4, {s32, s8}},
-      {u4, {s32, s8}},          {b1, {s32, s8}},          {e4m3, {f16, bf16, f32}},
-      {e5m2, {f16, bf16, f32}}};
+      {f16, {f32, f16}}, {bf16, {f32}}, {tf32, {f32}}, {f32, {f32}}, {f64, {f64}}, {s8, {s32}},
+      {u8, {s32}},       {e4m3, {f32}}, {e5m2, {f32}}, {s4, {s32}},  {u4, {s32}},  {b1, {s32}}};
+  const std::vector<std::pair<DType, std::vector<DType>>> outputs{{f16, {f16, f32}},
+                                                                  {bf16, {bf16, f32}},
+                                                                  {tf32, {f32}},
+                                                                  {f32, {f32}},
+                                                                  {f64, {f64}},
+                                                                  {s8, {s32, s8}},
+                                                                  {u8, {s32, s8}},
+                                                                  {s4, {s32, s8}},
+                                                                  {u4, {s32, s8}},
+                                                                  {b1, {s32, s8}},
+                                                                  {e4m3, {f16, bf16, f32}},
+                                                                  {e5m2, {f16, bf16, f32}}};
   const std::vector<DType> all{f16, bf16, tf32, f32, f64, s8, u8, s32, s4, u4, e4m3, e5m2, b1};
   for (const auto &[input, allowed] : accs)
     for (const DType t : all)
