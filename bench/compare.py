@@ -37,7 +37,19 @@ DTYPES = {
     "tf32": {"spec": "a=f32:row b=f32:col c=f32:row acc=f32 math=tf32", "mma": "16x8x8",
              "bytes": "4,4,4"},
     "s8": {"spec": "a=s8:row b=s8:col c=s32:row acc=s32", "mma": "16x8x32", "bytes": "1,1,4"},
+    # Types Triton has no path for (no int4 or 2:4-sparse dot): tcjit and CUTLASS only, and not in
+    # the default run (--dtypes s4,sparse_f16). CUTLASS's Params of these kernels (packed int4, the
+    # sparse metadata) are not given to the emulator here: tests/cutlass runs them there.
+    "s4": {"spec": "a=s4:row b=s4:col c=s32:row acc=s32", "mma": "16x8x64", "bytes": "0.5,0.5,4",
+           "triton": False, "emulate_anchors": False, "predict": False},
+    # tcjit's default K-tile for it is 32, one mma.sp per warp per K-tile; CUTLASS's SparseGemm
+    # refuses that ("requires at least two warp-level GEMM operations", mma_sparse_base.h): both
+    # are built at K-tile 64.
+    "sparse_f16": {"spec": "a=f16:row b=f16:col c=f16:row acc=f32 sparse=2:4", "mma": "16x8x32",
+                   "bytes": "2,2,2", "triton": False, "emulate_anchors": False, "predict": False,
+                   "config": "128x128x64 w64x32 s3 k1 g1 va8 vb8"},
 }
+DEFAULT_DTYPES = ["f16", "bf16", "tf32", "s8"]
 # name, M, N, K, run on the emulator (4096^3 is ~64x the 1024^3 run: minutes per kernel there)
 PROBLEMS = [
     ("4096^3", 4096, 4096, 4096, False),
@@ -90,14 +102,15 @@ class Bench:
         self.unmeasured = []
 
     # ---- tcjit ------------------------------------------------------------------------------
-    def tcjit_compile(self, spec, out_dir):
+    def tcjit_compile(self, spec, out_dir, config=None):
         reps = self.args.reps
+        forced = ["--config", config] if config else []
         warm = run_json([self.tool, "compile", "--spec", spec, "--reps", str(reps + 1), "--out",
-                         out_dir])
+                         out_dir] + forced)
         cold_runs, cold_wall = [], []
         for _ in range(reps):
             t0 = time.perf_counter()
-            r = run_json([self.tool, "compile", "--spec", spec, "--reps", "1"])
+            r = run_json([self.tool, "compile", "--spec", spec, "--reps", "1"] + forced)
             cold_wall.append((time.perf_counter() - t0) * 1000.0)
             cold_runs.append(r["runs"][0])
         steady = warm["runs"][1:]
@@ -166,10 +179,12 @@ class Bench:
             return self.cutlass_cache[key]
         reps = self.args.reps
         nv = cutlass_build.build_nvcc(dtype, cfg, out_dir, reps)
+        r = nv["runs"]
+        if DTYPES[dtype].get("emulate_anchors", True) is False:
+            return self.cutlass_nvcc_only(dtype, nv, key)
         rt = cutlass_build.build_nvrtc(dtype, cfg, reps + 1)
         params = cutlass_build.build_params_program(dtype, cfg, out_dir)
         shape = run_json([params, "1024", "1024", "1024", "0", "0", "0", "0"])
-        r = nv["runs"]
         result = {
             "kernel": nv["kernel"], "ptx": nv["ptx"], "cubin": nv["cubin"],
             "params_program": params, "threads": shape["block"][0],
@@ -187,6 +202,22 @@ class Bench:
                 "reps": reps,
             },
         }
+        self.cutlass_cache[key] = result
+        return result
+
+    def cutlass_nvcc_only(self, dtype, nv, key):
+        """The nvcc build alone (the s4 and sparse anchors): no NVRTC timing, no Params program."""
+        r = nv["runs"]
+        result = {
+            "kernel": nv["kernel"], "ptx": nv["ptx"], "cubin": nv["cubin"], "threads": None,
+            "shared_bytes": None, "version": cutlass_build.cutlass_version(),
+            "compile": {"cold": {"spec_to_ptx_ms": median(r["source_to_ptx_ms"]),
+                                 "ptx_to_cubin_ms": median(r["ptx_to_cubin_ms"]),
+                                 "total_ms": median(r["source_to_cubin_ms"])},
+                        "reps": self.args.reps},
+        }
+        self.unmeasured.append("CUTLASS %s: NVRTC compile time and the emulator run not measured "
+                               "here (tests/cutlass runs this kernel on the emulator)" % dtype)
         self.cutlass_cache[key] = result
         return result
 
@@ -228,6 +259,10 @@ class Bench:
 
     def predict(self, dtype, cfg, entry, static, m, n, k):
         out = {}
+        if DTYPES[dtype].get("predict", True) is False:
+            self.unmeasured.append("predicted TFLOP/s %s: not asked of the model for this type "
+                                   "in this harness" % dtype)
+            return out
         if not static.get("instructions_per_mma") or not static.get("registers"):
             return out
         for gpu in ("a100", "h100"):
@@ -248,7 +283,7 @@ class Bench:
         log("%s %s: tcjit" % (pname, dtype))
         result = {"problem": pname, "m": m, "n": n, "k": k, "dtype": dtype, "spec": spec,
                   "anchors": {}}
-        tc = self.tcjit_compile(spec, os.path.join(case_dir, "tcjit"))
+        tc = self.tcjit_compile(spec, os.path.join(case_dir, "tcjit"), DTYPES[dtype].get("config"))
         cfg = parse_config(tc["config"])
         warps = tc["threads"] // 32
         result["config"] = tc["config"]
@@ -259,11 +294,15 @@ class Bench:
         except Exception as e:  # an anchor that does not build is named, with the reason
             self.unmeasured.append("CUTLASS %s %s: %s" % (pname, dtype, str(e)[:500]))
         log("%s %s: triton" % (pname, dtype))
-        try:
-            entries["triton"] = self.triton_compile(dtype, cfg, m, n, k, warps,
-                                                    os.path.join(case_dir, "triton"))
-        except Exception as e:
-            self.unmeasured.append("Triton %s %s: %s" % (pname, dtype, str(e)[:500]))
+        if DTYPES[dtype].get("triton", True) is False:
+            self.unmeasured.append("Triton %s %s: skipped, Triton has no %s path" %
+                                   (pname, dtype, dtype))
+        else:
+            try:
+                entries["triton"] = self.triton_compile(dtype, cfg, m, n, k, warps,
+                                                        os.path.join(case_dir, "triton"))
+            except Exception as e:
+                self.unmeasured.append("Triton %s %s: %s" % (pname, dtype, str(e)[:500]))
         for name, entry in entries.items():
             a = {"compile": entry["compile"], "threads": entry["threads"],
                  "shared_bytes": entry["shared_bytes"]}
@@ -277,7 +316,7 @@ class Bench:
                 a["predicted"] = self.predict(dtype, cfg, entry, a["static"], m, n, k)
             except Exception as e:
                 self.unmeasured.append("static %s %s %s: %s" % (name, pname, dtype, str(e)[:300]))
-            if emulate:
+            if emulate and (name == "tcjit" or DTYPES[dtype].get("emulate_anchors", True)):
                 log("%s %s: %s on the emulator" % (pname, dtype, name))
                 try:
                     a["emulator"] = self.emulate(name, spec, entry, cfg, warps, m, n)
@@ -317,7 +356,7 @@ class Bench:
         log("tcjit: emulator speed by instruction mix")
         # Sizes that run for 0.1-2 s, so that module load and copies do not dominate.
         mixes = [("f32 SIMT", "gemm m=512 n=512 k=512 a=f32:row b=f32:col c=f32:row acc=f32 math=f32")]
-        for dtype in (QUICK_DTYPES if self.args.quick else list(DTYPES)):
+        for dtype in (QUICK_DTYPES if self.args.quick else DEFAULT_DTYPES):
             mixes.append((dtype + " mma", "gemm m=1024 n=1024 k=1024 " + DTYPES[dtype]["spec"]))
         mixes.append(("f64 mma", "gemm m=256 n=256 k=256 a=f64:row b=f64:col c=f64:row acc=f64"))
         out["emulator_speed"] = {}
@@ -344,14 +383,18 @@ class Bench:
             except Exception as e:
                 return "unavailable: %s" % e
         cuda = cutlass_build.cuda_home()
-        import triton
+        try:
+            import triton
+            triton_version = triton.__version__
+        except ImportError:
+            triton_version = None  # not needed by the s4 / sparse cases
         return {"date": datetime.datetime.now().isoformat(timespec="seconds"),
                 "host": platform.node(), "cpu": platform.processor() or platform.machine(),
                 "cores": os.cpu_count(), "python": platform.python_version(),
                 "git": first_line(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]),
                 "ptxas": first_line([os.path.join(cuda, "bin", "ptxas"), "--version"]),
                 "nvcc": first_line([os.path.join(cuda, "bin", "nvcc"), "--version"]),
-                "triton": triton.__version__, "cutlass": cutlass_build.cutlass_version(),
+                "triton": triton_version, "cutlass": cutlass_build.cutlass_version(),
                 "quick": self.args.quick, "reps": self.args.reps}
 
 
@@ -360,6 +403,10 @@ def main():
     p.add_argument("--build", default=os.path.join(ROOT, "build"))
     p.add_argument("--quick", action="store_true", help="one problem (1024^3 f16) per measure")
     p.add_argument("--reps", type=int, default=5, help="repetitions per compile measure (>= 5)")
+    p.add_argument("--dtypes", help="comma-separated dtypes (default f16,bf16,tf32,s8; also s4, "
+                   "sparse_f16); with --quick, the 1024^3 problem only")
+    p.add_argument("--no-own", action="store_true",
+                   help="skip measure 5 (tcjit's own database and emulator latencies)")
     p.add_argument("--out", default=os.path.join(HERE, "results"))
     p.add_argument("--keep-work", action="store_true",
                    help="keep the scratch folder of PTX, cubins and anchors' builds")
@@ -369,7 +416,12 @@ def main():
     bench = Bench(args)
     started = time.time()
     problems = QUICK_PROBLEMS if args.quick else PROBLEMS
-    dtypes = QUICK_DTYPES if args.quick else list(DTYPES)
+    dtypes = QUICK_DTYPES if args.quick else DEFAULT_DTYPES
+    if args.dtypes:
+        dtypes = args.dtypes.split(",")
+        unknown = [d for d in dtypes if d not in DTYPES]
+        if unknown:
+            p.error("unknown dtype(s) %s; known: %s" % (",".join(unknown), ",".join(DTYPES)))
     cases = []
     for pname, m, n, k, emulate in problems:
         for dtype in dtypes:
@@ -378,11 +430,15 @@ def main():
             except Exception as e:
                 traceback.print_exc()
                 bench.unmeasured.append("%s %s: %s" % (pname, dtype, str(e)[:500]))
-    own = bench.own()
+    own = {} if args.no_own else bench.own()
+    if args.no_own:
+        bench.unmeasured.append("tcjit's own latencies: skipped (--no-own)")
     result = {"environment": bench.environment(), "cases": cases, "tcjit_own": own,
-              "unmeasured": bench.unmeasured, "seconds": time.time() - started}
+              "unmeasured": list(dict.fromkeys(bench.unmeasured)), "seconds": time.time() - started}
     os.makedirs(args.out, exist_ok=True)
     stem = datetime.date.today().isoformat() + ("-quick" if args.quick else "")
+    if args.dtypes:
+        stem += "-" + args.dtypes.replace(",", "-")
     path = os.path.join(args.out, stem + ".json")
     with open(path, "w") as f:
         json.dump(result, f, indent=1, sort_keys=True)

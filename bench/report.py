@@ -56,6 +56,8 @@ def compile_rows(cases):
                 rows.append([case_name(c), "CUTLASS (nvcc)", "—", "—", "—",
                              fmt(cold["spec_to_ptx_ms"]), fmt(cold["ptx_to_cubin_ms"]),
                              fmt(cold["total_ms"]), fmt(ratio(cold["total_ms"], base), 1, "x")])
+                if "nvrtc_warm" not in comp:  # the s4 / sparse anchors: nvcc only
+                    continue
                 rt = comp["nvrtc_warm"], comp["nvrtc_cold"]
                 rows.append([case_name(c), "CUTLASS (NVRTC)", fmt(rt[0]["spec_to_ptx_ms"]), "—",
                              fmt(rt[0]["total_ms"]), fmt(rt[1]["spec_to_ptx_ms"]), "—",
@@ -149,7 +151,8 @@ def summary(cases):
         out["compile_" + name + "_nvrtc"] = med(
             [ratio(c["anchors"][name]["compile"]["nvrtc_warm"]["total_ms"],
                    c["anchors"]["tcjit"]["compile"]["warm"]["total_ms"])
-             for c in cases if name == "cutlass" and name in c["anchors"]])
+             for c in cases if name == "cutlass" and name in c["anchors"]
+             and "nvrtc_warm" in c["anchors"][name]["compile"]])
         out["ipm_" + name] = med([ratio(c["anchors"]["tcjit"].get("static", {}).get("instructions_per_mma"),
                                         c["anchors"][name].get("static", {}).get("instructions_per_mma"))
                                   for c in cases if name in c["anchors"]])

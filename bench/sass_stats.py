@@ -4,7 +4,10 @@ steady-state main loop of its SASS (nvdisasm -c), both from the PyPI packages be
 The main loop is found the way a reader finds it: among the backward branches of the kernel (a
 BRA whose target lies at or before it), the range [target, branch] holding the most tensor-core
 math instructions (HMMA, IMMA, DMMA; FFMA for a SIMT kernel), the smallest such range when
-several hold the same count. Counted in it: every instruction but NOP, and by class HMMA/IMMA/DMMA,
+several hold the same count. The math opcodes are matched by their first word, so nvdisasm's
+sm_80 forms of every tensor-core type count: HMMA.16816.F32 (f16/bf16), HMMA.1688.F32.TF32,
+IMMA.16832.S8.S8, IMMA.16864.S4.S4[.SAT] (int4), DMMA.884, and the 2:4-sparse
+HMMA.SP.16832.F32 (counted again under `mma_sparse`). Counted in it: every instruction but NOP, and by class HMMA/IMMA/DMMA,
 LDSM, LDGSTS, BAR, LDS/STS, LDG/STG, integer address arithmetic (IMAD*, IADD3, LEA, SHF, LOP3, SEL,
 ISETP), moves (MOV, IMAD.MOV). `instructions_per_mma` is total / math.
 
@@ -24,6 +27,7 @@ SECTION = re.compile(r"^\s*\.section\s+\.text\.([^,\s]+)")
 MATH = ("HMMA", "IMMA", "DMMA")
 CLASSES = {
     "mma": MATH,
+    "mma_sparse": ("HMMA.SP", "IMMA.SP"),
     "ldsm": ("LDSM",),
     "ldgsts": ("LDGSTS",),
     "bar": ("BAR",),
@@ -101,7 +105,8 @@ def classify(ops):
     for op in ops:
         b = base_opcode(op)
         for name, members in CLASSES.items():
-            if b in members or op in members:
+            if b in members or op in members or (name == "mma_sparse" and
+                                                 op.startswith(members)):
                 counts[name] += 1
         if b == "IMAD" and op.startswith("IMAD.MOV"):
             counts["int_arith"] -= 1

@@ -13,9 +13,21 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.join(HERE, "cutlass_gemm.cu")
+SPARSE_SOURCE = os.path.join(HERE, "cutlass_sparse_gemm.cu")
 DTYPE_MACROS = {"f16": "ANCHOR_DTYPE_F16", "bf16": "ANCHOR_DTYPE_BF16", "tf32": "ANCHOR_DTYPE_TF32",
-                "s8": "ANCHOR_DTYPE_S8"}
+                "s8": "ANCHOR_DTYPE_S8", "s4": "ANCHOR_DTYPE_S4",
+                "sparse_f16": "ANCHOR_DTYPE_F16"}
 KERNEL = "cutlass_anchor_gemm"
+SPARSE_KERNEL = "cutlass_anchor_sparse_gemm"
+
+
+def source(dtype):
+    """The anchor's source: the 2:4-sparse dtypes build SparseGemm, the rest Gemm."""
+    return SPARSE_SOURCE if dtype.startswith("sparse_") else SOURCE
+
+
+def kernel(dtype):
+    return SPARSE_KERNEL if dtype.startswith("sparse_") else KERNEL
 
 
 def cuda_home():
@@ -37,9 +49,12 @@ def cutlass_version():
 
 
 def defines(dtype, cfg):
-    return ["-D" + DTYPE_MACROS[dtype], "-DBM=%d" % cfg["bm"], "-DBN=%d" % cfg["bn"],
-            "-DBK=%d" % cfg["bk"], "-DWM=%d" % cfg["wm"], "-DWN=%d" % cfg["wn"],
-            "-DSTAGES=%d" % cfg["stages"], "-DALIGN_A=%d" % cfg["va"], "-DALIGN_B=%d" % cfg["vb"]]
+    out = ["-D" + DTYPE_MACROS[dtype], "-DBM=%d" % cfg["bm"], "-DBN=%d" % cfg["bn"],
+           "-DBK=%d" % cfg["bk"], "-DWM=%d" % cfg["wm"], "-DWN=%d" % cfg["wn"],
+           "-DSTAGES=%d" % cfg["stages"]]
+    if not dtype.startswith("sparse_"):  # SparseGemm takes CUTLASS's default (128-bit) alignment
+        out += ["-DALIGN_A=%d" % cfg["va"], "-DALIGN_B=%d" % cfg["vb"]]
+    return out
 
 
 def _timed(cmd):
@@ -62,10 +77,10 @@ def build_nvcc(dtype, cfg, out_dir, reps):
     ptxas_cubin = os.path.join(out_dir, "cutlass_ptxas.cubin")
     runs = {"source_to_ptx_ms": [], "ptx_to_cubin_ms": [], "source_to_cubin_ms": []}
     for _ in range(reps):
-        runs["source_to_ptx_ms"].append(_timed(common + ["-ptx", SOURCE, "-o", ptx]))
+        runs["source_to_ptx_ms"].append(_timed(common + ["-ptx", source(dtype), "-o", ptx]))
         runs["ptx_to_cubin_ms"].append(_timed([ptxas, "-arch=sm_80", ptx, "-o", ptxas_cubin]))
-        runs["source_to_cubin_ms"].append(_timed(common + ["-cubin", SOURCE, "-o", cubin]))
-    return {"runs": runs, "ptx": ptx, "cubin": cubin, "kernel": KERNEL}
+        runs["source_to_cubin_ms"].append(_timed(common + ["-cubin", source(dtype), "-o", cubin]))
+    return {"runs": runs, "ptx": ptx, "cubin": cubin, "kernel": kernel(dtype)}
 
 
 def build_params_program(dtype, cfg, out_dir):
@@ -73,7 +88,7 @@ def build_params_program(dtype, cfg, out_dir):
     nvcc = os.path.join(cuda_home(), "bin", "nvcc")
     exe = os.path.join(out_dir, "cutlass_params")
     subprocess.run([nvcc, "-std=c++17", "-w", "-DANCHOR_HOST", "-I" + cutlass_include()] +
-                   defines(dtype, cfg) + ["-x", "cu", SOURCE, "-o", exe], check=True,
+                   defines(dtype, cfg) + ["-x", "cu", source(dtype), "-o", exe], check=True,
                    capture_output=True)
     return exe
 
@@ -122,7 +137,7 @@ class Nvrtc:
 def build_nvrtc(dtype, cfg, reps):
     """source -> PTX and source -> cubin through NVRTC, `reps` times each, in this process."""
     nvrtc = Nvrtc()
-    with open(SOURCE, "rb") as f:
+    with open(source(dtype), "rb") as f:
         source = f.read()
     base = [b"-std=c++17", b"-default-device", b"-w", ("-I" + cutlass_include()).encode(),
             ("-I" + os.path.join(cuda_home(), "include")).encode(),
