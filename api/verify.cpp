@@ -135,6 +135,7 @@ EmuEstimate estimate_emulator(const GemmGeometry &g, const codegen::KernelPlan &
   case codegen::MmaKind::sp_bf16_f32:
   case codegen::MmaKind::sp_s8_s32:
   case codegen::MmaKind::sp_u8_s32:
+  case codegen::MmaKind::sp_tf32_f32:
   case codegen::MmaKind::simt_f32: break;
   }
   // The epilogue: about 0.4 warp-instructions per output element (conversion, stores), 1.5 with

@@ -46,6 +46,19 @@ Sparse24Layout compressed_a_layout(DType dtype, int64_t m, int64_t k, int64_t ld
   return l;
 }
 
+KeptPair kept_pair_1_2(const double (&v)[4]) {
+  // the larger magnitude of each pair, the lower index among equals
+  return {magnitude(v[1]) > magnitude(v[0]) ? 1 : 0, magnitude(v[3]) > magnitude(v[2]) ? 3 : 2};
+}
+
+bool prunes_pairs(DType dtype) {
+  return dtype == DType::f32 || dtype == DType::tf32;
+}
+
+KeptPair kept_of(DType dtype, const double (&v)[4]) {
+  return prunes_pairs(dtype) ? kept_pair_1_2(v) : kept_pair(v);
+}
+
 KeptPair kept_pair(const double (&v)[4]) {
   // the largest magnitude, the lowest index among equals; then the next one
   int best = 0;
@@ -69,7 +82,7 @@ void sparse_prune(DType dtype, void *data, int64_t m, int64_t k, int64_t ld) {
       double v[4];
       for (int i = 0; i < 4; ++i)
         v[i] = read_element(dtype, data, first + i);
-      const KeptPair kept = kept_pair(v);
+      const KeptPair kept = kept_of(dtype, v);
       for (int i = 0; i < 4; ++i)
         if (i != kept.first && i != kept.second)
           std::memset(bytes + (first + i) * esize, 0, static_cast<size_t>(esize));
@@ -88,7 +101,7 @@ void sparse_compress(DType dtype, const void *dense, int64_t m, int64_t k, int64
       double v[4];
       for (int i = 0; i < 4; ++i)
         v[i] = read_element(dtype, dense, first + i);
-      const KeptPair kept = kept_pair(v);
+      const KeptPair kept = kept_of(dtype, v);
       const int64_t to = r * layout.lda + 2 * g;
       std::memcpy(o + to * esize, in + (first + kept.first) * esize, static_cast<size_t>(esize));
       std::memcpy(o + (to + 1) * esize, in + (first + kept.second) * esize,
@@ -110,9 +123,10 @@ void sparse_decompress(DType dtype, const void *compressed, const Sparse24Layout
       const int nibble =
           in[layout.metadata_offset + r * layout.metadata_row_bytes + g / 2] >> (g % 2 * 4) & 15;
       const int first = nibble & 3, second = nibble >> 2;
-      if (first >= second)
+      if (first >= second || (prunes_pairs(dtype) && (first > 1 || second < 2)))
         fail("row " + std::to_string(r) + ", group " + std::to_string(g) + ": metadata nibble " +
-             std::to_string(nibble) + " does not hold two increasing indices");
+             std::to_string(nibble) +
+             " does not hold two increasing indices (f32/tf32: one of each pair)");
       const int64_t from = r * layout.lda + 2 * g;
       std::memcpy(o + (r * ld + 4 * g + first) * esize, in + from * esize,
                   static_cast<size_t>(esize));

@@ -1,6 +1,7 @@
 // 2:4 structured sparsity of a GEMM's A (DSL `sparse=2:4`): the pruning (the 2 largest magnitudes
-// of every 4 consecutive values along K are kept), the compressed layout a sparse kernel reads,
-// and the way back. The layout (docs/dsl.md, "2:4-sparse A"), per batch, in one buffer:
+// of every 4 consecutive values along K are kept; f32/tf32: the larger of each pair, 1:2), the
+// compressed layout a sparse kernel reads, and the way back. The layout (docs/dsl.md, "2:4-sparse
+// A"), per batch, in one buffer:
 //   values    M rows of K/2 elements, row-major, row stride lda (compressed elements, >= K/2):
 //             element (m, 2g + j) is the j-th kept value (in K order) of group g (columns
 //             4g .. 4g+3) of row m;
@@ -38,9 +39,14 @@ struct KeptPair {
   int first = 0, second = 1;
 };
 KeptPair kept_pair(const double (&v)[4]);
+// f32/tf32 (mma.sp's tf32 sparsity is 1:2): the larger magnitude of each pair (v[0], v[1]) and
+// (v[2], v[3]), ties and NaN as above; first is 0 or 1, second 2 or 3.
+KeptPair kept_pair_1_2(const double (&v)[4]);
+// Whether dtype prunes by pairs (f32, tf32) rather than by groups of 4.
+bool prunes_pairs(DType dtype);
 
 // Prunes a row-major m x k matrix (row stride ld elements) in place: zeroes the 2 values of every
-// 4 along K that kept_pair drops.
+// 4 along K that kept_pair drops (f32/tf32: kept_pair_1_2, the smaller of every pair).
 void sparse_prune(DType dtype, void *data, int64_t m, int64_t k, int64_t ld);
 
 // Prunes and compresses a row-major m x k matrix (row stride ld) into `out` (layout.block_bytes;

@@ -284,17 +284,19 @@ void check_dtypes(Errors &errors, const DTypeRoles &roles, DType acc, MathMode m
 void check_sparse_gemm(Errors &errors, const GemmSpec &g) {
   const DType a = g.a.dtype;
   const bool half = a == DType::f16 || a == DType::bf16, byte = a == DType::s8 || a == DType::u8;
-  if (!half && !byte) {
+  const bool tf32 = a == DType::f32 || a == DType::tf32; // 1:2 pairs (math=f32 has no mma.sp)
+  if (!half && !byte && !tf32) {
     add(errors, "sparse",
-        "sparse=2:4 is compiled for a=f16 and a=bf16 (mma.sp m16n8k32, acc=f32) and a=s8 and "
-        "a=u8 (mma.sp m16n8k64, acc=s32); a=" +
+        "sparse=2:4 is compiled for a=f16 and a=bf16 (mma.sp m16n8k32, acc=f32), a=s8 and "
+        "a=u8 (mma.sp m16n8k64, acc=s32) and a=f32 with math=tf32 or a=tf32 (mma.sp m16n8k16, "
+        "one kept value of every pair); a=" +
             str(to_string(a)) +
             " is not supported with sparse=2:4 (use one of those, or remove sparse=2:4)");
     return;
   }
   // the sparse mma's K (compiler/target/mma_table.cpp)
-  const int64_t sparse_mma_k = half ? 32 : 64;
-  const std::string mma = half ? "mma.sp m16n8k32" : "mma.sp m16n8k64";
+  const int64_t sparse_mma_k = tf32 ? 16 : half ? 32 : 64;
+  const std::string mma = "mma.sp m16n8k" + str(sparse_mma_k);
   if (g.a.layout != MatrixLayout::row)
     add(errors, "sparse",
         "sparse=2:4 needs A row-major (K contiguous): A is passed compressed, the 2 kept values of "
@@ -324,6 +326,11 @@ void check_sparsity_and_bop(Errors &errors, const OpSpec &spec, DType input) {
     add(errors, "sparse",
         "sparse=" + str(to_string(spec.sparsity)) + " applies to gemm only: tcjit has no sparse " +
             str(to_string(spec.kind)) + " (remove it)");
+  else if (spec.sparsity != Sparsity::dense && spec.gemm.a.dtype == DType::f32 &&
+           spec.math == MathMode::f32)
+    add(errors, "sparse",
+        "sparse=2:4 with a=f32 multiplies in tf32 (mma.sp m16n8k16); math=f32 has no sparse "
+        "tensor-core mma: use math=tf32 (or auto), or remove sparse=2:4");
   else if (spec.sparsity != Sparsity::dense)
     check_sparse_gemm(errors, spec.gemm);
   if (spec.bop != BitOp::and_popc && input != DType::b1)

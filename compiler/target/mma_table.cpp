@@ -15,7 +15,7 @@ constexpr MatrixLayout row = MatrixLayout::row, col = MatrixLayout::col;
 // ISA names; the intrinsics are those of IntrinsicsNVPTX.td of LLVM 19 (mma_emit.cpp looks them
 // up by name and refuses a name LLVM does not know).
 // clang-format off
-constexpr std::array<MmaForm, 23> kForms{{
+constexpr std::array<MmaForm, 24> kForms{{
     {MmaKind::f16_f32, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
      "llvm.nvvm.mma.m16n8k16.row.col.f32.f32", 16, 8, 16, DType::f16, DType::f16, DType::f16,
      DType::f32, row, col, 80, 70, 4, 2, 4, 16, FragmentMap::m16n8k16_16bit, MathUnit::f16, ""},
@@ -96,6 +96,11 @@ constexpr std::array<MmaForm, 23> kForms{{
     {MmaKind::sp_u8_s32, "mma.sp.sync.aligned.m16n8k64.row.col.s32.u8.u8.s32", "", 16, 8, 64,
      DType::u8, DType::u8, DType::u8, DType::s32, row, col, 80, 71, 4, 4, 4, 8,
      FragmentMap::sp_m16n8k64_8bit, MathUnit::s8, "", true},
+    // tf32's hardware sparsity is 1:2 (one kept value of every pair along K; compressed A in the
+    // m16n8k8 map).
+    {MmaKind::sp_tf32_f32, "mma.sp.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32", "", 16, 8,
+     16, DType::tf32, DType::tf32, DType::f32, DType::f32, row, col, 80, 71, 4, 4, 4, 32,
+     FragmentMap::sp_m16n8k16_32bit, MathUnit::tf32, "", true},
 }};
 // clang-format on
 
@@ -192,6 +197,7 @@ std::string_view to_string(MmaKind k) {
   case MmaKind::sp_bf16_f32: return "sp_bf16_f32";
   case MmaKind::sp_s8_s32: return "sp_s8_s32";
   case MmaKind::sp_u8_s32: return "sp_u8_s32";
+  case MmaKind::sp_tf32_f32: return "sp_tf32_f32";
   }
   return "?";
 }
@@ -298,7 +304,9 @@ FragOffset a_offset(const MmaForm &f, int i) {
   case FragmentMap::m16n8k16_16bit:
   case FragmentMap::sp_m16n8k32_16bit: // compressed columns
     return {((i >> 1) & 1) * 8, (i & 1) + (i >= 4 ? 8 : 0)};
-  case FragmentMap::m16n8k8_32bit: return {(i & 1) * 8, i >= 2 ? 4 : 0};
+  case FragmentMap::m16n8k8_32bit:
+  case FragmentMap::sp_m16n8k16_32bit: // compressed columns
+    return {(i & 1) * 8, i >= 2 ? 4 : 0};
   case FragmentMap::m16n8k32_8bit:
   case FragmentMap::sp_m16n8k64_8bit: // compressed columns
     return {((i >> 2) & 1) * 8, (i & 3) + (i >= 8 ? 16 : 0)};
@@ -314,7 +322,8 @@ int b_k_offset(const MmaForm &f, int i) {
   switch (f.fragments) {
   case FragmentMap::m16n8k16_16bit: return (i & 1) + (i >= 2 ? 8 : 0);
   case FragmentMap::sp_m16n8k32_16bit: return (i & 1) + 8 * (i >> 1);
-  case FragmentMap::m16n8k8_32bit: return i * 4;
+  case FragmentMap::m16n8k8_32bit:
+  case FragmentMap::sp_m16n8k16_32bit: return i * 4;
   case FragmentMap::m16n8k32_8bit: return (i & 3) + (i >= 4 ? 16 : 0);
   case FragmentMap::m16n8k64_4bit: return (i & 7) + (i >= 8 ? 32 : 0);
   case FragmentMap::m16n8k256_1bit: return (i & 31) + (i >= 32 ? 128 : 0);
@@ -335,7 +344,8 @@ FragOffset c_offset(const MmaForm &f, int i) {
   case FragmentMap::m16n8k64_4bit:
   case FragmentMap::m16n8k256_1bit:
   case FragmentMap::sp_m16n8k32_16bit:
-  case FragmentMap::sp_m16n8k64_8bit: return {i >= 2 ? 8 : 0, i & 1};
+  case FragmentMap::sp_m16n8k64_8bit:
+  case FragmentMap::sp_m16n8k16_32bit: return {i >= 2 ? 8 : 0, i & 1};
   }
   return {};
 }

@@ -68,6 +68,7 @@ enum class MmaKind {
   sp_bf16_f32, // mma.sp m16n8k32 bf16
   sp_s8_s32,   // mma.sp m16n8k64 s8
   sp_u8_s32,   // mma.sp m16n8k64 u8
+  sp_tf32_f32, // mma.sp m16n8k16 tf32 (1:2 pairs)
 };
 
 // Which of the ISA's fragment maps a form's registers follow (a_offset, b_k_offset, c_offset).
@@ -86,6 +87,10 @@ enum class FragmentMap {
   // mma.sp m16n8k64 s8/u8: A (4 x b32) the compressed 16 x 32 tile in the m16n8k32 8-bit map; B
   // (4 x b32) k = 4q + (i & 3) + 16 (i >> 2): two m16n8k32 B fragments, k 0-31 and 32-63.
   sp_m16n8k64_8bit,
+  // mma.sp m16n8k16 tf32: A (4 x b32) the compressed 16 x 8 tile (1 kept value of every pair
+  // along K) in the m16n8k8 32-bit map; B (4 x b32) k = q + 4i: two m16n8k8 B fragments, k 0-7
+  // and 8-15.
+  sp_m16n8k16_32bit,
 };
 
 struct MmaForm {

@@ -64,8 +64,10 @@ std::string canonical_text(const OpSpec &spec);
 //             0-1 the index (0..3) in the group of the first kept value, bits 2-3 the second's.
 // Batch b's block starts at b * sparse_2_4_bytes(); the kernel's batch stride is that many bytes.
 // Pruning keeps the 2 largest magnitudes of every 4 along K (ties to the lower index; NaN is never
-// pruned), like cuSPARSELt's prune. dtype: f16, bf16, f32, tf32, s8 or u8 (tcjit's sparse kernels
-// take f16, bf16, s8 and u8); element bits as in op_spec.h. `dense` is a row-major m x k matrix
+// pruned), like cuSPARSELt's prune; for f32 and tf32, whose mma.sp is 1:2, the larger magnitude
+// of each pair (columns 4g, 4g+1 and 4g+2, 4g+3), so the first index is 0 or 1 and the second 2
+// or 3. dtype: f16, bf16, f32, tf32, s8 or u8 (tcjit's sparse kernels take all of them, f32 with
+// math=tf32); element bits as in op_spec.h. `dense` is a row-major m x k matrix
 // with row stride ld_dense. Throws Error(invalid_argument) for k not a positive multiple of 4, m <
 // 1, lda < k/2, ld_dense < k, a null pointer, or a dtype without whole-byte elements.
 size_t sparse_2_4_bytes(DType dtype, int64_t m, int64_t k, int64_t lda = 0);

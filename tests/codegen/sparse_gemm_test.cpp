@@ -1,6 +1,6 @@
-// 2:4-sparse GEMMs (sparse=2:4, mma.sp; f16, bf16, s8, u8): both backends' kernels assemble with
-// ptxas for sm_80 and, on the emulator, match the CPU reference computed with the pruned dense A
-// (engine/verify_kernel: random A pruned and compressed by compiler/reference/sparse_2_4.h), over
+// 2:4-sparse GEMMs (sparse=2:4, mma.sp; f16, bf16, s8, u8, tf32): both backends' kernels assemble
+// with ptxas for sm_80 and, on the emulator, match the CPU reference computed with the pruned dense
+// A (engine/verify_kernel: random A pruned and compressed by compiler/reference/sparse_2_4.h), over
 // tails in M and N, K-tiles past K, batch, split-K, lda and the epilogue's bias and activations.
 #include "compiler/dsl/parser.h"
 #include "engine/cubin_build.h"
@@ -38,6 +38,16 @@ const Case kCases[] = {
     {"gemm m=33 n=40 k=192 a=u8:row b=u8:row c=s32:row acc=s32 sparse=2:4", "32x32x128 w16x16 s3"},
     {"gemm m=40 n=24 k=256 batch=2 a=s8:row b=s8:col c=s8:row acc=s32 alpha=0.05 sparse=2:4",
      "32x32x64 w16x16 s3 k2"},
+    // tf32 (mma.sp m16n8k16, 1:2 pairs): f32 with math=tf32/auto, tf32 storage
+    {"gemm m=64 n=64 k=64 a=f32:row b=f32:col c=f32:row acc=f32 math=tf32 sparse=2:4",
+     "32x32x16 w16x16 s2"},
+    {"gemm m=37 n=29 k=48 batch=3 a=f32:row b=f32:row c=f32:row acc=f32 sparse=2:4",
+     "32x32x32 w16x16 s3"},
+    {"gemm m=33 n=17 k=96 lda=60 a=tf32:row b=tf32:col c=f32:col acc=f32 bias=row act=relu "
+     "sparse=2:4",
+     "32x32x16 w16x16 s2"},
+    {"gemm m=40 n=24 k=128 batch=2 a=f32:row b=f32:col c=f32:row acc=f32 math=tf32 sparse=2:4",
+     "32x32x16 w16x16 s3 k2"},
 };
 
 codegen::CompiledKernel compile(const Case &c, codegen::Backend backend) {

@@ -71,12 +71,27 @@ TEST(Validate, SparseGemmOfF16AndBf16IsAcceptedWithCompressedLda) {
 TEST(Validate, SparseGemmRefusalsSayWhatToDo) {
   OpSpec s = half_gemm(64, 48, 96);
   s.sparsity = Sparsity::two_four;
-  OpSpec f32 = s;
+  OpSpec f64 = s;
+  f64.gemm.a.dtype = f64.gemm.b.dtype = f64.gemm.c.dtype = f64.acc = DType::f64;
+  ASSERT_EQ(errors_of(f64).size(), 1u);
+  EXPECT_EQ(errors_of(f64)[0].rfind("sparse: sparse=2:4 is compiled for a=f16 and a=bf16", 0), 0u)
+      << errors_of(f64)[0];
+  EXPECT_NE(errors_of(f64)[0].find("a=s8 and a=u8 (mma.sp m16n8k64, acc=s32)"), std::string::npos);
+  EXPECT_NE(errors_of(f64)[0].find("a=tf32 (mma.sp m16n8k16"), std::string::npos);
+  OpSpec f32 = s; // tf32's mma.sp: k a multiple of 16; math=f32 has none
   f32.gemm.a.dtype = f32.gemm.b.dtype = f32.gemm.c.dtype = DType::f32;
+  EXPECT_EQ(errors_of(f32), Lines{});
+  f32.gemm.k = Dim::fixed_size(40);
   ASSERT_EQ(errors_of(f32).size(), 1u);
-  EXPECT_EQ(errors_of(f32)[0].rfind("sparse: sparse=2:4 is compiled for a=f16 and a=bf16", 0), 0u)
+  EXPECT_NE(errors_of(f32)[0].find("k to be a multiple of 16 (the K of mma.sp m16n8k16); k=40"),
+            std::string::npos)
       << errors_of(f32)[0];
-  EXPECT_NE(errors_of(f32)[0].find("a=s8 and a=u8 (mma.sp m16n8k64, acc=s32)"), std::string::npos);
+  f32.gemm.k = Dim::fixed_size(96);
+  f32.math = MathMode::f32;
+  ASSERT_EQ(errors_of(f32).size(), 1u);
+  EXPECT_NE(errors_of(f32)[0].find("math=f32 has no sparse tensor-core mma: use math=tf32"),
+            std::string::npos)
+      << errors_of(f32)[0];
   OpSpec s8 = s; // k = 96: a multiple of 32, not of s8's 64
   s8.gemm.a.dtype = s8.gemm.b.dtype = DType::s8;
   s8.gemm.c.dtype = DType::s32;

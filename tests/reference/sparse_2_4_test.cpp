@@ -30,10 +30,11 @@ TEST(Sparse24, LayoutOfTheDocumentedExample) {
 
 TEST(Sparse24, HandExample) {
   const float nan = std::nanf("");
-  // Row 0: groups {1,-3,2,0.5} keeps 1,2 (-3, 2); {0,0,0,0} keeps 0,1 (ties: lower indices);
+  // f32 prunes by pairs (tf32's mma.sp is 1:2): the larger magnitude of each pair, ties to the
+  // lower index.
+  // Row 0: groups {1,-3,2,0.5} keeps 1,2 (-3, 2); {0,0,0,0} keeps 0,2 (ties: lower indices);
   //        {1,2,2,1} keeps 1,2; {nan,1,2,3} keeps 0,3 (NaN is never pruned).
-  // Row 1: {-4,1,4,0} keeps 0,2 (|-4| = |4|); {0,0,7,0} keeps 0,2; {5,5,5,5} keeps 0,1;
-  //        {0,-1,0,1} keeps 1,3.
+  // Row 1: {-4,1,4,0} keeps 0,2; {0,0,7,0} keeps 0,2; {5,5,5,5} keeps 0,2; {0,-1,0,1} keeps 1,3.
   const std::vector<float> dense = {1,  -3, 2, 0.5f, 0, 0, 0, 0, 1, 2, 2, 1, nan, 1,  2, 3,
                                     -4, 1,  4, 0,    0, 0, 7, 0, 5, 5, 5, 5, 0,   -1, 0, 1};
   const Sparse24Layout l = compressed_a_layout(DType::f32, 2, 16);
@@ -51,18 +52,18 @@ TEST(Sparse24, HandExample) {
     EXPECT_EQ(values[8 + i], expected_row1[i]) << i;
   }
   // nibble = first | second << 2; group g in byte g / 2, low nibble for even g
-  //   row 0: 1|2<<2 = 9, 0|1<<2 = 4, 9, 0|3<<2 = 12 -> bytes 0x49, 0xc9
-  //   row 1: 0|2<<2 = 8, 8, 4, 1|3<<2 = 13 -> bytes 0x88, 0xd4
-  EXPECT_EQ(block[64], 0x49);
+  //   row 0: 1|2<<2 = 9, 0|2<<2 = 8, 9, 0|3<<2 = 12 -> bytes 0x89, 0xc9
+  //   row 1: 0|2<<2 = 8, 8, 8, 1|3<<2 = 13 -> bytes 0x88, 0xd8
+  EXPECT_EQ(block[64], 0x89);
   EXPECT_EQ(block[65], 0xc9);
   EXPECT_EQ(block[66], 0x88);
-  EXPECT_EQ(block[67], 0xd4);
+  EXPECT_EQ(block[67], 0xd8);
   for (size_t i = 68; i < block.size(); ++i)
     EXPECT_EQ(block[i], 0) << "padding byte " << i;
   // read as little-endian 16-bit words: row 0's word holds groups 0..3 in bits 0-15
   uint16_t word0 = 0;
   std::memcpy(&word0, block.data() + 64, 2);
-  EXPECT_EQ(word0, 0xc949);
+  EXPECT_EQ(word0, 0xc989);
 }
 
 // f16 and s8 matrices of several shapes, with strides and many ties (small integer values).
@@ -73,13 +74,17 @@ TEST(Sparse24, PruneKeepsTheTwoLargestAndDecompressInvertsCompress) {
   };
   for (const Case &c : {Case{DType::f16, 5, 32, 32, 0}, Case{DType::f16, 3, 64, 70, 40},
                         Case{DType::bf16, 7, 16, 16, 8}, Case{DType::s8, 4, 48, 50, 0},
-                        Case{DType::u8, 2, 32, 32, 16}, Case{DType::f32, 3, 8, 9, 5}}) {
+                        Case{DType::u8, 2, 32, 32, 16}, Case{DType::f32, 3, 8, 9, 5},
+                        Case{DType::tf32, 4, 32, 36, 20}, Case{DType::f32, 2, 64, 64, 0}}) {
     SCOPED_TRACE(std::string(to_string(c.t)) + " m=" + std::to_string(c.m) +
                  " k=" + std::to_string(c.k));
     const int esize = dtype_storage_bytes(c.t);
     std::vector<unsigned char> dense(static_cast<size_t>(c.m * c.ld * esize));
     fill_random(c.t, dense.data(), c.m * c.ld, 42);
-    if (c.t == DType::f16) // ties: every value of row 0 rounded to an integer in [-2, 2]
+    // f32/tf32: tf32's mma.sp is 1:2, so the larger magnitude of every pair is kept
+    const bool pairs = c.t == DType::f32 || c.t == DType::tf32;
+    if (c.t == DType::f16 ||
+        c.t == DType::tf32) // ties: every value of row 0 rounded to an integer in [-2, 2]
       for (int64_t i = 0; i < c.k; ++i)
         write_element(c.t, dense.data(), i, std::round(read_element(c.t, dense.data(), i) * 4) / 2);
     std::vector<unsigned char> pruned = dense;
@@ -91,7 +96,9 @@ TEST(Sparse24, PruneKeepsTheTwoLargestAndDecompressInvertsCompress) {
           const int64_t at = r * c.ld + 4 * g + i;
           v[i] = read_element(c.t, dense.data(), at);
         }
-        const KeptPair p = kept_pair(v);
+        const KeptPair p = pairs ? KeptPair{std::fabs(v[1]) > std::fabs(v[0]) ? 1 : 0,
+                                            std::fabs(v[3]) > std::fabs(v[2]) ? 3 : 2}
+                                 : kept_pair(v);
         for (int i : {p.first, p.second}) // kept values are unchanged
           EXPECT_EQ(std::memcmp(pruned.data() + (r * c.ld + 4 * g + i) * esize,
                                 dense.data() + (r * c.ld + 4 * g + i) * esize,
@@ -104,6 +111,8 @@ TEST(Sparse24, PruneKeepsTheTwoLargestAndDecompressInvertsCompress) {
             continue;
           EXPECT_EQ(read_element(c.t, pruned.data(), r * c.ld + 4 * g + i), 0.0);
           for (int j : {p.first, p.second}) {
+            if (pairs && i / 2 != j / 2) // only the pair's other value competes
+              continue;
             EXPECT_LE(std::fabs(v[i]), std::fabs(v[j]));
             if (std::fabs(v[i]) == std::fabs(v[j])) {
               EXPECT_GT(i, j) << "a tie keeps the lower index";
@@ -130,6 +139,23 @@ TEST(Sparse24, DecompressRefusesMetadataThatIsNotTwoIncreasingIndices) {
   block[static_cast<size_t>(l.metadata_offset)] = 0x5; // indices 1 and 1
   std::vector<unsigned char> dense(8);
   EXPECT_THROW(sparse_decompress(DType::f16, block.data(), l, 1, 4, dense.data(), 4),
+               std::invalid_argument);
+}
+
+TEST(Sparse24, Tf32KeepsOneOfEveryPairAndRefusesOtherMetadata) {
+  // 1:2 pairs: (3, -5) keeps -5, (2, 1) keeps 2, although 3 is larger than 2
+  const float row[4] = {3, -5, 2, 1};
+  const Sparse24Layout l = compressed_a_layout(DType::f32, 1, 4);
+  std::vector<unsigned char> block(static_cast<size_t>(l.block_bytes), 0);
+  sparse_compress(DType::f32, row, 1, 4, 4, l, block.data());
+  float kept[2];
+  std::memcpy(kept, block.data(), sizeof kept);
+  EXPECT_EQ(kept[0], -5.0f);
+  EXPECT_EQ(kept[1], 2.0f);
+  EXPECT_EQ(block[static_cast<size_t>(l.metadata_offset)], 1 | 2 << 2);
+  block[static_cast<size_t>(l.metadata_offset)] = 0 | 1 << 2; // both of the first pair
+  float dense[4];
+  EXPECT_THROW(sparse_decompress(DType::f32, block.data(), l, 1, 4, dense, 4),
                std::invalid_argument);
 }
 

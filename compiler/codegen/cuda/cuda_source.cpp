@@ -456,7 +456,17 @@ void emit_mma(std::ostringstream &s, const KernelPlan &p) {
       << "__device__ __forceinline__ u32 sparse_meta32(const u8 *meta, int M, int K, int row, int "
          "k) {\n"
       << "  return row < M && k < K ? *(const u32 *)(meta + (s64)row * (K / 8) + k / 8) : "
-         "0x44444444u;\n}\n";
+         "0x44444444u;\n}\n"
+      << "// tf32 (1:2 pairs): row `row`'s 2 groups of dense columns k .. k + 7 (k a multiple of "
+         "8) "
+         "as the\n"
+      << "// hardware's 4 pair nibbles: 0b0100 (first of the pair kept) or 0b1110 (second).\n"
+      << "__device__ __forceinline__ u32 sparse_meta_tf32(const u8 *meta, int M, int K, int row, "
+         "int k) {\n"
+      << "  const u32 m = row < M && k < K ? u32(meta[(s64)row * (K / 8) + k / 8]) : 0u;\n"
+      << "  u32 e = 0x4444u;\n"
+      << "  for (int p = 0; p < 4; ++p) e |= ((m >> (2 * p)) & 1u) * (0xAu << (4 * p));\n"
+      << "  return e;\n}\n";
   s << "__device__ __forceinline__ void mma(" << A << " *c, const " << F << " *a, const " << F
     << " *b" << (p.mma.sparse ? ", u32 e" : "") << ") {\n";
   switch (p.mma.kind) {
@@ -472,7 +482,8 @@ void emit_mma(std::ostringstream &s, const KernelPlan &p) {
   case MmaKind::sp_f16_f32:
   case MmaKind::sp_bf16_f32:
   case MmaKind::sp_s8_s32:
-  case MmaKind::sp_u8_s32: {
+  case MmaKind::sp_u8_s32:
+  case MmaKind::sp_tf32_f32: {
     const char *cc = p.mma.acc == DType::s32 ? "+r" : "+f";
     s << "  asm volatile(\"" << p.mma.ptx
       << " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, "
@@ -571,16 +582,31 @@ std::string sparse_metadata_base(const KernelPlan &p) {
 // figures; sparsity selector 0): f16/bf16 m16n8k32 (threads q = 0, 1 of each group of four supply
 // it): bits 0-15 row g's 4 groups of dense columns 16 (q & 1) .. + 15 of the step, bits 16-31 row
 // g + 8's; s8/u8 m16n8k64 (all four): row g + 8 (q & 1)'s 8 groups of columns 32 (q >> 1) ..;
-// indices 0 and 1 (0x4 per group) outside the matrix, where A is zero-filled.
+// indices 0 and 1 (0x4 per group) outside the matrix, where A is zero-filled; tf32 m16n8k16
+// (threads q = 0, 1): bits 0-15 row g's 4 pairs of dense columns 8 (q & 1) .. + 7 of the step
+// (the stored byte's 2 groups expanded to the hardware's pair nibbles), bits 16-31 row g + 8's.
 void emit_sparse_k_step(std::ostringstream &s, const KernelPlan &p) {
   const KernelPlan lp = fragment_plan(p);
   s << "      u32 fa[" << p.tiles_m << "][" << lp.mma.a_regs << "], fb[" << p.tiles_n << "]["
     << lp.mma.b_regs << "], fb2[" << p.tiles_n << "][" << lp.mma.b_regs << "];\n"
     << "      load_a(fa, smem, stage, ks, warp_m0, lane);\n"
     << "      load_b(fb, smem, stage, 2 * ks, warp_n0, lane);\n"
-    << "      load_b(fb2, smem, stage, 2 * ks + 1, warp_n0, lane);\n"
-    << "#pragma unroll\n      for (int i = 0; i < " << p.tiles_m << "; ++i) {\n";
-  if (p.mma.elem_bits == 16) // two 16-bit words: rows g, g + 8, columns 16 (q & 1) ..
+    << "      load_b(fb2, smem, stage, 2 * ks + 1, warp_n0, lane);\n";
+  if (p.mma.kind == MmaKind::sp_tf32_f32) // rounded to tf32 (cvt.rna) like the dense form
+    for (const char *f : {"fa", "fb", "fb2"})
+      s << "#pragma unroll\n      for (int i = 0; i < " << (f[1] == 'a' ? p.tiles_m : p.tiles_n)
+        << "; ++i)\n#pragma unroll\n        for (int r = 0; r < "
+        << (f[1] == 'a' ? lp.mma.a_regs : lp.mma.b_regs)
+        << "; ++r)\n          asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(" << f
+        << "[i][r]) : \"f\"(__uint_as_float(" << f << "[i][r])));\n";
+  s << "#pragma unroll\n      for (int i = 0; i < " << p.tiles_m << "; ++i) {\n";
+  if (p.mma.elem_bits == 32) // tf32: rows g, g + 8, columns 8 (q & 1) .., expanded
+    s << "        const int meta_k = kt * " << p.config.bk << " + ks * " << p.mma.k
+      << " + (q & 1) * 8;\n"
+      << "        const int meta_row = m0 + warp_m0 + g + i * " << p.mma.m << ";\n"
+      << "        const u32 e = sparse_meta_tf32(meta, M, K, meta_row, meta_k) | "
+         "(sparse_meta_tf32(meta, M, K, meta_row + 8, meta_k) << 16);\n";
+  else if (p.mma.elem_bits == 16) // two 16-bit words: rows g, g + 8, columns 16 (q & 1) ..
     s << "        const int meta_k = kt * " << p.config.bk << " + ks * " << p.mma.k
       << " + (q & 1) * 16;\n"
       << "        const int meta_row = m0 + warp_m0 + g + i * " << p.mma.m << ";\n"

@@ -367,11 +367,10 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
     emit_commit_group(e);
     Value *stage = U == S ? e.c32(s) : b.CreateURem(b.CreateSub(ktv, kt_begin), e.c32(S));
     auto load_fragments = [&](int ks) {
-      if (p.mma.sparse)
-        return emit_load_sparse_fragments(e, stage, ks);
-      Fragments af = emit_load_a_fragments(e, stage, ks);
-      Fragments bf = emit_load_b_fragments(e, stage, ks);
-      if (p.mma.kind == MmaKind::tf32_f32) {
+      auto [af, bf] = p.mma.sparse ? emit_load_sparse_fragments(e, stage, ks)
+                                   : std::pair{emit_load_a_fragments(e, stage, ks),
+                                               emit_load_b_fragments(e, stage, ks)};
+      if (p.mma.kind == MmaKind::tf32_f32 || p.mma.kind == MmaKind::sp_tf32_f32) {
         for (auto &r : af)
           r = emit_round_tf32(e, r);
         for (auto &r : bf)

@@ -156,8 +156,11 @@ Value *emit_sparse_metadata(EmitContext &e, const SparseMetadataArgs &args, Valu
   const MmaForm &form = e.plan.mma;
   // 16-bit elements: two 16-bit words (rows g, g + 8; dense columns 16 (q & 1) ..); 8-bit: one
   // 32-bit word (row g + 8 (q & 1), columns 32 (q >> 1) ..)
-  const bool halves = form.elem_bits == 16;
-  Value *col = halves ? b.CreateMul(b.CreateAnd(e.q, e.c32(1)), e.c32(16))
+  // 32-bit (tf32, 1:2 pairs): one byte per row (rows g, g + 8; columns 8 (q & 1) ..), its 2
+  // groups expanded to the hardware's 4 pair nibbles (0b0100 or 0b1110)
+  const bool tf32 = form.elem_bits == 32;
+  const bool halves = form.elem_bits == 16 || tf32;
+  Value *col = halves ? b.CreateMul(b.CreateAnd(e.q, e.c32(1)), e.c32(tf32 ? 8 : 16))
                       : b.CreateMul(b.CreateLShr(e.q, e.c32(1)), e.c32(32));
   Value *k = b.CreateAdd(b.CreateMul(ktile, e.c32(e.plan.config.bk)),
                          b.CreateAdd(e.c32(static_cast<int64_t>(ks) * form.k), col));
@@ -179,6 +182,18 @@ Value *emit_sparse_metadata(EmitContext &e, const SparseMetadataArgs &args, Valu
   };
   if (!halves)
     return word(row0, e.i32(), 0x44444444);
+  if (tf32) {
+    auto pairs = [&](Value *row) {
+      Value *m = word(row, e.i8(), 0);
+      Value *out = e.c32(0x4444);
+      for (int p = 0; p < 4; ++p) {
+        Value *bit = b.CreateAnd(b.CreateLShr(m, e.c32(2 * p)), e.c32(1));
+        out = b.CreateOr(out, b.CreateMul(bit, e.c32(int64_t{0xA} << (4 * p))));
+      }
+      return out;
+    };
+    return b.CreateOr(pairs(row0), b.CreateShl(pairs(b.CreateAdd(row0, e.c32(8))), e.c32(16)));
+  }
   Value *lo = word(row0, b.getInt16Ty(), 0x4444);
   Value *hi = word(b.CreateAdd(row0, e.c32(8)), b.getInt16Ty(), 0x4444);
   return b.CreateOr(lo, b.CreateShl(hi, e.c32(16)));
