@@ -347,7 +347,16 @@ TEST(MmaTable, SparseFormsAndTheirDenseTwins) {
   EXPECT_EQ(a_offset(*s8, 9).col, 17);
   EXPECT_EQ(b_k_offset(*s8, 9), 33);
   EXPECT_EQ(dense_twin(*s8).k, 32);
-  EXPECT_FALSE(find_mma_form(MathRequest{DType::f32, DType::f32, DType::f32, MathMode::tf32,
+  // tf32 (f32 inputs multiplied as tf32): mma.sp m16n8k16, 1:2 in hardware; f32 math and f64
+  // have no sparse form
+  const auto tf32 = find_mma_form(MathRequest{DType::f32, DType::f32, DType::f32, MathMode::tf32,
+                                              Sparsity::two_four, BitOp::and_popc});
+  ASSERT_TRUE(tf32);
+  EXPECT_TRUE(tf32->sparse);
+  EXPECT_EQ(tf32->k, 16);
+  EXPECT_FALSE(find_mma_form(MathRequest{DType::f32, DType::f32, DType::f32, MathMode::f32,
+                                         Sparsity::two_four, BitOp::and_popc}));
+  EXPECT_FALSE(find_mma_form(MathRequest{DType::f64, DType::f64, DType::f64, MathMode::tf32,
                                          Sparsity::two_four, BitOp::and_popc}));
   EXPECT_EQ(kernel_ptx_version(
                 *find_mma_form(MathRequest{DType::f16, DType::f16, DType::f32, MathMode::tf32,
