@@ -7,6 +7,7 @@
 #include "engine/kernel_compile.h"
 #include "engine/verify_kernel.h"
 #include "runtime/emu/emu_device.h"
+#include "tests/codegen/spec_config_case.h"
 #include "tests/common/test_names.h"
 #include "tuner/candidate.h"
 
@@ -18,15 +19,6 @@
 
 namespace tcjit {
 namespace {
-
-struct Case {
-  const char *spec;
-  const char *config; // "" = default
-};
-
-void PrintTo(const Case &c, std::ostream *os) {
-  *os << c.spec << (*c.config ? std::string(" [") + c.config + "]" : std::string());
-}
 
 // The GEMM matrix of tests/codegen/gemm_emu_test.cpp, in small: every mma form and SIMT, every
 // layout kind (ldmatrix, ldmatrix.trans, element-wise fragments), tails, batch and leading

@@ -11,6 +11,7 @@
 #include "engine/kernel_compile.h"
 #include "engine/verify_kernel.h"
 #include "runtime/emu/emu_device.h"
+#include "tests/codegen/spec_config_case.h"
 #include "tests/common/test_names.h"
 #include "tuner/cost_model.h"
 #include "tuner/perf_model.h"
@@ -23,15 +24,6 @@
 
 namespace tcjit {
 namespace {
-
-struct Case {
-  const char *spec;
-  const char *config; // "" = default
-};
-
-void PrintTo(const Case &c, std::ostream *os) {
-  *os << c.spec << (*c.config ? std::string(" [") + c.config + "]" : std::string());
-}
 
 const Case kCases[] = {
     // the four input pairs x the three outputs (each of the 12 at least once), every layout

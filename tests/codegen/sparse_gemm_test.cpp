@@ -7,6 +7,7 @@
 #include "engine/kernel_compile.h"
 #include "engine/verify_kernel.h"
 #include "runtime/emu/emu_device.h"
+#include "tests/codegen/spec_config_case.h"
 
 #include <gtest/gtest.h>
 
@@ -14,15 +15,6 @@
 
 namespace tcjit {
 namespace {
-
-struct Case {
-  const char *spec;
-  const char *config; // "" = default
-};
-
-void PrintTo(const Case &c, std::ostream *os) {
-  *os << c.spec << (*c.config ? std::string(" [") + c.config + "]" : std::string());
-}
 
 const Case kCases[] = {
     {"gemm m=64 n=64 k=64 a=f16:row b=f16:col c=f32:row acc=f32 sparse=2:4", "32x32x32 w16x16 s2"},
