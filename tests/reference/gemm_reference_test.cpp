@@ -322,8 +322,9 @@ TEST(GemmReference, OutputIsRoundedOnceFromTheExactSum) {
 }
 
 TEST(GemmReference, MatchesANaiveTripleLoopOnRandomPaddedOperands) {
-  // 300 columns cross the 256-column blocks, 37 rows leave a partial block of 4.
-  const int64_t m = 37, n = 300, k = 70, batch = 3;
+  // 301 columns cross the 64-column packed panels and end in a partial 4-column strip; 131 rows
+  // cross the 128-row work items and end in a partial 4-row micro tile (gemm_reference.cpp).
+  const int64_t m = 131, n = 301, k = 70, batch = 3;
   OpSpec spec = gemm_spec(m, n, k, matrix(DType::bf16, MatrixLayout::col, m + 5),
                           matrix(DType::f16, MatrixLayout::row, n + 2),
                           matrix(DType::f32, MatrixLayout::col, m + 1), DType::f32, batch);
