@@ -36,7 +36,12 @@ void BM_ReferenceGemmF16(benchmark::State &state) {
   state.counters["MAC/s"] =
       benchmark::Counter(double(n) * n * n, benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_ReferenceGemmF16)->Arg(256)->Arg(512)->Arg(1024)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ReferenceGemmF16)
+    ->Arg(256)
+    ->Arg(512)
+    ->Arg(1024)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_ReferenceConvF16(benchmark::State &state) {
   const tcjit::OpSpec spec =
