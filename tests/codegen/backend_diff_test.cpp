@@ -69,7 +69,7 @@ const Case kCases[] = {
     {"gemm m=70 n=33 k=100 a=f32:row b=f32:row c=f32:row acc=f32 math=tf32",
      "64x32x16 w32x32 s3 k3"},
     {"gemm m=50 n=66 k=12 a=f32:col b=f32:col c=f32:col acc=f32 math=tf32", "32x64x16 w16x32 s4"},
-    {"gemm m=130 n=150 k=300 a=s8:row b=s8:col c=s32:row acc=s32", "128x128x64 w64x64 s3"},
+    {"gemm m=130 n=150 k=320 a=s8:row b=s8:col c=s32:row acc=s32", "128x128x64 w64x64 s3"},
     {"gemm m=100 n=60 k=200 batch=2 a=u8:row b=s8:col c=s32:col acc=s32 bias=row",
      "64x64x64 w32x32 s3 k2"},
     {"gemm m=64 n=48 k=128 a=f16:row b=f16:col c=f16:row acc=f16", ""},

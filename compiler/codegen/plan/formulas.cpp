@@ -228,7 +228,7 @@ Expr linear_copy_in(const OperandPlan &op, const LinearCopy &c, Expr kt) {
 
 bool incremental_copies(const KernelPlan &p, const OperandPlan &op) {
   return op.gather == Gather::linear && op.copy_bytes >= 4 && op.copies % p.threads == 0 &&
-         !p.depthwise && !bytewise_fragments(p);
+         op.copies_per_thread <= 4 && !p.depthwise && !bytewise_fragments(p);
 }
 
 GlobalElement global_element(const KernelPlan &p, const OperandPlan &op, Expr outer, Expr contig,

@@ -129,8 +129,10 @@ LinearCopy linear_copy(const OperandPlan &, Expr row, Expr col, Expr mn0, Expr o
                        Expr contig_extent, Expr ld);
 Expr linear_copy_in(const OperandPlan &, const LinearCopy &, Expr kt);
 // Whether the main loop copies `op` through linear_copy: a linear matrix (no gather), cp.async
-// vectors (>= 4 bytes), every thread the same number of copies, and fragments not loaded byte by
-// byte (those kernels keep their addresses in the loop: nvptx_emit.cpp).
+// vectors (>= 4 bytes), every thread the same number (at most 4: a pointer and a limit each stay
+// in registers; 16 narrow copies of s8 128x128x64 w64x64 va4 took NVRTC from 76 B of spills to
+// 536 B) and fragments not loaded byte by byte (those kernels keep their addresses in the loop:
+// nvptx_emit.cpp).
 bool incremental_copies(const KernelPlan &, const OperandPlan &);
 
 // The direct depthwise kernel (conv_lowering.h, llvm/depthwise.h): output `row` (i32: the output
