@@ -1,5 +1,6 @@
 #include "compiler/codegen/llvm/copy_cursor.h"
 
+#include "compiler/codegen/llvm/cp_async.h"
 #include "compiler/codegen/llvm/expr_lowering.h"
 #include "compiler/codegen/plan/formulas.h"
 
@@ -93,6 +94,47 @@ void emit_cursor_copy(EmitContext &e, const OperandPlan &op, const CopyCursor &c
     Value *src_size = b.CreateSelect(in, e.c32(op.copy_bytes), e.c32(0));
     b.CreateCall(e.intrinsic(id), {dst, src, src_size});
   }
+}
+
+MainLoopCopies make_main_loop_copies(EmitContext &e, const GlobalOperand &ga,
+                                     const GlobalOperand &gb, Value *kt0) {
+  MainLoopCopies c;
+  c.ga = ga;
+  c.gb = gb;
+  c.cursor_a = incremental_copies(e.plan, e.plan.a);
+  c.cursor_b = incremental_copies(e.plan, e.plan.b);
+  if (c.cursor_a)
+    c.a = make_copy_cursor(e, e.plan.a, ga, kt0);
+  if (c.cursor_b)
+    c.b = make_copy_cursor(e, e.plan.b, gb, kt0);
+  return c;
+}
+
+void main_loop_copy_phis(EmitContext &e, MainLoopCopies &c, llvm::BasicBlock *pre) {
+  if (c.cursor_a)
+    c.a = copy_cursor_phis(e, c.a, pre);
+  if (c.cursor_b)
+    c.b = copy_cursor_phis(e, c.b, pre);
+}
+
+void emit_main_loop_copies(EmitContext &e, const MainLoopCopies &c, Value *stage, Value *kt,
+                           int tiles) {
+  if (c.cursor_a)
+    emit_cursor_copy(e, e.plan.a, c.a, stage, kt, tiles);
+  else
+    emit_tile_copy(e, e.plan.a, c.ga, stage, kt);
+  if (c.cursor_b)
+    emit_cursor_copy(e, e.plan.b, c.b, stage, kt, tiles);
+  else
+    emit_tile_copy(e, e.plan.b, c.gb, stage, kt);
+}
+
+void advance_main_loop_copies(EmitContext &e, const MainLoopCopies &c, int tiles,
+                              llvm::BasicBlock *latch) {
+  if (c.cursor_a)
+    advance_copy_cursor(e, c.a, tiles, latch);
+  if (c.cursor_b)
+    advance_copy_cursor(e, c.b, tiles, latch);
 }
 
 } // namespace tcjit::codegen

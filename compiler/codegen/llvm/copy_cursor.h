@@ -38,4 +38,23 @@ void advance_copy_cursor(EmitContext &, const CopyCursor &loop, int tiles, llvm:
 void emit_cursor_copy(EmitContext &, const OperandPlan &op, const CopyCursor &c, llvm::Value *stage,
                       llvm::Value *kt, int tiles);
 
+// The main loop's copies of A and B: by cursor where incremental_copies holds (formulas.h), else
+// by emit_tile_copy (cp_async.h), K-tile by K-tile.
+struct MainLoopCopies {
+  GlobalOperand ga, gb;
+  bool cursor_a = false, cursor_b = false;
+  CopyCursor a, b;
+};
+// The copies, their cursors at K-tile `kt0` (i32), emitted before the loop.
+MainLoopCopies make_main_loop_copies(EmitContext &, const GlobalOperand &ga,
+                                     const GlobalOperand &gb, llvm::Value *kt0);
+// The cursors' PHIs in the loop header (copy_cursor_phis).
+void main_loop_copy_phis(EmitContext &, MainLoopCopies &, llvm::BasicBlock *pre);
+// K-tile `kt` of A and B into stage `stage`, `tiles` K-tiles past the cursors.
+void emit_main_loop_copies(EmitContext &, const MainLoopCopies &, llvm::Value *stage,
+                           llvm::Value *kt, int tiles);
+// At the latch: the cursors moved on by `tiles` K-tiles (advance_copy_cursor).
+void advance_main_loop_copies(EmitContext &, const MainLoopCopies &, int tiles,
+                              llvm::BasicBlock *latch);
+
 } // namespace tcjit::codegen

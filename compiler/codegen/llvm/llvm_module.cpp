@@ -7,7 +7,6 @@
 #include "compiler/codegen/llvm/epilogue.h"
 #include "compiler/codegen/llvm/ldmatrix.h"
 #include "compiler/codegen/llvm/mma_emit.h"
-#include "compiler/codegen/plan/formulas.h"
 #include "compiler/codegen/plan/kernel_abi.h"
 
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -328,12 +327,7 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   }
   // Linear operands' copies advance loop-carried pointers (copy_cursor.h), the first at the K-tile
   // the loop's first body copies.
-  const bool cursor_a = incremental_copies(p, p.a), cursor_b = incremental_copies(p, p.b);
-  CopyCursor cur_a, cur_b;
-  if (cursor_a)
-    cur_a = make_copy_cursor(e, p.a, ga, b.CreateAdd(kt_begin, e.c32(S - 1)));
-  if (cursor_b)
-    cur_b = make_copy_cursor(e, p.b, gb, b.CreateAdd(kt_begin, e.c32(S - 1)));
+  MainLoopCopies copies = make_main_loop_copies(e, ga, gb, b.CreateAdd(kt_begin, e.c32(S - 1)));
   llvm::BasicBlock *pre = b.GetInsertBlock();
   // --- main loop: one barrier per K-tile, unrolled by the stage count ---
   // Copy s of the body reads stage s and refills stage (s + S - 1) % S: every shared-memory
@@ -353,10 +347,7 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   b.SetInsertPoint(bodies[0]);
   llvm::PHINode *kt = b.CreatePHI(e.i32(), 2, "kt");
   kt->addIncoming(kt_begin, pre);
-  if (cursor_a)
-    cur_a = copy_cursor_phis(e, cur_a, pre);
-  if (cursor_b)
-    cur_b = copy_cursor_phis(e, cur_b, pre);
+  main_loop_copy_phis(e, copies, pre);
   std::vector<llvm::PHINode *> acc_phis;
   for (Value *&v : accv) {
     acc_phis.push_back(b.CreatePHI(acc_t, 2));
@@ -376,14 +367,7 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
     Value *next = b.CreateAdd(ktv, e.c32(S - 1));
     Value *next_stage =
         U == S ? e.c32((s + S - 1) % S) : b.CreateURem(b.CreateSub(next, kt_begin), e.c32(S));
-    if (cursor_a)
-      emit_cursor_copy(e, p.a, cur_a, next_stage, next, s);
-    else
-      emit_tile_copy(e, p.a, ga, next_stage, next);
-    if (cursor_b)
-      emit_cursor_copy(e, p.b, cur_b, next_stage, next, s);
-    else
-      emit_tile_copy(e, p.b, gb, next_stage, next);
+    emit_main_loop_copies(e, copies, next_stage, next, s);
     emit_commit_group(e);
     Value *stage = U == S ? e.c32(s) : b.CreateURem(b.CreateSub(ktv, kt_begin), e.c32(S));
     auto load_fragments = [&](int ks) {
@@ -422,10 +406,7 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
     llvm::BasicBlock *latch = b.GetInsertBlock();
     exits.push_back({latch, accv});
     if (s == U - 1) {
-      if (cursor_a)
-        advance_copy_cursor(e, cur_a, U, latch);
-      if (cursor_b)
-        advance_copy_cursor(e, cur_b, U, latch);
+      advance_main_loop_copies(e, copies, U, latch);
       kt->addIncoming(kt1, latch);
       for (size_t i = 0; i < acc_phis.size(); ++i)
         acc_phis[i]->addIncoming(accv[i], latch);
