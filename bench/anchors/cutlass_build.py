@@ -138,7 +138,7 @@ def build_nvrtc(dtype, cfg, reps):
     """source -> PTX and source -> cubin through NVRTC, `reps` times each, in this process."""
     nvrtc = Nvrtc()
     with open(source(dtype), "rb") as f:
-        source = f.read()
+        text = f.read()
     base = [b"-std=c++17", b"-default-device", b"-w", ("-I" + cutlass_include()).encode(),
             ("-I" + os.path.join(cuda_home(), "include")).encode(),
             ("-I" + os.path.join(cuda_home(), "include", "cccl")).encode()]
@@ -146,10 +146,10 @@ def build_nvrtc(dtype, cfg, reps):
     runs = {"source_to_ptx_ms": [], "source_to_cubin_ms": []}
     for _ in range(reps):
         t0 = time.perf_counter()
-        nvrtc.compile(source, base + [b"-arch=compute_80"], "ptx")
+        nvrtc.compile(text, base + [b"-arch=compute_80"], "ptx")
         runs["source_to_ptx_ms"].append((time.perf_counter() - t0) * 1000.0)
         t0 = time.perf_counter()
-        nvrtc.compile(source, base + [b"-arch=sm_80"], "cubin")
+        nvrtc.compile(text, base + [b"-arch=sm_80"], "cubin")
         runs["source_to_cubin_ms"].append((time.perf_counter() - t0) * 1000.0)
     return {"runs": runs, "version": nvrtc.version()}
 

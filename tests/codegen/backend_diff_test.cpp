@@ -59,6 +59,19 @@ const Case kCases[] = {
     {"gemm m=64 n=48 k=128 a=s8:row b=u8:col c=s32:row acc=s32", ""},
     {"gemm m=33 n=17 k=72 batch=2 a=u8:col b=s8:row c=s8:row acc=s32 alpha=0.01 bias=col", ""},
     {"gemm m=40 n=24 k=192 a=u8 b=s8:col c=s32 acc=s32", "32x32x64 w16x16 s3 k2"},
+    // the main loop's incremental copies (formulas.h linear_copy) over every A/B layout with
+    // M/N/K tails, leading dimensions, batch and split-K, K-tiles fewer than the stages (the
+    // cursor starts past K), and the direct epilogue's per-line addresses (row- and col-major D)
+    {"gemm m=77 n=90 k=45 batch=2 a=f32:row lda=52 b=f32:col c=f32:row acc=f32 math=tf32 beta=1",
+     "64x64x16 w32x32 s3"},
+    {"gemm m=77 n=90 k=45 a=f32:col b=f32:row ldb=96 c=f32:col acc=f32 math=tf32",
+     "64x64x16 w32x32 s4"},
+    {"gemm m=70 n=33 k=100 a=f32:row b=f32:row c=f32:row acc=f32 math=tf32",
+     "64x32x16 w32x32 s3 k3"},
+    {"gemm m=50 n=66 k=12 a=f32:col b=f32:col c=f32:col acc=f32 math=tf32", "32x64x16 w16x32 s4"},
+    {"gemm m=130 n=150 k=320 a=s8:row b=s8:col c=s32:row acc=s32", "128x128x64 w64x64 s3"},
+    {"gemm m=100 n=60 k=200 batch=2 a=u8:row b=s8:col c=s32:col acc=s32 bias=row",
+     "64x64x64 w32x32 s3 k2"},
     {"gemm m=64 n=48 k=128 a=f16:row b=f16:col c=f16:row acc=f16", ""},
     {"gemm m=33 n=31 k=66 batch=2 a=f16:col b=f16:row c=f32:col acc=f16 act=relu bias=row",
      "32x32x32 w16x16 s2"},

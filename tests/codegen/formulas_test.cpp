@@ -215,6 +215,53 @@ KernelPlan plan_of(const std::string &text) {
   return plan_kernel(spec, c, "sm_80", false);
 }
 
+// --- the main loop's copies ---
+
+// linear_copy (the main loop's incremental copies) against the definition of a linear operand's
+// element: tile element (row, col) of K-tile kt is the matrix element (outer, contig) =
+// (mn0 + row, kt * bk + col) of a K-contiguous tile, (kt * bk + row, mn0 + col) of an
+// M/N-contiguous one, at outer * ld + contig, read when outer < outer_extent and
+// contig < contig_extent (else zero-filled). Every tile element, K-tiles 0..5 over tails in both
+// extents, every layout of A and B, tf32, s8 and f16 tiles.
+TEST(Formulas, LinearCopyIsTheOperandElementAtEveryKTile) {
+  for (const char *text : {"gemm m=100 n=60 k=45 a=f32:row b=f32:col c=f32 acc=f32 math=tf32",
+                           "gemm m=100 n=60 k=45 a=f32:col b=f32:row c=f32 acc=f32 math=tf32",
+                           "gemm m=100 n=60 k=200 a=s8:row b=s8:col c=s32 acc=s32",
+                           "gemm m=100 n=60 k=45 a=f16:col b=f16:row c=f16 acc=f32"}) {
+    const KernelPlan p = plan_of(text);
+    for (const OperandPlan *op : {&p.a, &p.b}) {
+      SCOPED_TRACE(std::string(text) + " operand " + op->name);
+      ExprGraph g;
+      auto i32 = [&](const char *name) { return input(g, ExprType::i32, name); };
+      const LinearCopy lc =
+          linear_copy(*op, i32("row"), i32("col"), i32("mn0"), i32("outer_extent"),
+                      i32("contig_extent"), input(g, ExprType::i64, "ld"));
+      const Expr in = linear_copy_in(*op, lc, i32("kt"));
+      const int64_t bk = op->k_contiguous ? op->cols : op->rows;
+      const int64_t outer_extent = 70, contig_extent = 93, ld = 101; // tails in both
+      for (int64_t mn0 : {int64_t{0}, int64_t{64}})
+        for (int64_t kt = 0; kt < 6; ++kt)
+          for (int64_t row = 0; row < op->rows; ++row)
+            for (int64_t col = 0; col < op->cols; col += op->vec) {
+              const int64_t outer = op->k_contiguous ? mn0 + row : kt * bk + row;
+              const int64_t contig = op->k_contiguous ? kt * bk + col : mn0 + col;
+              const ExprInputs at = ints({{"row", row},
+                                          {"col", col},
+                                          {"mn0", mn0},
+                                          {"kt", kt},
+                                          {"outer_extent", outer_extent},
+                                          {"contig_extent", contig_extent},
+                                          {"ld", ld}});
+              const bool inside = outer < outer_extent && contig < contig_extent;
+              ASSERT_EQ(evaluate_integer(in, at), inside ? 1 : 0) << row << " " << col << " " << kt;
+              ASSERT_EQ(evaluate_integer(lc.fixed, at) + kt * evaluate_integer(lc.step, at),
+                        outer * ld + contig)
+                  << row << " " << col << " " << kt;
+            }
+    }
+  }
+}
+
 // --- fragment loads ---
 
 // ldmatrix_element against the PTX ISA's ldmatrix and the mma's fragment layout

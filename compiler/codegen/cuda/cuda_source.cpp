@@ -1,6 +1,7 @@
 #include "compiler/codegen/cuda/cuda_source.h"
 
 #include "compiler/codegen/cuda/cuda_source_conv.h"
+#include "compiler/codegen/cuda/cuda_source_cursor.h"
 #include "compiler/codegen/cuda/expr_source.h"
 #include "compiler/codegen/plan/custom_activation.h"
 #include "compiler/codegen/plan/formulas.h"
@@ -678,8 +679,15 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
     << "#pragma unroll\n  for (int s = 0; s < " << S - 1 << "; ++s) {\n"
     << "    a_copy(smem, a, lda, a_outer, a_contig, m0, s, kt_begin + s, tid);\n"
     << "    b_copy(smem, b, ldb, b_outer, b_contig, n0, s, kt_begin + s, tid);\n"
-    << "    cp_async_commit();\n  }\n"
-    << "  // main loop: one barrier per K-tile, unrolled by " << U
+    << "    cp_async_commit();\n  }\n";
+  // linear operands' copies from pointers the loop advances (cuda_source_cursor.h)
+  const bool cursor_a = incremental_copies(p, p.a), cursor_b = incremental_copies(p, p.b);
+  const std::string kt0 = "kt_begin + " + std::to_string(S - 1);
+  if (cursor_a)
+    s << copy_cursor_setup(p.a, kt0);
+  if (cursor_b)
+    s << copy_cursor_setup(p.b, kt0);
+  s << "  // main loop: one barrier per K-tile, unrolled by " << U
     << ": copy u of the body reads stage u and refills\n"
     << "  // stage (u + stages - 1) % stages, constants; each copy may leave the loop. An empty "
        "slice\n"
@@ -693,8 +701,10 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
     << (U == S ? "    const int next_stage = (u + " + std::to_string(S - 1) + ") % " +
                      std::to_string(S) + ";\n"
                : "    const int next_stage = (next - kt_begin) % " + std::to_string(S) + ";\n")
-    << "    a_copy(smem, a, lda, a_outer, a_contig, m0, next_stage, next, tid);\n"
-    << "    b_copy(smem, b, ldb, b_outer, b_contig, n0, next_stage, next, tid);\n"
+    << (cursor_a ? copy_cursor_copy(p.a, "u")
+                 : "    a_copy(smem, a, lda, a_outer, a_contig, m0, next_stage, next, tid);\n")
+    << (cursor_b ? copy_cursor_copy(p.b, "u")
+                 : "    b_copy(smem, b, ldb, b_outer, b_contig, n0, next_stage, next, tid);\n")
     << "    cp_async_commit();\n"
     << (U == S ? std::string("    const int stage = u;\n")
                : "    const int stage = (kt - kt_begin) % " + std::to_string(S) + ";\n")
@@ -712,7 +722,8 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
     << "    if (++kt >= kt_end)\n"
     << "      goto main_loop_done;\n"
     << "  }\n"
-    << "  }\n"
+    << (cursor_a ? copy_cursor_advance(p.a, U) : "")
+    << (cursor_b ? copy_cursor_advance(p.b, U) : "") << "  }\n"
     << "main_loop_done:\n"
     << "  cp_async_wait<0>();\n";
   if (widen)
@@ -836,6 +847,9 @@ std::string emit_cuda_source(const KernelPlan &p) {
   s << "\n";
   emit_operand(s, p, p.a);
   emit_operand(s, p, p.b);
+  for (const OperandPlan *op : {&p.a, &p.b})
+    if (incremental_copies(p, *op))
+      emit_copy_cursor_functions(s, p, *op);
   s << "\n";
   emit_fragment_loads(s, fp, fp.a);
   emit_fragment_loads(s, fp, fp.b);

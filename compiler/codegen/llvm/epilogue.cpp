@@ -8,6 +8,7 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
 
 namespace tcjit::codegen {
@@ -285,15 +286,21 @@ void emit_epilogue(EmitContext &e, const EpilogueArgs &a,
   llvm::Function *f = b.GetInsertBlock()->getParent();
   llvm::Type *out_t = element_type(e, p.out);
   const int esize = dtype_bits(p.out) / 8;
-  // Everything per element (or pair), inside its guard: precomputing row/column offsets for the
-  // whole warp tile keeps ~50 more values live next to the accumulators and makes ptxas spill
-  // (measured). With a row-major D whose N and ldc are even (alignment >= 2), the two adjacent
-  // columns 2q, 2q+1 of a fragment row share one guard (col < N implies col + 1 < N) and one
-  // vector store.
+  // Everything per element (or pair), inside its guard, but the offset of its line (below):
+  // precomputing row/column offsets for the whole warp tile keeps ~50 more values live next to the
+  // accumulators and makes ptxas spill (measured). With a row-major D whose N and ldc are even
+  // (alignment >= 2), the two adjacent columns 2q, 2q+1 of a fragment row share one guard (col < N
+  // implies col + 1 < N) and one vector store.
   const bool pairs = p.out_layout == MatrixLayout::row && p.c_vec >= 2 && p.acc_regs >= 2;
   auto value_at = [&](Value *v, Value *row, Value *col, Value *off) {
     return emit_epilogue_value(e, a, v, row, col, off);
   };
+  std::set<int> frag_rows;
+  for (int i = 0; i < p.acc_regs; ++i)
+    frag_rows.insert(c_offset(p.mma, i).row);
+  const bool per_row_offsets =
+      p.out_layout == MatrixLayout::row && p.tiles_m * static_cast<int>(frag_rows.size()) <= 8;
+  Value *col0 = b.CreateAdd(b.CreateAdd(a.n0, e.warp_n0), e.frag_col0);
   for (int mi = 0; mi < p.tiles_m; ++mi)
     for (int ni = 0; ni < p.tiles_n; ++ni)
       for (int i = 0; i < p.acc_regs; i += pairs ? 2 : 1) {
@@ -302,15 +309,34 @@ void emit_epilogue(EmitContext &e, const EpilogueArgs &a,
                                  b.CreateAdd(e.frag_row0, e.c32(mi * p.mma.m + o.row)));
         Value *col = b.CreateAdd(b.CreateAdd(a.n0, e.warp_n0),
                                  b.CreateAdd(e.frag_col0, e.c32(ni * p.mma.n + o.col)));
+        // A row-major D's offset as (row * ldc + col0) * esize, computed before the guard, plus
+        // a constant (col0: the thread's first column), so that the stores of a row share one
+        // address register and differ by immediates, where the thread has at most 8 rows
+        // (per_row_offsets). Computed inside the guard, each store's own 64-bit address went up
+        // front (ptxas if-converts and hoists them): s8 128x128x64 w64x64 255 registers and 4 B of
+        // spills -> 238 and none; SASS of the whole kernel 681 -> 529 on s8 128x128x64 w64x32,
+        // 1145 -> 899 on tf32 128x128x16 w64x32. (The columns of a col-major D, 16 for w32x64,
+        // held that way spill: 128 registers and 4 B with gelu, bias and beta.)
+        Value *row_off = nullptr;
+        if (per_row_offsets)
+          row_off = b.CreateMul(b.CreateAdd(b.CreateMul(b.CreateZExt(row, e.i64()), a.ldc),
+                                            b.CreateZExt(col0, e.i64())),
+                                e.c64(esize));
         auto *store_bb = llvm::BasicBlock::Create(e.ctx, "epi.store", f);
         auto *next_bb = llvm::BasicBlock::Create(e.ctx, "epi.next", f);
         b.CreateCondBr(b.CreateAnd(b.CreateICmpSLT(row, a.m), b.CreateICmpSLT(col, a.n)), store_bb,
                        next_bb);
         b.SetInsertPoint(store_bb);
-        Value *r64 = b.CreateZExt(row, e.i64()), *c64 = b.CreateZExt(col, e.i64());
-        Value *elem = p.out_layout == MatrixLayout::row ? b.CreateAdd(b.CreateMul(r64, a.ldc), c64)
-                                                        : b.CreateAdd(b.CreateMul(c64, a.ldc), r64);
-        Value *off = b.CreateMul(elem, e.c64(esize));
+        Value *off = nullptr;
+        if (per_row_offsets) {
+          off = b.CreateAdd(row_off, e.c64((ni * p.mma.n + o.col) * esize));
+        } else {
+          Value *r64 = b.CreateZExt(row, e.i64()), *c64 = b.CreateZExt(col, e.i64());
+          Value *elem = p.out_layout == MatrixLayout::row
+                            ? b.CreateAdd(b.CreateMul(r64, a.ldc), c64)
+                            : b.CreateAdd(b.CreateMul(c64, a.ldc), r64);
+          off = b.CreateMul(elem, e.c64(esize));
+        }
         Value *dst = b.CreateGEP(e.i8(), a.d, off);
         if (!pairs) {
           b.CreateAlignedStore(value_at(acc[mi][ni][i], row, col, off), dst, llvm::Align(esize));

@@ -1,5 +1,6 @@
 #include "compiler/codegen/llvm/llvm_module.h"
 
+#include "compiler/codegen/llvm/copy_cursor.h"
 #include "compiler/codegen/llvm/cp_async.h"
 #include "compiler/codegen/llvm/depthwise.h"
 #include "compiler/codegen/llvm/emit_context.h"
@@ -324,6 +325,9 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
     emit_tile_copy(e, p.b, gb, e.c32(s), b.CreateAdd(kt_begin, e.c32(s)));
     emit_commit_group(e);
   }
+  // Linear operands' copies advance loop-carried pointers (copy_cursor.h), the first at the K-tile
+  // the loop's first body copies.
+  MainLoopCopies copies = make_main_loop_copies(e, ga, gb, b.CreateAdd(kt_begin, e.c32(S - 1)));
   llvm::BasicBlock *pre = b.GetInsertBlock();
   // --- main loop: one barrier per K-tile, unrolled by the stage count ---
   // Copy s of the body reads stage s and refills stage (s + S - 1) % S: every shared-memory
@@ -343,6 +347,7 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   b.SetInsertPoint(bodies[0]);
   llvm::PHINode *kt = b.CreatePHI(e.i32(), 2, "kt");
   kt->addIncoming(kt_begin, pre);
+  main_loop_copy_phis(e, copies, pre);
   std::vector<llvm::PHINode *> acc_phis;
   for (Value *&v : accv) {
     acc_phis.push_back(b.CreatePHI(acc_t, 2));
@@ -362,8 +367,7 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
     Value *next = b.CreateAdd(ktv, e.c32(S - 1));
     Value *next_stage =
         U == S ? e.c32((s + S - 1) % S) : b.CreateURem(b.CreateSub(next, kt_begin), e.c32(S));
-    emit_tile_copy(e, p.a, ga, next_stage, next);
-    emit_tile_copy(e, p.b, gb, next_stage, next);
+    emit_main_loop_copies(e, copies, next_stage, next, s);
     emit_commit_group(e);
     Value *stage = U == S ? e.c32(s) : b.CreateURem(b.CreateSub(ktv, kt_begin), e.c32(S));
     auto load_fragments = [&](int ks) {
@@ -402,6 +406,7 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
     llvm::BasicBlock *latch = b.GetInsertBlock();
     exits.push_back({latch, accv});
     if (s == U - 1) {
+      advance_main_loop_copies(e, copies, U, latch);
       kt->addIncoming(kt1, latch);
       for (size_t i = 0; i < acc_phis.size(); ++i)
         acc_phis[i]->addIncoming(accv[i], latch);

@@ -210,6 +210,27 @@ Expr output_coordinate(Expr i, Expr t, const ConvConstants &k, int dim, int64_t 
 
 } // namespace
 
+LinearCopy linear_copy(const OperandPlan &op, Expr row, Expr col, Expr mn0, Expr outer_extent,
+                       Expr contig_extent, Expr ld) {
+  if (op.k_contiguous) {
+    Expr outer = mn0 + row;
+    return {zext64(outer) * ld + zext64(col), constant_like(ld, op.cols), col,
+            select(slt(outer, outer_extent), contig_extent, 0)};
+  }
+  Expr contig = mn0 + col;
+  return {zext64(row) * ld + zext64(contig), ld * op.rows, row,
+          select(slt(contig, contig_extent), outer_extent, 0)};
+}
+
+Expr linear_copy_in(const OperandPlan &op, const LinearCopy &c, Expr kt) {
+  return slt(kt * (op.k_contiguous ? op.cols : op.rows) + c.k, c.k_limit);
+}
+
+bool incremental_copies(const KernelPlan &p, const OperandPlan &op) {
+  return op.gather == Gather::linear && op.copy_bytes >= 4 && op.copies % p.threads == 0 &&
+         op.copies_per_thread <= 4 && !p.depthwise && !bytewise_fragments(p);
+}
+
 GlobalElement global_element(const KernelPlan &p, const OperandPlan &op, Expr outer, Expr contig,
                              Expr outer_extent, Expr contig_extent, Expr ld) {
   Expr in = slt(outer, outer_extent) & slt(contig, contig_extent);

@@ -109,6 +109,32 @@ struct GlobalElement {
 GlobalElement global_element(const KernelPlan &, const OperandPlan &, Expr outer, Expr contig,
                              Expr outer_extent, Expr contig_extent, Expr ld);
 
+// A linear operand's copy in the main loop, addressed incrementally (docs/codegen.md, "Copies"):
+// global_element's linear case for the vector at (row, col) (i32) of the stage tile, split into
+// what stays and what moves with the K-tile kt (i32), so that a loop-carried pointer advances by
+// a constant or loop-invariant `step` and only one compare per copy and K-tile remains:
+//   K-contiguous:   outer = mn0 + row, contig = kt * bk + col:
+//                   fixed = (mn0 + row) * ld + col, step = bk, k = col,
+//                   k_limit = mn0 + row < outer_extent ? contig_extent : 0
+//   M/N-contiguous: outer = kt * bk + row, contig = mn0 + col:
+//                   fixed = row * ld + mn0 + col, step = bk * ld, k = row,
+//                   k_limit = mn0 + col < contig_extent ? outer_extent : 0
+// (bk: the tile's K extent, op.cols or op.rows). Element fixed + kt * step (i64), inside the
+// matrix when linear_copy_in: slt(kt * bk + k, k_limit), global_element's `in` (k >= 0, so a
+// k_limit of 0 fails).
+struct LinearCopy {
+  Expr fixed, step, k, k_limit;
+};
+LinearCopy linear_copy(const OperandPlan &, Expr row, Expr col, Expr mn0, Expr outer_extent,
+                       Expr contig_extent, Expr ld);
+Expr linear_copy_in(const OperandPlan &, const LinearCopy &, Expr kt);
+// Whether the main loop copies `op` through linear_copy: a linear matrix (no gather), cp.async
+// vectors (>= 4 bytes), every thread the same number (at most 4: a pointer and a limit each stay
+// in registers; 16 narrow copies of s8 128x128x64 w64x64 va4 took NVRTC from 76 B of spills to
+// 536 B) and fragments not loaded byte by byte (those kernels keep their addresses in the loop:
+// nvptx_emit.cpp).
+bool incremental_copies(const KernelPlan &, const OperandPlan &);
+
 // The direct depthwise kernel (conv_lowering.h, llvm/depthwise.h): output `row` (i32: the output
 // pixel for fprop, the input pixel for dgrad) and channel `col` (i32), split once for all taps.
 // The LLVM backend's only (the CUDA backend's depthwise kernel keeps its own functions:
