@@ -319,8 +319,12 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
 
   // --- prologue: stages-1 K-tiles in flight ---
   const int S = p.config.stages;
+  // A's incremental im2col addressing (plan/incremental_gather.h): its K position is carried
+  // from copy to copy, through a PHI of the loop.
+  std::optional<IncrementalGatherState> inc_a = begin_incremental_gather(e, p.a, ga, kt_begin);
+  IncrementalGatherState *inc = inc_a ? &*inc_a : nullptr;
   for (int s = 0; s < S - 1; ++s) {
-    emit_tile_copy(e, p.a, ga, e.c32(s), b.CreateAdd(kt_begin, e.c32(s)));
+    emit_tile_copy(e, p.a, ga, e.c32(s), b.CreateAdd(kt_begin, e.c32(s)), inc);
     emit_tile_copy(e, p.b, gb, e.c32(s), b.CreateAdd(kt_begin, e.c32(s)));
     emit_commit_group(e);
   }
@@ -343,6 +347,13 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   b.SetInsertPoint(bodies[0]);
   llvm::PHINode *kt = b.CreatePHI(e.i32(), 2, "kt");
   kt->addIncoming(kt_begin, pre);
+  std::vector<llvm::PHINode *> position_phis;
+  if (inc)
+    for (Value *&v : inc->position) {
+      position_phis.push_back(b.CreatePHI(e.i32(), 2));
+      position_phis.back()->addIncoming(v, pre);
+      v = position_phis.back();
+    }
   std::vector<llvm::PHINode *> acc_phis;
   for (Value *&v : accv) {
     acc_phis.push_back(b.CreatePHI(acc_t, 2));
@@ -362,7 +373,7 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
     Value *next = b.CreateAdd(ktv, e.c32(S - 1));
     Value *next_stage =
         U == S ? e.c32((s + S - 1) % S) : b.CreateURem(b.CreateSub(next, kt_begin), e.c32(S));
-    emit_tile_copy(e, p.a, ga, next_stage, next);
+    emit_tile_copy(e, p.a, ga, next_stage, next, inc);
     emit_tile_copy(e, p.b, gb, next_stage, next);
     emit_commit_group(e);
     Value *stage = U == S ? e.c32(s) : b.CreateURem(b.CreateSub(ktv, kt_begin), e.c32(S));
@@ -403,6 +414,8 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
     exits.push_back({latch, accv});
     if (s == U - 1) {
       kt->addIncoming(kt1, latch);
+      for (size_t i = 0; i < position_phis.size(); ++i)
+        position_phis[i]->addIncoming(inc->position[i], latch);
       for (size_t i = 0; i < acc_phis.size(); ++i)
         acc_phis[i]->addIncoming(accv[i], latch);
     }
