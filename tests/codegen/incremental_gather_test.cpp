@@ -137,15 +137,15 @@ TEST_P(IncrementalGather, WalkReadsTheIm2colMatrix) {
   ASSERT_EQ(K, k.taps() * k.cg);
 
   ExprGraph g;
-  const codegen::IncrementalRow row =
-      incremental_row(p, op, input(g, ExprType::i32, "outer"), input(g, ExprType::i32, "outer_extent"));
+  const codegen::IncrementalRow row = incremental_row(p, op, input(g, ExprType::i32, "outer"),
+                                                      input(g, ExprType::i32, "outer_extent"));
   const IncrementalPosition start = incremental_position(p, op, input(g, ExprType::i32, "contig"));
   const IncrementalPosition at{input(g, ExprType::i32, "c"), input(g, ExprType::i32, "s"),
                                input(g, ExprType::i32, "r"), input(g, ExprType::i32, "t")};
   const IncrementalPosition next = advance_position(p, op, at);
   const codegen::IncrementalStep step = incremental_step(p, op, at);
   const codegen::Expr in = codegen::incremental_in({input(g, ExprType::i32, "mask"), {}},
-                                          {input(g, ExprType::i32, "bits"), {}});
+                                                   {input(g, ExprType::i32, "bits"), {}});
 
   const int vecs_per_row = op.cols / op.vec, rows_per_pass = p.threads / vecs_per_row;
   const int bk = op.cols, ktiles = static_cast<int>((K + bk - 1) / bk);
@@ -201,9 +201,9 @@ TEST_P(IncrementalGather, WalkReadsTheIm2colMatrix) {
                   value = x[static_cast<size_t>(elem)];
                   ++inside;
                 }
-                ASSERT_EQ(value, want) << "group " << group << ", outer " << outer << ", contig "
-                                       << contig + v << ", K-tile " << kt << " (slice start "
-                                       << kt_begin << ")";
+                ASSERT_EQ(value, want)
+                    << "group " << group << ", outer " << outer << ", contig " << contig + v
+                    << ", K-tile " << kt << " (slice start " << kt_begin << ")";
                 // where the matrix holds a value, the copy must read it (not zero-fill)
                 if (in_matrix && want != 0.0) {
                   ASSERT_TRUE(got_in);
@@ -257,9 +257,9 @@ TEST(IncrementalGatherScope, OnlyFpropImcolWithinItsLimits) {
               std::pair(false, false))
         << pass;
   // 128x32 f16 elements one by one over 128 threads: 32 rows per thread
-  EXPECT_EQ(applies("conv2d n=2 h=9 w=9 c=3 k=16 r=3 s=3 pad=1 x=f16 acc=f32",
-                    "128x32x32 w64x16 s2"),
-            std::pair(false, false));
+  EXPECT_EQ(
+      applies("conv2d n=2 h=9 w=9 c=3 k=16 r=3 s=3 pad=1 x=f16 acc=f32", "128x32x32 w64x16 s2"),
+      std::pair(false, false));
 }
 
 } // namespace

@@ -118,19 +118,18 @@ void emit_incremental_gather_begin(std::ostringstream &s, const KernelPlan &p,
   const std::string x(1, op.name);
   const int vecs_per_row = op.cols / op.vec, rows = op.copies_per_thread;
   ExprGraph row_graph;
-  const IncrementalRow row =
-      incremental_row(p, op, input(row_graph, ExprType::i32, "outer"),
-                      input(row_graph, ExprType::i32, "outer_extent"));
-  const ExprSource row_src =
-      expr_source({row.mask, row.offset},
-                  {{"outer", "outer"}, {"outer_extent", "u32(outer_extent)"}}, "    ");
+  const IncrementalRow row = incremental_row(p, op, input(row_graph, ExprType::i32, "outer"),
+                                             input(row_graph, ExprType::i32, "outer_extent"));
+  const ExprSource row_src = expr_source(
+      {row.mask, row.offset}, {{"outer", "outer"}, {"outer_extent", "u32(outer_extent)"}}, "    ");
   ExprGraph position_graph;
   const IncrementalPosition at =
       incremental_position(p, op, input(position_graph, ExprType::i32, "contig"));
   const ExprSource at_src = expr_source({at.c, at.s, at.r, at.t}, {{"contig", "contig"}}, "  ");
   s << "// operand " << x
     << "'s incremental im2col addressing (plan/incremental_gather.h): per copy row its mask of\n"
-    << "// filter positions inside the input and its pointer at tap 0; the K position (c, s, r, t)\n"
+    << "// filter positions inside the input and its pointer at tap 0; the K position (c, s, r, "
+       "t)\n"
     << "// of the thread's tile column at the next K-tile to copy.\n"
     << "struct " << x << "_gather_t {\n"
     << "  u32 mask[" << rows << "];\n"
@@ -175,9 +174,8 @@ std::string incremental_gather_source(const KernelPlan &, const OperandPlan &) {
   ExprGraph graph;
   const IncrementalRow row{input(graph, ExprType::i32, "mask"), Expr{}};
   const IncrementalStep step{input(graph, ExprType::i32, "bits"), Expr{}};
-  const ExprSource src =
-      expr_source({incremental_in(row, step)}, {{"mask", "g.mask[it]"}, {"bits", "step_bits"}},
-                  "    ");
+  const ExprSource src = expr_source({incremental_in(row, step)},
+                                     {{"mask", "g.mask[it]"}, {"bits", "step_bits"}}, "    ");
   return src.statements + "    const bool in = " + src.values[0] + ";\n" +
          "    const u8 *src = in ? g.row[it] + step_offset : base;\n";
 }

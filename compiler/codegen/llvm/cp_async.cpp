@@ -75,9 +75,8 @@ std::optional<IncrementalGatherState> begin_incremental_gather(EmitContext &e,
   for (int it = 0; it < op.copies_per_thread; ++it) {
     Value *outer = b.CreateAdd(row0, e.c32(static_cast<int64_t>(it) * rows_per_pass));
     ExprGraph graph;
-    const IncrementalRow row =
-        incremental_row(e.plan, op, input(graph, ExprType::i32, "outer"),
-                        input(graph, ExprType::i32, "outer_extent"));
+    const IncrementalRow row = incremental_row(e.plan, op, input(graph, ExprType::i32, "outer"),
+                                               input(graph, ExprType::i32, "outer_extent"));
     EmittedExpr emitted;
     const std::vector<Value *> v = emit_expr(
         e, {row.mask, row.offset}, {{"outer", outer}, {"outer_extent", g.outer_extent}}, emitted);
@@ -93,6 +92,25 @@ std::optional<IncrementalGatherState> begin_incremental_gather(EmitContext &e,
       emit_expr(e, {at.c, at.s, at.r, at.t}, {{"contig", contig}}, emitted);
   state.position = {v[0], v[1], v[2], v[3]};
   return state;
+}
+
+std::vector<llvm::PHINode *> incremental_gather_phis(EmitContext &e, IncrementalGatherState *state,
+                                                     llvm::BasicBlock *pre) {
+  std::vector<llvm::PHINode *> phis;
+  if (!state)
+    return phis;
+  for (Value *&v : state->position) {
+    phis.push_back(e.b.CreatePHI(e.i32(), 2));
+    phis.back()->addIncoming(v, pre);
+    v = phis.back();
+  }
+  return phis;
+}
+
+void close_incremental_gather_phis(const std::vector<llvm::PHINode *> &phis,
+                                   const IncrementalGatherState *state, llvm::BasicBlock *latch) {
+  for (size_t i = 0; i < phis.size(); ++i)
+    phis[i]->addIncoming(state->position[i], latch);
 }
 
 void emit_tile_copy(EmitContext &e, const OperandPlan &op, const GlobalOperand &g, Value *stage,

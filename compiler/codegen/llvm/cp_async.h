@@ -24,6 +24,14 @@ std::optional<IncrementalGatherState> begin_incremental_gather(EmitContext &, co
                                                                const GlobalOperand &g,
                                                                llvm::Value *kt_begin);
 
+// PHIs at the builder's insertion point (the loop's header) for the position of `state` (none
+// when null), incoming from `pre`; the state then reads them. close_incremental_gather_phis adds
+// the back edge from `latch` with the position there.
+std::vector<llvm::PHINode *> incremental_gather_phis(EmitContext &, IncrementalGatherState *state,
+                                                     llvm::BasicBlock *pre);
+void close_incremental_gather_phis(const std::vector<llvm::PHINode *> &phis,
+                                   const IncrementalGatherState *state, llvm::BasicBlock *latch);
+
 // Copies K-tile `ktile` (i32) of `op` into stage `stage` (i32). Every element outside the matrix
 // (M/N/K tails, K-tiles past the end) is written as zero. With `incremental`, the K-tile is the
 // state's position (copies go in K order), which the copy advances by one K-tile.

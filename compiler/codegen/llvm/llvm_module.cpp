@@ -319,8 +319,8 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
 
   // --- prologue: stages-1 K-tiles in flight ---
   const int S = p.config.stages;
-  // A's incremental im2col addressing (plan/incremental_gather.h): its K position is carried
-  // from copy to copy, through a PHI of the loop.
+  // A's incremental im2col addressing (plan/incremental_gather.h): its K position goes from copy
+  // to copy, through PHIs of the loop.
   std::optional<IncrementalGatherState> inc_a = begin_incremental_gather(e, p.a, ga, kt_begin);
   IncrementalGatherState *inc = inc_a ? &*inc_a : nullptr;
   for (int s = 0; s < S - 1; ++s) {
@@ -347,13 +347,7 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   b.SetInsertPoint(bodies[0]);
   llvm::PHINode *kt = b.CreatePHI(e.i32(), 2, "kt");
   kt->addIncoming(kt_begin, pre);
-  std::vector<llvm::PHINode *> position_phis;
-  if (inc)
-    for (Value *&v : inc->position) {
-      position_phis.push_back(b.CreatePHI(e.i32(), 2));
-      position_phis.back()->addIncoming(v, pre);
-      v = position_phis.back();
-    }
+  const std::vector<llvm::PHINode *> position_phis = incremental_gather_phis(e, inc, pre);
   std::vector<llvm::PHINode *> acc_phis;
   for (Value *&v : accv) {
     acc_phis.push_back(b.CreatePHI(acc_t, 2));
@@ -414,8 +408,7 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
     exits.push_back({latch, accv});
     if (s == U - 1) {
       kt->addIncoming(kt1, latch);
-      for (size_t i = 0; i < position_phis.size(); ++i)
-        position_phis[i]->addIncoming(inc->position[i], latch);
+      close_incremental_gather_phis(position_phis, inc, latch);
       for (size_t i = 0; i < acc_phis.size(); ++i)
         acc_phis[i]->addIncoming(accv[i], latch);
     }

@@ -57,8 +57,8 @@ IncrementalRow incremental_row(const KernelPlan &p, const OperandPlan &op, Expr 
   int bit = 0;
   for (int dim = 0; dim < 3; ++dim)
     for (int64_t i = 0; i < taps[dim]; ++i, ++bit)
-      mask = mask | bit_if(ult(at[dim] + i * k.dilation[dim], extent[dim]), outer, int64_t{1}
-                                                                                      << bit);
+      mask =
+          mask | bit_if(ult(at[dim] + i * k.dilation[dim], extent[dim]), outer, int64_t{1} << bit);
   mask = select(slt(outer, outer_extent), mask, constant_like(outer, 0));
   // (((n * D + z * sd) * H + y * sh) * W + q * sw) * C - ((pd * H + ph) * W + pw) * C: the
   // element offset of (n, z * sd - pd, y * sh - ph, q * sw - pw, 0), with non-negative terms
