@@ -366,7 +366,15 @@ class ConvBench:
         # (kFixedChannels, channel counts 4 and 8), against tcjit's default for the padded spec.
         padded = 4 if problem["c"] <= 4 else 8
         pspec = re.sub(r"\bc=%d\b" % problem["c"], "c=%d" % padded, spec)
-        pcfg = parse_config(self.tcjit_compile(pspec)["config"])
+        pdefault = self.tcjit_compile(pspec)["config"]
+        pcfg = parse_config(pdefault)
+        pconfig, pnote = None, ""
+        if pcfg["bk"] < 32:  # SM80's multistage mma needs two warp k-steps: a 32-wide K-tile
+            words = pdefault.split()
+            pnote = "; both at a 32-wide K-tile (tcjit's default is %s; CUTLASS builds no " \
+                "%d-wide one)" % (words[0], pcfg["bk"])
+            words[0] = "%dx%dx32" % (pcfg["bm"], pcfg["bn"])
+            pconfig, pcfg["bk"] = " ".join(words), 32
         fixed = {"bm": pcfg["bm"], "bn": pcfg["bn"], "bk": pcfg["bk"], "wm": pcfg["wm"],
                  "wn": pcfg["wn"], "stages": pcfg["stages"], "align_a": padded,
                  "align_b": padded, "iterator": "kFixedChannels",
@@ -374,7 +382,8 @@ class ConvBench:
         cases.append(self.case(
             name.replace("C=%d" % problem["c"], "").strip() + " padded to C=%d" % padded, pspec,
             "extra", "c zero-padded to %d (x and filter): CUTLASS's kFixedChannels with one "
-            "%d-byte access per tap" % (padded, 2 * padded), cutlass_build_=fixed))
+            "%d-byte access per tap%s" % (padded, 2 * padded, pnote), tcjit_config=pconfig,
+            cutlass_build_=fixed))
         return cases
 
     def environment(self):
