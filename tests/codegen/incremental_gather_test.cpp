@@ -262,5 +262,34 @@ TEST(IncrementalGatherScope, OnlyFpropImcolWithinItsLimits) {
       std::pair(false, false));
 }
 
+// A K-tile's offset past 2^31 bytes (a tap a whole 1024x1024 plane further in a conv3d) is kept in
+// 64 bits, as is a row's, against the direct element index.
+TEST(IncrementalGatherScope, WideTensorsTakeA64BitOffset) {
+  const Planned planned = plan_case({"conv3d n=2 d=4 h=1024 w=1024 c=1024 k=64 t=3 r=3 s=3 pad=1 "
+                                     "x=f16 acc=f32",
+                                     "64x64x32 w32x32 s3"});
+  const KernelPlan &p = planned.plan;
+  ASSERT_TRUE(codegen::incremental_gather_applies(p, p.a));
+  ExprGraph g;
+  const IncrementalPosition at{input(g, ExprType::i32, "c"), input(g, ExprType::i32, "s"),
+                               input(g, ExprType::i32, "r"), input(g, ExprType::i32, "t")};
+  const codegen::IncrementalStep step = incremental_step(p, p.a, at);
+  ASSERT_EQ(step.offset.type(), ExprType::i64);
+  const int64_t want = (((2 * 1024 + 2) * int64_t{1024} + 2) * 1024 + 8) * 2; // t=2 r=2 s=2 c=8
+  EXPECT_EQ(evaluate_integer(step.offset, {{"c", codegen::integer_value(8)},
+                                           {"s", codegen::integer_value(2)},
+                                           {"r", codegen::integer_value(2)},
+                                           {"t", codegen::integer_value(2)}}),
+            want);
+  // the last output pixel of image 1: (n 1, o 3, p 1023, q 1023) at tap (0, 0, 0), pad 1
+  const codegen::IncrementalRow row = incremental_row(p, p.a, input(g, ExprType::i32, "outer"),
+                                                      input(g, ExprType::i32, "outer_extent"));
+  const int64_t pixels = 4 * int64_t{1024} * 1024, last = 2 * pixels - 1;
+  const ExprInputs rin{{"outer", codegen::integer_value(last)},
+                       {"outer_extent", codegen::integer_value(2 * pixels)}};
+  const int64_t elem = (((1 * 4 + 2) * int64_t{1024} + 1022) * 1024 + 1022) * 1024;
+  EXPECT_EQ(evaluate_integer(row.offset, rin), elem * 2);
+}
+
 } // namespace
 } // namespace tcjit

@@ -118,8 +118,8 @@ IncrementalStep incremental_step(const KernelPlan &p, const OperandPlan &op,
   const bool narrow = step_offset_bound(k) * op.esize < (int64_t{1} << 31);
   auto widen = [&](Expr v) { return narrow ? v : zext64(v); };
   // ((t * dd * H + r * dh) * W + s * dw) * C + c elements, in bytes
-  Expr rows = widen(at.t * (k.dilation[0] * k.h)) + widen(at.r * k.dilation[1]);
-  Expr pixels = rows * k.w + widen(at.s * k.dilation[2]);
+  Expr rows = widen(at.t) * (k.dilation[0] * k.h) + widen(at.r) * k.dilation[1];
+  Expr pixels = rows * k.w + widen(at.s) * k.dilation[2];
   Expr offset = (pixels * k.c + widen(at.c)) * op.esize;
   return {bits, narrow ? zext64(offset) : offset};
 }
