@@ -5,6 +5,7 @@
 #include "compiler/codegen/cuda/expr_source.h"
 #include "compiler/codegen/plan/custom_activation.h"
 #include "compiler/codegen/plan/formulas.h"
+#include "compiler/codegen/plan/incremental_gather.h"
 #include "compiler/codegen/plan/kernel_abi.h"
 #include "compiler/target/mma_table.h"
 
@@ -285,12 +286,17 @@ void emit_operand(std::ostringstream &s, const KernelPlan &p, const OperandPlan 
   s << "__device__ __forceinline__ u32 " << x << "_offset(int row, int col) {\n"
     << offset.statements << "  return " << op.smem_offset << "u + " << offset.values[0] << ";\n}\n";
   const int vecs_per_row = op.cols / op.vec;
+  const bool incremental = incremental_gather_applies(p, op);
+  if (incremental)
+    emit_incremental_gather_begin(s, p, op);
   s << "__device__ __forceinline__ void " << x
     << "_copy(u32 smem, const u8 *base, s64 ld, int outer_extent, int contig_extent, int mn0, "
-       "int stage, int ktile, int tid) {\n"
+       "int stage, int ktile, int tid"
+    << (incremental ? ", " + x + "_gather_t &g" : "") << ") {\n"
     << no_hoist(bytewise_fragments(p) || (op.copy_bytes < 4 && op.copies_per_thread > 8), "tid")
     << "  const int k0 = ktile * " << (op.k_contiguous ? op.cols : op.rows)
     << "; // the tile's K extent (bk; bk / 2 for a 2:4-sparse A)\n"
+    << (incremental ? incremental_gather_step(p, op) : "")
     << "  const int outer0 = " << (op.k_contiguous ? "mn0" : "k0")
     << ", contig0 = " << (op.k_contiguous ? "k0" : "mn0") << ";\n"
     << "#pragma unroll\n"
@@ -304,14 +310,16 @@ void emit_operand(std::ostringstream &s, const KernelPlan &p, const OperandPlan 
     << "    const u32 outer = u32(outer0 + row), contig = u32(contig0 + col);\n"
     << (op.gather == Gather::linear ? ""
                                     : "    (void)ld; // (outer, contig) by the " +
-                                          std::string(to_string(op.gather)) + " gather\n")
-    << element_src.statements;
-  if (op.gather == Gather::linear)
-    s << "    const bool in = " << element_src.values[0] << ";\n"
+                                          std::string(to_string(op.gather)) + " gather\n");
+  if (incremental)
+    s << "    (void)outer; (void)contig; (void)outer_extent; (void)contig_extent; // incremental\n"
+      << incremental_gather_source(p, op);
+  else if (op.gather == Gather::linear)
+    s << element_src.statements << "    const bool in = " << element_src.values[0] << ";\n"
       << "    const u8 *src = in ? base + " << element_src.values[1] << " * " << op.esize
       << " : base;\n";
   else
-    s << "    const u64 elem = " << element_src.values[1] << ";\n"
+    s << element_src.statements << "    const u64 elem = " << element_src.values[1] << ";\n"
       << "    const bool in = " << element_src.values[0] << ";\n"
       << "    const u8 *src = in ? base + elem * " << op.esize << " : base;\n";
   s << "    const u32 off = u32(stage) * " << op.stage_bytes << "u + " << x
@@ -637,6 +645,8 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
   const bool widen = widens_f16_accumulators(p);
   const std::string acc = widen ? "acc16" : "acc";
   const char *Kt = p.k_pack > 1 ? "K_bytes" : "K"; // K as the tiles' extents count it
+  // A's incremental im2col addressing (plan/incremental_gather.h): the state its copies carry
+  const std::string a_gather = incremental_gather_applies(p, p.a) ? ", a_gather" : "";
   s << signature(p, p.kernel_name, "", p.threads) << " {\n"
     << "  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;\n"
     << "  const int g = lane >> 2, q = lane & 3;\n"
@@ -675,9 +685,12 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
     << "#pragma unroll\n    for (int j = 0; j < " << p.tiles_n << "; ++j)\n"
     << "#pragma unroll\n      for (int r = 0; r < " << p.mma.c_regs << "; ++r)\n"
     << "        " << acc << "[i][j][r] = 0;\n"
+    << (a_gather.empty() ? ""
+                         : "  a_gather_t a_gather; // incremental im2col addressing\n"
+                           "  a_gather_begin(a_gather, a, a_outer, m0, kt_begin, tid);\n")
     << "  // prologue: stages - 1 K-tiles in flight\n"
     << "#pragma unroll\n  for (int s = 0; s < " << S - 1 << "; ++s) {\n"
-    << "    a_copy(smem, a, lda, a_outer, a_contig, m0, s, kt_begin + s, tid);\n"
+    << "    a_copy(smem, a, lda, a_outer, a_contig, m0, s, kt_begin + s, tid" << a_gather << ");\n"
     << "    b_copy(smem, b, ldb, b_outer, b_contig, n0, s, kt_begin + s, tid);\n"
     << "    cp_async_commit();\n  }\n";
   // linear operands' copies from pointers the loop advances (cuda_source_cursor.h)
@@ -702,7 +715,8 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
                      std::to_string(S) + ";\n"
                : "    const int next_stage = (next - kt_begin) % " + std::to_string(S) + ";\n")
     << (cursor_a ? copy_cursor_copy(p.a, "u")
-                 : "    a_copy(smem, a, lda, a_outer, a_contig, m0, next_stage, next, tid);\n")
+                 : "    a_copy(smem, a, lda, a_outer, a_contig, m0, next_stage, next, tid" +
+                       a_gather + ");\n")
     << (cursor_b ? copy_cursor_copy(p.b, "u")
                  : "    b_copy(smem, b, ldb, b_outer, b_contig, n0, next_stage, next, tid);\n")
     << "    cp_async_commit();\n"

@@ -1,5 +1,7 @@
 #include "compiler/codegen/cuda/cuda_source_conv.h"
 
+#include "compiler/codegen/cuda/expr_source.h"
+#include "compiler/codegen/plan/incremental_gather.h"
 #include "compiler/codegen/plan/kernel_abi.h"
 
 #include <stdexcept>
@@ -99,6 +101,84 @@ __device__ __forceinline__ u32 strided_coordinate(u32 i, u32 t, u32 pad, u32 dil
 }
 
 } // namespace
+
+namespace {
+
+// The position (c, s, r, t) as formula inputs named so, and their C++ (the state's fields).
+IncrementalPosition position_inputs(ExprGraph &graph) {
+  auto i32 = [&](const char *name) { return input(graph, ExprType::i32, name); };
+  return {i32("c"), i32("s"), i32("r"), i32("t")};
+}
+const ExprSourceInputs kPositionFields = {{"c", "g.c"}, {"s", "g.s"}, {"r", "g.r"}, {"t", "g.t"}};
+
+} // namespace
+
+void emit_incremental_gather_begin(std::ostringstream &s, const KernelPlan &p,
+                                   const OperandPlan &op) {
+  const std::string x(1, op.name);
+  const int vecs_per_row = op.cols / op.vec, rows = op.copies_per_thread;
+  ExprGraph row_graph;
+  const IncrementalRow row = incremental_row(p, op, input(row_graph, ExprType::i32, "outer"),
+                                             input(row_graph, ExprType::i32, "outer_extent"));
+  const ExprSource row_src = expr_source(
+      {row.mask, row.offset}, {{"outer", "outer"}, {"outer_extent", "u32(outer_extent)"}}, "    ");
+  ExprGraph position_graph;
+  const IncrementalPosition at =
+      incremental_position(p, op, input(position_graph, ExprType::i32, "contig"));
+  const ExprSource at_src = expr_source({at.c, at.s, at.r, at.t}, {{"contig", "contig"}}, "  ");
+  s << "// operand " << x
+    << "'s incremental im2col addressing (plan/incremental_gather.h): per copy row its mask of\n"
+    << "// filter positions inside the input and its pointer at tap 0; the K position (c, s, r, "
+       "t)\n"
+    << "// of the thread's tile column at the next K-tile to copy.\n"
+    << "struct " << x << "_gather_t {\n"
+    << "  u32 mask[" << rows << "];\n"
+    << "  const u8 *row[" << rows << "];\n"
+    << "  u32 c, s, r, t;\n"
+    << "};\n"
+    << "__device__ __forceinline__ void " << x << "_gather_begin(" << x
+    << "_gather_t &g, const u8 *base, int outer_extent, int mn0, int kt_begin, int tid) {\n"
+    << "  const u32 row0 = u32(mn0) + u32(tid) / " << vecs_per_row << "u;\n"
+    << "#pragma unroll\n"
+    << "  for (int it = 0; it < " << rows << "; ++it) {\n"
+    << "    const u32 outer = row0 + u32(it * " << p.threads / vecs_per_row << ");\n"
+    << row_src.statements << "    g.mask[it] = " << row_src.values[0] << ";\n"
+    << "    g.row[it] = base + s64(" << row_src.values[1] << ");\n"
+    << "  }\n"
+    << "  const u32 contig = u32(kt_begin) * " << op.cols << "u + u32(tid) % " << vecs_per_row
+    << "u * " << op.vec << "u;\n"
+    << at_src.statements << "  g.c = " << at_src.values[0] << ";\n"
+    << "  g.s = " << at_src.values[1] << ";\n"
+    << "  g.r = " << at_src.values[2] << ";\n"
+    << "  g.t = " << at_src.values[3] << ";\n"
+    << "}\n";
+}
+
+std::string incremental_gather_step(const KernelPlan &p, const OperandPlan &op) {
+  ExprGraph graph;
+  const IncrementalPosition at = position_inputs(graph);
+  const IncrementalStep step = incremental_step(p, op, at);
+  const IncrementalPosition next = advance_position(p, op, at);
+  const ExprSource src =
+      expr_source({step.bits, step.offset, next.c, next.s, next.r, next.t}, kPositionFields, "  ");
+  return "  // this K-tile's bits and offset (incremental_gather.h), then the next K-tile's "
+         "position\n" +
+         src.statements + "  const u32 step_bits = " + src.values[0] + ";\n" +
+         "  const u64 step_offset = " + src.values[1] + ";\n" +
+         "  const u32 next_c = " + src.values[2] + ", next_s = " + src.values[3] +
+         ", next_r = " + src.values[4] + ", next_t = " + src.values[5] + ";\n" +
+         "  g.c = next_c;\n  g.s = next_s;\n  g.r = next_r;\n  g.t = next_t;\n";
+}
+
+std::string incremental_gather_source(const KernelPlan &, const OperandPlan &) {
+  ExprGraph graph;
+  const IncrementalRow row{input(graph, ExprType::i32, "mask"), Expr{}};
+  const IncrementalStep step{input(graph, ExprType::i32, "bits"), Expr{}};
+  const ExprSource src = expr_source({incremental_in(row, step)},
+                                     {{"mask", "g.mask[it]"}, {"bits", "step_bits"}}, "    ");
+  return src.statements + "    const bool in = " + src.values[0] + ";\n" +
+         "    const u8 *src = in ? g.row[it] + step_offset : base;\n";
+}
 
 void emit_pad_channels(std::ostringstream &s, const KernelPlan &p) {
   const int64_t to = constants(p).c, from = p.pad_from;

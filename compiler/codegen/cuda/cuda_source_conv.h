@@ -27,6 +27,18 @@ void emit_conv_constants(std::ostringstream &s, const KernelPlan &p);
 // `<kernel_name>_pad_channels` (kernel_abi.h): for a plan with pad_from != 0.
 void emit_pad_channels(std::ostringstream &s, const KernelPlan &p);
 
+// Incremental im2col addressing of an operand (plan/incremental_gather.h), for an operand whose
+// incremental_gather_applies: `<x>_gather_t` (per copy row its mask and pointer, the K position of
+// the thread's column) and `<x>_gather_begin(g, base, outer_extent, mn0, kt_begin, tid)`, which
+// sets it for K-tile kt_begin. The copy (cuda_source.cpp, <x>_copy(..., g)) prints:
+//  - incremental_gather_step: this K-tile's `step_bits` (u32) and `step_offset` (u64), then the
+//    position advanced by a K-tile;
+//  - incremental_gather_source: per copy `it`, `in` and `src`.
+void emit_incremental_gather_begin(std::ostringstream &s, const KernelPlan &p,
+                                   const OperandPlan &op);
+std::string incremental_gather_step(const KernelPlan &p, const OperandPlan &op);
+std::string incremental_gather_source(const KernelPlan &p, const OperandPlan &op);
+
 // The direct depthwise kernel `plan.kernel_name`: for a plan with `depthwise`. Uses
 // epilogue_value() (cuda_source.cpp), emitted before it.
 void emit_depthwise_kernel(std::ostringstream &s, const KernelPlan &p);

@@ -118,11 +118,11 @@ void main_loop_copy_phis(EmitContext &e, MainLoopCopies &c, llvm::BasicBlock *pr
 }
 
 void emit_main_loop_copies(EmitContext &e, const MainLoopCopies &c, Value *stage, Value *kt,
-                           int tiles) {
+                           int tiles, IncrementalGatherState *a_gather) {
   if (c.cursor_a)
     emit_cursor_copy(e, e.plan.a, c.a, stage, kt, tiles);
   else
-    emit_tile_copy(e, e.plan.a, c.ga, stage, kt);
+    emit_tile_copy(e, e.plan.a, c.ga, stage, kt, a_gather);
   if (c.cursor_b)
     emit_cursor_copy(e, e.plan.b, c.b, stage, kt, tiles);
   else

@@ -5,6 +5,7 @@
 // constant (or loop-invariant) offsets from the pointer. Internal header: includes LLVM.
 #pragma once
 
+#include "compiler/codegen/llvm/cp_async.h"
 #include "compiler/codegen/llvm/emit_context.h"
 
 #include <vector>
@@ -50,9 +51,10 @@ MainLoopCopies make_main_loop_copies(EmitContext &, const GlobalOperand &ga,
                                      const GlobalOperand &gb, llvm::Value *kt0);
 // The cursors' PHIs in the loop header (copy_cursor_phis).
 void main_loop_copy_phis(EmitContext &, MainLoopCopies &, llvm::BasicBlock *pre);
-// K-tile `kt` of A and B into stage `stage`, `tiles` K-tiles past the cursors.
+// K-tile `kt` of A and B into stage `stage`, `tiles` K-tiles past the cursors; `a_gather`: A's
+// incremental im2col state when it has one (cp_async.h).
 void emit_main_loop_copies(EmitContext &, const MainLoopCopies &, llvm::Value *stage,
-                           llvm::Value *kt, int tiles);
+                           llvm::Value *kt, int tiles, IncrementalGatherState *a_gather = nullptr);
 // At the latch: the cursors moved on by `tiles` K-tiles (advance_copy_cursor).
 void advance_main_loop_copies(EmitContext &, const MainLoopCopies &, int tiles,
                               llvm::BasicBlock *latch);

@@ -2,6 +2,7 @@
 
 #include "compiler/codegen/llvm/expr_lowering.h"
 #include "compiler/codegen/plan/formulas.h"
+#include "compiler/codegen/plan/incremental_gather.h"
 
 #include <algorithm>
 
@@ -42,14 +43,99 @@ Value *smem_address(EmitContext &e, const OperandPlan &op, Value *stage, Value *
   return b.CreateInBoundsGEP(e.i8(), e.smem, b.CreateAdd(base, o));
 }
 
+namespace {
+
+// The position (c, s, r, t) as formula inputs, and their IR values.
+IncrementalPosition position_inputs(ExprGraph &graph) {
+  auto i32 = [&](const char *name) { return input(graph, ExprType::i32, name); };
+  return {i32("c"), i32("s"), i32("r"), i32("t")};
+}
+
+ExprIrInputs position_values(const IncrementalGatherState &state) {
+  return {{"c", state.position[0]},
+          {"s", state.position[1]},
+          {"r", state.position[2]},
+          {"t", state.position[3]}};
+}
+
+} // namespace
+
+std::optional<IncrementalGatherState> begin_incremental_gather(EmitContext &e,
+                                                               const OperandPlan &op,
+                                                               const GlobalOperand &g,
+                                                               Value *kt_begin) {
+  if (!incremental_gather_applies(e.plan, op))
+    return std::nullopt;
+  auto &b = e.b;
+  const int vecs_per_row = op.cols / op.vec;
+  const int rows_per_pass = e.plan.threads / vecs_per_row;
+  Value *row0 = b.CreateAdd(g.mn0, b.CreateUDiv(e.tid, e.c32(vecs_per_row)));
+  Value *col = b.CreateMul(b.CreateURem(e.tid, e.c32(vecs_per_row)), e.c32(op.vec));
+  IncrementalGatherState state;
+  for (int it = 0; it < op.copies_per_thread; ++it) {
+    Value *outer = b.CreateAdd(row0, e.c32(static_cast<int64_t>(it) * rows_per_pass));
+    ExprGraph graph;
+    const IncrementalRow row = incremental_row(e.plan, op, input(graph, ExprType::i32, "outer"),
+                                               input(graph, ExprType::i32, "outer_extent"));
+    EmittedExpr emitted;
+    const std::vector<Value *> v = emit_expr(
+        e, {row.mask, row.offset}, {{"outer", outer}, {"outer_extent", g.outer_extent}}, emitted);
+    state.mask.push_back(v[0]);
+    state.row_ptr.push_back(b.CreateGEP(e.i8(), g.base, v[1]));
+  }
+  Value *contig = b.CreateAdd(b.CreateMul(kt_begin, e.c32(op.cols)), col);
+  ExprGraph graph;
+  const IncrementalPosition at =
+      incremental_position(e.plan, op, input(graph, ExprType::i32, "contig"));
+  EmittedExpr emitted;
+  const std::vector<Value *> v =
+      emit_expr(e, {at.c, at.s, at.r, at.t}, {{"contig", contig}}, emitted);
+  state.position = {v[0], v[1], v[2], v[3]};
+  return state;
+}
+
+std::vector<llvm::PHINode *> incremental_gather_phis(EmitContext &e, IncrementalGatherState *state,
+                                                     llvm::BasicBlock *pre) {
+  std::vector<llvm::PHINode *> phis;
+  if (!state)
+    return phis;
+  for (Value *&v : state->position) {
+    phis.push_back(e.b.CreatePHI(e.i32(), 2));
+    phis.back()->addIncoming(v, pre);
+    v = phis.back();
+  }
+  return phis;
+}
+
+void close_incremental_gather_phis(const std::vector<llvm::PHINode *> &phis,
+                                   const IncrementalGatherState *state, llvm::BasicBlock *latch) {
+  for (size_t i = 0; i < phis.size(); ++i)
+    phis[i]->addIncoming(state->position[i], latch);
+}
+
 void emit_tile_copy(EmitContext &e, const OperandPlan &op, const GlobalOperand &g, Value *stage,
-                    Value *ktile) {
+                    Value *ktile, IncrementalGatherState *incremental) {
   auto &b = e.b;
   const int bk = op.k_contiguous ? op.cols : op.rows; // the tile's K: bk (bk / 2: 2:4-sparse A)
   Value *k0 = b.CreateMul(ktile, e.c32(bk));
   Value *outer0 = op.k_contiguous ? g.mn0 : k0;
   Value *contig0 = op.k_contiguous ? k0 : g.mn0;
   const int vecs_per_row = op.cols / op.vec;
+  // Incremental addressing: this K-tile's bits and offset from the position, which then advances.
+  Value *step_bits = nullptr, *step_offset = nullptr;
+  if (incremental) {
+    ExprGraph graph;
+    const IncrementalPosition at = position_inputs(graph);
+    const IncrementalStep step = incremental_step(e.plan, op, at);
+    const IncrementalPosition next = advance_position(e.plan, op, at);
+    EmittedExpr emitted;
+    const std::vector<Value *> v =
+        emit_expr(e, {step.bits, step.offset, next.c, next.s, next.r, next.t},
+                  position_values(*incremental), emitted);
+    step_bits = v[0];
+    step_offset = v[1];
+    incremental->position = {v[2], v[3], v[4], v[5]};
+  }
   for (int it = 0; it < op.copies_per_thread; ++it) {
     Value *idx = b.CreateAdd(e.tid, e.c32(static_cast<int64_t>(it) * e.plan.threads));
     // idx < copies always holds when copies is a multiple of the thread count
@@ -64,23 +150,33 @@ void emit_tile_copy(EmitContext &e, const OperandPlan &op, const GlobalOperand &
     }
     Value *row = b.CreateUDiv(idx, e.c32(vecs_per_row));
     Value *col = b.CreateMul(b.CreateURem(idx, e.c32(vecs_per_row)), e.c32(op.vec));
-    Value *grow = b.CreateAdd(outer0, row);
-    Value *gcol = b.CreateAdd(contig0, col);
-    ExprGraph graph;
-    auto i32 = [&](const char *name) { return input(graph, ExprType::i32, name); };
-    const GlobalElement x =
-        global_element(e.plan, op, i32("outer"), i32("contig"), i32("outer_extent"),
-                       i32("contig_extent"), input(graph, ExprType::i64, "ld"));
-    EmittedExpr emitted;
-    const std::vector<Value *> v = emit_expr(e, {x.in, x.elem},
-                                             {{"outer", grow},
-                                              {"contig", gcol},
-                                              {"outer_extent", g.outer_extent},
-                                              {"contig_extent", g.contig_extent},
-                                              {"ld", g.ld}},
-                                             emitted);
-    Value *in = v[0], *elem = v[1];
-    Value *src_in = b.CreateGEP(e.i8(), g.base, b.CreateMul(elem, e.c64(op.esize)));
+    Value *in = nullptr, *src_in = nullptr;
+    if (incremental) {
+      ExprGraph graph;
+      const IncrementalRow at{input(graph, ExprType::i32, "mask"), Expr{}};
+      const IncrementalStep step{input(graph, ExprType::i32, "bits"), Expr{}};
+      in = emit_expr(e, incremental_in(at, step),
+                     {{"mask", incremental->mask[static_cast<size_t>(it)]}, {"bits", step_bits}});
+      src_in = b.CreateGEP(e.i8(), incremental->row_ptr[static_cast<size_t>(it)], step_offset);
+    } else {
+      Value *grow = b.CreateAdd(outer0, row);
+      Value *gcol = b.CreateAdd(contig0, col);
+      ExprGraph graph;
+      auto i32 = [&](const char *name) { return input(graph, ExprType::i32, name); };
+      const GlobalElement x =
+          global_element(e.plan, op, i32("outer"), i32("contig"), i32("outer_extent"),
+                         i32("contig_extent"), input(graph, ExprType::i64, "ld"));
+      EmittedExpr emitted;
+      const std::vector<Value *> v = emit_expr(e, {x.in, x.elem},
+                                               {{"outer", grow},
+                                                {"contig", gcol},
+                                                {"outer_extent", g.outer_extent},
+                                                {"contig_extent", g.contig_extent},
+                                                {"ld", g.ld}},
+                                               emitted);
+      in = v[0];
+      src_in = b.CreateGEP(e.i8(), g.base, b.CreateMul(v[1], e.c64(op.esize)));
+    }
     Value *src = b.CreateSelect(in, src_in, g.base);
     Value *dst = smem_address(e, op, stage, row, col);
     if (op.copy_bytes >= 4) {

@@ -5,12 +5,39 @@
 
 #include "compiler/codegen/llvm/emit_context.h"
 
+#include <array>
+#include <optional>
+#include <vector>
+
 namespace tcjit::codegen {
 
+// The incremental im2col addressing of an operand (plan/incremental_gather.h): per copy, its row's
+// mask (i32) and pointer (the operand's base + the row's offset); the K position (c, s, r, t) of
+// the thread's column at the next K-tile to copy, which each copy advances (the main loop carries
+// it in PHIs).
+struct IncrementalGatherState {
+  std::vector<llvm::Value *> mask, row_ptr;
+  std::array<llvm::Value *, 4> position{};
+};
+// The state at K-tile `kt_begin` (i32), or nullopt when `op` does not take incremental addressing.
+std::optional<IncrementalGatherState> begin_incremental_gather(EmitContext &, const OperandPlan &op,
+                                                               const GlobalOperand &g,
+                                                               llvm::Value *kt_begin);
+
+// PHIs at the builder's insertion point (the loop's header) for the position of `state` (none
+// when null), incoming from `pre`; the state then reads them. close_incremental_gather_phis adds
+// the back edge from `latch` with the position there.
+std::vector<llvm::PHINode *> incremental_gather_phis(EmitContext &, IncrementalGatherState *state,
+                                                     llvm::BasicBlock *pre);
+void close_incremental_gather_phis(const std::vector<llvm::PHINode *> &phis,
+                                   const IncrementalGatherState *state, llvm::BasicBlock *latch);
+
 // Copies K-tile `ktile` (i32) of `op` into stage `stage` (i32). Every element outside the matrix
-// (M/N/K tails, K-tiles past the end) is written as zero.
+// (M/N/K tails, K-tiles past the end) is written as zero. With `incremental`, the K-tile is the
+// state's position (copies go in K order), which the copy advances by one K-tile.
 void emit_tile_copy(EmitContext &, const OperandPlan &op, const GlobalOperand &g,
-                    llvm::Value *stage, llvm::Value *ktile);
+                    llvm::Value *stage, llvm::Value *ktile,
+                    IncrementalGatherState *incremental = nullptr);
 void emit_commit_group(EmitContext &);
 void emit_wait_group(EmitContext &, int pending);
 void emit_barrier(EmitContext &);

@@ -320,8 +320,12 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
 
   // --- prologue: stages-1 K-tiles in flight ---
   const int S = p.config.stages;
+  // A's incremental im2col addressing (plan/incremental_gather.h): its K position goes from copy
+  // to copy, through PHIs of the loop.
+  std::optional<IncrementalGatherState> inc_a = begin_incremental_gather(e, p.a, ga, kt_begin);
+  IncrementalGatherState *inc = inc_a ? &*inc_a : nullptr;
   for (int s = 0; s < S - 1; ++s) {
-    emit_tile_copy(e, p.a, ga, e.c32(s), b.CreateAdd(kt_begin, e.c32(s)));
+    emit_tile_copy(e, p.a, ga, e.c32(s), b.CreateAdd(kt_begin, e.c32(s)), inc);
     emit_tile_copy(e, p.b, gb, e.c32(s), b.CreateAdd(kt_begin, e.c32(s)));
     emit_commit_group(e);
   }
@@ -348,6 +352,7 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   llvm::PHINode *kt = b.CreatePHI(e.i32(), 2, "kt");
   kt->addIncoming(kt_begin, pre);
   main_loop_copy_phis(e, copies, pre);
+  const std::vector<llvm::PHINode *> position_phis = incremental_gather_phis(e, inc, pre);
   std::vector<llvm::PHINode *> acc_phis;
   for (Value *&v : accv) {
     acc_phis.push_back(b.CreatePHI(acc_t, 2));
@@ -367,7 +372,7 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
     Value *next = b.CreateAdd(ktv, e.c32(S - 1));
     Value *next_stage =
         U == S ? e.c32((s + S - 1) % S) : b.CreateURem(b.CreateSub(next, kt_begin), e.c32(S));
-    emit_main_loop_copies(e, copies, next_stage, next, s);
+    emit_main_loop_copies(e, copies, next_stage, next, s, inc);
     emit_commit_group(e);
     Value *stage = U == S ? e.c32(s) : b.CreateURem(b.CreateSub(ktv, kt_begin), e.c32(S));
     auto load_fragments = [&](int ks) {
@@ -408,6 +413,7 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
     if (s == U - 1) {
       advance_main_loop_copies(e, copies, U, latch);
       kt->addIncoming(kt1, latch);
+      close_incremental_gather_phis(position_phis, inc, latch);
       for (size_t i = 0; i < acc_phis.size(); ++i)
         acc_phis[i]->addIncoming(accv[i], latch);
     }
