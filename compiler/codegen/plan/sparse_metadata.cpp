@@ -11,6 +11,10 @@ namespace {
 int element_bits(const KernelPlan &p) {
   if (!p.mma.sparse)
     throw std::logic_error("sparse_metadata: a dense plan has no metadata");
+  // Packed inputs (s4/u4: k_pack 2) keep 4 bits per 8 values, K / 16 bytes per row, and their own
+  // register map: not the units and offsets below.
+  if (p.k_pack != 1)
+    throw std::logic_error("sparse_metadata: no staged-metadata layout for packed sparse inputs");
   return p.mma.elem_bits;
 }
 
