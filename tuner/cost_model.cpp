@@ -22,7 +22,7 @@ double bytes_of(DType t) {
 struct KtileCounts {
   double mma = 0;           // math instructions per warp
   double shared_loads = 0;  // ldmatrix.x4 or ld.shared per warp
-  double converts = 0;      // cvt.rna.tf32 per warp
+  double converts = 0;      // cvt.rna.tf32 per warp (and a sparse form's metadata arithmetic)
   double global_copies = 0; // cp.async per warp
   double load_wavefronts = 0, copy_wavefronts = 0;
 };
@@ -41,21 +41,37 @@ KtileCounts ktile_counts(const OpSpec &spec, const codegen::TileConfig &c, bool 
   } else {
     const double tiles_m = double(c.wm) / f.m, tiles_n = double(c.wn) / f.n;
     const double ksteps = double(c.bk) / f.k;
+    // 2:4-sparse A: its tile is the compressed K-tile (bk / 2 values per row)
+    const double a_k = f.sparse ? c.bk / 2.0 : c.bk;
     k.mma = tiles_m * tiles_n * ksteps;
     if (esize <= 2) { // ldmatrix.x4: 16 rows x 16 bytes of A, or of B (packed types as bytes)
-      k.shared_loads = (c.wm / 16.0 + c.wn / 16.0) * (c.bk * esize / 32.0);
+      k.shared_loads = c.wm / 16.0 * (a_k * esize / 32.0) + c.wn / 16.0 * (c.bk * esize / 32.0);
       k.load_wavefronts = 4 * k.shared_loads;
     } else { // 32/64-bit elements: one 32-bit (64-bit for f64) ld.shared per register
       k.shared_loads = (tiles_m * f.a_regs + tiles_n * f.b_regs) * ksteps;
       k.load_wavefronts = k.shared_loads * (esize == 8 ? 2 : 1);
-      if (f.kind == codegen::MmaKind::tf32_f32)
+      if (f.kind == codegen::MmaKind::tf32_f32 || f.kind == codegen::MmaKind::sp_tf32_f32)
         k.converts = k.shared_loads;
     }
+    if (f.sparse) { // the metadata: one ld.shared (one wavefront) per m-tile and k-step, then a
+      // prmt (f16/bf16) or the pair-nibble spread (tf32, 8 operations); s8/u8 use it as loaded
+      const double registers = tiles_m * ksteps;
+      k.shared_loads += registers;
+      k.load_wavefronts += registers;
+      k.converts += registers * (f.elem_bits == 16 ? 1 : f.elem_bits == 32 ? 8 : 0);
+    }
   }
-  const double bytes = double(c.bm + c.bn) * c.bk * esize;
+  // A's and B's K-tiles; a sparse A's compressed tile and metadata (bm * bk / 8 bytes)
+  const double bytes = f.sparse ? c.bm * (c.bk / 2.0) * esize + double(c.bn) * c.bk * esize
+                                : double(c.bm + c.bn) * c.bk * esize;
   const double vec_bytes = std::max(1.0, std::min(r.vec_a, r.vec_b) * esize);
   k.global_copies = bytes / vec_bytes / 32 / warps;
   k.copy_wavefronts = bytes / 128 / warps;
+  if (f.sparse) { // the metadata's copy units: mma.k / 8 bytes (plan/sparse_metadata.h)
+    const double meta = double(c.bm) * c.bk / 8;
+    k.global_copies += meta / (f.k / 8.0) / 32 / warps;
+    k.copy_wavefronts += meta / 128 / warps;
+  }
   return k;
 }
 

@@ -1,7 +1,8 @@
 // 2:4-sparse GEMMs (sparse=2:4, mma.sp; f16, bf16, s8, u8, tf32): both backends' kernels assemble
 // with ptxas for sm_80 and, on the emulator, match the CPU reference computed with the pruned dense
 // A (engine/verify_kernel: random A pruned and compressed by compiler/reference/sparse_2_4.h), over
-// tails in M and N, K-tiles past K, batch, split-K, lda and the epilogue's bias and activations.
+// tails in M and N, K-tiles past K, batch, split-K, lda and the epilogue's bias and activations,
+// and K of many K-tiles through 3-4 stages (the metadata's stage slots, plan/sparse_metadata.h).
 #include "compiler/dsl/parser.h"
 #include "engine/cubin_build.h"
 #include "engine/kernel_compile.h"
@@ -40,6 +41,18 @@ const Case kCases[] = {
      "32x32x16 w16x16 s2"},
     {"gemm m=40 n=24 k=128 batch=2 a=f32:row b=f32:col c=f32:row acc=f32 math=tf32 sparse=2:4",
      "32x32x16 w16x16 s3 k2"},
+    // K of 8-16 K-tiles through 3- and 4-stage pipelines: every K-tile's metadata differs (random
+    // A), so a metadata register read from another stage's slot (or a slot refilled too early)
+    // gives wrong products
+    {"gemm m=48 n=32 k=512 a=f16:row b=f16:col c=f32:row acc=f32 sparse=2:4", "32x32x32 w16x16 s4"},
+    {"gemm m=64 n=64 k=512 a=f16:row b=f16:col c=f32:row acc=f32 sparse=2:4", "64x64x64 w32x32 s3"},
+    {"gemm m=40 n=24 k=640 a=bf16:row b=bf16:row c=f32:row acc=f32 sparse=2:4",
+     "32x32x64 w16x16 s3"},
+    {"gemm m=33 n=32 k=1024 a=s8:row b=s8:col c=s32:row acc=s32 sparse=2:4", "32x32x64 w16x16 s4"},
+    {"gemm m=32 n=32 k=768 batch=2 a=u8:row b=u8:col c=s32:row acc=s32 sparse=2:4",
+     "32x32x64 w16x16 s3 k2"},
+    {"gemm m=32 n=24 k=256 a=tf32:row b=tf32:col c=f32:row acc=f32 sparse=2:4",
+     "32x32x16 w16x16 s4"},
 };
 
 codegen::CompiledKernel compile(const Case &c, codegen::Backend backend) {

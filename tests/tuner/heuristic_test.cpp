@@ -198,6 +198,29 @@ TEST(SparseSpace, CoversTheSparseMmaShapes) {
   EXPECT_FALSE(heuristic_configs(spec, "sm_80", false).empty());
 }
 
+// The cost model's sparse K-tile (cost_model.cpp, ktile_counts; docs/perf_model.md): the shared
+// footprint is the compressed A tile (bm x bk/2), B's and the metadata's stage slot (bm x bk/8
+// bytes), not a dense A; the shared traffic counts A's ldmatrix of the compressed tile and one
+// metadata ld.shared per m-tile and k-step. 128x128x64 w64x32 s3, f16 (8 warps, 4 x 4 mma tiles,
+// 2 k-steps: 32 mma per warp and K-tile):
+// - footprint 3 x ((128*32 + 128*64) * 2 + 128*64/8) = 76800 B (ptxas reports the same), where a
+//   dense A would make it 98304 B;
+// - loads per warp: A 4 m16 tiles x 2 ldmatrix.x4 (32 compressed halves), B 2 x 4, metadata 4 x 2:
+//   24; wavefronts 4 x 16 + 8 = 72; copies of 24576 B (A 8192, B 16384) in 128-byte wavefronts
+//   over 8 warps: 24, plus the metadata's 1024 B: 1 -> (72 + 25) / 32 per mma;
+// - instructions: 1 + (24 loads + 8 prmt + 3 x (6 + 1) copies + 20) / 32.
+TEST(SparseCostModel, CountsTheCompressedAAndTheMetadata) {
+  const OpSpec sparse =
+      spec_of("gemm m=1024 n=1024 k=1024 a=f16 b=f16:col c=f16 acc=f32 sparse=2:4");
+  const OpSpec dense = spec_of("gemm m=1024 n=1024 k=1024 a=f16 b=f16:col c=f16 acc=f32");
+  codegen::TileConfig c{128, 128, 64, 64, 32, 3, 1, 1, 0, 0};
+  const KernelFeatures k = kernel_features(sparse, c, false, {});
+  EXPECT_EQ(k.shared_bytes, 76800);
+  EXPECT_EQ(kernel_features(dense, c, false, {}).shared_bytes, 98304);
+  EXPECT_DOUBLE_EQ(k.shared_wavefronts_per_mma, (72.0 + 25.0) / 32);
+  EXPECT_DOUBLE_EQ(k.instructions_per_mma, 1 + (24.0 + 8 + 3 * 7 + 20) / 32);
+}
+
 // The stem-like layer with c = 7: the space holds both channel strategies, each legal config
 // with its own vector widths.
 TEST(ConvSpace, HoldsBothChannelStrategies) {

@@ -2,6 +2,7 @@
 
 #include "compiler/codegen/cuda/cuda_source_conv.h"
 #include "compiler/codegen/cuda/cuda_source_cursor.h"
+#include "compiler/codegen/cuda/cuda_source_sparse.h"
 #include "compiler/codegen/cuda/expr_source.h"
 #include "compiler/codegen/plan/custom_activation.h"
 #include "compiler/codegen/plan/formulas.h"
@@ -453,29 +454,6 @@ void emit_fragment_tables(std::ostringstream &s, const KernelPlan &p) {
 // The mma of one tile (the plan's MmaForm).
 void emit_mma(std::ostringstream &s, const KernelPlan &p) {
   const std::string F = frag_type(p), A = main_acc_type(p);
-  if (p.mma.sparse)
-    s << "// 16 bits of a 2:4-sparse A's metadata: row `row`'s groups of dense columns k .. k + "
-         "15\n"
-      << "// (k a multiple of 16); indices 0 and 1 (0x4444) outside the matrix.\n"
-      << "__device__ __forceinline__ u32 sparse_meta(const u8 *meta, int M, int K, int row, int k) "
-         "{\n"
-      << "  return row < M && k < K ? u32(*(const u16 *)(meta + (s64)row * (K / 8) + k / 8)) : "
-         "0x4444u;\n}\n"
-      << "// 32 bits: row `row`'s groups of dense columns k .. k + 31 (k a multiple of 32).\n"
-      << "__device__ __forceinline__ u32 sparse_meta32(const u8 *meta, int M, int K, int row, int "
-         "k) {\n"
-      << "  return row < M && k < K ? *(const u32 *)(meta + (s64)row * (K / 8) + k / 8) : "
-         "0x44444444u;\n}\n"
-      << "// tf32 (1:2 pairs): row `row`'s 2 groups of dense columns k .. k + 7 (k a multiple of "
-         "8) "
-         "as the\n"
-      << "// hardware's 4 pair nibbles: 0b0100 (first of the pair kept) or 0b1110 (second).\n"
-      << "__device__ __forceinline__ u32 sparse_meta_tf32(const u8 *meta, int M, int K, int row, "
-         "int k) {\n"
-      << "  const u32 m = row < M && k < K ? u32(meta[(s64)row * (K / 8) + k / 8]) : 0u;\n"
-      << "  u32 e = 0x4444u;\n"
-      << "  for (int p = 0; p < 4; ++p) e |= ((m >> (2 * p)) & 1u) * (0xAu << (4 * p));\n"
-      << "  return e;\n}\n";
   s << "__device__ __forceinline__ void mma(" << A << " *c, const " << F << " *a, const " << F
     << " *b" << (p.mma.sparse ? ", u32 e" : "") << ") {\n";
   switch (p.mma.kind) {
@@ -588,47 +566,40 @@ std::string sparse_metadata_base(const KernelPlan &p) {
 // One k-step of a 2:4-sparse form (mma_table.h, sp_m16n8k32_16bit): A's fragments are the
 // compressed tile's at the dense twin's k-step ks, B's two of the twin's (k-steps 2ks, 2ks+1).
 // The metadata register of tile i (PTX ISA, "Sparse matrix storage" and the mma.sp metadata
-// figures; sparsity selector 0): f16/bf16 m16n8k32 (threads q = 0, 1 of each group of four supply
-// it): bits 0-15 row g's 4 groups of dense columns 16 (q & 1) .. + 15 of the step, bits 16-31 row
-// g + 8's; s8/u8 m16n8k64 (all four): row g + 8 (q & 1)'s 8 groups of columns 32 (q >> 1) ..;
-// indices 0 and 1 (0x4 per group) outside the matrix, where A is zero-filled; tf32 m16n8k16
-// (threads q = 0, 1): bits 0-15 row g's 4 pairs of dense columns 8 (q & 1) .. + 7 of the step
-// (the stored byte's 2 groups expanded to the hardware's pair nibbles), bits 16-31 row g + 8's.
+// figures; sparsity selector 0) is read from the metadata's stage slot (load_meta,
+// plan/sparse_metadata.h), copied there with A and B (meta_copy).
 void emit_sparse_k_step(std::ostringstream &s, const KernelPlan &p) {
   const KernelPlan lp = fragment_plan(p);
-  s << "      u32 fa[" << p.tiles_m << "][" << lp.mma.a_regs << "], fb[" << p.tiles_n << "]["
-    << lp.mma.b_regs << "], fb2[" << p.tiles_n << "][" << lp.mma.b_regs << "];\n"
-    << "      load_a(fa, smem, stage, ks, warp_m0, lane);\n"
-    << "      load_b(fb, smem, stage, 2 * ks, warp_n0, lane);\n"
-    << "      load_b(fb2, smem, stage, 2 * ks + 1, warp_n0, lane);\n";
+  const bool b_x4 = p.b.load != FragmentLoad::scalar; // one ldmatrix.x4 per n tile
+  s << "      u32 fa[" << p.tiles_m << "][" << lp.mma.a_regs << "];\n"
+    << "      load_a(fa, smem, stage, ks, warp_m0, lane);\n";
+  if (b_x4)
+    s << "      u32 fb[" << p.tiles_n << "][4];\n"
+      << "      load_b_sparse(fb, smem, stage, ks, warp_n0, lane);\n";
+  else
+    s << "      u32 fb[" << p.tiles_n << "][" << lp.mma.b_regs << "], fb2[" << p.tiles_n << "]["
+      << lp.mma.b_regs << "];\n"
+      << "      load_b(fb, smem, stage, 2 * ks, warp_n0, lane);\n"
+      << "      load_b(fb2, smem, stage, 2 * ks + 1, warp_n0, lane);\n";
+  s << "      u32 fe[" << p.tiles_m << "];\n"
+    << "      load_meta(fe, stage, ks, warp_m0, g, q);\n";
   if (p.mma.kind == MmaKind::sp_tf32_f32) // rounded to tf32 (cvt.rna) like the dense form
-    for (const char *f : {"fa", "fb", "fb2"})
+    for (const char *f : {"fa", "fb", "fb2"}) {
+      if (b_x4 && f[2] == '2')
+        continue;
       s << "#pragma unroll\n      for (int i = 0; i < " << (f[1] == 'a' ? p.tiles_m : p.tiles_n)
         << "; ++i)\n#pragma unroll\n        for (int r = 0; r < "
-        << (f[1] == 'a' ? lp.mma.a_regs : lp.mma.b_regs)
+        << (f[1] == 'a' ? lp.mma.a_regs
+            : b_x4      ? 4
+                        : lp.mma.b_regs)
         << "; ++r)\n          asm(\"cvt.rna.tf32.f32 %0, %1;\" : \"=r\"(" << f
         << "[i][r]) : \"f\"(__uint_as_float(" << f << "[i][r])));\n";
-  s << "#pragma unroll\n      for (int i = 0; i < " << p.tiles_m << "; ++i) {\n";
-  if (p.mma.elem_bits == 32) // tf32: rows g, g + 8, columns 8 (q & 1) .., expanded
-    s << "        const int meta_k = kt * " << p.config.bk << " + ks * " << p.mma.k
-      << " + (q & 1) * 8;\n"
-      << "        const int meta_row = m0 + warp_m0 + g + i * " << p.mma.m << ";\n"
-      << "        const u32 e = sparse_meta_tf32(meta, M, K, meta_row, meta_k) | "
-         "(sparse_meta_tf32(meta, M, K, meta_row + 8, meta_k) << 16);\n";
-  else if (p.mma.elem_bits == 16) // two 16-bit words: rows g, g + 8, columns 16 (q & 1) ..
-    s << "        const int meta_k = kt * " << p.config.bk << " + ks * " << p.mma.k
-      << " + (q & 1) * 16;\n"
-      << "        const int meta_row = m0 + warp_m0 + g + i * " << p.mma.m << ";\n"
-      << "        const u32 e = sparse_meta(meta, M, K, meta_row, meta_k) | "
-         "(sparse_meta(meta, M, K, meta_row + 8, meta_k) << 16);\n";
-  else // one 32-bit word: row g + 8 (q & 1), columns 32 (q >> 1) ..
-    s << "        const int meta_k = kt * " << p.config.bk << " + ks * " << p.mma.k
-      << " + (q >> 1) * 32;\n"
-      << "        const int meta_row = m0 + warp_m0 + g + (q & 1) * 8 + i * " << p.mma.m << ";\n"
-      << "        const u32 e = sparse_meta32(meta, M, K, meta_row, meta_k);\n";
-  s << "#pragma unroll\n        for (int j = 0; j < " << p.tiles_n << "; ++j) {\n"
-    << "          const u32 bj[4] = {fb[j][0], fb[j][1], fb2[j][0], fb2[j][1]};\n"
-    << "          mma(acc[i][j], fa[i], bj, e);\n"
+    }
+  s << "#pragma unroll\n      for (int i = 0; i < " << p.tiles_m << "; ++i) {\n"
+    << "#pragma unroll\n        for (int j = 0; j < " << p.tiles_n << "; ++j) {\n"
+    << (b_x4 ? "          mma(acc[i][j], fa[i], fb[j], fe[i]);\n"
+             : "          const u32 bj[4] = {fb[j][0], fb[j][1], fb2[j][0], fb2[j][1]};\n"
+               "          mma(acc[i][j], fa[i], bj, fe[i]);\n")
     << "        }\n      }\n";
 }
 
@@ -692,6 +663,7 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
     << "#pragma unroll\n  for (int s = 0; s < " << S - 1 << "; ++s) {\n"
     << "    a_copy(smem, a, lda, a_outer, a_contig, m0, s, kt_begin + s, tid" << a_gather << ");\n"
     << "    b_copy(smem, b, ldb, b_outer, b_contig, n0, s, kt_begin + s, tid);\n"
+    << (p.mma.sparse ? "    meta_copy(smem, meta, M, K, m0, s, kt_begin + s, tid);\n" : "")
     << "    cp_async_commit();\n  }\n";
   // linear operands' copies from pointers the loop advances (cuda_source_cursor.h)
   const bool cursor_a = incremental_copies(p, p.a), cursor_b = incremental_copies(p, p.b);
@@ -719,6 +691,7 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
                        a_gather + ");\n")
     << (cursor_b ? copy_cursor_copy(p.b, "u")
                  : "    b_copy(smem, b, ldb, b_outer, b_contig, n0, next_stage, next, tid);\n")
+    << (p.mma.sparse ? "    meta_copy(smem, meta, M, K, m0, next_stage, next, tid);\n" : "")
     << "    cp_async_commit();\n"
     << (U == S ? std::string("    const int stage = u;\n")
                : "    const int stage = (kt - kt_begin) % " + std::to_string(S) + ";\n")
@@ -864,6 +837,8 @@ std::string emit_cuda_source(const KernelPlan &p) {
   for (const OperandPlan *op : {&p.a, &p.b})
     if (incremental_copies(p, *op))
       emit_copy_cursor_functions(s, p, *op);
+  if (p.mma.sparse)
+    emit_sparse_metadata_functions(s, p);
   s << "\n";
   emit_fragment_loads(s, fp, fp.a);
   emit_fragment_loads(s, fp, fp.b);

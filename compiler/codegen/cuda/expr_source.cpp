@@ -80,6 +80,7 @@ std::string node_source(const ExprGraph &g, const ExprNode &n, const std::vector
   case ExprOp::div_approx: return "div_approx(" + x(0) + ", " + x(1) + ")";
   case ExprOp::ex2_approx: return "ex2_approx(" + x(0) + ")";
   case ExprOp::lg2_approx: return "lg2_approx(" + x(0) + ")";
+  case ExprOp::byte_perm: return "__byte_perm(" + x(0) + ", " + x(1) + ", " + x(2) + ")";
   case ExprOp::math: return to_string(n.function) + std::string(f32 ? "f(" : "(") + x(0) + ")";
   }
   throw std::logic_error("expr_source: unknown operation");

@@ -70,6 +70,8 @@ Value *emit_node(EmitContext &e, const ExprGraph &g, const ExprNode &n,
     return b.CreateCall(e.intrinsic(llvm::Intrinsic::nvvm_ex2_approx_f), {x(0)});
   case ExprOp::lg2_approx:
     return b.CreateCall(e.intrinsic(llvm::Intrinsic::nvvm_lg2_approx_f), {x(0)});
+  case ExprOp::byte_perm:
+    return b.CreateCall(e.intrinsic(llvm::Intrinsic::nvvm_prmt), {x(0), x(1), x(2)});
   case ExprOp::math: { // libdevice: __nv_<name>f for f32, __nv_<name> for f64
     llvm::Type *t = x(0)->getType();
     llvm::FunctionCallee f = e.module.getOrInsertFunction(

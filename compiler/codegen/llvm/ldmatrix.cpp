@@ -106,6 +106,25 @@ emit_load_sparse_fragments(EmitContext &e, Value *stage, int ks) {
   te.warp_m0 = e.warp_m0;
   te.warp_n0 = e.warp_n0;
   std::vector<std::vector<Value *>> a = emit_load_a_fragments(te, stage, ks);
+  if (e.plan.b.load != FragmentLoad::scalar) {
+    // one ldmatrix.x4 per n tile: its four registers in the order mma.sp takes them
+    const KernelPlan &p = e.plan;
+    ExprGraph g;
+    const LdmatrixLane lane = ldmatrix_lane(input(g, ExprType::i32, "lane"));
+    EmittedExpr emitted;
+    emit_expr(e, {lane.j, lane.r}, {{"lane", e.lane}}, emitted);
+    std::vector<std::vector<Value *>> bf(p.tiles_n);
+    for (int ni = 0; ni < p.tiles_n; ++ni) {
+      const TileElement at =
+          sparse_b_ldmatrix_element(p, lane, input(g, ExprType::i32, "warp0"),
+                                    constant(g, ExprType::i32, ni), constant(g, ExprType::i32, ks));
+      const std::vector<Value *> rc =
+          emit_expr(e, {at.row, at.col}, {{"warp0", e.warp_n0}}, emitted);
+      bf[ni] = ldmatrix_x4(e, smem_address(e, p.b, stage, rc[0], rc[1]),
+                           p.b.load == FragmentLoad::ldmatrix_trans);
+    }
+    return {a, bf};
+  }
   std::vector<std::vector<Value *>> b0 = emit_load_b_fragments(te, stage, 2 * ks);
   const std::vector<std::vector<Value *>> b1 = emit_load_b_fragments(te, stage, 2 * ks + 1);
   for (size_t n = 0; n < b0.size(); ++n)

@@ -24,7 +24,9 @@ std::vector<std::vector<llvm::Value *>> emit_load_a_fragments(EmitContext &, llv
 std::vector<std::vector<llvm::Value *>> emit_load_b_fragments(EmitContext &, llvm::Value *stage,
                                                               int ks);
 // A 2:4-sparse form's A and B registers for k-step `ks` (kernel_plan.h, fragment_plan): A the
-// compressed tile's fragments of the dense twin at ks, B two of the twin's, at 2ks and 2ks + 1.
+// compressed tile's fragments of the dense twin at ks, B two of the twin's, at 2ks and 2ks + 1:
+// by ldmatrix one x4 per n tile (sparse_b_ldmatrix_element), so that its four registers are the
+// mma.sp's operand as loaded (two x4 of two n tiles each would need four moves per mma).
 std::pair<std::vector<std::vector<llvm::Value *>>, std::vector<std::vector<llvm::Value *>>>
 emit_load_sparse_fragments(EmitContext &, llvm::Value *stage, int ks);
 

@@ -7,6 +7,7 @@
 #include "compiler/codegen/llvm/epilogue.h"
 #include "compiler/codegen/llvm/ldmatrix.h"
 #include "compiler/codegen/llvm/mma_emit.h"
+#include "compiler/codegen/llvm/sparse_metadata.h"
 #include "compiler/codegen/plan/kernel_abi.h"
 
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -327,6 +328,8 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   for (int s = 0; s < S - 1; ++s) {
     emit_tile_copy(e, p.a, ga, e.c32(s), b.CreateAdd(kt_begin, e.c32(s)), inc);
     emit_tile_copy(e, p.b, gb, e.c32(s), b.CreateAdd(kt_begin, e.c32(s)));
+    if (p.mma.sparse)
+      emit_sparse_metadata_copy(e, meta, e.c32(s), b.CreateAdd(kt_begin, e.c32(s)));
     emit_commit_group(e);
   }
   // Linear operands' copies advance loop-carried pointers (copy_cursor.h), the first at the K-tile
@@ -373,9 +376,15 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
     Value *next_stage =
         U == S ? e.c32((s + S - 1) % S) : b.CreateURem(b.CreateSub(next, kt_begin), e.c32(S));
     emit_main_loop_copies(e, copies, next_stage, next, s, inc);
+    if (p.mma.sparse)
+      emit_sparse_metadata_copy(e, meta, next_stage, next);
     emit_commit_group(e);
     Value *stage = U == S ? e.c32(s) : b.CreateURem(b.CreateSub(ktv, kt_begin), e.c32(S));
+    // A 2:4-sparse form's metadata registers (one per m-tile) are loaded with the fragments.
+    std::vector<Value *> metadata, next_metadata;
     auto load_fragments = [&](int ks) {
+      if (p.mma.sparse)
+        next_metadata = emit_load_sparse_metadata(e, stage, ks);
       auto [af, bf] = p.mma.sparse ? emit_load_sparse_fragments(e, stage, ks)
                                    : std::pair{emit_load_a_fragments(e, stage, ks),
                                                emit_load_b_fragments(e, stage, ks)};
@@ -389,12 +398,13 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
     };
     auto current = load_fragments(0);
     for (int ks = 0; ks < p.k_steps; ++ks) {
+      metadata = next_metadata;
       std::pair<Fragments, Fragments> next_frags;
       if (ks + 1 < p.k_steps)
         next_frags = load_fragments(ks + 1);
       const Fragments &af = current.first, &bf = current.second;
       for (int mi = 0; mi < p.tiles_m; ++mi) {
-        Value *md = p.mma.sparse ? emit_sparse_metadata(e, meta, ktv, ks, mi) : nullptr;
+        Value *md = p.mma.sparse ? metadata[static_cast<size_t>(mi)] : nullptr;
         for (int ni = 0; ni < p.tiles_n; ++ni) {
           std::vector<Value *> c;
           for (int i = 0; i < p.mma.c_regs; ++i)

@@ -141,64 +141,6 @@ std::vector<Value *> emit_sparse_mma(EmitContext &e, const std::vector<Value *> 
 
 } // namespace
 
-SparseMetadataArgs sparse_metadata_args(EmitContext &e, Value *a_base, Value *lda, Value *m,
-                                        Value *k, Value *m0) {
-  auto &b = e.b;
-  // round_up(M * lda * esize, 16) bytes after the batch's A
-  Value *bytes = b.CreateMul(b.CreateMul(b.CreateZExt(m, e.i64()), lda), e.c64(e.plan.a.esize));
-  Value *offset = b.CreateAnd(b.CreateAdd(bytes, e.c64(15)), e.c64(~int64_t{15}));
-  return {b.CreateGEP(e.i8(), a_base, offset), m, k, m0};
-}
-
-Value *emit_sparse_metadata(EmitContext &e, const SparseMetadataArgs &args, Value *ktile, int ks,
-                            int mi) {
-  auto &b = e.b;
-  const MmaForm &form = e.plan.mma;
-  // 16-bit elements: two 16-bit words (rows g, g + 8; dense columns 16 (q & 1) ..); 8-bit: one
-  // 32-bit word (row g + 8 (q & 1), columns 32 (q >> 1) ..)
-  // 32-bit (tf32, 1:2 pairs): one byte per row (rows g, g + 8; columns 8 (q & 1) ..), its 2
-  // groups expanded to the hardware's 4 pair nibbles (0b0100 or 0b1110)
-  const bool tf32 = form.elem_bits == 32;
-  const bool halves = form.elem_bits == 16 || tf32;
-  Value *col = halves ? b.CreateMul(b.CreateAnd(e.q, e.c32(1)), e.c32(tf32 ? 8 : 16))
-                      : b.CreateMul(b.CreateLShr(e.q, e.c32(1)), e.c32(32));
-  Value *k = b.CreateAdd(b.CreateMul(ktile, e.c32(e.plan.config.bk)),
-                         b.CreateAdd(e.c32(static_cast<int64_t>(ks) * form.k), col));
-  Value *row0 = b.CreateAdd(b.CreateAdd(args.m0, e.warp_m0),
-                            b.CreateAdd(e.g, e.c32(static_cast<int64_t>(mi) * form.m)));
-  if (!halves)
-    row0 = b.CreateAdd(row0, b.CreateMul(b.CreateAnd(e.q, e.c32(1)), e.c32(8)));
-  Value *row_bytes = b.CreateZExt(b.CreateLShr(args.k, e.c32(3)), e.i64());
-  Value *k_in = b.CreateICmpULT(k, args.k);
-  auto word = [&](Value *row, llvm::Type *t, int64_t outside) {
-    Value *in = b.CreateAnd(k_in, b.CreateICmpULT(row, args.m));
-    Value *off = b.CreateAdd(b.CreateMul(b.CreateZExt(row, e.i64()), row_bytes),
-                             b.CreateZExt(b.CreateLShr(k, e.c32(3)), e.i64()));
-    // outside the matrix: read the first word (always inside) and use indices 0 and 1
-    Value *p = b.CreateGEP(e.i8(), args.base, b.CreateSelect(in, off, e.c64(0)));
-    Value *v = b.CreateZExtOrBitCast(
-        b.CreateAlignedLoad(t, p, llvm::Align(t->getPrimitiveSizeInBits() / 8)), e.i32());
-    return b.CreateSelect(in, v, e.c32(outside));
-  };
-  if (!halves)
-    return word(row0, e.i32(), 0x44444444);
-  if (tf32) {
-    auto pairs = [&](Value *row) {
-      Value *m = word(row, e.i8(), 0);
-      Value *out = e.c32(0x4444);
-      for (int p = 0; p < 4; ++p) {
-        Value *bit = b.CreateAnd(b.CreateLShr(m, e.c32(2 * p)), e.c32(1));
-        out = b.CreateOr(out, b.CreateMul(bit, e.c32(int64_t{0xA} << (4 * p))));
-      }
-      return out;
-    };
-    return b.CreateOr(pairs(row0), b.CreateShl(pairs(b.CreateAdd(row0, e.c32(8))), e.c32(16)));
-  }
-  Value *lo = word(row0, b.getInt16Ty(), 0x4444);
-  Value *hi = word(b.CreateAdd(row0, e.c32(8)), b.getInt16Ty(), 0x4444);
-  return b.CreateOr(lo, b.CreateShl(hi, e.c32(16)));
-}
-
 std::vector<Value *> emit_mma(EmitContext &e, const std::vector<Value *> &a,
                               const std::vector<Value *> &b, const std::vector<Value *> &acc,
                               Value *metadata) {

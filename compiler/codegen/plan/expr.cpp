@@ -104,6 +104,13 @@ ExprValue apply(const ExprNode &n, const std::array<ExprValue, 3> &a, const Expr
   case ExprOp::ex2_approx: return ExprValue{0, std::exp2(static_cast<float>(u))};
   case ExprOp::lg2_approx: return ExprValue{0, std::log2(static_cast<float>(u))};
   case ExprOp::math: return ExprValue{0, round_to(t, apply_math(n.function, t, u))};
+  case ExprOp::byte_perm: {
+    const uint64_t bytes = (x & 0xffffffffu) | ((y & 0xffffffffu) << 32);
+    uint64_t r = 0;
+    for (int i = 0; i < 4; ++i)
+      r |= ((bytes >> (8 * ((a[2].bits >> (4 * i)) & 7))) & 0xff) << (8 * i);
+    return ExprValue{r, 0};
+  }
   }
   throw std::logic_error("expression: apply() of an input");
 }
@@ -118,7 +125,8 @@ bool folds(ExprOp op) {
   case ExprOp::div_approx:
   case ExprOp::ex2_approx:
   case ExprOp::lg2_approx:
-  case ExprOp::math: return false;
+  case ExprOp::math:
+  case ExprOp::byte_perm: return false;
   case ExprOp::add:
   case ExprOp::sub:
   case ExprOp::mul:
@@ -340,6 +348,19 @@ Expr select(Expr c, Expr t, Expr f) {
 
 Expr select(Expr c, Expr t, Literal f) {
   return select(c, t, constant_like(t, f));
+}
+
+Expr byte_perm(Expr a, Expr b, Expr selector) {
+  require(a.type() == ExprType::i32 && b.type() == ExprType::i32 &&
+              selector.type() == ExprType::i32,
+          "byte_perm of a non-i32");
+  graph_of(a, b);
+  graph_of(b, selector);
+  return make(*a.graph, ExprOp::byte_perm, ExprType::i32, {a.id, b.id, selector.id});
+}
+
+Expr byte_perm(Expr a, Expr b, Literal selector) {
+  return byte_perm(a, b, constant_like(a, selector));
 }
 
 Expr fabs(Expr a) {

@@ -64,6 +64,9 @@ enum class ExprOp {
   ex2_approx,
   lg2_approx,
   math, // `function`(args[0])
+  // i32: PTX prmt.b32 (default mode): byte i of the result is byte (selector >> 4i) & 7 of the
+  // 8 bytes {args[1], args[0]} (args[0] bytes 0-3); selector nibbles without bit 3
+  byte_perm,
 };
 
 struct ExprNode {
@@ -156,6 +159,8 @@ Expr div_approx(Literal, Expr);
 Expr ex2_approx(Expr);
 Expr lg2_approx(Expr);
 Expr math(MathFunction, Expr);
+Expr byte_perm(Expr a, Expr b, Expr selector); // i32 (ExprOp::byte_perm)
+Expr byte_perm(Expr a, Expr b, Literal selector);
 
 const char *to_string(MathFunction);
 bool is_integer(ExprType);

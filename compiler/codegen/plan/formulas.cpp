@@ -57,6 +57,17 @@ TileElement ldmatrix_element(const KernelPlan &p, const OperandPlan &op, const L
   return {row, col};
 }
 
+TileElement sparse_b_ldmatrix_element(const KernelPlan &p, const LdmatrixLane &lane, Expr warp0,
+                                      Expr tile, Expr ks) {
+  const OperandPlan &op = p.b;
+  if (!p.mma.sparse ||
+      (op.load != FragmentLoad::ldmatrix && op.load != FragmentLoad::ldmatrix_trans))
+    throw std::logic_error("sparse_b_ldmatrix_element: not a sparse form's ldmatrix B");
+  if (op.load == FragmentLoad::ldmatrix)
+    return {(warp0 + tile * 8) + lane.r, ks * p.mma.k + lane.j * (16 / op.esize)};
+  return {ks * p.mma.k + (lane.j * 8 + lane.r), warp0 + tile * 8};
+}
+
 TileElement fragment_element(const KernelPlan &p, const OperandPlan &op, Expr warp0, Expr g, Expr q,
                              Expr tile, Expr ks, Expr mn_offset, Expr k_offset) {
   const int step = op.name == 'a' ? p.mma.m : p.mma.n;

@@ -62,6 +62,15 @@ struct TileElement {
 TileElement ldmatrix_element(const KernelPlan &, const OperandPlan &, const LdmatrixLane &,
                              Expr warp0, Expr tile, Expr ks);
 
+// A 2:4-sparse form's B (p: the sparse plan, K = mma.k its dense K; B loaded by ldmatrix): the
+// element (row, col) whose row address lane (j, r) gives to the one ldmatrix.x4 (.trans) that loads
+// all four B registers of n tile `tile` (8 columns) at k-step `ks`, matrix j the K / 4 values from
+// ks * K + j * K / 4 (the dense twin's fragments at k-steps 2ks and 2ks + 1, side by side):
+//   B:  row = warp0 + tile * 8 + r, col = ks * K + j * chunk
+//   B': row = ks * K + j * 8 + r,   col = warp0 + tile * 8
+TileElement sparse_b_ldmatrix_element(const KernelPlan &p, const LdmatrixLane &, Expr warp0,
+                                      Expr tile, Expr ks);
+
 // The element (row, col) (i32) of an operand tile that lane (g = lane >> 2, q = lane & 3) loads by
 // ld.shared (FragmentLoad::scalar) for the fragment element at (mn_offset, k_offset) of the
 // mma's fragment map (mma_table.h: a_offset for A; 0 and b_k_offset for B) of m/n tile `tile`

@@ -1,6 +1,7 @@
 #include "compiler/codegen/plan/kernel_plan.h"
 
 #include "compiler/codegen/plan/formulas.h"
+#include "compiler/codegen/plan/sparse_metadata.h"
 
 #include "compiler/spec/problem_key.h"
 
@@ -171,6 +172,10 @@ KernelPlan plan_view(const OpSpec &spec, const TileConfig &c, std::string_view a
   p.a.smem_offset = 0;
   p.b.smem_offset = c.stages * p.a.stage_bytes;
   p.smem_bytes = c.stages * (p.a.stage_bytes + p.b.stage_bytes);
+  if (p.mma.sparse) { // the metadata's stage slots follow B's (sparse_metadata.h)
+    p.meta = plan_sparse_metadata(p);
+    p.smem_bytes += c.stages * p.meta.stage_bytes;
+  }
   p.out = spec.gemm.c.dtype;
   p.out_layout = spec.gemm.c.layout;
   p.c_vec = c_vec;
@@ -290,6 +295,12 @@ std::string describe(const KernelPlan &p) {
     << " B dynamic shared memory\n";
   op(p.a);
   op(p.b);
+  if (p.mma.sparse)
+    o << "  metadata: " << p.meta.stage_bytes << " B/stage, " << p.meta.unit_bytes
+      << "-byte units (" << (p.meta.unit_bytes >= 4 ? "cp.async" : "ld.global+st.shared") << "), "
+      << p.meta.copies_per_thread
+      << " copies/thread, paired rows g, g + 8 per m-tile (one shared load per m-tile and "
+         "k-step)\n";
   o << "  epilogue act="
     << (p.epilogue.act == Activation::custom ? "custom:" + p.epilogue.custom.path
                                              : std::string(to_string(p.epilogue.act)))

@@ -60,6 +60,17 @@ struct OperandPlan {
   Gather gather = Gather::linear; // how a tile element's global address is formed
 };
 
+// A 2:4-sparse A's metadata staged through shared memory (sparse_metadata.h): one stage slot per
+// pipeline stage after the B tiles. All zero for dense plans.
+struct SparseMetadataPlan {
+  int unit_bytes = 0;        // one row's metadata of one k-step: mma.k / 8 (the copy unit)
+  int chunk_bytes = 0;       // rows g and g + 8 of an m16 tile, all k-steps: 2 * k_steps * unit
+  int stage_bytes = 0;       // bm * bk / 8
+  int smem_offset = 0;       // of stage 0; stage s at smem_offset + s * stage_bytes
+  int copies = 0;            // units per stage: bm * k_steps
+  int copies_per_thread = 0; // ceil(copies / threads)
+};
+
 struct KernelPlan {
   std::string kernel_name; // deterministic, from spec + config
   std::string arch;        // "sm_80"
@@ -85,6 +96,7 @@ struct KernelPlan {
   // (values at run time, kernel_abi.h) by k_pack on entry. A must be row-major and B col-major.
   int k_pack = 1;
   OperandPlan a, b;
+  SparseMetadataPlan meta; // 2:4-sparse A only
   // A convolution's implicit GEMM (conv_lowering.h): the constants its gathers use. The plan's
   // operands, tiles and epilogue are those of the view; the batch index is the group.
   std::optional<ConvConstants> conv;

@@ -37,7 +37,9 @@ struct ConfigError {
 // The resolved vector widths and facts derived from spec + config.
 int warps_per_cta(const TileConfig &);
 int threads_per_cta(const TileConfig &);
-// Dynamic shared memory one CTA needs: stages * (bm*bk + bn*bk) * element size.
+// Dynamic shared memory one CTA's pipeline needs: stages * (bm*bk + bn*bk) * element size; for a
+// 2:4-sparse A, stages * ((bm*bk/2 + bn*bk) * element size + bm*bk/8): the compressed A tile and
+// the metadata's stage slot.
 int shared_bytes(const OpSpec &, const TileConfig &);
 
 // Every rule `config` breaks for `spec` on `arch` (empty when it compiles). `tf32_off`: the
