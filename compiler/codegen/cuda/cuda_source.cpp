@@ -483,6 +483,10 @@ void emit_mma(std::ostringstream &s, const KernelPlan &p) {
   case MmaKind::sp_bf16_f32:
   case MmaKind::sp_s8_s32:
   case MmaKind::sp_u8_s32:
+  case MmaKind::sp_s4_s32:
+  case MmaKind::sp_u4_s32:
+  case MmaKind::sp_s4u4_s32:
+  case MmaKind::sp_u4s4_s32:
   case MmaKind::sp_tf32_f32: {
     const char *cc = p.mma.acc == DType::s32 ? "+r" : "+f";
     s << "  asm volatile(\"" << p.mma.ptx
@@ -587,6 +591,8 @@ std::string sparse_metadata_base(const KernelPlan &p) {
 // (the stored byte's 2 groups expanded to the hardware's pair nibbles), bits 16-31 row g + 8's.
 void emit_sparse_k_step(std::ostringstream &s, const KernelPlan &p) {
   const KernelPlan lp = fragment_plan(p);
+  // packed s4/u4 (k_pack 2): the metadata's K and K-tile in the kernel's units, bytes
+  const char *Kt = p.k_pack > 1 ? "K_bytes" : "K";
   s << "      u32 fa[" << p.tiles_m << "][" << lp.mma.a_regs << "], fb[" << p.tiles_n << "]["
     << lp.mma.b_regs << "], fb2[" << p.tiles_n << "][" << lp.mma.b_regs << "];\n"
     << "      load_a(fa, smem, stage, ks, warp_m0, lane);\n"
@@ -601,22 +607,26 @@ void emit_sparse_k_step(std::ostringstream &s, const KernelPlan &p) {
         << "[i][r]) : \"f\"(__uint_as_float(" << f << "[i][r])));\n";
   s << "#pragma unroll\n      for (int i = 0; i < " << p.tiles_m << "; ++i) {\n";
   if (p.mma.elem_bits == 32) // tf32: rows g, g + 8, columns 8 (q & 1) .., expanded
-    s << "        const int meta_k = kt * " << p.config.bk << " + ks * " << p.mma.k
+    s << "        const int meta_k = kt * " << k_tile_extent(p) << " + ks * " << p.mma.k
       << " + (q & 1) * 8;\n"
       << "        const int meta_row = m0 + warp_m0 + g + i * " << p.mma.m << ";\n"
-      << "        const u32 e = sparse_meta_tf32(meta, M, K, meta_row, meta_k) | "
-         "(sparse_meta_tf32(meta, M, K, meta_row + 8, meta_k) << 16);\n";
+      << "        const u32 e = sparse_meta_tf32(meta, M, " << Kt
+      << ", meta_row, meta_k) | "
+         "(sparse_meta_tf32(meta, M, "
+      << Kt << ", meta_row + 8, meta_k) << 16);\n";
   else if (p.mma.elem_bits == 16) // two 16-bit words: rows g, g + 8, columns 16 (q & 1) ..
-    s << "        const int meta_k = kt * " << p.config.bk << " + ks * " << p.mma.k
+    s << "        const int meta_k = kt * " << k_tile_extent(p) << " + ks * " << p.mma.k
       << " + (q & 1) * 16;\n"
       << "        const int meta_row = m0 + warp_m0 + g + i * " << p.mma.m << ";\n"
-      << "        const u32 e = sparse_meta(meta, M, K, meta_row, meta_k) | "
-         "(sparse_meta(meta, M, K, meta_row + 8, meta_k) << 16);\n";
+      << "        const u32 e = sparse_meta(meta, M, " << Kt
+      << ", meta_row, meta_k) | "
+         "(sparse_meta(meta, M, "
+      << Kt << ", meta_row + 8, meta_k) << 16);\n";
   else // one 32-bit word: row g + 8 (q & 1), columns 32 (q >> 1) ..
-    s << "        const int meta_k = kt * " << p.config.bk << " + ks * " << p.mma.k
+    s << "        const int meta_k = kt * " << k_tile_extent(p) << " + ks * " << p.mma.k
       << " + (q >> 1) * 32;\n"
       << "        const int meta_row = m0 + warp_m0 + g + (q & 1) * 8 + i * " << p.mma.m << ";\n"
-      << "        const u32 e = sparse_meta32(meta, M, K, meta_row, meta_k);\n";
+      << "        const u32 e = sparse_meta32(meta, M, " << Kt << ", meta_row, meta_k);\n";
   s << "#pragma unroll\n        for (int j = 0; j < " << p.tiles_n << "; ++j) {\n"
     << "          const u32 bj[4] = {fb[j][0], fb[j][1], fb2[j][0], fb2[j][1]};\n"
     << "          mma(acc[i][j], fa[i], bj, e);\n"
@@ -660,8 +670,9 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
     << packed_k_in_bytes(p) << "  const u8 *a = A + batch * batch_stride_a * " << p.a.esize << ";\n"
     << "  const u8 *b = B + batch * batch_stride_b * " << p.b.esize << ";\n"
     << "  const u32 smem = shared_address(tcjit_smem);\n"
-    << "  const int a_outer = " << (p.a.k_contiguous ? "M" : Kt)
-    << ", a_contig = " << (p.a.k_contiguous ? (p.mma.sparse ? "K / 2" : Kt) : "M") << ";\n"
+    << "  const int a_outer = " << (p.a.k_contiguous ? "M" : Kt) << ", a_contig = "
+    << (p.a.k_contiguous ? (p.mma.sparse ? std::string(Kt) + " / 2" : std::string(Kt)) : "M")
+    << ";\n"
     << sparse_metadata_base(p) << "  const int b_outer = " << (p.b.k_contiguous ? "N" : Kt)
     << ", b_contig = " << (p.b.k_contiguous ? Kt : "N") << ";\n"
     << "  const int ktiles = (K + " << p.config.bk - 1 << ") / " << p.config.bk << ";\n"

@@ -162,7 +162,7 @@ Value *emit_sparse_metadata(EmitContext &e, const SparseMetadataArgs &args, Valu
   const bool halves = form.elem_bits == 16 || tf32;
   Value *col = halves ? b.CreateMul(b.CreateAnd(e.q, e.c32(1)), e.c32(tf32 ? 8 : 16))
                       : b.CreateMul(b.CreateLShr(e.q, e.c32(1)), e.c32(32));
-  Value *k = b.CreateAdd(b.CreateMul(ktile, e.c32(e.plan.config.bk)),
+  Value *k = b.CreateAdd(b.CreateMul(ktile, e.c32(k_tile_extent(e.plan))), // packed: bytes
                          b.CreateAdd(e.c32(static_cast<int64_t>(ks) * form.k), col));
   Value *row0 = b.CreateAdd(b.CreateAdd(args.m0, e.warp_m0),
                             b.CreateAdd(e.g, e.c32(static_cast<int64_t>(mi) * form.m)));
