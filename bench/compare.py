@@ -408,7 +408,7 @@ def main():
     p.add_argument("--quick", action="store_true", help="one problem (1024^3 f16) per measure")
     p.add_argument("--reps", type=int, default=5, help="repetitions per compile measure (>= 5)")
     p.add_argument("--dtypes", help="comma-separated dtypes (default f16,bf16,tf32,s8; also s4, "
-                   "sparse_f16); with --quick, the 1024^3 problem only")
+                   "sparse_f16, sparse_s4); with --quick, the 1024^3 problem only")
     p.add_argument("--no-own", action="store_true",
                    help="skip measure 5 (tcjit's own database and emulator latencies)")
     p.add_argument("--out", default=os.path.join(HERE, "results"))
