@@ -17,11 +17,12 @@ Sparse24Layout layout_or_throw(DType dtype, int64_t m, int64_t k, int64_t lda) {
     return compressed_a_layout(dtype, m, k, lda);
   } catch (const std::invalid_argument &e) {
     throw Error(ErrorCode::invalid_argument, e.what(), kWhere,
-                "give m >= 1, k a multiple of 4, lda >= k/2 (or 0) and a dtype of whole bytes");
+                "give m >= 1, k a multiple of 4 (8 for s4/u4), lda >= k/2 (or 0; even for s4/u4) "
+                "and a dtype of whole bytes or s4/u4");
   }
 }
 
-void check_dense(const void *p, int64_t k, int64_t ld_dense, const char *name) {
+void check_dense(DType dtype, const void *p, int64_t k, int64_t ld_dense, const char *name) {
   if (!p)
     throw Error(ErrorCode::invalid_argument, std::string(name) + " is null", kWhere,
                 "pass the host buffer");
@@ -29,6 +30,11 @@ void check_dense(const void *p, int64_t k, int64_t ld_dense, const char *name) {
     throw Error(ErrorCode::invalid_argument,
                 "ld_dense=" + std::to_string(ld_dense) + " is smaller than k=" + std::to_string(k),
                 kWhere, "give the row stride of the dense matrix, at least k");
+  if (packs_pairs(dtype) && ld_dense % 2 != 0)
+    throw Error(ErrorCode::invalid_argument,
+                "ld_dense=" + std::to_string(ld_dense) +
+                    " is odd: " + std::string(to_string(dtype)) + " values are packed two per byte",
+                kWhere, "give an even row stride, so that every row starts on a byte");
 }
 
 } // namespace
@@ -44,22 +50,22 @@ size_t sparse_2_4_metadata_offset(DType dtype, int64_t m, int64_t k, int64_t lda
 void prune_2_4_and_compress(DType dtype, const void *dense, int64_t m, int64_t k, int64_t ld_dense,
                             void *out, int64_t lda) {
   const Sparse24Layout layout = layout_or_throw(dtype, m, k, lda);
-  check_dense(dense, k, ld_dense, "dense");
-  check_dense(out, k, ld_dense, "out");
+  check_dense(dtype, dense, k, ld_dense, "dense");
+  check_dense(dtype, out, k, ld_dense, "out");
   sparse_compress(dtype, dense, m, k, ld_dense, layout, out);
 }
 
 void prune_2_4(DType dtype, void *dense, int64_t m, int64_t k, int64_t ld_dense) {
   (void)layout_or_throw(dtype, m, k, 0);
-  check_dense(dense, k, ld_dense, "dense");
+  check_dense(dtype, dense, k, ld_dense, "dense");
   sparse_prune(dtype, dense, m, k, ld_dense);
 }
 
 void decompress_2_4(DType dtype, const void *compressed, int64_t m, int64_t k, void *dense,
                     int64_t ld_dense, int64_t lda) {
   const Sparse24Layout layout = layout_or_throw(dtype, m, k, lda);
-  check_dense(compressed, k, ld_dense, "compressed");
-  check_dense(dense, k, ld_dense, "dense");
+  check_dense(dtype, compressed, k, ld_dense, "compressed");
+  check_dense(dtype, dense, k, ld_dense, "dense");
   try {
     sparse_decompress(dtype, compressed, layout, m, k, dense, ld_dense);
   } catch (const std::invalid_argument &e) {

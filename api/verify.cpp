@@ -135,6 +135,10 @@ EmuEstimate estimate_emulator(const GemmGeometry &g, const codegen::KernelPlan &
   case codegen::MmaKind::sp_bf16_f32:
   case codegen::MmaKind::sp_s8_s32:
   case codegen::MmaKind::sp_u8_s32:
+  case codegen::MmaKind::sp_s4_s32:
+  case codegen::MmaKind::sp_u4_s32:
+  case codegen::MmaKind::sp_s4u4_s32:
+  case codegen::MmaKind::sp_u4s4_s32:
   case codegen::MmaKind::sp_tf32_f32:
   case codegen::MmaKind::simt_f32: break;
   }

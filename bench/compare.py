@@ -48,6 +48,10 @@ DTYPES = {
     "sparse_f16": {"spec": "a=f16:row b=f16:col c=f16:row acc=f32 sparse=2:4", "mma": "16x8x32",
                    "bytes": "2,2,2", "triton": False, "emulate_anchors": False, "predict": False,
                    "config": "128x128x64 w64x32 s3 k1 g1 va8 vb8"},
+    # mma.sp m16n8k128 (4:8 by pairs); two warp-level mma.sp per K-tile for SparseGemm: K-tile 256
+    "sparse_s4": {"spec": "a=s4:row b=s4:col c=s32:row acc=s32 sparse=2:4", "mma": "16x8x128",
+                  "bytes": "0.5,0.5,4", "triton": False, "emulate_anchors": False,
+                  "predict": False, "config": "128x128x256 w64x32 s3 k1 g1 va32 vb32"},
 }
 DEFAULT_DTYPES = ["f16", "bf16", "tf32", "s8"]
 # name, M, N, K, run on the emulator (4096^3 is ~64x the 1024^3 run: minutes per kernel there)
@@ -404,7 +408,7 @@ def main():
     p.add_argument("--quick", action="store_true", help="one problem (1024^3 f16) per measure")
     p.add_argument("--reps", type=int, default=5, help="repetitions per compile measure (>= 5)")
     p.add_argument("--dtypes", help="comma-separated dtypes (default f16,bf16,tf32,s8; also s4, "
-                   "sparse_f16); with --quick, the 1024^3 problem only")
+                   "sparse_f16, sparse_s4); with --quick, the 1024^3 problem only")
     p.add_argument("--no-own", action="store_true",
                    help="skip measure 5 (tcjit's own database and emulator latencies)")
     p.add_argument("--out", default=os.path.join(HERE, "results"))

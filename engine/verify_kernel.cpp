@@ -156,16 +156,16 @@ struct SparseInputs {
 };
 SparseInputs sparse_a_inputs(const GemmGeometry &geo, uint64_t seed) {
   const DType t = geo.a.dtype;
-  const int64_t esize = dtype_bits(t) / 8, dense = geo.m * geo.k;
+  const int bits = dtype_bits(t); // s4/u4: 4, two values per byte (m * k and the strides even)
+  const int64_t dense_bytes = geo.m * geo.k * bits / 8, block = geo.a.batch_stride * bits / 8;
   SparseInputs in;
-  in.pruned = random_bytes(t, geo.batch * dense, seed);
-  in.compressed.resize(static_cast<size_t>(geo.batch * geo.a.batch_stride * esize));
+  in.pruned = random_bytes(t, geo.batch * geo.m * geo.k, seed);
+  in.compressed.resize(static_cast<size_t>(geo.batch * block));
   const Sparse24Layout layout = compressed_a_layout(t, geo.m, geo.k, geo.a.ld);
   for (int64_t b = 0; b < geo.batch; ++b) {
-    std::byte *matrix = in.pruned.data() + b * dense * esize;
+    std::byte *matrix = in.pruned.data() + b * dense_bytes;
     sparse_prune(t, matrix, geo.m, geo.k, geo.k);
-    sparse_compress(t, matrix, geo.m, geo.k, geo.k, layout,
-                    in.compressed.data() + b * geo.a.batch_stride * esize);
+    sparse_compress(t, matrix, geo.m, geo.k, geo.k, layout, in.compressed.data() + b * block);
   }
   return in;
 }

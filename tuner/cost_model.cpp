@@ -61,15 +61,17 @@ KtileCounts ktile_counts(const OpSpec &spec, const codegen::TileConfig &c, bool 
       k.converts += registers * (f.elem_bits == 16 ? 1 : f.elem_bits == 32 ? 8 : 0);
     }
   }
-  // A's and B's K-tiles; a sparse A's compressed tile and metadata (bm * bk / 8 bytes)
+  // A's and B's K-tiles; a sparse A's compressed tile and metadata (bm * bk / 8 bytes, s4/u4 / 16)
   const double bytes = f.sparse ? c.bm * (c.bk / 2.0) * esize + double(c.bn) * c.bk * esize
                                 : double(c.bm + c.bn) * c.bk * esize;
   const double vec_bytes = std::max(1.0, std::min(r.vec_a, r.vec_b) * esize);
   k.global_copies = bytes / vec_bytes / 32 / warps;
   k.copy_wavefronts = bytes / 128 / warps;
-  if (f.sparse) { // the metadata's copy units: mma.k / 8 bytes (plan/sparse_metadata.h)
-    const double meta = double(c.bm) * c.bk / 8;
-    k.global_copies += meta / (f.k / 8.0) / 32 / warps;
+  if (f.sparse) { // the metadata's copy units: mma.k / 8 bytes (plan/sparse_metadata.h); packed
+    // s4/u4 count bytes (pairs of values): half of that
+    const double per_value = std::min(1.0, esize);
+    const double meta = double(c.bm) * c.bk * per_value / 8;
+    k.global_copies += meta / (f.k * per_value / 8.0) / 32 / warps;
     k.copy_wavefronts += meta / 128 / warps;
   }
   return k;

@@ -28,7 +28,9 @@ StepCycles step_cycles(const GpuModel &gpu, const KernelFeatures &k, int residen
                        int64_t active_sms) {
   const double math_per_ktile = double(k.bm) * k.bn * k.bk / (double(k.mma_m) * k.mma_n * k.mma_k);
   const double flops_per_ktile = 2.0 * k.bm * k.bn * k.bk;
-  const double a_bytes = k.sparse ? k.a_bytes / 2.0 + 1.0 / 8 : double(k.a_bytes);
+  // 2:4-sparse A: half the values, 4 bits of metadata per 4 (s4/u4: per 4 pairs of values)
+  const double metadata = k.a_bytes < 1 ? 1.0 / 16 : 1.0 / 8;
+  const double a_bytes = k.sparse ? k.a_bytes / 2.0 + metadata : double(k.a_bytes);
   const double bytes_per_ktile = double(k.bm) * k.bk * a_bytes + double(k.bn) * k.bk * k.b_bytes;
   const double speedup = k.sparse ? sparse_speedup : 1.0;
   StepCycles s;

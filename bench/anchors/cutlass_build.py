@@ -16,7 +16,7 @@ SOURCE = os.path.join(HERE, "cutlass_gemm.cu")
 SPARSE_SOURCE = os.path.join(HERE, "cutlass_sparse_gemm.cu")
 DTYPE_MACROS = {"f16": "ANCHOR_DTYPE_F16", "bf16": "ANCHOR_DTYPE_BF16", "tf32": "ANCHOR_DTYPE_TF32",
                 "s8": "ANCHOR_DTYPE_S8", "s4": "ANCHOR_DTYPE_S4",
-                "sparse_f16": "ANCHOR_DTYPE_F16"}
+                "sparse_f16": "ANCHOR_DTYPE_F16", "sparse_s4": "ANCHOR_DTYPE_S4"}
 KERNEL = "cutlass_anchor_gemm"
 SPARSE_KERNEL = "cutlass_anchor_sparse_gemm"
 

@@ -5,7 +5,7 @@
 // nvidia-cutlass PyPI package (scripts/setup, bench/setup); nothing of CUTLASS is committed here.
 //
 // Two builds of this one file, as bench/anchors/cutlass_gemm.cu:
-//   device: nvcc -arch=sm_80 -ptx -DANCHOR_DTYPE_F16 -DBM=64 ... (the kernel below)
+//   device: nvcc -arch=sm_80 -ptx -DANCHOR_DTYPE_F16 (or _S4) -DBM=64 ... (the kernel below)
 //   host:   nvcc -DANCHOR_HOST ... (prints the launch shape, the Params bytes for given M, N, K
 //           and device addresses of A (compressed), B, C, D and E, and the metadata's geometry)
 //
@@ -22,8 +22,15 @@ using ElementIn = cutlass::half_t;
 using ElementOut = cutlass::half_t;
 using ElementAcc = float;
 using Instruction = cutlass::gemm::GemmShape<16, 8, 32>;
+#elif defined(ANCHOR_DTYPE_S4)
+// cutlass::int4b_t (two per byte, the lower K index in the low nibble), s32 out; CUTLASS's
+// integer default is OpMultiplyAddSaturate (mma.sp ... .s4.s4.s32.satfinite, m16n8k128)
+using ElementIn = cutlass::int4b_t;
+using ElementOut = int32_t;
+using ElementAcc = int32_t;
+using Instruction = cutlass::gemm::GemmShape<16, 8, 128>;
 #else
-#error "define ANCHOR_DTYPE_F16"
+#error "define ANCHOR_DTYPE_F16 or ANCHOR_DTYPE_S4"
 #endif
 
 #if !defined(BM) || !defined(BN) || !defined(BK) || !defined(WM) || !defined(WN) ||               \

@@ -63,7 +63,7 @@ MatrixGeometry sparse_a_geometry(const MatrixOperand &op, int64_t m, int64_t k) 
   g.ld = l.lda;
   g.row_stride = l.lda;
   g.col_stride = 1;
-  g.batch_stride = l.block_bytes / (dtype_bits(op.dtype) / 8);
+  g.batch_stride = l.block_bytes * 8 / dtype_bits(op.dtype); // in elements (s4/u4: 2 per byte)
   return g;
 }
 

@@ -13,7 +13,13 @@
 //   The next batch's block starts at round_up(metadata_offset + M * K/8, 16) bytes, a whole
 //   number of elements: the batch stride.
 // K must be a multiple of 4 here (the kernels need a multiple of their mma's K: validate.cpp).
-// Supported element types: f16, bf16, f32/tf32, s8, u8 (whole bytes).
+// Supported element types: f16, bf16, f32/tf32, s8, u8 (whole bytes), and s4, u4 by pairs:
+//   s4/u4 (two values per byte, value 2i in the low nibble of byte i; PTX ISA "Sparse matrix
+//   storage": 4-bit A is "pair-wise" 4:8 sparse) is pruned and compressed as the 8-bit 2:4 of its
+//   bytes: a unit is a byte (a pair of adjacent values 2j, 2j+1), of every 4 units (8 values) the
+//   2 pairs of largest |v0| + |v1| are kept (ties to the lower index), and the layout above holds
+//   with "element" read as "byte" and K as k/2 bytes: lda counts compressed values (even), the
+//   values are M rows of lda/2 bytes, the metadata rows k/16 bytes whose indices count pairs.
 #pragma once
 
 #include "tcjit/op_spec.h"
@@ -30,7 +36,8 @@ struct Sparse24Layout {
 };
 
 // The layout of an m x k A; lda = 0 for the dense default k / 2. Throws std::invalid_argument
-// when k is not a positive multiple of 4, m < 1, lda < k / 2, or the dtype has no whole bytes.
+// when k is not a positive multiple of 4 (s4/u4: 8), m < 1, lda < k / 2 (s4/u4: or odd), or the
+// dtype has no whole bytes (other than s4/u4).
 Sparse24Layout compressed_a_layout(DType dtype, int64_t m, int64_t k, int64_t lda = 0);
 
 // The two indices (0..3, first < second) kept of the 4 values v[0..3]: the two largest
@@ -44,9 +51,12 @@ KeptPair kept_pair(const double (&v)[4]);
 KeptPair kept_pair_1_2(const double (&v)[4]);
 // Whether dtype prunes by pairs (f32, tf32) rather than by groups of 4.
 bool prunes_pairs(DType dtype);
+// Whether dtype's unit of sparsity is a pair of adjacent values, one byte (s4, u4: 4:8 pair-wise).
+bool packs_pairs(DType dtype);
 
 // Prunes a row-major m x k matrix (row stride ld elements) in place: zeroes the 2 values of every
-// 4 along K that kept_pair drops (f32/tf32: kept_pair_1_2, the smaller of every pair).
+// 4 along K that kept_pair drops (f32/tf32: kept_pair_1_2, the smaller of every pair; s4/u4: the
+// 2 pairs of every 4 pairs of smallest |v0| + |v1|, ld even).
 void sparse_prune(DType dtype, void *data, int64_t m, int64_t k, int64_t ld);
 
 // Prunes and compresses a row-major m x k matrix (row stride ld) into `out` (layout.block_bytes;

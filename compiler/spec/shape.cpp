@@ -148,10 +148,13 @@ std::optional<double> min_bytes(const OpSpec &s) {
   if (s.kind == OpKind::gemm) {
     const GemmSpec &g = s.gemm;
     const int64_t m = g.m.value, n = g.n.value, k = g.k.value, b = g.batch.value;
-    // A 2:4-sparse A: its k/2 kept values per row and 4 bits of metadata per 4 values.
-    const double a_bytes = s.sparsity == Sparsity::dense
-                               ? double(bytes_of(g.a.dtype, b * m * k))
-                               : double(bytes_of(g.a.dtype, b * m * k / 2)) + double(b * m * k) / 8;
+    // A 2:4-sparse A: its k/2 kept values per row and 4 bits of metadata per 4 values (s4/u4:
+    // per 4 pairs of values).
+    const double group_values = dtype_bits(g.a.dtype) == 4 ? 8.0 : 4.0;
+    const double a_bytes =
+        s.sparsity == Sparsity::dense
+            ? double(bytes_of(g.a.dtype, b * m * k))
+            : double(bytes_of(g.a.dtype, b * m * k / 2)) + double(b * m * k) / group_values / 2;
     double bytes = a_bytes + double(bytes_of(g.b.dtype, b * k * n));
     bytes += double(bytes_of(g.c.dtype, b * m * n)) * (reads_c ? 2.0 : 1.0);
     bytes += double(bytes_of(g.c.dtype, z.bias));

@@ -192,10 +192,16 @@ MmaChoice choose_mma(const OpSpec &spec, std::string_view arch, bool tf32_overri
              ": each operand read by its own type (signed or unsigned), exact s32 accumulate";
   m.sparse = form->sparse;
   if (form->sparse)
-    m.note = "2:4-sparse A: pass A pruned (the 2 largest magnitudes of every 4 along K) and "
-             "compressed, its k/2 kept values per row then the metadata (tcjit::"
-             "prune_2_4_and_compress, docs/dsl.md); peak " +
-             s(static_cast<int>(sparse_speedup)) + "x the dense mma's";
+    m.note =
+        std::string(form->elem_bits == 4
+                        ? "2:4-sparse A by pairs (4:8, the mma.sp rule for 4-bit values): pass "
+                          "A pruned (the 2 pairs of largest |v0| + |v1| of every 4 pairs of "
+                          "values along K) and "
+                        : "2:4-sparse A: pass A pruned (the 2 largest magnitudes of every 4 "
+                          "along K) and ") +
+        "compressed, its k/2 kept values per row then the metadata (tcjit::"
+        "prune_2_4_and_compress, docs/dsl.md); peak " +
+        s(static_cast<int>(sparse_speedup)) + "x the dense mma's";
   return m;
 }
 

@@ -280,27 +280,30 @@ void check_dtypes(Errors &errors, const DTypeRoles &roles, DType acc, MathMode m
 
 // sparse=2:4 on a GEMM: the types tcjit compiles with mma.sp, A row-major (the kept values of
 // every group of 4 along K lie together, compiler/reference/sparse_2_4.h), K a multiple of the
-// sparse mma's K, lda in compressed elements.
+// sparse mma's K, lda in compressed elements. s4/u4 are sparse by pairs of values (the PTX ISA's
+// 4:8 pair-wise rule; B col-major is check_packed_operands').
 void check_sparse_gemm(Errors &errors, const GemmSpec &g) {
   const DType a = g.a.dtype;
   const bool half = a == DType::f16 || a == DType::bf16, byte = a == DType::s8 || a == DType::u8;
   const bool tf32 = a == DType::f32 || a == DType::tf32; // 1:2 pairs (math=f32 has no mma.sp)
-  if (!half && !byte && !tf32) {
+  const bool nibble = a == DType::s4 || a == DType::u4;  // 4:8 by pairs (2 of every 4 pairs)
+  if (!half && !byte && !tf32 && !nibble) {
     add(errors, "sparse",
         "sparse=2:4 is compiled for a=f16 and a=bf16 (mma.sp m16n8k32, acc=f32), a=s8 and "
-        "a=u8 (mma.sp m16n8k64, acc=s32) and a=f32 with math=tf32 or a=tf32 (mma.sp m16n8k16, "
+        "a=u8 (mma.sp m16n8k64, acc=s32), a=s4 and a=u4 (mma.sp m16n8k128, acc=s32, 2 kept pairs "
+        "of every 4 pairs of values) and a=f32 with math=tf32 or a=tf32 (mma.sp m16n8k16, "
         "one kept value of every pair); a=" +
             str(to_string(a)) +
             " is not supported with sparse=2:4 (use one of those, or remove sparse=2:4)");
     return;
   }
   // the sparse mma's K (compiler/target/mma_table.cpp)
-  const int64_t sparse_mma_k = tf32 ? 16 : half ? 32 : 64;
+  const int64_t sparse_mma_k = tf32 ? 16 : half ? 32 : byte ? 64 : 128;
   const std::string mma = "mma.sp m16n8k" + str(sparse_mma_k);
   if (g.a.layout != MatrixLayout::row)
     add(errors, "sparse",
         "sparse=2:4 needs A row-major (K contiguous): A is passed compressed, the 2 kept values of "
-        "every 4 along K side by side; write a=" +
+        "every 4 along K (s4/u4: pairs of values) side by side; write a=" +
             str(to_string(a)) + ":row");
   if (!g.k.is_fixed())
     add(errors, "sparse",

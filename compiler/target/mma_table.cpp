@@ -15,7 +15,7 @@ constexpr MatrixLayout row = MatrixLayout::row, col = MatrixLayout::col;
 // ISA names; the intrinsics are those of IntrinsicsNVPTX.td of LLVM 19 (mma_emit.cpp looks them
 // up by name and refuses a name LLVM does not know).
 // clang-format off
-constexpr std::array<MmaForm, 24> kForms{{
+constexpr std::array<MmaForm, 28> kForms{{
     {MmaKind::f16_f32, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
      "llvm.nvvm.mma.m16n8k16.row.col.f32.f32", 16, 8, 16, DType::f16, DType::f16, DType::f16,
      DType::f32, row, col, 80, 70, 4, 2, 4, 16, FragmentMap::m16n8k16_16bit, MathUnit::f16, ""},
@@ -101,6 +101,20 @@ constexpr std::array<MmaForm, 24> kForms{{
     {MmaKind::sp_tf32_f32, "mma.sp.sync.aligned.m16n8k16.row.col.f32.tf32.tf32.f32", "", 16, 8,
      16, DType::tf32, DType::tf32, DType::f32, DType::f32, row, col, 80, 71, 4, 4, 4, 32,
      FragmentMap::sp_m16n8k16_32bit, MathUnit::tf32, "", true},
+    // s4/u4 (PTX ISA "Sparse matrix storage": 4-bit A is 4:8 sparse by pairs of adjacent values;
+    // the metadata's indices count pairs, selector 0 only: all four threads of a group hold it).
+    {MmaKind::sp_s4_s32, "mma.sp.sync.aligned.m16n8k128.row.col.s32.s4.s4.s32", "", 16, 8, 128,
+     DType::s4, DType::s4, DType::s4, DType::s32, row, col, 80, 71, 4, 4, 4, 4,
+     FragmentMap::sp_m16n8k128_4bit, MathUnit::s4, "", true},
+    {MmaKind::sp_u4_s32, "mma.sp.sync.aligned.m16n8k128.row.col.s32.u4.u4.s32", "", 16, 8, 128,
+     DType::u4, DType::u4, DType::u4, DType::s32, row, col, 80, 71, 4, 4, 4, 4,
+     FragmentMap::sp_m16n8k128_4bit, MathUnit::s4, "", true},
+    {MmaKind::sp_s4u4_s32, "mma.sp.sync.aligned.m16n8k128.row.col.s32.s4.u4.s32", "", 16, 8, 128,
+     DType::s4, DType::u4, DType::s4, DType::s32, row, col, 80, 71, 4, 4, 4, 4,
+     FragmentMap::sp_m16n8k128_4bit, MathUnit::s4, "", true},
+    {MmaKind::sp_u4s4_s32, "mma.sp.sync.aligned.m16n8k128.row.col.s32.u4.s4.s32", "", 16, 8, 128,
+     DType::u4, DType::s4, DType::u4, DType::s32, row, col, 80, 71, 4, 4, 4, 4,
+     FragmentMap::sp_m16n8k128_4bit, MathUnit::s4, "", true},
 }};
 // clang-format on
 
@@ -191,6 +205,10 @@ std::string_view to_string(MmaKind k) {
   case MmaKind::u4_s32: return "u4_s32";
   case MmaKind::s4u4_s32: return "s4u4_s32";
   case MmaKind::u4s4_s32: return "u4s4_s32";
+  case MmaKind::sp_s4_s32: return "sp_s4_s32";
+  case MmaKind::sp_u4_s32: return "sp_u4_s32";
+  case MmaKind::sp_s4u4_s32: return "sp_s4u4_s32";
+  case MmaKind::sp_u4s4_s32: return "sp_u4s4_s32";
   case MmaKind::b1and_s32: return "b1and_s32";
   case MmaKind::b1xor_s32: return "b1xor_s32";
   case MmaKind::sp_f16_f32: return "sp_f16_f32";
@@ -310,7 +328,9 @@ FragOffset a_offset(const MmaForm &f, int i) {
   case FragmentMap::m16n8k32_8bit:
   case FragmentMap::sp_m16n8k64_8bit: // compressed columns
     return {((i >> 2) & 1) * 8, (i & 3) + (i >= 8 ? 16 : 0)};
-  case FragmentMap::m16n8k64_4bit: return {((i >> 3) & 1) * 8, (i & 7) + (i >= 16 ? 32 : 0)};
+  case FragmentMap::m16n8k64_4bit:
+  case FragmentMap::sp_m16n8k128_4bit: // compressed columns
+    return {((i >> 3) & 1) * 8, (i & 7) + (i >= 16 ? 32 : 0)};
   case FragmentMap::m16n8k256_1bit: return {((i >> 5) & 1) * 8, (i & 31) + (i >= 64 ? 128 : 0)};
   case FragmentMap::m8n8k4_64bit:
   case FragmentMap::simt: return {0, 0};
@@ -328,6 +348,7 @@ int b_k_offset(const MmaForm &f, int i) {
   case FragmentMap::m16n8k64_4bit: return (i & 7) + (i >= 8 ? 32 : 0);
   case FragmentMap::m16n8k256_1bit: return (i & 31) + (i >= 32 ? 128 : 0);
   case FragmentMap::sp_m16n8k64_8bit: return (i & 3) + 16 * (i >> 2);
+  case FragmentMap::sp_m16n8k128_4bit: return (i & 7) + 32 * (i >> 3);
   case FragmentMap::m8n8k4_64bit:
   case FragmentMap::simt: return 0;
   }
@@ -345,7 +366,8 @@ FragOffset c_offset(const MmaForm &f, int i) {
   case FragmentMap::m16n8k256_1bit:
   case FragmentMap::sp_m16n8k32_16bit:
   case FragmentMap::sp_m16n8k64_8bit:
-  case FragmentMap::sp_m16n8k16_32bit: return {i >= 2 ? 8 : 0, i & 1};
+  case FragmentMap::sp_m16n8k16_32bit:
+  case FragmentMap::sp_m16n8k128_4bit: return {i >= 2 ? 8 : 0, i & 1};
   }
   return {};
 }

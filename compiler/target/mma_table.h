@@ -69,6 +69,11 @@ enum class MmaKind {
   sp_s8_s32,   // mma.sp m16n8k64 s8
   sp_u8_s32,   // mma.sp m16n8k64 u8
   sp_tf32_f32, // mma.sp m16n8k16 tf32 (1:2 pairs)
+  // mma.sp m16n8k128 s4/u4 (4:8 by pairs of values: in bytes, s8's 2:4)
+  sp_s4_s32,   // s4 x s4
+  sp_u4_s32,   // u4 x u4
+  sp_s4u4_s32, // s4 x u4
+  sp_u4s4_s32, // u4 x s4
 };
 
 // Which of the ISA's fragment maps a form's registers follow (a_offset, b_k_offset, c_offset).
@@ -91,6 +96,10 @@ enum class FragmentMap {
   // along K) in the m16n8k8 32-bit map; B (4 x b32) k = q + 4i: two m16n8k8 B fragments, k 0-7
   // and 8-15.
   sp_m16n8k16_32bit,
+  // mma.sp m16n8k128 s4/u4: A (4 x b32) the compressed 16 x 64 tile (2 kept pairs of every 4
+  // pairs of values along K) in the m16n8k64 4-bit map; B (4 x b32) k = 8q + (i & 7) + 32 (i >> 3):
+  // two m16n8k64 B fragments. In bytes along K it is sp_m16n8k64_8bit (kernel_plan.h k_pack).
+  sp_m16n8k128_4bit,
 };
 
 struct MmaForm {

@@ -66,10 +66,15 @@ std::string canonical_text(const OpSpec &spec);
 // Pruning keeps the 2 largest magnitudes of every 4 along K (ties to the lower index; NaN is never
 // pruned), like cuSPARSELt's prune; for f32 and tf32, whose mma.sp is 1:2, the larger magnitude
 // of each pair (columns 4g, 4g+1 and 4g+2, 4g+3), so the first index is 0 or 1 and the second 2
-// or 3. dtype: f16, bf16, f32, tf32, s8 or u8 (tcjit's sparse kernels take all of them, f32 with
-// math=tf32); element bits as in op_spec.h. `dense` is a row-major m x k matrix
-// with row stride ld_dense. Throws Error(invalid_argument) for k not a positive multiple of 4, m <
-// 1, lda < k/2, ld_dense < k, a null pointer, or a dtype without whole-byte elements.
+// or 3. dtype: f16, bf16, f32, tf32, s8, u8, s4 or u4 (tcjit's sparse kernels take all of them,
+// f32 with math=tf32); element bits as in op_spec.h. s4/u4 (two values per byte, value 2i in the
+// low nibble of byte i) are 4:8 sparse by pairs, the mma.sp rule for 4-bit types: everything
+// above holds for their bytes (a byte = a pair of adjacent values; of every 4 pairs the 2 of
+// largest |v0| + |v1| are kept, ties to the lower index; metadata indices count pairs, k/16
+// bytes per row); lda counts compressed values and must be even, as must ld_dense. `dense` is a
+// row-major m x k matrix with row stride ld_dense. Throws Error(invalid_argument) for k not a
+// positive multiple of 4 (s4/u4: 8), m < 1, lda < k/2, an odd lda or ld_dense of s4/u4, ld_dense
+// < k, a null pointer, or another dtype without whole-byte elements.
 size_t sparse_2_4_bytes(DType dtype, int64_t m, int64_t k, int64_t lda = 0);
 size_t sparse_2_4_metadata_offset(DType dtype, int64_t m, int64_t k, int64_t lda = 0);
 // Prunes `dense` and writes the compressed block (sparse_2_4_bytes() bytes) to `out`.

@@ -86,4 +86,31 @@ TEST(Sparse24Api, ErrorsSayWhatToFix) {
                tcjit::ErrorCode::invalid_argument, "ld_dense=4 is smaller than k=8");
 }
 
+// s4/u4 by pairs: the block is 16-aligned values then k/16 metadata bytes per row, prune keeps 2
+// pairs of every 4 and decompress gives the pruned matrix back; odd strides are refused.
+TEST(Sparse24Api, FourBitTypesArePrunedByPairs) {
+  // m = 2, k = 16: 2 x 4 bytes of values -> metadata at 16, 2 x 1 byte -> 32
+  ASSERT_EQ(tcjit::sparse_2_4_bytes(DType::s4, 2, 16), 32u);
+  ASSERT_EQ(tcjit::sparse_2_4_metadata_offset(DType::s4, 2, 16), 16u);
+  const std::vector<uint8_t> dense = {0x11, 0x77, 0x00, 0x23, 0xff, 0x00, 0x10, 0x88,
+                                      0x01, 0x02, 0x03, 0x04, 0x40, 0x30, 0x20, 0x10};
+  std::vector<uint8_t> block(tcjit::sparse_2_4_bytes(DType::u4, 2, 16));
+  tcjit::prune_2_4_and_compress(DType::u4, dense.data(), 2, 16, 16, block.data());
+  std::vector<uint8_t> back(dense.size()), pruned = dense;
+  tcjit::decompress_2_4(DType::u4, block.data(), 2, 16, back.data(), 16);
+  tcjit::prune_2_4(DType::u4, pruned.data(), 2, 16, 16);
+  EXPECT_EQ(back, pruned);
+  // u4 pair sums: row 0 group 0 (1,1)=2 (7,7)=14 (0,0)=0 (3,2)=5 -> pairs 1, 3
+  EXPECT_EQ(pruned[0], 0x00);
+  EXPECT_EQ(pruned[1], 0x77);
+  EXPECT_EQ(pruned[3], 0x23);
+  EXPECT_EQ(block[16] & 15, 1 | 3 << 2);
+  expect_error([&] { tcjit::sparse_2_4_bytes(DType::s4, 2, 12); },
+               tcjit::ErrorCode::invalid_argument, "multiple of 8");
+  expect_error([&] { tcjit::sparse_2_4_bytes(DType::s4, 2, 16, 9); },
+               tcjit::ErrorCode::invalid_argument, "lda=9 is odd");
+  expect_error([&] { tcjit::prune_2_4(DType::s4, pruned.data(), 1, 16, 17); },
+               tcjit::ErrorCode::invalid_argument, "ld_dense=17 is odd");
+}
+
 } // namespace

@@ -24,9 +24,9 @@ namespace {
 // The operations, with the input dtype and accumulator left to fill in.
 const char *const kOps[] = {
     "gemm m=64 n=64 k=64 a=%IN b=%IN:col acc=%ACC",
-    "gemm m=64 n=64 k=64 a=%IN b=u8:col acc=%ACC", // s8 x u8 (and u8 x u8)
-    "gemm m=64 n=64 k=64 a=%IN b=s8:col acc=%ACC", // u8 x s8 (and s8 x s8)
-    "gemm m=64 n=64 k=64 a=%IN b=%IN:col acc=%ACC sparse=2:4",
+    "gemm m=64 n=64 k=64 a=%IN b=u8:col acc=%ACC",              // s8 x u8 (and u8 x u8)
+    "gemm m=64 n=64 k=64 a=%IN b=s8:col acc=%ACC",              // u8 x s8 (and s8 x s8)
+    "gemm m=64 n=64 k=128 a=%IN b=%IN:col acc=%ACC sparse=2:4", // k: s4 needs 128
     "conv2d n=1 h=8 w=8 c=32 k=32 r=3 s=3 pad=1 x=%IN acc=%ACC",
     "conv2d n=1 h=8 w=8 c=32 k=32 groups=32 r=3 s=3 pad=1 x=%IN acc=%ACC",
     "gemm m=48 n=40 k=256 a=%IN b=%IN:col acc=%ACC bop=xor", // b1 only

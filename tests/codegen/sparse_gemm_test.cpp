@@ -1,8 +1,9 @@
-// 2:4-sparse GEMMs (sparse=2:4, mma.sp; f16, bf16, s8, u8, tf32): both backends' kernels assemble
-// with ptxas for sm_80 and, on the emulator, match the CPU reference computed with the pruned dense
-// A (engine/verify_kernel: random A pruned and compressed by compiler/reference/sparse_2_4.h), over
-// tails in M and N, K-tiles past K, batch, split-K, lda and the epilogue's bias and activations,
-// and K of many K-tiles through 3-4 stages (the metadata's stage slots, plan/sparse_metadata.h).
+// 2:4-sparse GEMMs (sparse=2:4, mma.sp; f16, bf16, s8, u8, tf32, s4, u4): both backends' kernels
+// assemble with ptxas for sm_80 and, on the emulator, match the CPU reference computed with the
+// pruned dense A (engine/verify_kernel: random A pruned and compressed by
+// compiler/reference/sparse_2_4.h), over tails in M and N, K-tiles past K, batch, split-K, lda and
+// the epilogue's bias and activations, and K of many K-tiles through 3-4 stages (the metadata's
+// stage slots, plan/sparse_metadata.h).
 #include "compiler/dsl/parser.h"
 #include "engine/cubin_build.h"
 #include "engine/kernel_compile.h"
@@ -53,6 +54,15 @@ const Case kCases[] = {
      "32x32x64 w16x16 s3 k2"},
     {"gemm m=32 n=24 k=256 a=tf32:row b=tf32:col c=f32:row acc=f32 sparse=2:4",
      "32x32x16 w16x16 s4"},
+    // s4/u4 (mma.sp m16n8k128, 2 kept pairs of every 4 pairs; in bytes the s8 path): mixed
+    // pairs, odd M and N, K a multiple of 128 but not of the 256-value K-tile, batch with a
+    // padded lda (compressed values), split-K into s8
+    {"gemm m=64 n=64 k=256 a=s4:row b=s4:col c=s32:row acc=s32 sparse=2:4", "32x32x128 w16x16 s2"},
+    {"gemm m=33 n=41 k=384 a=u4:row b=u4:col c=s32:row acc=s32 sparse=2:4", "32x32x256 w16x16 s3"},
+    {"gemm m=40 n=24 k=256 batch=3 lda=160 a=s4:row b=u4:col c=s32:row acc=s32 sparse=2:4", ""},
+    {"gemm m=17 n=9 k=128 a=u4:row b=s4:col c=s32:col acc=s32 sparse=2:4", ""},
+    {"gemm m=48 n=40 k=512 batch=2 a=s4:row b=s4:col c=s8:row acc=s32 alpha=0.05 sparse=2:4",
+     "32x32x128 w16x16 s3 k2"},
 };
 
 codegen::CompiledKernel compile(const Case &c, codegen::Backend backend) {
@@ -90,6 +100,28 @@ TEST_P(SparseGemm, MatchesTheReferenceOfThePrunedA) {
   const engine::KernelCheck check = engine::run_and_check_kernel(dev, k, spec, /*seed=*/11);
   EXPECT_GT(check.report.count, 0);
   EXPECT_TRUE(check.report.ok()) << check.report.summary();
+}
+
+// s4/u4 sparse kernels on every arch tcjit targets (mma.sp m16n8k128 exists from sm_80): both
+// backends' PTX assembles with ptxas for sm_80, sm_86, sm_89 and sm_90.
+TEST(SparseGemm4Bit, PtxasAcceptsItOnEveryArch) {
+  const OpSpec spec =
+      parse_spec("gemm m=64 n=64 k=384 a=s4:row b=u4:col c=s32:row acc=s32 sparse=2:4")
+          .entries.at(0)
+          .spec;
+  for (const char *arch : {"sm_80", "sm_86", "sm_89", "sm_90"})
+    for (const codegen::Backend backend : {codegen::Backend::llvm, codegen::Backend::cuda_source}) {
+      SCOPED_TRACE(std::string(arch) + (backend == codegen::Backend::llvm ? " llvm" : " cuda"));
+      codegen::CompileOptions options;
+      options.arch = arch;
+      options.backend = backend;
+      const codegen::CompiledKernel k = engine::compile_kernel(spec, options);
+      ASSERT_TRUE(k.ok()) << k.errors[0].field << ": " << k.errors[0].message;
+      EXPECT_EQ(k.plan.mma.ptx, "mma.sp.sync.aligned.m16n8k128.row.col.s32.s4.u4.s32");
+      EXPECT_NE(k.ptx.find("mma.sp.sync.aligned.m16n8k128.row.col.s32.s4.u4.s32"),
+                std::string::npos);
+      EXPECT_EQ(engine::build_cubin(k, engine::CubinRoute::ptxas).error, "");
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, SparseGemm,

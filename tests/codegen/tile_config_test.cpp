@@ -365,6 +365,83 @@ TEST(MmaTable, SparseFormsAndTheirDenseTwins) {
             71);
 }
 
+// The sparse s4/u4 forms (mma.sp m16n8k128, PTX ISA "Matrix fragments for sparse mma.m16n8k128
+// with .u4/.s4"): read in bytes along K they are the sparse s8 form (m16n8k64): A's compressed
+// map, B's map and the register counts, the 2 kept units of every 4 being bytes (pairs of values;
+// the emulator's metadata geometry, 4 threads of a group and selector 0, is the same for both).
+// The plan loads them as sparse s8 bytes: the byte view of the form and of its dense twin.
+TEST(MmaTable, SparsePackedFragmentsAreTheSparseS8MapInBytes) {
+  const auto s8 = find_mma_form(MathRequest{DType::s8, DType::s8, DType::s32, MathMode::tf32,
+                                            Sparsity::two_four, BitOp::and_popc});
+  ASSERT_TRUE(s8);
+  for (const auto &[a, b] : {std::pair{DType::s4, DType::s4}, std::pair{DType::u4, DType::u4},
+                             std::pair{DType::s4, DType::u4}, std::pair{DType::u4, DType::s4}}) {
+    const auto f = find_mma_form(
+        MathRequest{a, b, DType::s32, MathMode::tf32, Sparsity::two_four, BitOp::and_popc});
+    ASSERT_TRUE(f) << to_string(a) << " x " << to_string(b);
+    EXPECT_TRUE(f->sparse);
+    EXPECT_EQ(f->k, 2 * s8->k);
+    EXPECT_EQ(f->a, a);
+    EXPECT_EQ(f->b, b);
+    EXPECT_EQ(f->min_sm, 80);
+    EXPECT_EQ(f->a_regs, s8->a_regs);
+    EXPECT_EQ(f->b_regs, s8->b_regs);
+    EXPECT_EQ(elements_per_reg(*f), 8);
+    for (int j = 0; j < s8->a_regs * 4; ++j)
+      for (int e = 0; e < 2; ++e) {
+        const FragOffset packed = a_offset(*f, 2 * j + e), bytes = a_offset(*s8, j);
+        EXPECT_EQ(packed.row, bytes.row) << j;
+        EXPECT_EQ(packed.col, 2 * bytes.col + e) << j;
+      }
+    for (int j = 0; j < s8->b_regs * 4; ++j)
+      for (int e = 0; e < 2; ++e)
+        EXPECT_EQ(b_k_offset(*f, 2 * j + e), 2 * b_k_offset(*s8, j) + e) << j;
+    EXPECT_EQ(a_q_multiplier(*f), 2 * a_q_multiplier(*s8));
+    const MmaForm &twin = dense_twin(*f);
+    EXPECT_FALSE(twin.sparse);
+    EXPECT_EQ(twin.k, 64);
+    EXPECT_EQ(twin.a, a);
+    EXPECT_EQ(twin.b, b);
+  }
+  // the plan: K-tiles of 256 values are 128-byte rows of B and 64-byte compressed rows of A, the
+  // mma 64 bytes deep with s8's sparse map; the fragments load as the dense s4 twin in bytes
+  const OpSpec s4 = spec_of("gemm m=64 n=64 k=512 a=s4 b=u4:col c=s32 acc=s32 sparse=2:4");
+  TileConfig c{64, 64, 256, 32, 32, 3, 1, 1, 0, 0};
+  c = resolve_vectors(s4, c);
+  ASSERT_TRUE(validate_tile_config(s4, c, "sm_80", false).empty());
+  const KernelPlan p = plan_kernel(s4, c, "sm_80", false);
+  EXPECT_EQ(p.k_pack, 2);
+  EXPECT_TRUE(p.mma.sparse);
+  EXPECT_EQ(p.mma.kind, MmaKind::sp_s4u4_s32);
+  EXPECT_EQ(p.mma.k, 64);
+  EXPECT_EQ(p.mma.elem_bits, 8);
+  EXPECT_EQ(p.mma.fragments, FragmentMap::sp_m16n8k64_8bit);
+  EXPECT_EQ(p.k_steps, 2);
+  EXPECT_EQ(p.a.cols, 64);
+  EXPECT_EQ(p.b.cols, 128);
+  EXPECT_EQ(k_tile_extent(p), 128);
+  const KernelPlan fp = fragment_plan(p);
+  EXPECT_FALSE(fp.mma.sparse);
+  EXPECT_EQ(fp.mma.k, 32);
+  EXPECT_EQ(fp.mma.elem_bits, 8);
+  EXPECT_EQ(fp.mma.fragments, FragmentMap::m16n8k32_8bit);
+  // stages x (compressed A 64 x 64 bytes + B 64 x 128 bytes + metadata 64 rows x 128 / 8 bytes)
+  EXPECT_EQ(shared_bytes(s4, c), 3 * ((64 * 128 + 64 * 256) / 2 + 64 * 128 / 8));
+  EXPECT_EQ(p.smem_bytes, shared_bytes(s4, c));
+  // s8's sparse plan of the same bytes: the same tiles and maps
+  const OpSpec s8_spec = spec_of("gemm m=64 n=64 k=256 a=s8 b=s8:col c=s32 acc=s32 sparse=2:4");
+  TileConfig c8{64, 64, 128, 32, 32, 3, 1, 1, 0, 0};
+  c8 = resolve_vectors(s8_spec, c8);
+  const KernelPlan p8 = plan_kernel(s8_spec, c8, "sm_80", false);
+  EXPECT_EQ(p8.mma.k, p.mma.k);
+  EXPECT_EQ(p8.mma.fragments, p.mma.fragments);
+  EXPECT_EQ(p8.a.cols, p.a.cols);
+  EXPECT_EQ(p8.b.cols, p.b.cols);
+  EXPECT_EQ(k_tile_extent(p8), k_tile_extent(p));
+  EXPECT_EQ(fragment_plan(p8).mma.fragments, fp.mma.fragments);
+  EXPECT_EQ(fragment_plan(p8).mma.k, fp.mma.k);
+}
+
 // The swizzle maps the 8 rows of an ldmatrix phase (same 16-byte column) to 8 distinct 16-byte
 // bank groups, for every row size; and it is a permutation of the tile.
 TEST(KernelPlan, SwizzleIsConflictFreeAndBijective) {

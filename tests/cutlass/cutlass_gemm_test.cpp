@@ -4,7 +4,8 @@
 // semantics of each tensor-core form. Launch shape and Params bytes come from the host build of
 // the same source (<kernel>_params M N K A B C D [E] prints them for the device addresses).
 //
-// Inputs come from a fixed-seed std::mt19937_64. Integers (s4, b1) must match exactly. Floats:
+// Inputs come from a fixed-seed std::mt19937_64. Integers (s4 dense and 2:4-sparse, b1) must match
+// exactly. Floats:
 //   f16 in, f32 accumulation, f16 out (dense and 2:4-sparse): |D - R| <= 2^-10 |R| + K 2^-23 S +
 //     2^-24, R the exact (double) result, S = sum_k |a b| (f32 accumulation error of K terms plus
 //     the f16 rounding of the output);
@@ -337,28 +338,32 @@ void check_e4m3(const Problem &p) {
 
 // ---- 2:4-sparse f16 ---------------------------------------------------------------------------
 
-// A 2:4-sparse f16 A (M x K): the dense values (multiples of 2^-10, zero where pruned), the
-// compressed values (M x K/2, the two kept of every four in order) and each group's metadata
-// nibble idx0 | idx1 << 2 (the kept positions, idx0 < idx1).
+// A 2:4-sparse A (M x K): the dense values (zero where pruned), the compressed values (M x K/2,
+// the kept ones in order) and each group's metadata nibble idx0 | idx1 << 2 (the kept positions,
+// idx0 < idx1). f16: groups of 4 values, 2 kept (values -1024..1024, multiples of 2^-10 later);
+// s4 (`unit` = 2): the PTX ISA's 4:8 pair-wise sparsity, groups of 4 pairs of adjacent values, 2
+// pairs kept, the indices naming pairs (values -8..7).
 struct SparseA {
   std::vector<int> dense, compressed;
-  std::vector<uint8_t> nibbles; // M x K/4
+  std::vector<uint8_t> nibbles; // M x K/(4 unit)
 };
 
-SparseA make_sparse_a(const Problem &p, std::mt19937_64 &rng) {
+SparseA make_sparse_a(const Problem &p, std::mt19937_64 &rng, int unit = 1) {
   static constexpr std::array<std::array<int, 2>, 6> kPairs = {
       {{0, 1}, {0, 2}, {0, 3}, {1, 2}, {1, 3}, {2, 3}}};
-  std::uniform_int_distribution<int> value(-1024, 1024), pair(0, 5);
+  std::uniform_int_distribution<int> value(unit == 1 ? -1024 : -8, unit == 1 ? 1024 : 7),
+      pair(0, 5);
   SparseA s;
   s.dense.assign(size_t(p.m) * p.k, 0);
   for (int r = 0; r < p.m; ++r)
-    for (int g = 0; g < p.k / 4; ++g) {
+    for (int g = 0; g < p.k / (4 * unit); ++g) {
       const auto kept = kPairs[size_t(pair(rng))];
-      for (int idx : kept) {
-        const int v = value(rng);
-        s.dense[size_t(r) * p.k + 4 * g + idx] = v;
-        s.compressed.push_back(v);
-      }
+      for (int idx : kept)
+        for (int e = 0; e < unit; ++e) {
+          const int v = value(rng);
+          s.dense[size_t(r) * p.k + size_t(4 * unit * g + unit * idx + e)] = v;
+          s.compressed.push_back(v);
+        }
       s.nibbles.push_back(uint8_t(kept[0] | kept[1] << 2));
     }
   return s;
@@ -371,15 +376,17 @@ SparseA make_sparse_a(const Problem &p, std::mt19937_64 &rng) {
 //   row' = r/G*G + (r%8)*I + (r%G)/8   (G = 32, I = 4 for 16-bit words; G = 16, I = 2 for 32-bit)
 //   then swaps (row', w) within its 2x2 block when exactly one of row', w is odd (Z to N order),
 // and stores it in ColumnMajorInterleaved<2>: offset (w/2)*(2M) + row'*2 + w%2.
-Bytes cutlass_metadata(const SparseA &s, const Problem &p, int word_bytes, int per_e) {
-  const int groups_per_word = per_e / 2, words_per_row = p.k / 4 / groups_per_word;
+// `group_values`: dense values per nibble (4; s4: 8).
+Bytes cutlass_metadata(const SparseA &s, const Problem &p, int word_bytes, int group_values) {
+  const int groups_per_row = p.k / group_values, groups_per_word = 2 * word_bytes;
+  const int words_per_row = groups_per_row / groups_per_word;
   const int group = word_bytes == 2 ? 32 : 16, interweave = word_bytes == 2 ? 4 : 2;
   Bytes e(size_t(p.m) * words_per_row * size_t(word_bytes), 0);
   for (int r = 0; r < p.m; ++r)
     for (int w = 0; w < words_per_row; ++w) {
       uint32_t word = 0;
       for (int g = 0; g < groups_per_word; ++g)
-        word |= uint32_t(s.nibbles[size_t(r) * (p.k / 4) + size_t(w) * groups_per_word + g])
+        word |= uint32_t(s.nibbles[size_t(r) * groups_per_row + size_t(w) * groups_per_word + g])
                 << (4 * g);
       int row = r / group * group + (r % 8) * interweave + (r % group) / 8, col = w;
       if (row % 2 == 0 && col % 2 == 1)
@@ -421,7 +428,7 @@ void check_sparse_f16(const Problem &p) {
       << "this test lays out metadata for ColumnMajorInterleaved<2> only";
   ASSERT_TRUE((word_bytes == 2 || word_bytes == 4) && per_e == 8 * word_bytes / 2)
       << "unexpected metadata words: " << meta.dump();
-  const Bytes eb = cutlass_metadata(sa, p, word_bytes, per_e);
+  const Bytes eb = cutlass_metadata(sa, p, word_bytes, 4);
   const KernelRun run = run_cutlass("sparse_f16", "cutlass_anchor_sparse_gemm", 80, p,
                                     {&ab, &bb, &eb}, size_t(p.m) * p.n * 2);
   auto exact = [&](int r, int c, double *sum_abs) {
@@ -447,6 +454,48 @@ void check_sparse_f16(const Problem &p) {
       [&](int r, int c) {
         double s = 0;
         return std::to_string(got(r, c)) + ", reference " + std::to_string(exact(r, c, &s));
+      });
+}
+
+// 2:4-sparse s4 (4:8 by pairs of values; A compressed, two values per byte, with CUTLASS's
+// metadata: 32-bit words of 8 nibbles, each naming the 2 kept pairs of 8 values), s32 out; the
+// reference is the exact integer product of the pruned dense A.
+void check_sparse_s4(const Problem &p) {
+  std::mt19937_64 rng(0x5f54);
+  const SparseA sa = make_sparse_a(p, rng, 2);
+  std::uniform_int_distribution<int> value(-8, 7);
+  std::vector<int> b(size_t(p.n) * p.k);
+  Bytes ab(sa.compressed.size() / 2), bb(b.size() / 2);
+  for (size_t i = 0; i < sa.compressed.size(); ++i)
+    ab[i / 2] |= uint8_t((sa.compressed[i] & 0xf) << (4 * (i % 2)));
+  for (size_t i = 0; i < b.size(); ++i) {
+    b[i] = value(rng);
+    bb[i / 2] |= uint8_t((b[i] & 0xf) << (4 * (i % 2)));
+  }
+  const json meta =
+      json::parse(capture("'" + kKernelsDir + "/sparse_s4_params' " + std::to_string(p.m) + " " +
+                          std::to_string(p.n) + " " + std::to_string(p.k) + " 0 0 0 0 0"))
+          .at("meta");
+  const int word_bytes = meta.at("element_bytes"), per_e = meta.at("elements_per_element_e");
+  ASSERT_EQ(meta.at("sparse").get<int>(), 2);
+  ASSERT_EQ(meta.at("interleave").get<int>(), 2)
+      << "this test lays out metadata for ColumnMajorInterleaved<2> only";
+  ASSERT_TRUE(word_bytes == 4 && per_e == 32) // 8 nibbles of 4 kept values
+      << "unexpected metadata words: " << meta.dump();
+  const Bytes eb = cutlass_metadata(sa, p, word_bytes, 8);
+  const KernelRun run = run_cutlass("sparse_s4", "cutlass_anchor_sparse_gemm", 80, p,
+                                    {&ab, &bb, &eb}, size_t(p.m) * p.n * 4);
+  auto ref = [&](int r, int c) {
+    int64_t sum = 0;
+    for (int k = 0; k < p.k; ++k)
+      sum += int64_t(sa.dense[size_t(r) * p.k + k]) * b[size_t(c) * p.k + k];
+    return int32_t(sum);
+  };
+  auto got = [&](int r, int c) { return load<int32_t>(run.d, size_t(r) * p.n + c); };
+  expect_all(
+      "2:4-sparse s4", p, [&](int r, int c) { return got(r, c) == ref(r, c); },
+      [&](int r, int c) {
+        return std::to_string(got(r, c)) + ", reference " + std::to_string(ref(r, c));
       });
 }
 
@@ -493,6 +542,16 @@ TEST(CutlassOnEmulator, Sparse24F16) {
 TEST(CutlassOnEmulator, Sparse24F16MTail) {
   SKIP_WITHOUT_CUTLASS();
   check_sparse_f16({96, 40, 192});
+}
+
+// s4 (CUTLASS's int4 sparse GEMM, m16n8k128 with .satfinite): whole tiles, and an M tail (rows
+// past M read CUTLASS's zero-filled metadata, never stored).
+TEST(CutlassOnEmulator, Sparse24S4) {
+  SKIP_WITHOUT_CUTLASS();
+  expect_form("sparse_s4", ".m16n8k128.row.col.s32.s4.s4.s32");
+  expect_form("sparse_s4", "mma.sp");
+  check_sparse_s4({128, 128, 256});
+  check_sparse_s4({96, 64, 512});
 }
 
 TEST(CutlassOnEmulator, E4M3Sm89) {

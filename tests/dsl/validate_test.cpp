@@ -118,6 +118,63 @@ TEST(Validate, SparseGemmRefusalsSayWhatToDo) {
       << errors_of(lda)[0];
 }
 
+// s4/u4 (mma.sp m16n8k128, 4:8 by pairs): accepted row x col with k a multiple of 128 and an even
+// compressed lda, mixed pairs too; the refusals name the fix.
+TEST(Validate, SparseGemmOf4BitTypes) {
+  OpSpec s = half_gemm(64, 48, 256);
+  s.sparsity = Sparsity::two_four;
+  s.gemm.a.dtype = s.gemm.b.dtype = DType::s4;
+  s.gemm.b.layout = MatrixLayout::col;
+  s.gemm.c.dtype = s.acc = DType::s32;
+  EXPECT_EQ(errors_of(s), Lines{});
+  s.gemm.a.ld = 160; // compressed values, >= k/2 and even
+  EXPECT_EQ(errors_of(s), Lines{});
+  for (const auto &[a, b] : {std::pair{DType::u4, DType::u4}, std::pair{DType::s4, DType::u4},
+                             std::pair{DType::u4, DType::s4}}) {
+    OpSpec m = s;
+    m.gemm.a.dtype = a;
+    m.gemm.b.dtype = b;
+    EXPECT_EQ(errors_of(m), Lines{}) << to_string(a) << " x " << to_string(b);
+  }
+  OpSpec k = s; // a multiple of 32 (whole 16-byte pieces), not of the sparse mma's 128
+  k.gemm.k = Dim::fixed_size(192);
+  ASSERT_EQ(errors_of(k).size(), 1u);
+  EXPECT_NE(errors_of(k)[0].find("k to be a multiple of 128 (the K of mma.sp m16n8k128); k=192"),
+            std::string::npos)
+      << errors_of(k)[0];
+  EXPECT_NE(errors_of(k)[0].find("pad K with zero columns of A"), std::string::npos);
+  OpSpec odd = s;
+  odd.gemm.a.ld = 129;
+  ASSERT_EQ(errors_of(odd).size(), 1u);
+  EXPECT_EQ(errors_of(odd)[0].rfind("lda: lda=129 does not start every row on a byte", 0), 0u)
+      << errors_of(odd)[0];
+  OpSpec small = s;
+  small.gemm.a.ld = 100;
+  ASSERT_EQ(errors_of(small).size(), 1u);
+  EXPECT_EQ(errors_of(small)[0].rfind("lda: lda=100 is too small: with sparse=2:4", 0), 0u)
+      << errors_of(small)[0];
+  OpSpec col = s;
+  col.gemm.a.layout = MatrixLayout::col;
+  const Lines e = errors_of(col);
+  ASSERT_FALSE(e.empty());
+  bool says_row = false;
+  for (const std::string &line : e)
+    says_row = says_row || line.find("write a=s4:row") != std::string::npos;
+  EXPECT_TRUE(says_row) << e[0];
+  OpSpec brow = s;
+  brow.gemm.b.layout = MatrixLayout::row;
+  ASSERT_EQ(errors_of(brow).size(), 1u);
+  EXPECT_NE(errors_of(brow)[0].find("b=s4:col"), std::string::npos) << errors_of(brow)[0];
+  // the refusal of other types lists s4/u4
+  OpSpec f64 = s;
+  f64.gemm.a.dtype = f64.gemm.b.dtype = f64.gemm.c.dtype = f64.acc = DType::f64;
+  f64.gemm.b.layout = MatrixLayout::row;
+  f64.gemm.a.ld.reset();
+  ASSERT_FALSE(errors_of(f64).empty());
+  EXPECT_NE(errors_of(f64)[0].find("a=s4 and a=u4 (mma.sp m16n8k128, acc=s32"), std::string::npos)
+      << errors_of(f64)[0];
+}
+
 TEST(Printer, SparseAndBopArePrintedOnlyWhereTheyApply) {
   OpSpec dense = half_gemm(64, 64, 64);
   EXPECT_EQ(print_spec(dense).find("sparse"), std::string::npos);

@@ -25,7 +25,7 @@ TEST(Sparse24, LayoutOfTheDocumentedExample) {
   EXPECT_EQ(compressed_a_layout(DType::f16, 3, 32, 20).metadata_offset, 128); // 3*20*2 -> 128
   EXPECT_THROW(compressed_a_layout(DType::f16, 2, 30), std::invalid_argument);
   EXPECT_THROW(compressed_a_layout(DType::f16, 2, 32, 15), std::invalid_argument);
-  EXPECT_THROW(compressed_a_layout(DType::s4, 2, 32), std::invalid_argument);
+  EXPECT_THROW(compressed_a_layout(DType::b1, 2, 32), std::invalid_argument);
 }
 
 TEST(Sparse24, HandExample) {

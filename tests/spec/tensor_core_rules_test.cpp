@@ -151,5 +151,18 @@ TEST(Peaks, DatasheetNumbers) {
   EXPECT_NEAR(peak("gemm m=8 n=8 k=8 a=f16 b=f16 acc=f16", "sm_80", false), 312, 1.5);
 }
 
+// A100 INT4: 1248 TOPS dense, 2496 with 2:4-sparse A (mma.sp m16n8k128, pairs of values).
+TEST(Peaks, SparseS4DoublesTheInt4Peak) {
+  auto peak = [](const char *text) {
+    return explain_spec(spec_of(text), "sm_80", false).peak_ops / 1e12;
+  };
+  EXPECT_NEAR(peak("gemm m=64 n=64 k=256 a=s4 b=s4:col c=s32 acc=s32"), 1248, 6);
+  EXPECT_NEAR(peak("gemm m=64 n=64 k=256 a=u4 b=s4:col c=s32 acc=s32 sparse=2:4"), 2496, 12);
+  const Explanation e = explain_spec(
+      spec_of("gemm m=64 n=64 k=256 a=s4 b=u4:col c=s32 acc=s32 sparse=2:4"), "sm_80", false);
+  EXPECT_TRUE(e.mma.sparse);
+  EXPECT_NE(e.mma.note.find("by pairs"), std::string::npos) << e.mma.note;
+}
+
 } // namespace
 } // namespace tcjit

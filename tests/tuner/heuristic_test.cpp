@@ -221,6 +221,23 @@ TEST(SparseCostModel, CountsTheCompressedAAndTheMetadata) {
   EXPECT_DOUBLE_EQ(k.instructions_per_mma, 1 + (24.0 + 8 + 3 * 7 + 20) / 32);
 }
 
+// A sparse s4 GEMM's space holds the mma.sp m16n8k128 shapes: K-tiles of whole sparse mmas in
+// values (128 and 256 of the default 64- and 128-byte K-tiles; the 32-byte one is too shallow).
+TEST(SparseSpace, CoversTheSparse4BitShapes) {
+  const OpSpec spec = spec_of("gemm m=1024 n=1024 k=1024 a=s4 b=u4:col c=s32 acc=s32 sparse=2:4");
+  const SearchSpace space = enumerate_space(spec, "sm_80", false, a100_model());
+  ASSERT_FALSE(space.legal.empty());
+  bool bk128 = false, bk256 = false;
+  for (const codegen::TileConfig &c : space.legal) {
+    EXPECT_EQ(c.bk % 128, 0) << codegen::to_string(c);
+    bk128 = bk128 || c.bk == 128;
+    bk256 = bk256 || c.bk == 256;
+  }
+  EXPECT_TRUE(bk128);
+  EXPECT_TRUE(bk256);
+  EXPECT_FALSE(heuristic_configs(spec, "sm_80", false).empty());
+}
+
 // The stem-like layer with c = 7: the space holds both channel strategies, each legal config
 // with its own vector widths.
 TEST(ConvSpace, HoldsBothChannelStrategies) {

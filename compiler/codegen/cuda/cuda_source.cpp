@@ -470,6 +470,10 @@ void emit_mma(std::ostringstream &s, const KernelPlan &p) {
   case MmaKind::sp_bf16_f32:
   case MmaKind::sp_s8_s32:
   case MmaKind::sp_u8_s32:
+  case MmaKind::sp_s4_s32:
+  case MmaKind::sp_u4_s32:
+  case MmaKind::sp_s4u4_s32:
+  case MmaKind::sp_u4s4_s32:
   case MmaKind::sp_tf32_f32: {
     const char *cc = p.mma.acc == DType::s32 ? "+r" : "+f";
     s << "  asm volatile(\"" << p.mma.ptx
@@ -642,8 +646,9 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
     << packed_k_in_bytes(p) << "  const u8 *a = A + batch * batch_stride_a * " << p.a.esize << ";\n"
     << "  const u8 *b = B + batch * batch_stride_b * " << p.b.esize << ";\n"
     << "  const u32 smem = shared_address(tcjit_smem);\n"
-    << "  const int a_outer = " << (p.a.k_contiguous ? "M" : Kt)
-    << ", a_contig = " << (p.a.k_contiguous ? (p.mma.sparse ? "K / 2" : Kt) : "M") << ";\n"
+    << "  const int a_outer = " << (p.a.k_contiguous ? "M" : Kt) << ", a_contig = "
+    << (p.a.k_contiguous ? (p.mma.sparse ? std::string(Kt) + " / 2" : std::string(Kt)) : "M")
+    << ";\n"
     << sparse_metadata_base(p) << "  const int b_outer = " << (p.b.k_contiguous ? "N" : Kt)
     << ", b_contig = " << (p.b.k_contiguous ? Kt : "N") << ";\n"
     << "  const int ktiles = (K + " << p.config.bk - 1 << ") / " << p.config.bk << ";\n"
@@ -663,7 +668,9 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
     << "#pragma unroll\n  for (int s = 0; s < " << S - 1 << "; ++s) {\n"
     << "    a_copy(smem, a, lda, a_outer, a_contig, m0, s, kt_begin + s, tid" << a_gather << ");\n"
     << "    b_copy(smem, b, ldb, b_outer, b_contig, n0, s, kt_begin + s, tid);\n"
-    << (p.mma.sparse ? "    meta_copy(smem, meta, M, K, m0, s, kt_begin + s, tid);\n" : "")
+    << (p.mma.sparse
+            ? std::string("    meta_copy(smem, meta, M, ") + Kt + ", m0, s, kt_begin + s, tid);\n"
+            : "")
     << "    cp_async_commit();\n  }\n";
   // linear operands' copies from pointers the loop advances (cuda_source_cursor.h)
   const bool cursor_a = incremental_copies(p, p.a), cursor_b = incremental_copies(p, p.b);
@@ -691,7 +698,9 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
                        a_gather + ");\n")
     << (cursor_b ? copy_cursor_copy(p.b, "u")
                  : "    b_copy(smem, b, ldb, b_outer, b_contig, n0, next_stage, next, tid);\n")
-    << (p.mma.sparse ? "    meta_copy(smem, meta, M, K, m0, next_stage, next, tid);\n" : "")
+    << (p.mma.sparse
+            ? std::string("    meta_copy(smem, meta, M, ") + Kt + ", m0, next_stage, next, tid);\n"
+            : "")
     << "    cp_async_commit();\n"
     << (U == S ? std::string("    const int stage = u;\n")
                : "    const int stage = (kt - kt_begin) % " + std::to_string(S) + ";\n")

@@ -279,13 +279,13 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
     return b.CreateGEP(e.i8(), ptr, b.CreateMul(b.CreateMul(batch, stride), e.c64(esize)));
   };
   // A 2:4-sparse A is its compressed M x K/2 values, then the metadata (sparse_metadata_args).
-  Value *a_contig = p.mma.sparse ? b.CreateLShr(K, e.c32(1)) : Kt;
+  Value *a_contig = p.mma.sparse ? b.CreateLShr(Kt, e.c32(1)) : Kt;
   GlobalOperand ga{
       batch_base(arg(GemmParam::a), in_bytes_along_k(e, arg(GemmParam::batch_stride_a)), p.a.esize),
       in_bytes_along_k(e, arg(GemmParam::lda)), p.a.k_contiguous ? M : Kt,
       p.a.k_contiguous ? a_contig : M, m0};
   const SparseMetadataArgs meta =
-      p.mma.sparse ? sparse_metadata_args(e, ga.base, arg(GemmParam::lda), M, K, m0)
+      p.mma.sparse ? sparse_metadata_args(e, ga.base, ga.ld, M, Kt, m0) // packed: in bytes
                    : SparseMetadataArgs{};
   GlobalOperand gb{
       batch_base(arg(GemmParam::b), in_bytes_along_k(e, arg(GemmParam::batch_stride_b)), p.b.esize),

@@ -159,9 +159,7 @@ KernelPlan plan_view(const OpSpec &spec, const TileConfig &c, std::string_view a
         c.vec_a % p.k_pack != 0 || c.vec_b % p.k_pack != 0 || p.mma.kind == MmaKind::simt_f32)
       throw std::logic_error("plan_kernel: packed inputs need row x col and byte vectors "
                              "(validate_spec / validate_tile_config)");
-    p.mma.k /= p.k_pack;
-    p.mma.elem_bits = 8;
-    p.mma.fragments = FragmentMap::m16n8k32_8bit;
+    p.mma = packed_byte_view(p.mma, p.k_pack);
   }
   const int bk = c.bk / p.k_pack;
   // 2:4-sparse A: its tile holds the compressed K-tile (bk / 2 values per row); the fragment
@@ -246,11 +244,30 @@ bool bytewise_fragments(const KernelPlan &p) {
   return bytewise(p.a) || bytewise(p.b);
 }
 
+MmaForm packed_byte_view(const MmaForm &form, int k_pack) {
+  MmaForm f = form;
+  if (k_pack == 1)
+    return f;
+  f.k /= k_pack;
+  f.elem_bits = 8;
+  // sparse s4/u4 m16n8k128 in bytes: s8's m16n8k64 (2 kept bytes, pairs of values, of every 4)
+  f.fragments = f.sparse ? FragmentMap::sp_m16n8k64_8bit : FragmentMap::m16n8k32_8bit;
+  return f;
+}
+
 KernelPlan fragment_plan(const KernelPlan &p) {
   KernelPlan out = p;
-  if (p.mma.sparse)
-    out.mma = dense_twin(p.mma);
+  if (p.mma.sparse) { // the twin of the table's form (p.mma is in bytes when packed)
+    const auto forms = mma_forms();
+    const auto table = std::find_if(forms.begin(), forms.end(),
+                                    [&](const MmaForm &f) { return f.kind == p.mma.kind; });
+    out.mma = packed_byte_view(dense_twin(*table), p.k_pack);
+  }
   return out;
+}
+
+int k_tile_extent(const KernelPlan &p) {
+  return p.config.bk / p.k_pack;
 }
 
 std::string describe(const KernelPlan &p) {

@@ -171,8 +171,16 @@ inline int vector_elements(const KernelPlan &p, const OperandPlan &op) {
 }
 // The plan the fragment loads follow: `p` itself, or for a 2:4-sparse form `p` with its dense
 // twin's mma (mma_table.h: dense_twin), whose A map over the compressed tile and whose two B
-// fragments make the sparse form's registers.
+// fragments make the sparse form's registers (packed inputs: both in bytes, packed_byte_view).
 KernelPlan fragment_plan(const KernelPlan &p);
+// A form as a kernel with packed inputs (k_pack values per byte) sees it: K in bytes, 8-bit
+// elements, the m16n8k32 s8 map (sparse s4/u4 m16n8k128: s8's sparse m16n8k64 map, the 2 kept
+// units of every 4 being bytes, i.e. pairs of values). The form itself when k_pack is 1.
+MmaForm packed_byte_view(const MmaForm &form, int k_pack);
+// The K-tile's extent in the kernel's units along K: bk values, bytes for packed inputs
+// (bk / k_pack). What the kernel's K-tile counter kt multiplies to reach K (which it holds in
+// bytes for packed inputs, like lda): the sparse metadata's column of a k-step uses it.
+int k_tile_extent(const KernelPlan &p);
 
 // Multi-line human-readable description (TCJIT_DEBUG, `tcjit compile`).
 std::string describe(const KernelPlan &);

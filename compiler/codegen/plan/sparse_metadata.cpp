@@ -7,14 +7,14 @@ namespace tcjit::codegen {
 namespace {
 
 // 16-bit elements (f16/bf16: two 16-bit halves per register), 8-bit (s8/u8: one 32-bit word) or
-// 32-bit (tf32: two bytes expanded).
+// 32-bit (tf32: two bytes expanded). Packed s4/u4 (k_pack 2) are s8's in bytes: p.mma is already
+// their byte view (kernel_plan.h packed_byte_view), K and the K-tile count bytes, and a metadata
+// row holds K_bytes / 8 bytes (one index per kept pair of values: pairs are bytes).
 int element_bits(const KernelPlan &p) {
   if (!p.mma.sparse)
     throw std::logic_error("sparse_metadata: a dense plan has no metadata");
-  // Packed inputs (s4/u4: k_pack 2) keep 4 bits per 8 values, K / 16 bytes per row, and their own
-  // register map: not the units and offsets below.
-  if (p.k_pack != 1)
-    throw std::logic_error("sparse_metadata: no staged-metadata layout for packed sparse inputs");
+  if (p.k_pack != 1 && p.mma.elem_bits != 8)
+    throw std::logic_error("sparse_metadata: a packed plan's form must be its byte view");
   return p.mma.elem_bits;
 }
 
@@ -25,7 +25,7 @@ SparseMetadataPlan plan_sparse_metadata(const KernelPlan &p) {
   SparseMetadataPlan m;
   m.unit_bytes = p.mma.k / 8;
   m.chunk_bytes = 2 * p.k_steps * m.unit_bytes;
-  m.stage_bytes = p.config.bm * p.config.bk / 8;
+  m.stage_bytes = p.config.bm * k_tile_extent(p) / 8;
   m.smem_offset = p.b.smem_offset + p.config.stages * p.b.stage_bytes;
   m.copies = p.config.bm * p.k_steps;
   m.copies_per_thread = (m.copies + p.threads - 1) / p.threads;
@@ -39,7 +39,7 @@ SparseMetadataCopy sparse_metadata_copy(const KernelPlan &p, Expr idx, Expr m0, 
   Expr row = idx / p.k_steps;
   Expr ks = idx % p.k_steps;
   Expr grow = m0 + row;
-  Expr gk = ktile * p.config.bk + ks * p.mma.k;
+  Expr gk = ktile * k_tile_extent(p) + ks * p.mma.k; // packed: bytes
   Expr in = ult(grow, m) & ult(gk, k);
   Expr global = zext64(grow) * zext64(k >> 3) + zext64(gk >> 3);
   Expr smem = ((row >> 4) * 8 + (row & 7)) * meta.chunk_bytes + ks * (2 * meta.unit_bytes) +

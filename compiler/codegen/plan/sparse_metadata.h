@@ -1,4 +1,5 @@
-// A 2:4-sparse A's metadata (docs/dsl.md: row r's K / 8 bytes at `meta + r * K / 8`) staged
+// A 2:4-sparse A's metadata (docs/dsl.md: row r's K / 8 bytes at `meta + r * K / 8`; packed s4/u4:
+// K in bytes) staged
 // through shared memory with the A and B tiles: per K-tile, the CTA's metadata for its bm rows is
 // copied into a stage slot of the same multistage pipeline (cp.async, committed with A and B), and
 // each warp reads its metadata registers from there, one shared-memory load per m-tile and k-step.

@@ -77,10 +77,12 @@ int threads_per_cta(const TileConfig &c) {
 
 int shared_bytes(const OpSpec &spec, const TileConfig &c) {
   // A 2:4-sparse A's tile holds the compressed K-tile: bk / 2 values per row, and its metadata's
-  // stage slot 4 bits per 4 values: bm * bk / 8 bytes (sparse_metadata.h).
+  // stage slot 4 bits per 4 values: bm * bk / 8 bytes (sparse_metadata.h); packed s4/u4, sparse
+  // by pairs, 4 bits per 8 values: bm * bk / 16.
   if (spec.sparsity == Sparsity::dense)
     return c.stages * (c.bm + c.bn) * c.bk * element_bits(spec) / 8;
-  return c.stages * ((c.bm * (c.bk / 2) + c.bn * c.bk) * element_bits(spec) / 8 + c.bm * c.bk / 8);
+  const int metadata = c.bm * c.bk * std::min(8, element_bits(spec)) / 64;
+  return c.stages * ((c.bm * (c.bk / 2) + c.bn * c.bk) * element_bits(spec) / 8 + metadata);
 }
 
 std::vector<ConfigError> check_codegen_support(const OpSpec &spec, std::string_view arch,
