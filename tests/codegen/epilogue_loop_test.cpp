@@ -1,6 +1,6 @@
-// The epilogue's passes as a loop (compiler/codegen/plan/epilogue_loop.h): with a heavy activation
-// both backends emit the pass's alpha/beta/bias/activation once and loop over the passes, picking
-// the pass's accumulators by a switch. Checked: every heavy activation, in the staged epilogue
+// The epilogue's passes as a loop (compiler/codegen/plan/epilogue_loop.h): both backends emit the
+// pass's alpha/beta/bias/activation once and loop over the passes, picking the pass's
+// accumulators by a switch. Checked: every activation, in the staged epilogue
 // (row- and col-major D) and the direct one, with alpha, beta, bias, tails and split-K, on the
 // emulator against the CPU reference under the tolerance model, for both backends; and that the
 // activation's code does not grow with the warp tile's row-blocks (unrolled, it doubles when they
@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 namespace tcjit {
@@ -50,23 +51,23 @@ size_t count(const std::string &text, const std::string &what) {
   return n;
 }
 
-TEST(EpilogueLoop, OnlyHeavyActivationsLoop) {
-  EXPECT_FALSE(codegen::activation_is_heavy(Activation::none));
-  EXPECT_FALSE(codegen::activation_is_heavy(Activation::relu));
-  for (Activation a :
-       {Activation::tanh, Activation::sigmoid, Activation::elu, Activation::gelu,
-        Activation::gelu_tanh, Activation::softplus, Activation::swish, Activation::custom})
-    EXPECT_TRUE(codegen::activation_is_heavy(a));
+TEST(EpilogueLoop, EveryEpilogueLoopsUnlessUnrollIsAsked) {
   const std::string gemm = "gemm m=64 n=64 k=64 a=s8:row b=s8:col c=s32:row acc=s32";
-  EXPECT_FALSE(compile(gemm, "64x64x64 w32x32 s2", codegen::Backend::llvm).plan.epilogue_loop);
-  EXPECT_TRUE(
-      compile(gemm + " act=gelu", "64x64x64 w32x32 s2", codegen::Backend::llvm).plan.epilogue_loop);
+  for (const char *act : {"", " act=relu", " act=gelu"})
+    EXPECT_TRUE(
+        compile(gemm + act, "64x64x64 w32x32 s2", codegen::Backend::llvm).plan.epilogue_loop);
+  setenv("TCJIT_EPILOGUE_UNROLL", "1", 1);
+  const codegen::CompiledKernel unrolled =
+      compile(gemm + " act=gelu", "64x64x64 w32x32 s2", codegen::Backend::llvm);
+  unsetenv("TCJIT_EPILOGUE_UNROLL");
+  EXPECT_FALSE(unrolled.plan.epilogue_loop);
 }
 
 // Each activation in each epilogue shape (2 row-blocks x 4 column-blocks per warp; tails in M and
 // N; staged row-major, staged col-major, direct, s8 output, split-K's reduce), both backends.
 TEST(EpilogueLoop, EveryActivationMatchesTheReferenceInBothBackends) {
-  const char *acts[] = {"tanh", "sigmoid", "elu", "gelu", "gelu_tanh", "softplus", "swish"};
+  const char *acts[] = {"none", "relu",      "tanh",     "sigmoid", "elu",
+                        "gelu", "gelu_tanh", "softplus", "swish"};
   const char *shapes[] = {
       "gemm m=70 n=72 k=40 a=bf16:row b=bf16:col c=bf16:row acc=f32 alpha=0.5 bias=col",
       "gemm m=64 n=56 k=32 a=f16:row b=f16:col c=f16:col acc=f32 beta=0.75 bias=row",
@@ -77,6 +78,9 @@ TEST(EpilogueLoop, EveryActivationMatchesTheReferenceInBothBackends) {
   for (const char *act : acts)
     for (const char *shape : shapes) {
       const std::string text = std::string(shape) + " act=" + act;
+      if (text.find("a=s8") != std::string::npos && std::string(act) == "none") // exact integers
+        expect_matches("gemm m=72 n=64 k=64 a=s8:row b=s8:col c=s32:row acc=s32",
+                       "64x64x64 w32x32 s2", codegen::Backend::llvm);
       const std::string config =
           std::string(text.find("a=s8") != std::string::npos ? "64x64x64" : "64x64x32") +
           " w32x32 s2";
@@ -86,6 +90,8 @@ TEST(EpilogueLoop, EveryActivationMatchesTheReferenceInBothBackends) {
   for (codegen::Backend backend : {codegen::Backend::llvm, codegen::Backend::cuda_source}) {
     expect_matches(std::string(shapes[0]) + " act=gelu", "64x64x32 w32x32 s2", backend);
     expect_matches(std::string(shapes[2]) + " act=softplus", "64x64x32 w32x32 s2 k2", backend);
+    expect_matches("gemm m=72 n=64 k=64 a=s8:row b=s8:col c=s8:col acc=s32", "64x64x64 w32x32 s2",
+                   backend);
   }
 }
 

@@ -744,9 +744,9 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
       << "  u8 *d = D + batch * batch_stride_c * " << out_esize << ";\n"
       << "  const s64 ld_out = ldc;\n"
       << per_group_bias(p);
-  // A heavy activation: the row-blocks i as a loop, not unrolled, its accumulators picked by a
+  // The row-blocks i as a loop, not unrolled, their accumulators picked by a
   // switch (plan/epilogue_loop.h; the LLVM backend's select_pass).
-  const bool loop = !raw && p.epilogue_loop && p.tiles_m > 1;
+  const bool loop = p.epilogue_loop && p.tiles_m > 1;
   const std::string v = loop ? "v[j][r]" : "acc[i][j][r]";
   const std::string v1 = loop ? "v[j][r + 1]" : "acc[i][j][r + 1]";
   if (loop) {

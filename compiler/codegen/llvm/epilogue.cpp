@@ -65,13 +65,13 @@ void emit_pass_loop(EmitContext &e, int n, const std::function<void(Value *)> &b
   llvm::Function *f = b.GetInsertBlock()->getParent();
   llvm::BasicBlock *pre = b.GetInsertBlock();
   auto *head = llvm::BasicBlock::Create(e.ctx, "epi.pass", f);
-  auto *exit = llvm::BasicBlock::Create(e.ctx, "epi.done", f);
   b.CreateBr(head);
   b.SetInsertPoint(head);
   llvm::PHINode *pass = b.CreatePHI(b.getInt32Ty(), 2, "pass");
   pass->addIncoming(e.c32(0), pre);
   body(pass);
   Value *next = b.CreateAdd(pass, e.c32(1));
+  auto *exit = llvm::BasicBlock::Create(e.ctx, "epi.done", f); // after the body's blocks
   llvm::BranchInst *latch = b.CreateCondBr(b.CreateICmpSLT(next, e.c32(n)), head, exit);
   pass->addIncoming(next, b.GetInsertBlock());
   llvm::MDNode *disable =
@@ -150,9 +150,12 @@ void emit_staged_epilogue(EmitContext &e, const EpilogueArgs &a,
   // instruction selection, which works per block, re-analyses each swizzle: measured 15% of the
   // kernel's PTX emission).
   const int chunk = std::min(V, 4); // elements per shared load (16 bytes at most)
+  // With the passes a loop, the items of a pass are one too (epilogue_loop.h), their slab
+  // addresses computed in it.
+  const bool loop_items = p.epilogue_loop && passes > 1 && iters > 1;
   std::vector<Value *> item_line(iters), item_pos(iters);
   std::vector<std::vector<Value *>> item_src(iters);
-  for (int it = 0; it < iters; ++it) {
+  for (int it = 0; it < iters && !loop_items; ++it) {
     Value *idx = b.CreateAdd(e.lane, e.c32(32 * it));
     item_line[it] = b.CreateUDiv(idx, e.c32(per_line));
     item_pos[it] = b.CreateMul(b.CreateURem(idx, e.c32(per_line)), e.c32(V));
@@ -201,10 +204,10 @@ void emit_staged_epilogue(EmitContext &e, const EpilogueArgs &a,
     }
   };
   // --- slab -> C/D, V contiguous elements per lane and item ---
-  auto read_back = [&](Value *pass) {
-    for (int it = 0; it < iters; ++it) {
-      Value *idx = b.CreateAdd(e.lane, e.c32(32 * it));
-      Value *line = item_line[it], *pos = item_pos[it];
+  // item idx (lane + 32 * it) of the pass: `line`, `pos` and `src` (its slab addresses) from it
+  auto read_item = [&](Value *pass, Value *idx, Value *line, Value *pos,
+                       const std::vector<Value *> &src) {
+    {
       Value *row, *col;
       if (row_major) {
         row = b.CreateAdd(row0, b.CreateAdd(line, pass_offset(pass, p.mma.m)));
@@ -224,12 +227,12 @@ void emit_staged_epilogue(EmitContext &e, const EpilogueArgs &a,
       b.SetInsertPoint(store_bb);
       std::vector<Value *> accs;
       for (int j = 0; j < V; j += chunk) {
-        Value *src = item_src[it][static_cast<size_t>(j / chunk)];
+        Value *from = src[static_cast<size_t>(j / chunk)];
         if (chunk == 1) {
-          accs.push_back(b.CreateAlignedLoad(acc_t, src, llvm::Align(4)));
+          accs.push_back(b.CreateAlignedLoad(acc_t, from, llvm::Align(4)));
           continue;
         }
-        Value *v = b.CreateAlignedLoad(llvm::FixedVectorType::get(acc_t, chunk), src,
+        Value *v = b.CreateAlignedLoad(llvm::FixedVectorType::get(acc_t, chunk), from,
                                        llvm::Align(4 * chunk));
         for (int x = 0; x < chunk; ++x)
           accs.push_back(b.CreateExtractElement(v, uint64_t(x)));
@@ -288,6 +291,24 @@ void emit_staged_epilogue(EmitContext &e, const EpilogueArgs &a,
       b.CreateBr(next_bb);
       b.SetInsertPoint(next_bb);
     }
+  };
+  auto read_back = [&](Value *pass) {
+    if (!loop_items) {
+      for (int it = 0; it < iters; ++it)
+        read_item(pass, b.CreateAdd(e.lane, e.c32(32 * it)), item_line[it], item_pos[it],
+                  item_src[it]);
+      return;
+    }
+    emit_pass_loop(e, iters, [&](Value *it) {
+      Value *idx = b.CreateAdd(e.lane, b.CreateMul(it, e.c32(32)));
+      Value *line = b.CreateUDiv(idx, e.c32(per_line));
+      Value *pos = b.CreateMul(b.CreateURem(idx, e.c32(per_line)), e.c32(V));
+      std::vector<Value *> src;
+      for (int j = 0; j < V; j += chunk)
+        src.push_back(b.CreateInBoundsGEP(e.i8(), slab,
+                                          staging_offset_ir(e, line, b.CreateAdd(pos, e.c32(j)))));
+      read_item(pass, idx, line, pos, src);
+    });
   };
   if (p.epilogue_loop && passes > 1) { // epilogue_loop.h
     emit_pass_loop(e, passes, [&](Value *pass) {
