@@ -11,8 +11,12 @@
 //           launch the very PTX nvcc produced)
 // Types: F16, BF16, TF32, S8 (s32 out), S4 (cutlass::int4b_t, s32 out, .satfinite as CUTLASS's
 // default), B1 (cutlass::uint1b_t, s32 out, AND-popc), E4M3 (cutlass::float_e4m3_t, f32 out;
-// Sm89, built with -arch=sm_89).
+// Sm89, built with -arch=sm_89). Epilogue: LinearCombination, or LinearCombinationGELU with
+// -DANCHOR_EPILOGUE_GELU.
 #include <cutlass/gemm/device/gemm.h>
+#if defined(ANCHOR_EPILOGUE_GELU)
+#include <cutlass/epilogue/thread/linear_combination_gelu.h>
+#endif
 
 #if defined(ANCHOR_DTYPE_F16)
 using ElementIn = cutlass::half_t;
@@ -72,8 +76,13 @@ using ArchTag = cutlass::arch::Sm80;
 #endif
 
 constexpr int kAlignC = 128 / cutlass::sizeof_bits<ElementOut>::value;
+#if defined(ANCHOR_EPILOGUE_GELU) // -DANCHOR_EPILOGUE_GELU: D = gelu(alpha * acc + beta * C)
+using Epilogue =
+    cutlass::epilogue::thread::LinearCombinationGELU<ElementOut, kAlignC, ElementAcc, ElementAcc>;
+#else
 using Epilogue =
     cutlass::epilogue::thread::LinearCombination<ElementOut, kAlignC, ElementAcc, ElementAcc>;
+#endif
 
 using AnchorGemm = cutlass::gemm::device::Gemm<
     ElementIn, cutlass::layout::RowMajor, ElementIn, cutlass::layout::ColumnMajor, ElementOut,

@@ -751,8 +751,27 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
       << "  u8 *d = D + batch * batch_stride_c * " << out_esize << ";\n"
       << "  const s64 ld_out = ldc;\n"
       << per_group_bias(p);
-  s << "#pragma unroll\n  for (int i = 0; i < " << p.tiles_m << "; ++i)\n"
-    << "#pragma unroll\n    for (int j = 0; j < " << p.tiles_n << "; ++j)\n"
+  // The row-blocks i as a loop, not unrolled, their accumulators picked by a
+  // switch (plan/epilogue_loop.h; the LLVM backend's select_pass).
+  const bool loop = p.epilogue_loop && p.tiles_m > 1;
+  const std::string v = loop ? "v[j][r]" : "acc[i][j][r]";
+  const std::string v1 = loop ? "v[j][r + 1]" : "acc[i][j][r + 1]";
+  if (loop) {
+    s << "#pragma unroll 1\n  for (int i = 0; i < " << p.tiles_m << "; ++i) {\n"
+      << "  " << acc_type(p) << " v[" << p.tiles_n << "][" << p.acc_regs << "];\n"
+      << "  switch (i) {\n";
+    for (int k = 0; k < p.tiles_m; ++k)
+      s << "  " << (k + 1 < p.tiles_m ? "case " + std::to_string(k) : std::string("default"))
+        << ":\n"
+        << "#pragma unroll\n    for (int j = 0; j < " << p.tiles_n << "; ++j)\n"
+        << "#pragma unroll\n      for (int r = 0; r < " << p.acc_regs << "; ++r)\n"
+        << "        v[j][r] = acc[" << k << "][j][r];\n"
+        << "    break;\n";
+    s << "  }\n";
+  } else {
+    s << "#pragma unroll\n  for (int i = 0; i < " << p.tiles_m << "; ++i)\n";
+  }
+  s << "#pragma unroll\n    for (int j = 0; j < " << p.tiles_n << "; ++j)\n"
     << "#pragma unroll\n      for (int r = 0; r < " << p.acc_regs << "; r += " << (pairs ? 2 : 1)
     << ") {\n"
     << "        const int row = m0 + warp_m0 + frag_row0 + i * " << p.mma.m << " + c_row(r);\n"
@@ -766,15 +785,14 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
                : "epilogue_value(" + v + ", c, bias, row, " + col + ", " + off + ", alpha, beta)";
   };
   if (!pairs) {
-    s << "        *(" << O << " *)(d + off) = " << value("acc[i][j][r]", "col", "off") << ";\n";
+    s << "        *(" << O << " *)(d + off) = " << value(v, "col", "off") << ";\n";
   } else {
     s << "        struct alignas(" << 2 * esize << ") { " << O << " x, y; } pair;\n"
-      << "        pair.x = " << value("acc[i][j][r]", "col", "off") << ";\n"
-      << "        pair.y = "
-      << value("acc[i][j][r + 1]", "col + 1", "off + " + std::to_string(esize)) << ";\n"
+      << "        pair.x = " << value(v, "col", "off") << ";\n"
+      << "        pair.y = " << value(v1, "col + 1", "off + " + std::to_string(esize)) << ";\n"
       << "        *(decltype(pair) *)(d + off) = pair;\n";
   }
-  s << "      }\n}\n";
+  s << "      }\n" << (loop ? "  }\n" : "") << "}\n";
 }
 
 // Split-K, pass 2 (kernel_abi.h).

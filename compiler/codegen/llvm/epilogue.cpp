@@ -8,7 +8,7 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
-#include <set>
+#include <functional>
 #include <string>
 
 namespace tcjit::codegen {
@@ -58,6 +58,60 @@ void warp_sync(EmitContext &e) {
   e.b.CreateCall(e.intrinsic(llvm::Intrinsic::nvvm_bar_warp_sync), {e.c32(-1)});
 }
 
+// for pass = 0 .. n - 1: body(pass) (i32), as a loop that neither LLVM nor ptxas unrolls
+// (llvm.loop.unroll.disable: NVPTX prints `.pragma "nounroll"` in its header).
+void emit_pass_loop(EmitContext &e, int n, const std::function<void(Value *)> &body) {
+  auto &b = e.b;
+  llvm::Function *f = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock *pre = b.GetInsertBlock();
+  auto *head = llvm::BasicBlock::Create(e.ctx, "epi.pass", f);
+  b.CreateBr(head);
+  b.SetInsertPoint(head);
+  llvm::PHINode *pass = b.CreatePHI(b.getInt32Ty(), 2, "pass");
+  pass->addIncoming(e.c32(0), pre);
+  body(pass);
+  Value *next = b.CreateAdd(pass, e.c32(1));
+  auto *exit = llvm::BasicBlock::Create(e.ctx, "epi.done", f); // after the body's blocks
+  llvm::BranchInst *latch = b.CreateCondBr(b.CreateICmpSLT(next, e.c32(n)), head, exit);
+  pass->addIncoming(next, b.GetInsertBlock());
+  llvm::MDNode *disable =
+      llvm::MDNode::get(e.ctx, llvm::MDString::get(e.ctx, "llvm.loop.unroll.disable"));
+  llvm::MDNode *loop = llvm::MDNode::getDistinct(e.ctx, {nullptr, disable});
+  loop->replaceOperandWith(0, loop);
+  latch->setMetadata(llvm::LLVMContext::MD_loop, loop);
+  b.SetInsertPoint(exit);
+}
+
+// The values of pass `pass` (i32 in [0, per_pass.size())): a switch to one block per pass and a
+// PHI per value where they join (CUTLASS's acc2smem dispatches the same way), so that the pass's
+// code is emitted once while the accumulators stay in registers.
+std::vector<Value *> select_pass(EmitContext &e, Value *pass,
+                                 const std::vector<std::vector<Value *>> &per_pass) {
+  auto &b = e.b;
+  llvm::Function *f = b.GetInsertBlock()->getParent();
+  const size_t n = per_pass.size();
+  auto *join = llvm::BasicBlock::Create(e.ctx, "epi.picked", f);
+  std::vector<llvm::BasicBlock *> cases(n);
+  for (size_t k = 0; k < n; ++k)
+    cases[k] = llvm::BasicBlock::Create(e.ctx, "epi.pick", f);
+  llvm::SwitchInst *sw = b.CreateSwitch(pass, cases[n - 1], static_cast<unsigned>(n - 1));
+  for (size_t k = 0; k + 1 < n; ++k)
+    sw->addCase(b.getInt32(static_cast<uint32_t>(k)), cases[k]);
+  for (size_t k = 0; k < n; ++k) {
+    b.SetInsertPoint(cases[k]);
+    b.CreateBr(join);
+  }
+  b.SetInsertPoint(join);
+  std::vector<Value *> out;
+  for (size_t v = 0; v < per_pass[0].size(); ++v) {
+    llvm::PHINode *phi = b.CreatePHI(per_pass[0][v]->getType(), static_cast<unsigned>(n));
+    for (size_t k = 0; k < n; ++k)
+      phi->addIncoming(per_pass[k][v], cases[k]);
+    out.push_back(phi);
+  }
+  return out;
+}
+
 // The swizzled byte offset of (line, pos) (i32) in the warp's slab (plan/formulas.h).
 Value *staging_offset_ir(EmitContext &e, Value *line, Value *pos) {
   ExprGraph g;
@@ -96,9 +150,12 @@ void emit_staged_epilogue(EmitContext &e, const EpilogueArgs &a,
   // instruction selection, which works per block, re-analyses each swizzle: measured 15% of the
   // kernel's PTX emission).
   const int chunk = std::min(V, 4); // elements per shared load (16 bytes at most)
+  // With the passes a loop, the items of a pass are one too (epilogue_loop.h), their slab
+  // addresses computed in it.
+  const bool loop_items = p.epilogue_loop && passes > 1 && iters > 1;
   std::vector<Value *> item_line(iters), item_pos(iters);
   std::vector<std::vector<Value *>> item_src(iters);
-  for (int it = 0; it < iters; ++it) {
+  for (int it = 0; it < iters && !loop_items; ++it) {
     Value *idx = b.CreateAdd(e.lane, e.c32(32 * it));
     item_line[it] = b.CreateUDiv(idx, e.c32(per_line));
     item_pos[it] = b.CreateMul(b.CreateURem(idx, e.c32(per_line)), e.c32(V));
@@ -106,48 +163,58 @@ void emit_staged_epilogue(EmitContext &e, const EpilogueArgs &a,
       item_src[it].push_back(b.CreateInBoundsGEP(
           e.i8(), slab, staging_offset_ir(e, item_line[it], b.CreateAdd(item_pos[it], e.c32(j)))));
   }
-  for (int pass = 0; pass < passes; ++pass) {
-    if (pass > 0)
-      warp_sync(e); // the previous pass's reads are done before this pass overwrites the slab
-    // --- fragments -> slab ---
+  // pass * step: a constant where the passes are unrolled
+  auto pass_offset = [&](Value *pass, int step) -> Value * {
+    if (auto *c = llvm::dyn_cast<llvm::ConstantInt>(pass))
+      return e.c32(static_cast<int>(c->getSExtValue()) * step);
+    return b.CreateMul(pass, e.c32(step));
+  };
+  // The accumulators of each pass, in the order the slab writes take them.
+  std::vector<std::vector<Value *>> per_pass(static_cast<size_t>(passes));
+  for (int pass = 0; pass < passes; ++pass)
+    for (int x = 0; x < (row_major ? p.tiles_n : p.tiles_m); ++x)
+      for (int i = 0; i < 4; ++i)
+        per_pass[static_cast<size_t>(pass)].push_back(row_major ? acc[pass][x][i]
+                                                                : acc[x][pass][i]);
+  // --- fragments -> slab: the same addresses in every pass ---
+  auto write_slab = [&](const std::vector<Value *> &vals) {
     if (row_major) {
-      const int mi = pass;
       for (int ni = 0; ni < p.tiles_n; ++ni)
         for (int i = 0; i < 4; i += 2) { // (i, i+1): adjacent columns of one row
           const FragOffset o = c_offset(p.mma, i);
           Value *line = b.CreateAdd(e.frag_row0, e.c32(o.row));
           Value *pos = b.CreateAdd(e.frag_col0, e.c32(ni * p.mma.n + o.col));
           Value *vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(acc_t, 2));
-          vec = b.CreateInsertElement(vec, acc[mi][ni][i], uint64_t{0});
-          vec = b.CreateInsertElement(vec, acc[mi][ni][i + 1], uint64_t{1});
+          vec = b.CreateInsertElement(vec, vals[static_cast<size_t>(ni * 4 + i)], uint64_t{0});
+          vec = b.CreateInsertElement(vec, vals[static_cast<size_t>(ni * 4 + i + 1)], uint64_t{1});
           b.CreateAlignedStore(vec,
                                b.CreateInBoundsGEP(e.i8(), slab, staging_offset_ir(e, line, pos)),
                                llvm::Align(8));
         }
     } else {
-      const int ni = pass;
       for (int mi = 0; mi < p.tiles_m; ++mi)
         for (int i = 0; i < 4; ++i) {
           const FragOffset o = c_offset(p.mma, i);
           Value *line = b.CreateAdd(e.frag_col0, e.c32(o.col));
           Value *pos = b.CreateAdd(e.frag_row0, e.c32(mi * p.mma.m + o.row));
-          b.CreateAlignedStore(acc[mi][ni][i],
+          b.CreateAlignedStore(vals[static_cast<size_t>(mi * 4 + i)],
                                b.CreateInBoundsGEP(e.i8(), slab, staging_offset_ir(e, line, pos)),
                                llvm::Align(4));
         }
     }
-    warp_sync(e); // the slab is complete before any lane reads it back
-    // --- slab -> C/D, V contiguous elements per lane and item ---
-    for (int it = 0; it < iters; ++it) {
-      Value *idx = b.CreateAdd(e.lane, e.c32(32 * it));
-      Value *line = item_line[it], *pos = item_pos[it];
+  };
+  // --- slab -> C/D, V contiguous elements per lane and item ---
+  // item idx (lane + 32 * it) of the pass: `line`, `pos` and `src` (its slab addresses) from it
+  auto read_item = [&](Value *pass, Value *idx, Value *line, Value *pos,
+                       const std::vector<Value *> &src) {
+    {
       Value *row, *col;
       if (row_major) {
-        row = b.CreateAdd(row0, b.CreateAdd(line, e.c32(pass * p.mma.m)));
+        row = b.CreateAdd(row0, b.CreateAdd(line, pass_offset(pass, p.mma.m)));
         col = b.CreateAdd(col0, pos);
       } else {
         row = b.CreateAdd(row0, pos);
-        col = b.CreateAdd(col0, b.CreateAdd(line, e.c32(pass * p.mma.n)));
+        col = b.CreateAdd(col0, b.CreateAdd(line, pass_offset(pass, p.mma.n)));
       }
       // V divides D's contiguous extent (c_vec), so the vector's first element in range means
       // all of it is.
@@ -160,12 +227,12 @@ void emit_staged_epilogue(EmitContext &e, const EpilogueArgs &a,
       b.SetInsertPoint(store_bb);
       std::vector<Value *> accs;
       for (int j = 0; j < V; j += chunk) {
-        Value *src = item_src[it][static_cast<size_t>(j / chunk)];
+        Value *from = src[static_cast<size_t>(j / chunk)];
         if (chunk == 1) {
-          accs.push_back(b.CreateAlignedLoad(acc_t, src, llvm::Align(4)));
+          accs.push_back(b.CreateAlignedLoad(acc_t, from, llvm::Align(4)));
           continue;
         }
-        Value *v = b.CreateAlignedLoad(llvm::FixedVectorType::get(acc_t, chunk), src,
+        Value *v = b.CreateAlignedLoad(llvm::FixedVectorType::get(acc_t, chunk), from,
                                        llvm::Align(4 * chunk));
         for (int x = 0; x < chunk; ++x)
           accs.push_back(b.CreateExtractElement(v, uint64_t(x)));
@@ -224,6 +291,40 @@ void emit_staged_epilogue(EmitContext &e, const EpilogueArgs &a,
       b.CreateBr(next_bb);
       b.SetInsertPoint(next_bb);
     }
+  };
+  auto read_back = [&](Value *pass) {
+    if (!loop_items) {
+      for (int it = 0; it < iters; ++it)
+        read_item(pass, b.CreateAdd(e.lane, e.c32(32 * it)), item_line[it], item_pos[it],
+                  item_src[it]);
+      return;
+    }
+    emit_pass_loop(e, iters, [&](Value *it) {
+      Value *idx = b.CreateAdd(e.lane, b.CreateMul(it, e.c32(32)));
+      Value *line = b.CreateUDiv(idx, e.c32(per_line));
+      Value *pos = b.CreateMul(b.CreateURem(idx, e.c32(per_line)), e.c32(V));
+      std::vector<Value *> src;
+      for (int j = 0; j < V; j += chunk)
+        src.push_back(b.CreateInBoundsGEP(e.i8(), slab,
+                                          staging_offset_ir(e, line, b.CreateAdd(pos, e.c32(j)))));
+      read_item(pass, idx, line, pos, src);
+    });
+  };
+  if (p.epilogue_loop && passes > 1) { // epilogue_loop.h
+    emit_pass_loop(e, passes, [&](Value *pass) {
+      write_slab(select_pass(e, pass, per_pass));
+      warp_sync(e); // the slab is complete before any lane reads it back
+      read_back(pass);
+      warp_sync(e); // this pass's reads are done before the next pass overwrites the slab
+    });
+    return;
+  }
+  for (int pass = 0; pass < passes; ++pass) {
+    if (pass > 0)
+      warp_sync(e); // the previous pass's reads are done before this pass overwrites the slab
+    write_slab(per_pass[static_cast<size_t>(pass)]);
+    warp_sync(e); // the slab is complete before any lane reads it back
+    read_back(e.c32(pass));
   }
 }
 
@@ -286,65 +387,46 @@ void emit_epilogue(EmitContext &e, const EpilogueArgs &a,
   llvm::Function *f = b.GetInsertBlock()->getParent();
   llvm::Type *out_t = element_type(e, p.out);
   const int esize = dtype_bits(p.out) / 8;
-  // Everything per element (or pair), inside its guard, but the offset of its line (below):
-  // precomputing row/column offsets for the whole warp tile keeps ~50 more values live next to the
-  // accumulators and makes ptxas spill (measured). With a row-major D whose N and ldc are even
-  // (alignment >= 2), the two adjacent columns 2q, 2q+1 of a fragment row share one guard (col < N
-  // implies col + 1 < N) and one vector store.
+  // Everything per element (or pair), inside its guard: precomputing row/column offsets for the
+  // whole warp tile keeps ~50 more values live next to the accumulators and makes ptxas spill
+  // (measured). With a row-major D whose N and ldc are even (alignment >= 2), the two adjacent
+  // columns 2q, 2q+1 of a fragment row share one guard (col < N implies col + 1 < N) and one
+  // vector store.
   const bool pairs = p.out_layout == MatrixLayout::row && p.c_vec >= 2 && p.acc_regs >= 2;
   auto value_at = [&](Value *v, Value *row, Value *col, Value *off) {
     return emit_epilogue_value(e, a, v, row, col, off);
   };
-  std::set<int> frag_rows;
-  for (int i = 0; i < p.acc_regs; ++i)
-    frag_rows.insert(c_offset(p.mma, i).row);
-  const bool per_row_offsets =
-      p.out_layout == MatrixLayout::row && p.tiles_m * static_cast<int>(frag_rows.size()) <= 8;
-  Value *col0 = b.CreateAdd(b.CreateAdd(a.n0, e.warp_n0), e.frag_col0);
-  for (int mi = 0; mi < p.tiles_m; ++mi)
+  // One pass per mma row-block mi: vals are its accumulators acc[mi][ni][i] at ni * acc_regs + i.
+  auto pass_body = [&](Value *mi, const std::vector<Value *> &vals) {
     for (int ni = 0; ni < p.tiles_n; ++ni)
       for (int i = 0; i < p.acc_regs; i += pairs ? 2 : 1) {
         const FragOffset o = c_offset(p.mma, i);
-        Value *row = b.CreateAdd(b.CreateAdd(a.m0, e.warp_m0),
-                                 b.CreateAdd(e.frag_row0, e.c32(mi * p.mma.m + o.row)));
+        Value *in_warp = nullptr; // mi * m + o.row, folded where mi is a constant
+        if (auto *c = llvm::dyn_cast<llvm::ConstantInt>(mi))
+          in_warp = e.c32(static_cast<int>(c->getSExtValue()) * p.mma.m + o.row);
+        else
+          in_warp = b.CreateAdd(b.CreateMul(mi, e.c32(p.mma.m)), e.c32(o.row));
+        Value *row = b.CreateAdd(b.CreateAdd(a.m0, e.warp_m0), b.CreateAdd(e.frag_row0, in_warp));
         Value *col = b.CreateAdd(b.CreateAdd(a.n0, e.warp_n0),
                                  b.CreateAdd(e.frag_col0, e.c32(ni * p.mma.n + o.col)));
-        // A row-major D's offset as (row * ldc + col0) * esize, computed before the guard, plus
-        // a constant (col0: the thread's first column), so that the stores of a row share one
-        // address register and differ by immediates, where the thread has at most 8 rows
-        // (per_row_offsets). Computed inside the guard, each store's own 64-bit address went up
-        // front (ptxas if-converts and hoists them): s8 128x128x64 w64x64 255 registers and 4 B of
-        // spills -> 238 and none; SASS of the whole kernel 681 -> 529 on s8 128x128x64 w64x32,
-        // 1145 -> 899 on tf32 128x128x16 w64x32. (The columns of a col-major D, 16 for w32x64,
-        // held that way spill: 128 registers and 4 B with gelu, bias and beta.)
-        Value *row_off = nullptr;
-        if (per_row_offsets)
-          row_off = b.CreateMul(b.CreateAdd(b.CreateMul(b.CreateZExt(row, e.i64()), a.ldc),
-                                            b.CreateZExt(col0, e.i64())),
-                                e.c64(esize));
         auto *store_bb = llvm::BasicBlock::Create(e.ctx, "epi.store", f);
         auto *next_bb = llvm::BasicBlock::Create(e.ctx, "epi.next", f);
         b.CreateCondBr(b.CreateAnd(b.CreateICmpSLT(row, a.m), b.CreateICmpSLT(col, a.n)), store_bb,
                        next_bb);
         b.SetInsertPoint(store_bb);
-        Value *off = nullptr;
-        if (per_row_offsets) {
-          off = b.CreateAdd(row_off, e.c64((ni * p.mma.n + o.col) * esize));
-        } else {
-          Value *r64 = b.CreateZExt(row, e.i64()), *c64 = b.CreateZExt(col, e.i64());
-          Value *elem = p.out_layout == MatrixLayout::row
-                            ? b.CreateAdd(b.CreateMul(r64, a.ldc), c64)
-                            : b.CreateAdd(b.CreateMul(c64, a.ldc), r64);
-          off = b.CreateMul(elem, e.c64(esize));
-        }
+        Value *r64 = b.CreateZExt(row, e.i64()), *c64 = b.CreateZExt(col, e.i64());
+        Value *elem = p.out_layout == MatrixLayout::row ? b.CreateAdd(b.CreateMul(r64, a.ldc), c64)
+                                                        : b.CreateAdd(b.CreateMul(c64, a.ldc), r64);
+        Value *off = b.CreateMul(elem, e.c64(esize));
         Value *dst = b.CreateGEP(e.i8(), a.d, off);
+        Value *acc0 = vals[static_cast<size_t>(ni * p.acc_regs + i)];
         if (!pairs) {
-          b.CreateAlignedStore(value_at(acc[mi][ni][i], row, col, off), dst, llvm::Align(esize));
+          b.CreateAlignedStore(value_at(acc0, row, col, off), dst, llvm::Align(esize));
         } else {
           Value *col1 = b.CreateAdd(col, e.c32(1));
           Value *off1 = b.CreateAdd(off, e.c64(esize));
-          Value *v0 = value_at(acc[mi][ni][i], row, col, off);
-          Value *v1 = value_at(acc[mi][ni][i + 1], row, col1, off1);
+          Value *v0 = value_at(acc0, row, col, off);
+          Value *v1 = value_at(vals[static_cast<size_t>(ni * p.acc_regs + i + 1)], row, col1, off1);
           Value *vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(out_t, 2));
           vec = b.CreateInsertElement(vec, v0, uint64_t{0});
           vec = b.CreateInsertElement(vec, v1, uint64_t{1});
@@ -353,6 +435,18 @@ void emit_epilogue(EmitContext &e, const EpilogueArgs &a,
         b.CreateBr(next_bb);
         b.SetInsertPoint(next_bb);
       }
+  };
+  std::vector<std::vector<Value *>> per_pass(static_cast<size_t>(p.tiles_m));
+  for (int mi = 0; mi < p.tiles_m; ++mi)
+    for (int ni = 0; ni < p.tiles_n; ++ni)
+      for (int i = 0; i < p.acc_regs; ++i)
+        per_pass[static_cast<size_t>(mi)].push_back(acc[mi][ni][i]);
+  if (p.epilogue_loop && p.tiles_m > 1) { // epilogue_loop.h
+    emit_pass_loop(e, p.tiles_m, [&](Value *mi) { pass_body(mi, select_pass(e, mi, per_pass)); });
+    return;
+  }
+  for (int mi = 0; mi < p.tiles_m; ++mi)
+    pass_body(e.c32(mi), per_pass[static_cast<size_t>(mi)]);
 }
 
 } // namespace tcjit::codegen

@@ -1,5 +1,6 @@
 #include "compiler/codegen/plan/kernel_plan.h"
 
+#include "compiler/codegen/plan/epilogue_loop.h"
 #include "compiler/codegen/plan/formulas.h"
 #include "compiler/codegen/plan/sparse_metadata.h"
 
@@ -186,6 +187,7 @@ KernelPlan plan_view(const OpSpec &spec, const TileConfig &c, std::string_view a
                        spec.epilogue.beta == 0.0 && spec.epilogue.bias == BiasKind::none &&
                        spec.epilogue.act == Activation::none;
   plan_epilogue_staging(p);
+  plan_epilogue_loop(p);
   std::ostringstream name;
   name << "tcjit_gemm_" << to_string(p.mma.kind) << "_"
        << (spec.gemm.a.layout == MatrixLayout::row ? 'r' : 'c')

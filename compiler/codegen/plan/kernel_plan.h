@@ -126,6 +126,8 @@ struct KernelPlan {
   int stage_line_len = 0; // elements per line: wn (row-major D) or wm (col-major D)
   int stage_vec = 1;      // elements per C/D access: min(c_vec, 8)
   int stage_bytes = 0;    // staging buffer of the CTA: warps * lines * line_len * 4
+  // The epilogue's passes as a loop, their code emitted once (epilogue_loop.h).
+  bool epilogue_loop = false;
 };
 
 // acc and acc_regs of a plan whose main loop issues `mma` (see KernelPlan::acc).
