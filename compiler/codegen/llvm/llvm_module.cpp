@@ -4,8 +4,10 @@
 #include "compiler/codegen/llvm/depthwise.h"
 #include "compiler/codegen/llvm/emit_context.h"
 #include "compiler/codegen/llvm/epilogue.h"
+#include "compiler/codegen/llvm/expr_lowering.h"
 #include "compiler/codegen/llvm/ldmatrix.h"
 #include "compiler/codegen/llvm/mma_emit.h"
+#include "compiler/codegen/plan/dgrad_phases.h"
 #include "compiler/codegen/plan/kernel_abi.h"
 
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -272,6 +274,15 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   Value *batch = b.CreateZExt(b.CreateUDiv(z, e.c32(SK)), e.i64());
   Value *slice = b.CreateURem(z, e.c32(SK));
   Value *M = arg(GemmParam::m), *N = arg(GemmParam::n), *K = arg(GemmParam::k);
+  if (p.a.gather == Gather::strided_phases) {
+    // A strided dgrad by phases (plan/dgrad_phases.h; no split-K): z = phase * groups + group,
+    // and the CTA's K is its phase's.
+    e.dgrad_phase = b.CreateUDiv(z, e.c32(p.conv->groups));
+    batch = b.CreateZExt(b.CreateURem(z, e.c32(p.conv->groups)), e.i64());
+    ExprGraph graph;
+    K = emit_expr(e, dgrad_phase_k(*p.conv, input(graph, ExprType::i32, "phase")),
+                  {{"phase", e.dgrad_phase}});
+  }
   Value *Kt = in_bytes_along_k(e, K); // K as the tiles count it
   auto batch_base = [&](Value *ptr, Value *stride, int esize) {
     return b.CreateGEP(e.i8(), ptr, b.CreateMul(b.CreateMul(batch, stride), e.c64(esize)));
@@ -338,7 +349,13 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   for (int s = 0; s < U; ++s)
     bodies.push_back(llvm::BasicBlock::Create(ctx, "ktile" + std::to_string(s), f));
   auto *exit = llvm::BasicBlock::Create(ctx, "epilogue", f);
-  b.CreateBr(bodies[0]);
+  // A strided dgrad's phase without taps (K = 0) skips the main loop: its zeros go straight to the
+  // epilogue (beta * C, bias, activation).
+  const bool skip_empty = e.dgrad_phase != nullptr;
+  if (skip_empty)
+    b.CreateCondBr(b.CreateICmpEQ(K, e.c32(0)), exit, bodies[0]);
+  else
+    b.CreateBr(bodies[0]);
 
   b.SetInsertPoint(bodies[0]);
   llvm::PHINode *kt = b.CreatePHI(e.i32(), 2, "kt");
@@ -353,6 +370,8 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   // mma, so shared-memory latency hides behind tensor-core work.
   using Fragments = std::vector<std::vector<Value *>>;
   std::vector<std::pair<llvm::BasicBlock *, std::vector<Value *>>> exits;
+  if (skip_empty)
+    exits.push_back({pre, std::vector<Value *>(accv.size(), llvm::Constant::getNullValue(acc_t))});
   Value *ktv = kt;
   for (int s = 0; s < U; ++s) {
     if (s > 0)
