@@ -671,6 +671,7 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
   const bool widen = widens_f16_accumulators(p);
   const std::string acc = widen ? "acc16" : "acc";
   const char *Kt = p.k_pack > 1 ? "K_bytes" : "K"; // K as the tiles' extents count it
+  const bool phased = p.a.gather == Gather::strided_phases;
   s << signature(p, p.kernel_name, "", p.threads) << " {\n"
     << "  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;\n"
     << "  const int g = lane >> 2, q = lane & 3;\n"
@@ -709,20 +710,20 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
     << "#pragma unroll\n      for (int r = 0; r < " << p.mma.c_regs << "; ++r)\n"
     << "        " << acc << "[i][j][r] = 0;\n"
     << "  // prologue: stages - 1 K-tiles in flight\n"
+    << (phased ? "  if (K != 0) { // a strided dgrad's phase without taps loads nothing\n" : "")
     << "#pragma unroll\n  for (int s = 0; s < " << S - 1 << "; ++s) {\n"
     << "    a_copy(smem, a, lda, a_outer, a_contig, m0, s, kt_begin + s, tid);\n"
     << "    b_copy(smem, b, ldb, b_outer, b_contig, n0, s, kt_begin + s, tid);\n"
     << "    cp_async_commit();\n  }\n"
-    << "  // main loop: one barrier per K-tile, unrolled by " << U
+    << (phased ? "  }\n" : "") << "  // main loop: one barrier per K-tile, unrolled by " << U
     << ": copy u of the body reads stage u and refills\n"
     << "  // stage (u + stages - 1) % stages, constants; each copy may leave the loop. An empty "
        "slice\n"
     << "  // runs once over zeros.\n"
     << "  int kt = kt_begin;\n"
-    << (p.a.gather == Gather::strided_phases
-            ? "  if (K == 0) // a strided dgrad's phase without taps: zeros to the epilogue\n"
-              "    goto main_loop_done;\n"
-            : "")
+    << (phased ? "  if (K == 0) // a strided dgrad's phase without taps: zeros to the epilogue\n"
+                 "    goto main_loop_done;\n"
+               : "")
     << "  for (;;) {\n"
     << "#pragma unroll\n  for (int u = 0; u < " << U << "; ++u) {\n"
     << "    cp_async_wait<" << S - 2 << ">();\n"

@@ -330,6 +330,16 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
 
   // --- prologue: stages-1 K-tiles in flight ---
   const int S = p.config.stages;
+  // A strided dgrad's phase without taps (K = 0) loads nothing and skips the main loop: its zeros
+  // go straight to the epilogue (beta * C, bias, activation).
+  auto *exit = llvm::BasicBlock::Create(ctx, "epilogue"); // placed after the loop's bodies
+  llvm::BasicBlock *empty_phase = nullptr;
+  if (e.dgrad_phase) {
+    auto *prologue = llvm::BasicBlock::Create(ctx, "prologue", f);
+    b.CreateCondBr(b.CreateICmpEQ(K, e.c32(0)), exit, prologue);
+    empty_phase = b.GetInsertBlock();
+    b.SetInsertPoint(prologue);
+  }
   for (int s = 0; s < S - 1; ++s) {
     emit_tile_copy(e, p.a, ga, e.c32(s), b.CreateAdd(kt_begin, e.c32(s)));
     emit_tile_copy(e, p.b, gb, e.c32(s), b.CreateAdd(kt_begin, e.c32(s)));
@@ -348,14 +358,8 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   std::vector<llvm::BasicBlock *> bodies;
   for (int s = 0; s < U; ++s)
     bodies.push_back(llvm::BasicBlock::Create(ctx, "ktile" + std::to_string(s), f));
-  auto *exit = llvm::BasicBlock::Create(ctx, "epilogue", f);
-  // A strided dgrad's phase without taps (K = 0) skips the main loop: its zeros go straight to the
-  // epilogue (beta * C, bias, activation).
-  const bool skip_empty = e.dgrad_phase != nullptr;
-  if (skip_empty)
-    b.CreateCondBr(b.CreateICmpEQ(K, e.c32(0)), exit, bodies[0]);
-  else
-    b.CreateBr(bodies[0]);
+  exit->insertInto(f);
+  b.CreateBr(bodies[0]);
 
   b.SetInsertPoint(bodies[0]);
   llvm::PHINode *kt = b.CreatePHI(e.i32(), 2, "kt");
@@ -370,8 +374,9 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   // mma, so shared-memory latency hides behind tensor-core work.
   using Fragments = std::vector<std::vector<Value *>>;
   std::vector<std::pair<llvm::BasicBlock *, std::vector<Value *>>> exits;
-  if (skip_empty)
-    exits.push_back({pre, std::vector<Value *>(accv.size(), llvm::Constant::getNullValue(acc_t))});
+  if (empty_phase)
+    exits.push_back(
+        {empty_phase, std::vector<Value *>(accv.size(), llvm::Constant::getNullValue(acc_t))});
   Value *ktv = kt;
   for (int s = 0; s < U; ++s) {
     if (s > 0)
