@@ -15,7 +15,7 @@
 #include <cutlass/conv/threadblock/threadblock_swizzle.h>
 #include <cutlass/epilogue/thread/linear_combination.h>
 
-#if !defined(BM) || !defined(BN) || !defined(BK) || !defined(WM) || !defined(WN) ||               \
+#if !defined(BM) || !defined(BN) || !defined(BK) || !defined(WM) || !defined(WN) ||                \
     !defined(STAGES) || !defined(ALIGN_A) || !defined(ALIGN_B)
 #error "define BM BN BK WM WN STAGES ALIGN_A ALIGN_B"
 #endif
