@@ -1,6 +1,7 @@
 #include "tuner/cost_model.h"
 
 #include "compiler/codegen/plan/conv_lowering.h"
+#include "compiler/codegen/plan/dgrad_phases.h"
 #include "compiler/spec/shape.h"
 #include "compiler/target/mma_table.h"
 #include "tuner/search_space.h"
@@ -207,7 +208,18 @@ Problem model_problem(const OpSpec &spec) {
     const double w =
         double(c.k) * double(three_d ? c.t : 1) * double(c.r * c.s) * double(c.c) / groups / groups;
     const double a = c.pass == ConvPass::fprop ? x : y;
-    const double b = c.pass == ConvPass::wgrad ? x : w;
+    double b = c.pass == ConvPass::wgrad ? x : w;
+    if (codegen::takes_dgrad_phases(spec)) {
+      // A strided dgrad by phases (codegen/plan/dgrad_phases.h): phases x groups GEMMs over the
+      // phase grid, each with its phase's taps only (the model runs their mean K); each phase
+      // reads dy and its share of the filter.
+      const codegen::PhaseTotals t = codegen::phase_totals(codegen::lower_conv(spec).conv);
+      const int64_t pixels = (three_d ? c.d : 1) * c.h * c.w;
+      p.m = (p.m + pixels - 1) / pixels * t.rows_per_image;
+      p.batch *= t.phases;
+      p.k = std::max<int64_t>(1, (t.sum_taps * (c.k / c.groups) + t.phases - 1) / t.phases);
+      b /= double(t.phases);
+    }
     p.a_elements = std::min(a, double(p.m) * double(p.k));
     p.b_elements = std::min(b, double(p.k) * double(p.n));
   }

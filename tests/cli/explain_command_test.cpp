@@ -119,11 +119,22 @@ TEST(Cli, ExplainNamesTheConvolutionsKernelPathAndAlignmentStrategy) {
   const ToolResult dgrad =
       run_tool("explain " + shell_quote("conv2d n=1 h=16 w=16 c=32 k=32 r=3 "
                                         "s=3 pad=1 stride=2 pass=dgrad x=f16"));
-  EXPECT_NE(dgrad.out.find("A = y through the strided (transposed) gather, B = filter by "
-                           "filter-tap rows, D = x"),
+  EXPECT_NE(dgrad.out.find("A = y through its phase's taps, B = filter by the phase's filter-tap "
+                           "rows, D = x"),
             std::string::npos)
       << dgrad.out;
-  EXPECT_NE(dgrad.out.find("strided dgrad: of each tap only"), std::string::npos) << dgrad.out;
+  // the decomposition: 4 phases of 1, 2, 2 and 4 of the 9 taps, a quarter of the dense work
+  EXPECT_NE(dgrad.out.find("strided dgrad by phases: the dx pixels split into 4 phases"),
+            std::string::npos)
+      << dgrad.out;
+  EXPECT_NE(dgrad.out.find("(at most 4 of 9)"), std::string::npos) << dgrad.out;
+  EXPECT_NE(dgrad.out.find("1/4 of the dense implicit GEMM's multiply-adds"), std::string::npos)
+      << dgrad.out;
+  // a 1x1 stride-2 downsample: three of the four phases have no tap
+  const ToolResult down = run_tool("explain " + shell_quote("conv2d n=1 h=16 w=16 c=32 k=32 r=1 "
+                                                            "s=1 stride=2 pass=dgrad x=f16"));
+  EXPECT_NE(down.out.find("3 phases have no tap and only write their epilogue"), std::string::npos)
+      << down.out;
 }
 
 TEST(Cli, ExplainReportsBrokenRulesWithFixes) {

@@ -5,6 +5,7 @@
 // (compiler/reference/im2col.h). Plus the expression form itself: constant folding, host
 // evaluation, and the CUDA C++ printer.
 #include "compiler/codegen/cuda/expr_source.h"
+#include "compiler/codegen/plan/dgrad_phases.h"
 #include "compiler/codegen/plan/expr.h"
 #include "compiler/codegen/plan/formulas.h"
 #include "compiler/codegen/plan/tile_config.h"
@@ -452,6 +453,76 @@ TEST(Formulas, LdmatrixLaneIsTheIsaSplit) {
 // Every element of the gathered (and linear) operands of a convolution's implicit GEMM, through
 // global_element, against the explicit im2col matrices of the reference: each element is the
 // tensor's value at `elem` when `in`, else zero. Tensors are filled with distinct values.
+// A strided dgrad's phase gathers (plan/dgrad_phases.h) against the dense im2col matrix (cols
+// columns): phase-grid row m of phase `phase` is dx pixel (n, ph + i * stride, ...) (a hole past
+// the tensor reads nothing), phase tap j is the dense tap (first + j_x * step per dimension), so
+// A(m, j * Kg + c) of the phase is dense A(pixel, tap * Kg + c), B(j * Kg + k, c) is dense
+// B(tap * Kg + k, c). Returns the elements compared.
+int phase_gather_matches_im2col(const KernelPlan &p, const OperandPlan &op,
+                                const std::vector<double> &matrix, const std::vector<float> &tensor,
+                                int64_t cols, int64_t n) {
+  const ConvConstants &k = *p.conv;
+  const std::array<PhaseAxis, 3> axes = phase_axes(k);
+  const bool is_a = op.name == 'a';
+  ExprGraph g;
+  const GlobalElement e =
+      global_element(p, op, input(g, ExprType::i32, "outer"), input(g, ExprType::i32, "contig"),
+                     input(g, ExprType::i32, "outer_extent"),
+                     input(g, ExprType::i32, "contig_extent"), input(g, ExprType::i64, "ld"));
+  int checked = 0;
+  for (int64_t phase = 0; phase < dgrad_phase_count(k); ++phase) {
+    const int64_t ph[3] = {phase / (k.stride[1] * k.stride[2]), phase / k.stride[2] % k.stride[1],
+                           phase % k.stride[2]};
+    AxisPhase at[3];
+    for (size_t d = 0; d < 3; ++d)
+      at[d] = axis_phase(axes[d], ph[d]);
+    const int64_t taps = at[0].taps * at[1].taps * at[2].taps;
+    const int64_t grid = n * axes[0].rows * axes[1].rows * axes[2].rows;
+    const int64_t rows = is_a ? grid : taps * k.kg, width = is_a ? taps * k.kg : k.cg;
+    auto dense_tap = [&](int64_t j) {
+      const int64_t js = j % at[2].taps, jr = j / at[2].taps % at[1].taps,
+                    jt = j / (at[2].taps * at[1].taps);
+      return ((at[0].first_tap + jt * axes[0].step) * k.r + at[1].first_tap + jr * axes[1].step) *
+                 k.s +
+             at[2].first_tap + js * axes[2].step;
+    };
+    for (int64_t outer = 0; outer < rows; ++outer)
+      for (int64_t contig = 0; contig < width; ++contig) {
+        ExprInputs in = ints({{"outer", outer},
+                              {"contig", contig},
+                              {"outer_extent", rows},
+                              {"contig_extent", width},
+                              {"ld", width}});
+        in["phase"] = integer_value(phase);
+        int64_t dense_row, dense_col;
+        if (is_a) {
+          int64_t rest = outer, pixel[3];
+          for (int d = 2; d >= 0; --d) {
+            pixel[d] = ph[d] + rest % axes[size_t(d)].rows * k.stride[d];
+            rest /= axes[size_t(d)].rows;
+          }
+          if (pixel[0] >= k.d || pixel[1] >= k.h || pixel[2] >= k.w) { // a hole
+            EXPECT_EQ(evaluate_integer(e.in, in), 0) << "a hole at row " << outer;
+            continue;
+          }
+          dense_row = ((rest * k.d + pixel[0]) * k.h + pixel[1]) * k.w + pixel[2];
+          dense_col = dense_tap(contig / k.kg) * k.kg + contig % k.kg;
+        } else {
+          dense_row = dense_tap(outer / k.kg) * k.kg + outer % k.kg;
+          dense_col = contig;
+        }
+        const double got = evaluate_integer(e.in, in) != 0
+                               ? tensor.at(static_cast<size_t>(evaluate_integer(e.elem, in)))
+                               : 0.0;
+        EXPECT_EQ(got, matrix[static_cast<size_t>(dense_row * cols + dense_col)])
+            << op.name << " (" << to_string(op.gather) << ") phase " << phase << " at outer "
+            << outer << ", contig " << contig;
+        ++checked;
+      }
+  }
+  return checked;
+}
+
 void expect_gathers_match_im2col(const std::string &text) {
   SCOPED_TRACE(text);
   const ParseResult parsed = parse_spec(text);
@@ -481,6 +552,11 @@ void expect_gathers_match_im2col(const std::string &text) {
     const bool is_a = op->name == 'a';
     if (op->gather == Gather::linear && k.groups > 1)
       continue; // the group's operand is not dense: its ld is the tensor's row
+    if (op->gather == Gather::strided_phases || op->gather == Gather::tap_rows_phases) {
+      checked += phase_gather_matches_im2col(p, *op, is_a ? ref.a : ref.b, is_a ? y : filter,
+                                             is_a ? K : N, spec.conv.n.value);
+      continue;
+    }
     const bool row = op->layout == MatrixLayout::row;
     // A is M x K, B is K x N; (outer, contig) is (row, column) of a row-major view
     const int64_t rows = is_a ? M : K, cols = is_a ? K : N;

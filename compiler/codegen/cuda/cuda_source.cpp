@@ -5,6 +5,7 @@
 #include "compiler/codegen/cuda/cuda_source_sparse.h"
 #include "compiler/codegen/cuda/expr_source.h"
 #include "compiler/codegen/plan/custom_activation.h"
+#include "compiler/codegen/plan/dgrad_phases.h"
 #include "compiler/codegen/plan/formulas.h"
 #include "compiler/codegen/plan/incremental_gather.h"
 #include "compiler/codegen/plan/kernel_abi.h"
@@ -271,13 +272,14 @@ void emit_operand(std::ostringstream &s, const KernelPlan &p, const OperandPlan 
   const GlobalElement element =
       global_element(p, op, u32_input("outer"), u32_input("contig"), u32_input("outer_extent"),
                      u32_input("contig_extent"), input(element_graph, ExprType::i64, "ld"));
-  const ExprSource element_src = expr_source({element.in, element.elem},
-                                             {{"outer", "outer"},
-                                              {"contig", "contig"},
-                                              {"outer_extent", "u32(outer_extent)"},
-                                              {"contig_extent", "u32(contig_extent)"},
-                                              {"ld", "u64(ld)"}},
-                                             "    ");
+  ExprSourceInputs element_inputs{{"outer", "outer"},
+                                  {"contig", "contig"},
+                                  {"outer_extent", "u32(outer_extent)"},
+                                  {"contig_extent", "u32(contig_extent)"},
+                                  {"ld", "u64(ld)"}};
+  if (p.a.gather == Gather::strided_phases) // the CTA's phase (plan/dgrad_phases.h)
+    element_inputs["phase"] = "(u32(blockIdx.z) / " + std::to_string(p.conv->groups) + "u)";
+  const ExprSource element_src = expr_source({element.in, element.elem}, element_inputs, "    ");
   s << "// operand " << x << ": " << op.rows << " x " << op.cols << " per stage ("
     << (op.k_contiguous ? "K" : "M/N") << "-contiguous), " << op.copy_bytes << "-byte copies\n";
   ExprGraph g;
@@ -519,6 +521,39 @@ void emit_mma(std::ostringstream &s, const KernelPlan &p) {
   }
 }
 
+// The batch (group) of the CTA, and for a strided dgrad by phases (plan/dgrad_phases.h; no
+// split-K) its phase and that phase's K: z = phase * groups + group.
+std::string phased_dgrad_batch(const KernelPlan &p) {
+  if (p.a.gather != Gather::strided_phases)
+    return "  const s64 batch = z / " + std::to_string(p.config.split_k) + ";\n";
+  const std::string groups = std::to_string(p.conv->groups);
+  ExprGraph g;
+  const ExprSource k = expr_source({dgrad_phase_k(*p.conv, input(g, ExprType::i32, "phase"))},
+                                   {{"phase", "phase"}}, "  ");
+  return "  // strided dgrad by phases: z = phase * " + groups +
+         " + group; the phase's own K (its taps x Kg)\n  const s64 batch = z % " + groups +
+         ";\n  const u32 phase = z / " + groups + ";\n" + k.statements + "  K = int(" +
+         k.values[0] + ");\n";
+}
+
+// The epilogue's guard and D offset of element (row, col): row < M, or for a strided dgrad by
+// phases (plan/dgrad_phases.h) the phase grid's bounds, with dx's pixel for the row.
+std::string phased_dgrad_row_guard(const KernelPlan &p, const std::string &plain_elem, int esize) {
+  const std::string scale = ") * " + std::to_string(esize) + ";\n";
+  if (p.a.gather != Gather::strided_phases)
+    return "        if (row >= M || col >= N) continue;\n        const s64 off = (" + plain_elem +
+           scale;
+  ExprGraph g;
+  const PhaseElement r =
+      dgrad_output_row(*p.conv, input(g, ExprType::i32, "phase"), input(g, ExprType::i32, "row"),
+                       input(g, ExprType::i32, "m"));
+  const ExprSource src = expr_source(
+      {r.in, r.elem}, {{"phase", "phase"}, {"row", "u32(row)"}, {"m", "u32(M)"}}, "        ");
+  return src.statements + "        if (!" + src.values[0] +
+         " || col >= N) continue; // a hole of the phase grid is not written\n" +
+         "        const s64 off = (s64(" + src.values[1] + ") * ld_out + col" + scale;
+}
+
 // A grouped convolution's bias (bias_per_batch): group g's N values start at g * N; every batch
 // of a GEMM shares one.
 std::string per_group_bias(const KernelPlan &p) {
@@ -622,6 +657,7 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
   const char *Kt = p.k_pack > 1 ? "K_bytes" : "K"; // K as the tiles' extents count it
   // A's incremental im2col addressing (plan/incremental_gather.h): the state its copies carry
   const std::string a_gather = incremental_gather_applies(p, p.a) ? ", a_gather" : "";
+  const bool phased = p.a.gather == Gather::strided_phases;
   s << signature(p, p.kernel_name, "", p.threads) << " {\n"
     << "  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;\n"
     << "  const int g = lane >> 2, q = lane & 3;\n"
@@ -641,8 +677,7 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
       << "    tile_n = in_group / group_m;\n  }\n";
   s << "  const int m0 = tile_m * " << p.config.bm << ", n0 = tile_n * " << p.config.bn << ";\n"
     << "  const u32 z = blockIdx.z;\n"
-    << "  const s64 batch = z / " << SK << ";\n"
-    << "  const int slice = z % " << SK << ";\n"
+    << phased_dgrad_batch(p) << "  const int slice = z % " << SK << ";\n"
     << packed_k_in_bytes(p) << "  const u8 *a = A + batch * batch_stride_a * " << p.a.esize << ";\n"
     << "  const u8 *b = B + batch * batch_stride_b * " << p.b.esize << ";\n"
     << "  const u32 smem = shared_address(tcjit_smem);\n"
@@ -665,13 +700,15 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
                          : "  a_gather_t a_gather; // incremental im2col addressing\n"
                            "  a_gather_begin(a_gather, a, a_outer, m0, kt_begin, tid);\n")
     << "  // prologue: stages - 1 K-tiles in flight\n"
+    << (phased ? "  if (K != 0) { // a strided dgrad's phase without taps loads nothing\n" : "")
     << "#pragma unroll\n  for (int s = 0; s < " << S - 1 << "; ++s) {\n"
     << "    a_copy(smem, a, lda, a_outer, a_contig, m0, s, kt_begin + s, tid" << a_gather << ");\n"
     << "    b_copy(smem, b, ldb, b_outer, b_contig, n0, s, kt_begin + s, tid);\n"
     << (p.mma.sparse
             ? std::string("    meta_copy(smem, meta, M, ") + Kt + ", m0, s, kt_begin + s, tid);\n"
             : "")
-    << "    cp_async_commit();\n  }\n";
+    << "    cp_async_commit();\n  }\n"
+    << (phased ? "  }\n" : "");
   // linear operands' copies from pointers the loop advances (cuda_source_cursor.h)
   const bool cursor_a = incremental_copies(p, p.a), cursor_b = incremental_copies(p, p.b);
   const std::string kt0 = "kt_begin + " + std::to_string(S - 1);
@@ -685,6 +722,9 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
        "slice\n"
     << "  // runs once over zeros.\n"
     << "  int kt = kt_begin;\n"
+    << (phased ? "  if (K == 0) // a strided dgrad's phase without taps: zeros to the epilogue\n"
+                 "    goto main_loop_done;\n"
+               : "")
     << "  for (;;) {\n"
     << "#pragma unroll\n  for (int u = 0; u < " << U << "; ++u) {\n"
     << "    cp_async_wait<" << S - 2 << ">();\n"
@@ -776,10 +816,8 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
     << ") {\n"
     << "        const int row = m0 + warp_m0 + frag_row0 + i * " << p.mma.m << " + c_row(r);\n"
     << "        const int col = n0 + warp_n0 + frag_col0 + j * " << p.mma.n << " + c_col(r);\n"
-    << "        if (row >= M || col >= N) continue;\n"
-    << "        const s64 off = ("
-    << (row_major ? "(s64)row * ld_out + col" : "(s64)col * ld_out + row") << ") * " << esize
-    << ";\n";
+    << phased_dgrad_row_guard(p, row_major ? "(s64)row * ld_out + col" : "(s64)col * ld_out + row",
+                              esize);
   auto value = [&](const std::string &v, const std::string &col, const std::string &off) {
     return raw ? "(" + O + ")" + v
                : "epilogue_value(" + v + ", c, bias, row, " + col + ", " + off + ", alpha, beta)";

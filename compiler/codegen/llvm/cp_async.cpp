@@ -167,13 +167,14 @@ void emit_tile_copy(EmitContext &e, const OperandPlan &op, const GlobalOperand &
           global_element(e.plan, op, i32("outer"), i32("contig"), i32("outer_extent"),
                          i32("contig_extent"), input(graph, ExprType::i64, "ld"));
       EmittedExpr emitted;
-      const std::vector<Value *> v = emit_expr(e, {x.in, x.elem},
-                                               {{"outer", grow},
-                                                {"contig", gcol},
-                                                {"outer_extent", g.outer_extent},
-                                                {"contig_extent", g.contig_extent},
-                                                {"ld", g.ld}},
-                                               emitted);
+      ExprIrInputs inputs{{"outer", grow},
+                          {"contig", gcol},
+                          {"outer_extent", g.outer_extent},
+                          {"contig_extent", g.contig_extent},
+                          {"ld", g.ld}};
+      if (e.dgrad_phase)
+        inputs["phase"] = e.dgrad_phase;
+      const std::vector<Value *> v = emit_expr(e, {x.in, x.elem}, inputs, emitted);
       in = v[0];
       src_in = b.CreateGEP(e.i8(), g.base, b.CreateMul(v[1], e.c64(op.esize)));
     }

@@ -34,6 +34,8 @@ struct EmitContext {
   llvm::Value *frag_col0 = nullptr;
   llvm::Value *warp_m0 = nullptr; // i32: the warp's first row inside the CTA tile
   llvm::Value *warp_n0 = nullptr; // i32: the warp's first column inside the CTA tile
+  // i32: the CTA's stride phase of a strided dgrad by phases (plan/dgrad_phases.h), else nullptr
+  llvm::Value *dgrad_phase = nullptr;
 
   llvm::Type *i8() { return b.getInt8Ty(); }
   llvm::Type *i32() { return b.getInt32Ty(); }

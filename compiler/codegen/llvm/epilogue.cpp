@@ -3,6 +3,7 @@
 #include "compiler/codegen/llvm/cp_async.h"
 #include "compiler/codegen/llvm/expr_lowering.h"
 #include "compiler/codegen/llvm/mma_emit.h"
+#include "compiler/codegen/plan/dgrad_phases.h"
 #include "compiler/codegen/plan/formulas.h"
 
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -10,12 +11,27 @@
 #include <algorithm>
 #include <functional>
 #include <string>
+#include <tuple>
 
 namespace tcjit::codegen {
 
 using llvm::Value;
 
 namespace {
+
+// A strided dgrad by phases (plan/dgrad_phases.h): D's row `row` (i32) of the phase grid is in
+// range when row < M and the pixel is no hole; its element is pixel * ldc + col. {in (i1), pixel
+// (i64)}.
+std::pair<Value *, Value *> phase_output_row(EmitContext &e, const EpilogueArgs &a, Value *row) {
+  ExprGraph graph;
+  const PhaseElement r =
+      dgrad_output_row(*e.plan.conv, input(graph, ExprType::i32, "phase"),
+                       input(graph, ExprType::i32, "row"), input(graph, ExprType::i32, "m"));
+  EmittedExpr emitted;
+  const std::vector<Value *> v =
+      emit_expr(e, {r.in, r.elem}, {{"phase", e.dgrad_phase}, {"row", row}, {"m", a.m}}, emitted);
+  return {v[0], v[1]};
+}
 
 Value *to_epi(EmitContext &e, Value *v, llvm::Type *epi) {
   llvm::Type *t = v->getType();
@@ -218,7 +234,15 @@ void emit_staged_epilogue(EmitContext &e, const EpilogueArgs &a,
       }
       // V divides D's contiguous extent (c_vec), so the vector's first element in range means
       // all of it is.
-      Value *in = b.CreateAnd(b.CreateICmpSLT(row, a.m), b.CreateICmpSLT(col, a.n));
+      Value *pixel = nullptr; // a phased dgrad's dx pixel of the row
+      Value *in;
+      if (e.dgrad_phase) {
+        Value *row_in;
+        std::tie(row_in, pixel) = phase_output_row(e, a, row);
+        in = b.CreateAnd(row_in, b.CreateICmpSLT(col, a.n));
+      } else {
+        in = b.CreateAnd(b.CreateICmpSLT(row, a.m), b.CreateICmpSLT(col, a.n));
+      }
       if (items % 32 != 0)
         in = b.CreateAnd(in, b.CreateICmpULT(idx, e.c32(items)));
       auto *store_bb = llvm::BasicBlock::Create(e.ctx, "epi.store", f);
@@ -237,7 +261,7 @@ void emit_staged_epilogue(EmitContext &e, const EpilogueArgs &a,
         for (int x = 0; x < chunk; ++x)
           accs.push_back(b.CreateExtractElement(v, uint64_t(x)));
       }
-      Value *r64 = b.CreateZExt(row, e.i64()), *c64 = b.CreateZExt(col, e.i64());
+      Value *r64 = pixel ? pixel : b.CreateZExt(row, e.i64()), *c64 = b.CreateZExt(col, e.i64());
       Value *elem = row_major ? b.CreateAdd(b.CreateMul(r64, a.ldc), c64)
                               : b.CreateAdd(b.CreateMul(c64, a.ldc), r64);
       Value *off = b.CreateMul(elem, e.c64(esize));
@@ -411,10 +435,17 @@ void emit_epilogue(EmitContext &e, const EpilogueArgs &a,
                                  b.CreateAdd(e.frag_col0, e.c32(ni * p.mma.n + o.col)));
         auto *store_bb = llvm::BasicBlock::Create(e.ctx, "epi.store", f);
         auto *next_bb = llvm::BasicBlock::Create(e.ctx, "epi.next", f);
-        b.CreateCondBr(b.CreateAnd(b.CreateICmpSLT(row, a.m), b.CreateICmpSLT(col, a.n)), store_bb,
-                       next_bb);
+        Value *pixel = nullptr; // a phased dgrad's dx pixel of the row
+        if (e.dgrad_phase) {
+          auto [row_in, px] = phase_output_row(e, a, row);
+          pixel = px;
+          b.CreateCondBr(b.CreateAnd(row_in, b.CreateICmpSLT(col, a.n)), store_bb, next_bb);
+        } else {
+          b.CreateCondBr(b.CreateAnd(b.CreateICmpSLT(row, a.m), b.CreateICmpSLT(col, a.n)),
+                         store_bb, next_bb);
+        }
         b.SetInsertPoint(store_bb);
-        Value *r64 = b.CreateZExt(row, e.i64()), *c64 = b.CreateZExt(col, e.i64());
+        Value *r64 = pixel ? pixel : b.CreateZExt(row, e.i64()), *c64 = b.CreateZExt(col, e.i64());
         Value *elem = p.out_layout == MatrixLayout::row ? b.CreateAdd(b.CreateMul(r64, a.ldc), c64)
                                                         : b.CreateAdd(b.CreateMul(c64, a.ldc), r64);
         Value *off = b.CreateMul(elem, e.c64(esize));

@@ -5,9 +5,11 @@
 #include "compiler/codegen/llvm/depthwise.h"
 #include "compiler/codegen/llvm/emit_context.h"
 #include "compiler/codegen/llvm/epilogue.h"
+#include "compiler/codegen/llvm/expr_lowering.h"
 #include "compiler/codegen/llvm/ldmatrix.h"
 #include "compiler/codegen/llvm/mma_emit.h"
 #include "compiler/codegen/llvm/sparse_metadata.h"
+#include "compiler/codegen/plan/dgrad_phases.h"
 #include "compiler/codegen/plan/kernel_abi.h"
 
 #include <llvm/IR/IntrinsicsNVPTX.h>
@@ -274,6 +276,15 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   Value *batch = b.CreateZExt(b.CreateUDiv(z, e.c32(SK)), e.i64());
   Value *slice = b.CreateURem(z, e.c32(SK));
   Value *M = arg(GemmParam::m), *N = arg(GemmParam::n), *K = arg(GemmParam::k);
+  if (p.a.gather == Gather::strided_phases) {
+    // A strided dgrad by phases (plan/dgrad_phases.h; no split-K): z = phase * groups + group,
+    // and the CTA's K is its phase's.
+    e.dgrad_phase = b.CreateUDiv(z, e.c32(p.conv->groups));
+    batch = b.CreateZExt(b.CreateURem(z, e.c32(p.conv->groups)), e.i64());
+    ExprGraph graph;
+    K = emit_expr(e, dgrad_phase_k(*p.conv, input(graph, ExprType::i32, "phase")),
+                  {{"phase", e.dgrad_phase}});
+  }
   Value *Kt = in_bytes_along_k(e, K); // K as the tiles count it
   auto batch_base = [&](Value *ptr, Value *stride, int esize) {
     return b.CreateGEP(e.i8(), ptr, b.CreateMul(b.CreateMul(batch, stride), e.c64(esize)));
@@ -321,6 +332,16 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
 
   // --- prologue: stages-1 K-tiles in flight ---
   const int S = p.config.stages;
+  // A strided dgrad's phase without taps (K = 0) loads nothing and skips the main loop: its zeros
+  // go straight to the epilogue (beta * C, bias, activation).
+  auto *exit = llvm::BasicBlock::Create(ctx, "epilogue"); // placed after the loop's bodies
+  llvm::BasicBlock *empty_phase = nullptr;
+  if (e.dgrad_phase) {
+    auto *prologue = llvm::BasicBlock::Create(ctx, "prologue", f);
+    b.CreateCondBr(b.CreateICmpEQ(K, e.c32(0)), exit, prologue);
+    empty_phase = b.GetInsertBlock();
+    b.SetInsertPoint(prologue);
+  }
   // A's incremental im2col addressing (plan/incremental_gather.h): its K position goes from copy
   // to copy, through PHIs of the loop.
   std::optional<IncrementalGatherState> inc_a = begin_incremental_gather(e, p.a, ga, kt_begin);
@@ -348,7 +369,7 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   std::vector<llvm::BasicBlock *> bodies;
   for (int s = 0; s < U; ++s)
     bodies.push_back(llvm::BasicBlock::Create(ctx, "ktile" + std::to_string(s), f));
-  auto *exit = llvm::BasicBlock::Create(ctx, "epilogue", f);
+  exit->insertInto(f);
   b.CreateBr(bodies[0]);
 
   b.SetInsertPoint(bodies[0]);
@@ -366,6 +387,9 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
   // mma, so shared-memory latency hides behind tensor-core work.
   using Fragments = std::vector<std::vector<Value *>>;
   std::vector<std::pair<llvm::BasicBlock *, std::vector<Value *>>> exits;
+  if (empty_phase)
+    exits.push_back(
+        {empty_phase, std::vector<Value *>(accv.size(), llvm::Constant::getNullValue(acc_t))});
   Value *ktv = kt;
   for (int s = 0; s < U; ++s) {
     if (s > 0)

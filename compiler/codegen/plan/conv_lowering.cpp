@@ -1,5 +1,6 @@
 #include "compiler/codegen/plan/conv_lowering.h"
 
+#include "compiler/codegen/plan/dgrad_phases.h"
 #include "compiler/spec/alignment.h"
 #include "compiler/spec/shape.h"
 
@@ -48,6 +49,8 @@ std::string_view to_string(Gather g) {
   case Gather::im2col: return "im2col";
   case Gather::strided: return "strided";
   case Gather::tap_rows: return "tap_rows";
+  case Gather::strided_phases: return "strided_phases";
+  case Gather::tap_rows_phases: return "tap_rows_phases";
   }
   return "?";
 }
@@ -209,6 +212,10 @@ ConvLowering lower_conv_uncached(const OpSpec &spec) {
   case ConvPass::dgrad:
     l.a = Gather::strided;
     l.b = Gather::tap_rows;
+    if (takes_dgrad_phases(k)) { // stride > 1: a dense implicit GEMM per phase
+      l.a = Gather::strided_phases;
+      l.b = Gather::tap_rows_phases;
+    }
     v.gemm.a.layout = MatrixLayout::row;
     v.gemm.b.layout = MatrixLayout::row;
     v.gemm.c.ld = k.c;
@@ -340,6 +347,12 @@ GemmGeometry launch_geometry(const OpSpec &spec) {
     g.c = matrix(v.c.dtype, g.m, g.n, true, k.k, k.kg);
     break;
   case ConvPass::dgrad:
+    if (l.a == Gather::strided_phases) { // dgrad_phases.h: the phase grid, all phases in grid z
+      const PhaseTotals t = phase_totals(k);
+      g.m = checked_i32(spec.conv.n.value * t.rows_per_image, "M");
+      g.k = checked_i32(t.max_taps * k.kg, "K");
+      g.batch = k.groups * t.phases;
+    }
     g.a = matrix(v.a.dtype, g.m, g.k, true, k.k, k.kg);
     g.b = matrix(v.b.dtype, g.k, g.n, true, k.cg, k.kg * taps * k.cg);
     g.c = matrix(v.c.dtype, g.m, g.n, true, k.c, k.cg);

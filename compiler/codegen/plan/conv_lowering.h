@@ -48,6 +48,9 @@ enum class Gather {
   im2col,   // x through the filter taps
   strided,  // dy through the filter taps, backwards (dgrad)
   tap_rows, // the filter with rows (tap, k) (dgrad)
+  // Strided dgrad by phases (dgrad_phases.h): the two gathers of one phase's dense implicit GEMM
+  strided_phases,  // dy through the phase's taps (dgrad A)
+  tap_rows_phases, // the filter rows of the phase's taps (dgrad B)
 };
 std::string_view to_string(Gather);
 
@@ -115,7 +118,9 @@ ViewVectorLimits view_vector_limits(const OpSpec &spec);
 // The launch geometry of a concrete spec's view: M/N/K, batch (= groups), and per operand the ld
 // and batch stride the kernel receives (kernel_abi.h). For a GEMM this is gemm_geometry(spec).
 // For a gathered conv operand, ld is its channel stride (informational: the gather uses the
-// constants). Throws std::invalid_argument when M, N or K exceed 2^31 - 1.
+// constants). A strided dgrad by phases (dgrad_phases.h) launches M = n * the phase grid's pixels
+// per image, K = the most taps of a phase * Kg (each CTA takes its phase's own), batch = groups *
+// phases. Throws std::invalid_argument when M, N or K exceed 2^31 - 1.
 GemmGeometry launch_geometry(const OpSpec &spec);
 
 // The roles of a convolution's tensors in the view: which of x, filter, y is A, B and C/D.

@@ -1,5 +1,7 @@
 #include "compiler/codegen/plan/formulas.h"
 
+#include "compiler/codegen/plan/dgrad_phases.h"
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -281,6 +283,14 @@ GlobalElement global_element(const KernelPlan &p, const OperandPlan &op, Expr ou
     auto [tap, kk] = divmod(outer, k.kg);
     Expr row = zext64(kk) * k.taps() + zext64(tap);
     return {in, row * k.cg + zext64(contig)};
+  }
+  case Gather::strided_phases: // dgrad_phases.h; the CTA's phase is the input "phase"
+  case Gather::tap_rows_phases: {
+    Expr phase = input(*outer.graph, ExprType::i32, "phase");
+    const PhaseElement e = op.gather == Gather::strided_phases
+                               ? strided_phase_element(k, phase, in, outer, contig)
+                               : tap_rows_phase_element(k, phase, in, outer, contig);
+    return {e.in, e.elem};
   }
   case Gather::linear: break;
   }

@@ -111,7 +111,8 @@ Expr erfc_approx(Expr z);
 // plan's ConvConstants), inside its tensor; `elem` (i64) its element offset from the operand's
 // (group's) base: outer * ld + contig for a linear operand (ld: i64), else the gather's. The `vec`
 // elements from there lie in one channel run (vec divides the channels per group), so `in` holds
-// for all or none of them.
+// for all or none of them. The phase gathers of a strided dgrad (dgrad_phases.h) also read the
+// input "phase" (i32: the CTA's phase), which the backends bind.
 struct GlobalElement {
   Expr in, elem;
 };

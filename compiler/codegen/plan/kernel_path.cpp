@@ -1,5 +1,7 @@
 #include "compiler/codegen/plan/kernel_path.h"
 
+#include "compiler/codegen/plan/dgrad_phases.h"
+
 #include "compiler/spec/shape.h"
 
 #include <sstream>
@@ -57,6 +59,8 @@ std::vector<KernelPathLine> describe_kernel_path(const OpSpec &spec, const Kerne
     case Gather::im2col: return " through the im2col gather";
     case Gather::strided: return " through the strided (transposed) gather";
     case Gather::tap_rows: return " by filter-tap rows";
+    case Gather::strided_phases: return " through its phase's taps";
+    case Gather::tap_rows_phases: return " by the phase's filter-tap rows";
     case Gather::linear: break;
     }
     return "";
@@ -68,9 +72,17 @@ std::vector<KernelPathLine> describe_kernel_path(const OpSpec &spec, const Kerne
   if (k.groups > 1)
     path << "; " << k.groups << " groups, one per grid z";
   path << "; only n is a run-time size";
-  if (k.pass == ConvPass::dgrad && (k.stride[0] > 1 || k.stride[1] > 1 || k.stride[2] > 1))
-    path << "; strided dgrad: of each tap only the outputs a stride divides contribute, the "
-            "others are zero-filled (about 1/(stride product) of the loaded dy is useful)";
+  if (p.a.gather == Gather::strided_phases) {
+    const PhaseTotals t = phase_totals(k);
+    path << "; strided dgrad by phases: the dx pixels split into " << t.phases
+         << " phases (their position modulo the stride), each a dense implicit GEMM over only the "
+            "filter taps that reach it (at most "
+         << t.max_taps << " of " << k.taps()
+         << "), all in one launch (grid z = phases x groups): 1/" << t.phases
+         << " of the dense implicit GEMM's multiply-adds, none of the zeros between the strides";
+    if (t.empty_phases > 0)
+      path << "; " << t.empty_phases << " phases have no tap and only write their epilogue";
+  }
   out.push_back({"kernel path", path.str()});
   const std::string channel_a = roles.a == ConvTensor::x ? "c" : "k";
   const bool can_pad = channel_padding_target(spec).has_value();

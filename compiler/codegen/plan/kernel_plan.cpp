@@ -235,7 +235,8 @@ std::string kernel_identity(const KernelPlan &p) {
     << (p.stage_epilogue ? "|staged" + std::to_string(p.stage_vec) : std::string());
   if (p.conv)
     o << "|" << describe(*p.conv) << (p.bias_per_batch ? "|grouped_bias" : "")
-      << (p.pad_from != 0 ? "|pad_from" + std::to_string(p.pad_from) : "");
+      << (p.pad_from != 0 ? "|pad_from" + std::to_string(p.pad_from) : "")
+      << (p.a.gather == Gather::strided_phases ? "|dgrad_phases" : "");
   return o.str();
 }
 
@@ -294,7 +295,9 @@ std::string describe(const KernelPlan &p) {
       << " threads, each output's taps summed by one thread\n";
   else if (p.conv)
     o << "  implicit GEMM of " << describe(*p.conv) << ": A by " << to_string(p.a.gather)
-      << ", B by " << to_string(p.b.gather) << ", one group per grid z\n";
+      << ", B by " << to_string(p.b.gather)
+      << (p.a.gather == Gather::strided_phases ? ", one stride phase x group per grid z\n"
+                                               : ", one group per grid z\n");
   if (p.pad_from != 0)
     o << "  x and the filter copied first with c = " << p.pad_from << " zero-padded to "
       << p.conv->c << " channels (" << p.kernel_name << "_pad_channels)\n";

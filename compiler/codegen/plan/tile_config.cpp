@@ -3,6 +3,7 @@
 #include "compiler/codegen/plan/custom_activation.h"
 
 #include "compiler/codegen/plan/conv_lowering.h"
+#include "compiler/codegen/plan/dgrad_phases.h"
 #include "compiler/spec/alignment.h"
 #include "compiler/spec/tensor_core_rules.h"
 #include "compiler/target/arch.h"
@@ -175,6 +176,10 @@ std::vector<ConfigError> validate_tile_config(const OpSpec &spec_in, const TileC
     e.push_back({"split_k", "split_k=" + num(c.split_k) +
                                 ": the depthwise kernel sums each output's taps in one thread; it "
                                 "has no split-K (use split_k=1)"});
+  if (c.split_k != 1 && takes_dgrad_phases(spec))
+    e.push_back({"split_k", "split_k=" + num(c.split_k) +
+                                ": a strided dgrad runs one dense implicit GEMM per stride phase, "
+                                "each with its own K; it has no split-K (use split_k=1)"});
   const int esize = element_bytes(spec), ebits = element_bits(spec);
   auto check_vec = [&](const char *field, int v, const std::string &operand) {
     const int allowed = max_vec(spec, operand);
