@@ -153,6 +153,7 @@ void EmuDevice::launch(device::FunctionHandle function, const device::LaunchConf
   req.max_warp_instructions_per_cta = options_.max_warp_instructions_per_cta;
   req.on_progress = progress_;
   req.timeout_seconds = options_.timeout_seconds;
+  req.racecheck = options_.racecheck;
   last_counters_ = execute_launch(req);
 }
 

@@ -8,6 +8,7 @@
 
 #include "runtime/device/device.h"
 #include "runtime/emu/counters.h"
+#include "runtime/emu/racecheck_mode.h"
 
 namespace tcjit::emu {
 
@@ -21,6 +22,8 @@ struct EmuDeviceOptions {
   uint32_t max_shared_bytes_per_block = 163 * 1024;
   uint64_t max_warp_instructions_per_cta = 0; // 0: 2^34; more fails the launch (infinite loop)
   double timeout_seconds = 0; // wall-clock limit per launch; 0: none (more fails the launch)
+  // racecheck in a sample of blocks (default; TCJIT_EMU_RACECHECK=all for all) or in all
+  RaceCheck racecheck = RaceCheck::Default;
 };
 
 class EmuDevice : public device::Device {

@@ -105,7 +105,7 @@ void exec_memory(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
         for_each_lane(mask, [&](uint32_t l) { ok &= pending[addresses[l] >> 2] == 0; });
       }
       if (ok) {
-        if (!cta.race_shadow.empty())
+        if (cta.racecheck)
           for_each_lane(mask, [&](uint32_t l) {
             check_shared_race(ctx, w, in, l, addresses[l], 4, AccessKind::Read);
           });

@@ -137,7 +137,7 @@ LaneAccess translate_access(ExecContext &ctx, Warp &warp, const Instr &in, uint3
         }
       }
     }
-    if (kind != AccessKind::Atomic && !cta.race_shadow.empty())
+    if (kind != AccessKind::Atomic && cta.racecheck)
       check_shared_race(ctx, warp, in, lane, address, size, kind);
     r.host = cta.shared.data() + address;
     return r;
