@@ -20,12 +20,11 @@
 
 namespace tcjit::emu {
 
+// A cp.async of one thread: done at issue, its destination pending until its group is waited for.
 struct AsyncCopy {
   uint32_t group = 0; // the commit group it belongs to (per-lane numbering)
   uint32_t shared_addr = 0;
   uint32_t size = 0;
-  uint32_t line = 0;
-  uint8_t data[16] = {};
 };
 
 enum class WarpState : uint8_t { Running, AtBarrier, Exited };

@@ -16,6 +16,7 @@
 #include "runtime/emu/ptx_error.h"
 #include "runtime/emu/ptx_instruction_table.h"
 #include "runtime/emu/ptx_parser.h"
+#include "runtime/emu/register_compaction.h"
 
 namespace tcjit::emu {
 
@@ -1080,7 +1081,9 @@ std::unique_ptr<Program> load_program(std::string_view ptx, std::string_view sou
   // the parser has checked the header: ast.target is a known "sm_<N>[a|f]", ast.version known
   AstModule ast = parse_ptx(ptx, source_name);
   Decoder d(ast, allocate_global);
-  return d.run();
+  std::unique_ptr<Program> prog = d.run();
+  compact_registers(*prog);
+  return prog;
 }
 
 } // namespace tcjit::emu
