@@ -9,8 +9,9 @@
 
 namespace tcjit::emu {
 
-// Completes (ends the pending state of) the copies of `lane` whose group is at least `keep_groups` older than the newest
-// committed group (cp.async.wait_group keep_groups); all=true completes every copy.
+// Completes (ends the pending state of) the copies of `lane` whose group is at least `keep_groups`
+// older than the newest committed group (cp.async.wait_group keep_groups); all=true completes every
+// copy.
 void complete_async_copies(ExecContext &ctx, Warp &warp, uint32_t lane, uint32_t keep_groups,
                            bool all);
 

@@ -38,7 +38,8 @@ bool copy_warp_fast(ExecContext &ctx, Warp &w, const Instr &in, const LaneValues
   const uint32_t size = in.access_bytes;
   Cta &cta = *ctx.cta;
   const Allocation *a = ctx.last_allocation;
-  if (!a || sizes[0] == 0 || !a->contains(srcs[0] + static_cast<uint64_t>(in.src[1].offset), size)) {
+  if (!a || sizes[0] == 0 ||
+      !a->contains(srcs[0] + static_cast<uint64_t>(in.src[1].offset), size)) {
     // kernels copy tiles of A and B in turn: look up the allocation of lane 0's source
     if (sizes[0] == 0)
       return false;
@@ -61,8 +62,8 @@ bool copy_warp_fast(ExecContext &ctx, Warp &w, const Instr &in, const LaneValues
     ok &= (dst & (size - 1)) == 0 && dst < limit && dst + size <= limit && src_size <= size;
     const bool reads = src_size != 0;
     read_mask |= uint32_t{reads} << l;
-    ok &= !reads || ((src & (size - 1)) == 0 && src - a->base < a->size &&
-                     size <= a->size - (src - a->base));
+    ok &= !reads ||
+          ((src & (size - 1)) == 0 && src - a->base < a->size && size <= a->size - (src - a->base));
   }
   if (!ok)
     return false;

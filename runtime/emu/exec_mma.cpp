@@ -187,6 +187,16 @@ constexpr std::array<Layout, kKinds> make_layouts() {
 
 constexpr std::array<Layout, kKinds> kLayouts = make_layouts();
 
+// The m16n8 accumulator layout: lane l holds C elements 2l, 2l+1 (row l/4, columns 2(l%4)..) in
+// registers 0 and 1 and 64 + 2l, 64 + 2l + 1 (8 rows below) in registers 2 and 3.
+constexpr bool c_is_row_pairs(const Layout &L) {
+  for (uint32_t lane = 0; lane < 32; ++lane)
+    for (uint32_t e = 0; e < 4; ++e)
+      if (L.c[lane][e] != 64 * (e / 2) + 2 * lane + e % 2)
+        return false;
+  return true;
+}
+
 // Element decoders: the value of one input element from the low bits of `raw`, and nan(word):
 // non-zero when a register word holds a NaN element.
 struct DecodeTable { // f16, bf16
@@ -449,10 +459,27 @@ void mma_float(Warp &w, const Instr &in, const Regs &regs, Decode decode) {
 #endif
     nan = decode_fragments<L.a_elems, kBits>(w, regs.a, decode, A);
   nan |= gather<L.b_elems, kBits>(w, regs.b, L.b, decode, B);
-  if (in.type3 == DType::F16)
+  static_assert(c_is_row_pairs(L));
+  if (in.type3 == DType::F16) {
     nan |= gather<4, 16>(w, regs.c, L.c, decode_f16(), acc);
-  else
-    nan |= gather<4, 32>(w, regs.c, L.c, DecodeF32{}, acc);
+  } else { // C in row pairs: two contiguous runs of 64
+    uint32_t bits[4][32];
+    for (uint32_t i = 0; i < 4; ++i) {
+      const uint64_t *c = w.regs + size_t{regs.c[i]} * 32;
+      for (uint32_t lane = 0; lane < 32; ++lane)
+        bits[i][lane] = static_cast<uint32_t>(c[lane]);
+    }
+    uint32_t exp_all_ones = 0;
+    for (uint32_t h = 0; h < 2; ++h) {
+      for (uint32_t lane = 0; lane < 32; ++lane) {
+        const uint32_t x = bits[2 * h][lane], y = bits[2 * h + 1][lane];
+        exp_all_ones |= ((x & 0x7fffffffu) > 0x7f800000u) | ((y & 0x7fffffffu) > 0x7f800000u);
+        std::memcpy(acc + 64 * h + 2 * lane, &x, 4);
+        std::memcpy(acc + 64 * h + 2 * lane + 1, &y, 4);
+      }
+    }
+    nan |= exp_all_ones;
+  }
   if (nan) // NaN inputs: the NaN-exact path
     multiply_f32_nan<kKind>(A, B, acc);
   else
@@ -466,10 +493,11 @@ void mma_float(Warp &w, const Instr &in, const Regs &regs, Decode decode) {
     }
     return;
   }
-  for (uint32_t i = 0; i < 4; ++i) {
-    uint64_t *d = w.regs + size_t{regs.d[i]} * 32;
+  for (uint32_t i = 0; i < 4; ++i) { // D in row pairs (c_is_row_pairs)
+    uint64_t out[32];
     for (uint32_t lane = 0; lane < 32; ++lane)
-      d[lane] = std::bit_cast<uint32_t>(acc[L.c[lane][i]]);
+      out[lane] = std::bit_cast<uint32_t>(acc[64 * (i / 2) + 2 * lane + i % 2]);
+    std::memcpy(w.regs + size_t{regs.d[i]} * 32, out, sizeof out);
   }
 }
 
@@ -609,10 +637,11 @@ void mma_fp8(Warp &w, const Regs &regs, DecodeA decode_a, DecodeB decode_b) {
     multiply_f32_nan<kKind>(A, B, acc);
   else
     multiply_f32<kKind>(A, B, acc);
-  for (uint32_t i = 0; i < 4; ++i) {
-    uint64_t *d = w.regs + size_t{regs.d[i]} * 32;
+  for (uint32_t i = 0; i < 4; ++i) { // D in row pairs (c_is_row_pairs)
+    uint64_t out[32];
     for (uint32_t lane = 0; lane < 32; ++lane)
-      d[lane] = std::bit_cast<uint32_t>(acc[L.c[lane][i]]);
+      out[lane] = std::bit_cast<uint32_t>(acc[64 * (i / 2) + 2 * lane + i % 2]);
+    std::memcpy(w.regs + size_t{regs.d[i]} * 32, out, sizeof out);
   }
 }
 

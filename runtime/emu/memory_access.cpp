@@ -237,6 +237,20 @@ void count_shared_request(ExecContext &ctx, const uint64_t *addresses, uint32_t 
                           bool is_store) {
   LaunchCounters &c = ctx.counters;
   (is_store ? c.shared_store_requests : c.shared_load_requests) += 1;
+  if (size <= 4 && mask == ~0u) {
+    // the whole warp on one word (a broadcast) or on 32 consecutive words: one wavefront
+    const uint64_t w0 = addresses[0] >> 2;
+    bool same = true, consecutive = true;
+    for (uint32_t l = 0; l < 32; ++l) {
+      same &= (addresses[l] >> 2) == w0;
+      consecutive &= (addresses[l] >> 2) == w0 + l;
+    }
+    if (same || consecutive) {
+      c.shared_wavefronts += 1;
+      c.shared_ideal_wavefronts += 1;
+      return;
+    }
+  }
   if (size <= 4) {
     // fast path (accesses are aligned, so each touches one word): no two lanes hit different
     // words of one bank. Two passes without a loop-carried dependence.

@@ -57,7 +57,7 @@ void compact_registers(Program &prog) {
     });
   }
   for (const auto &[reg, value] : prog.constant_regs)
-    iv[reg].read_first = true; // set when a block starts
+    iv[reg].read_first = true;                      // set when a block starts
   std::vector<std::pair<uint32_t, uint32_t>> loops; // [target, branch]
   for (uint32_t pc = 0; pc < prog.code.size(); ++pc) {
     const Instr &in = prog.code[pc];
@@ -113,8 +113,8 @@ void compact_registers(Program &prog) {
   for (Instr &in : prog.code) {
     if (in.has_guard)
       in.guard = remap(in.guard);
-    for (Operand *o : {&in.dst, &in.dst2, &in.src[0], &in.src[1], &in.src[2], &in.src[3],
-                       &in.src[4]})
+    for (Operand *o :
+         {&in.dst, &in.dst2, &in.src[0], &in.src[1], &in.src[2], &in.src[3], &in.src[4]})
       if (o->kind == OperandKind::Reg)
         o->reg = remap(o->reg);
   }
