@@ -3,7 +3,8 @@
 // tensor-core type (f16, bf16, tf32, s8, f64), with one host thread (per-core speed) and with all
 // cores; and on tcjit's own generated GEMMs (`BM_EmuGemm/<gemm>/<threads>`: the kernel `tcjit run`
 // verifies for that spec, compiled once before timing, then load + launch as `tcjit run`'s device
-// time counts them, without the uploads) with `BM_EmuLoad/<gemm>` the PTX load alone. `tcjit run`
+// time counts them, on a fresh device, without the uploads) with `BM_EmuLoad/<gemm>/<again>` the
+// PTX load alone (again=1: the same PTX loaded again, its decoded program reused). `tcjit run`
 // prints the same counters and device time (docs/emulator.md, "Performance").
 #include <benchmark/benchmark.h>
 
@@ -367,17 +368,17 @@ void BM_EmuGemm(benchmark::State &state) {
   }
   tcjit::emu::EmuDeviceOptions opt;
   opt.worker_threads = static_cast<unsigned>(state.range(1));
-  tcjit::emu::EmuDevice dev(opt);
   const tcjit::engine::OperandBuffers sizes = tcjit::engine::operand_buffers(g.spec);
   auto bytes = [](tcjit::DType t, int64_t n) {
     return static_cast<size_t>(n) * tcjit::dtype_bits(t) / 8 + 16;
   };
-  tcjit::engine::OperandPointers ptrs;
-  ptrs.a = dev.allocate(bytes(sizes.a_type, sizes.a));
-  ptrs.b = dev.allocate(bytes(sizes.b_type, sizes.b));
-  ptrs.c = ptrs.d = dev.allocate(bytes(sizes.c_type, sizes.c));
   uint64_t instructions = 0, mma = 0;
   for (auto _ : state) {
+    tcjit::emu::EmuDevice dev(opt); // a fresh device: the PTX is decoded as in a new process
+    tcjit::engine::OperandPointers ptrs;
+    ptrs.a = dev.allocate(bytes(sizes.a_type, sizes.a));
+    ptrs.b = dev.allocate(bytes(sizes.b_type, sizes.b));
+    ptrs.c = ptrs.d = dev.allocate(bytes(sizes.c_type, sizes.c));
     const tcjit::engine::LoadedKernel loaded = tcjit::engine::load_kernel(dev, g.kernel);
     tcjit::engine::launch_kernel(dev, loaded, g.spec, ptrs, [&] {
       instructions += dev.last_counters().warp_instructions;
@@ -395,14 +396,23 @@ BENCHMARK(BM_EmuGemm)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// The PTX load (parse, check, decode) of a fresh device (/0), and again on the same device (/1:
+// the decoded program reused, as a tuner's repeated loads of one candidate are).
 void BM_EmuLoad(benchmark::State &state) {
   const CompiledGemm &g = compiled_gemm(static_cast<int>(state.range(0)));
   state.SetLabel(kGemms[state.range(0)].name);
-  tcjit::emu::EmuDevice dev;
-  for (auto _ : state)
+  const bool again = state.range(1) != 0;
+  tcjit::emu::EmuDevice same;
+  for (auto _ : state) {
+    tcjit::emu::EmuDevice fresh;
+    tcjit::emu::EmuDevice &dev = again ? same : fresh;
     dev.unload_module(dev.load_module(g.kernel.ptx, "gemm.ptx"));
+  }
 }
-BENCHMARK(BM_EmuLoad)->DenseRange(0, 3)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_EmuLoad)
+    ->ArgsProduct({{0, 1, 2, 3}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 } // namespace
 BENCHMARK_MAIN();

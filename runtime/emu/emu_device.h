@@ -55,6 +55,7 @@ public:
 
 private:
   struct ModuleEntry;
+  struct ProgramCache;
   struct FunctionEntry {
     uint64_t module = 0;
     uint32_t function = 0;
@@ -65,6 +66,7 @@ private:
   EmuDeviceOptions options_;
   std::unique_ptr<GlobalMemory> memory_;
   std::vector<std::unique_ptr<ModuleEntry>> modules_;
+  std::unique_ptr<ProgramCache> program_cache_; // decoded programs by PTX (emu_device.cpp)
   std::vector<FunctionEntry> functions_;
   LaunchCounters last_counters_;
   std::function<void(uint64_t, uint64_t)> progress_;

@@ -238,14 +238,14 @@ void count_shared_request(ExecContext &ctx, const uint64_t *addresses, uint32_t 
   LaunchCounters &c = ctx.counters;
   (is_store ? c.shared_store_requests : c.shared_load_requests) += 1;
   if (size <= 4 && mask == ~0u) {
-    // the whole warp on one word (a broadcast) or on 32 consecutive words: one wavefront
-    const uint64_t w0 = addresses[0] >> 2;
-    bool same = true, consecutive = true;
+    // all words of the warp within 32 consecutive words (a broadcast, consecutive words, a few
+    // words read by groups of lanes): each bank holds at most one of them, one wavefront
+    uint64_t lo = addresses[0] >> 2, hi = lo;
     for (uint32_t l = 0; l < 32; ++l) {
-      same &= (addresses[l] >> 2) == w0;
-      consecutive &= (addresses[l] >> 2) == w0 + l;
+      lo = std::min(lo, addresses[l] >> 2);
+      hi = std::max(hi, addresses[l] >> 2);
     }
-    if (same || consecutive) {
+    if (hi - lo < 32) {
       c.shared_wavefronts += 1;
       c.shared_ideal_wavefronts += 1;
       return;
