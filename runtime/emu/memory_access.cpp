@@ -205,20 +205,17 @@ uint32_t phase_wavefronts(const uint64_t *addresses, uint32_t mask, uint32_t fir
 // words share a bank (then phase_wavefronts decides: they may be one word, a broadcast).
 inline uint32_t phase_wavefronts_distinct(const uint64_t *addresses, uint32_t mask,
                                           uint32_t first_lane, uint32_t lanes, uint32_t size) {
-  uint32_t banks = 0;
+  // An aligned access of 8 or 16 bytes covers one aligned group of size/4 banks, so the banks are
+  // distinct exactly when the groups (address / size mod 128 / size) are.
+  uint32_t groups = 0;
   bool clash = false;
-  const uint32_t words = size / 4; // accesses are aligned: size/4 words from the first
+  const uint32_t shift = size == 16 ? 4 : 3, count_mask = 128 / size - 1;
   for (uint32_t l = first_lane; l < first_lane + lanes; ++l) {
-    if (!(mask >> l & 1))
-      continue;
-    const uint32_t w0 = static_cast<uint32_t>(addresses[l] / 4);
-    for (uint32_t i = 0; i < words; ++i) {
-      const uint32_t bit = 1u << ((w0 + i) & 31);
-      clash |= (banks & bit) != 0;
-      banks |= bit;
-    }
+    const uint32_t bit = ((mask >> l) & 1u) << ((addresses[l] >> shift) & count_mask);
+    clash |= (groups & bit) != 0;
+    groups |= bit;
   }
-  return clash ? ~0u : (banks ? 1 : 0);
+  return clash ? ~0u : (groups ? 1 : 0);
 }
 
 inline uint32_t phase_wavefronts_fast(const uint64_t *addresses, uint32_t mask, uint32_t first_lane,
