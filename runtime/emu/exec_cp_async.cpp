@@ -67,16 +67,26 @@ bool copy_warp_fast(ExecContext &ctx, Warp &w, const Instr &in, const LaneValues
   }
   if (!ok)
     return false;
-  if (cta.async_pending_words) {
-    const uint8_t *pending = cta.async_pending.data();
-    for (uint32_t l = 0; l < 32; ++l) {
-      const uint64_t wd = dst_addresses[l] / 4;
-      for (uint32_t i = 0; i < size / 4; ++i)
-        ok &= pending[wd + i] == 0;
+  // Mark the destinations pending, lane by lane: a word already pending (an earlier copy not
+  // waited for, or another lane's destination in this instruction) undoes the marks and leaves the
+  // fault to the per-lane path, which names the lane.
+  uint8_t *pending = cta.async_pending.data();
+  for (uint32_t l = 0; l < 32; ++l) {
+    uint8_t *p = pending + dst_addresses[l] / 4;
+    for (uint32_t i = 0; i < size / 4; ++i) {
+      ok &= p[i] == 0;
+      ++p[i];
     }
-    if (!ok)
-      return false;
   }
+  if (!ok) {
+    for (uint32_t l = 0; l < 32; ++l) {
+      uint8_t *p = pending + dst_addresses[l] / 4;
+      for (uint32_t i = 0; i < size / 4; ++i)
+        --p[i];
+    }
+    return false;
+  }
+  cta.async_pending_words += 32 * (size / 4);
   if (cta.racecheck)
     for (uint32_t l = 0; l < 32; ++l)
       check_shared_race(ctx, w, in, l, dst_addresses[l], size, AccessKind::Write);
@@ -93,7 +103,10 @@ bool copy_warp_fast(ExecContext &ctx, Warp &w, const Instr &in, const LaneValues
         std::memcpy(d, s, src_size);
       std::memset(d + src_size, 0, size - src_size);
     }
-    record_copy(w, cta, l, static_cast<uint32_t>(dst_addresses[l]), size);
+    AsyncCopy &c = w.async_copies[l].copies.emplace_back();
+    c.group = w.async_committed[l];
+    c.shared_addr = static_cast<uint32_t>(dst_addresses[l]);
+    c.size = size;
   }
   ++ctx.counters.cp_async_requests;
   if (read_mask)
