@@ -120,6 +120,8 @@ EmuCounters emu_run(const EmuRunRequest &request) {
   options.worker_threads = request.threads;
   options.max_warp_instructions_per_cta = request.max_instructions;
   options.timeout_seconds = request.timeout_seconds;
+  if (request.racecheck_all)
+    options.racecheck = emu::RaceCheck::All;
   emu::EmuDevice device(options);
   try {
     device::LaunchConfig config;

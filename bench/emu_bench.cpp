@@ -1,13 +1,21 @@
 // Emulator speed: warp-instructions per second on a tiled SGEMM (shared memory, barriers,
 // converged inner loop), on a divergent kernel (per-lane loop trip counts) and on an mma loop per
 // tensor-core type (f16, bf16, tf32, s8, f64), with one host thread (per-core speed) and with all
-// cores. Generated GEMMs (about one mma in ten warp instructions): `tcjit run` prints their
-// counters and device time (docs/emulator.md, "Performance").
+// cores; and on tcjit's own generated GEMMs (`BM_EmuGemm/<gemm>/<threads>`: the kernel `tcjit run`
+// verifies for that spec, compiled once before timing, then load + launch as `tcjit run`'s device
+// time counts them, on a fresh device, without the uploads) with `BM_EmuLoad/<gemm>/<again>` the
+// PTX load alone (again=1: the same PTX loaded again, its decoded program reused). `tcjit run`
+// prints the same counters and device time (docs/emulator.md, "Performance").
 #include <benchmark/benchmark.h>
 
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/pipeline.h"
+#include "compiler/dsl/parser.h"
+#include "engine/kernel_launch.h"
 #include "runtime/device/device.h"
 #include "runtime/emu/emu_device.h"
 
@@ -314,6 +322,97 @@ void BM_EmuDivergent(benchmark::State &state) {
       benchmark::Counter(static_cast<double>(instructions), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_EmuDivergent)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// Generated GEMMs, with the tile configs `tcjit run` picks for them (512x512x256 f16/bf16: the
+// tuner's; the others: the default).
+struct GemmCase {
+  const char *name, *spec, *config;
+};
+const GemmCase kGemms[] = {
+    {"f16_512x512x256", "gemm m=512 n=512 k=256 a=f16:row b=f16:col c=f16:row acc=f32",
+     "64x64x32 w32x32 s3"},
+    {"bf16_512x512x256", "gemm m=512 n=512 k=256 a=bf16:row b=bf16:col c=bf16:row acc=f32",
+     "64x64x32 w32x32 s3"},
+    {"s8_512x512x512", "gemm m=512 n=512 k=512 a=s8:row b=s8:col c=s32:row acc=s32",
+     "64x64x64 w32x32 s3"},
+    {"f32simt_256", "gemm m=256 n=256 k=256 a=f32:row b=f32:col c=f32:row acc=f32 math=f32",
+     "16x16x8 w16x16 s3"},
+};
+
+struct CompiledGemm {
+  tcjit::OpSpec spec;
+  tcjit::codegen::CompiledKernel kernel;
+};
+const CompiledGemm &compiled_gemm(int index) {
+  static std::vector<std::unique_ptr<CompiledGemm>> cache(std::size(kGemms));
+  if (!cache[index]) {
+    auto g = std::make_unique<CompiledGemm>();
+    g->spec = tcjit::parse_spec(kGemms[index].spec).entries.front().spec;
+    tcjit::codegen::CompileOptions opt;
+    opt.config = tcjit::codegen::default_tile_config(g->spec, "sm_80", false);
+    std::string error;
+    if (!tcjit::codegen::parse_tile_config(kGemms[index].config, *opt.config, error))
+      throw std::runtime_error(error);
+    g->kernel = tcjit::codegen::compile_gemm(g->spec, opt);
+    cache[index] = std::move(g);
+  }
+  return *cache[index];
+}
+
+void BM_EmuGemm(benchmark::State &state) {
+  const CompiledGemm &g = compiled_gemm(static_cast<int>(state.range(0)));
+  state.SetLabel(kGemms[state.range(0)].name);
+  if (!g.kernel.ok()) {
+    state.SkipWithError("compile failed");
+    return;
+  }
+  tcjit::emu::EmuDeviceOptions opt;
+  opt.worker_threads = static_cast<unsigned>(state.range(1));
+  const tcjit::engine::OperandBuffers sizes = tcjit::engine::operand_buffers(g.spec);
+  auto bytes = [](tcjit::DType t, int64_t n) {
+    return static_cast<size_t>(n) * tcjit::dtype_bits(t) / 8 + 16;
+  };
+  uint64_t instructions = 0, mma = 0;
+  for (auto _ : state) {
+    tcjit::emu::EmuDevice dev(opt); // a fresh device: the PTX is decoded as in a new process
+    tcjit::engine::OperandPointers ptrs;
+    ptrs.a = dev.allocate(bytes(sizes.a_type, sizes.a));
+    ptrs.b = dev.allocate(bytes(sizes.b_type, sizes.b));
+    ptrs.c = ptrs.d = dev.allocate(bytes(sizes.c_type, sizes.c));
+    const tcjit::engine::LoadedKernel loaded = tcjit::engine::load_kernel(dev, g.kernel);
+    tcjit::engine::launch_kernel(dev, loaded, g.spec, ptrs, [&] {
+      instructions += dev.last_counters().warp_instructions;
+      mma += dev.last_counters().mma_instructions;
+    });
+    dev.unload_module(loaded.module);
+  }
+  state.counters["warp_instr_per_s"] =
+      benchmark::Counter(static_cast<double>(instructions), benchmark::Counter::kIsRate);
+  state.counters["mma_per_s"] =
+      benchmark::Counter(static_cast<double>(mma), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_EmuGemm)
+    ->ArgsProduct({{0, 1, 2, 3}, {1, 0}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// The PTX load (parse, check, decode) of a fresh device (/0), and again on the same device (/1:
+// the decoded program reused, as a tuner's repeated loads of one candidate are).
+void BM_EmuLoad(benchmark::State &state) {
+  const CompiledGemm &g = compiled_gemm(static_cast<int>(state.range(0)));
+  state.SetLabel(kGemms[state.range(0)].name);
+  const bool again = state.range(1) != 0;
+  tcjit::emu::EmuDevice same;
+  for (auto _ : state) {
+    tcjit::emu::EmuDevice fresh;
+    tcjit::emu::EmuDevice &dev = again ? same : fresh;
+    dev.unload_module(dev.load_module(g.kernel.ptx, "gemm.ptx"));
+  }
+}
+BENCHMARK(BM_EmuLoad)
+    ->ArgsProduct({{0, 1, 2, 3}, {0, 1}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 } // namespace
 BENCHMARK_MAIN();

@@ -37,6 +37,7 @@ struct EmuRunOptions {
   // warp instructions one block may execute before the launch fails (an infinite loop)
   uint64_t max_instructions = kDefaultMaxInstructions;
   double timeout = kDefaultTimeoutSeconds; // wall-clock seconds per launch; 0: no limit
+  bool racecheck_all = false;
   std::vector<std::string> args;
 };
 
@@ -207,6 +208,7 @@ int run_emu(const EmuRunOptions &opt) {
   request.threads = opt.threads;
   request.max_instructions = opt.max_instructions;
   request.timeout_seconds = opt.timeout;
+  request.racecheck_all = opt.racecheck_all;
   EmuCounters counters;
   try {
     // the blocks done, on a terminal, while the launch runs (erased at its end)
@@ -261,6 +263,9 @@ void add_emu_command(CLI::App &app) {
   run->add_option("--timeout", opt->timeout,
                   "wall-clock seconds the launch may run before it fails; 0: no limit")
       ->capture_default_str();
+  run->add_flag("--racecheck-all", opt->racecheck_all,
+                "check shared-memory races in every block (default: the first block, every 16th "
+                "and the grid's corners; also TCJIT_EMU_RACECHECK=all)");
   run->add_flag("--stats", opt->stats, "print the launch counters");
   run->add_flag("--json", opt->json, "machine-readable output");
   run->add_option("args", opt->args, "kernel arguments (after --)");

@@ -35,6 +35,9 @@ struct EmuRunRequest {
   // Warp instructions one block may execute before the launch fails (an infinite loop).
   uint64_t max_instructions = 1'000'000'000;
   double timeout_seconds = 600; // per launch; 0 = no limit
+  // The shared-memory race checker watches every block, not the default sample (the first block,
+  // every 16th, the grid's corners); TCJIT_EMU_RACECHECK=all does the same.
+  bool racecheck_all = false;
   std::vector<EmuArgument> args;
   // Called now and then during the launch ("blocks" done of total; once with done == total at
   // its end), from the launch's threads one call at a time; may be empty.

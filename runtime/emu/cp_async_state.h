@@ -1,5 +1,6 @@
-// Bookkeeping of cp.async copies in flight: they are read at issue and written into shared memory
-// only when the issuing thread waits for their group (or exits).
+// Bookkeeping of cp.async copies in flight: they are done at issue, and their shared-memory
+// destinations stay pending (any access faults) until the issuing thread waits for their group (or
+// exits).
 #pragma once
 
 #include <cstdint>
@@ -8,8 +9,9 @@
 
 namespace tcjit::emu {
 
-// Completes the copies of `lane` whose group is at least `keep_groups` older than the newest
-// committed group (cp.async.wait_group keep_groups); all=true completes every copy.
+// Completes (ends the pending state of) the copies of `lane` whose group is at least `keep_groups`
+// older than the newest committed group (cp.async.wait_group keep_groups); all=true completes every
+// copy.
 void complete_async_copies(ExecContext &ctx, Warp &warp, uint32_t lane, uint32_t keep_groups,
                            bool all);
 

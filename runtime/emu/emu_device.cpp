@@ -12,13 +12,14 @@ using device::DeviceError;
 using device::ErrorKind;
 
 struct EmuDevice::ModuleEntry {
-  std::unique_ptr<Program> program;
+  std::shared_ptr<const Program> program;
   std::vector<uint64_t> global_allocations;
   bool loaded = true;
 };
 
 EmuDevice::EmuDevice(EmuDeviceOptions options)
-    : options_(options), memory_(std::make_unique<GlobalMemory>()) {}
+    : options_(options), memory_(std::make_unique<GlobalMemory>()),
+      program_cache_(std::make_unique<ProgramCache>()) {}
 
 EmuDevice::~EmuDevice() = default;
 
@@ -61,8 +62,42 @@ void EmuDevice::memset(device::DevicePtr dst, uint8_t value, size_t bytes) {
   std::memset(memory_->host_range(dst, bytes, "memset destination"), value, bytes);
 }
 
+// Decoded programs of modules without .global/.const variables (whose addresses are the
+// module's own device allocations), by source name and PTX text: loading the same PTX again (a
+// tuner's probes, verify then time) reuses the decoded program. The last kProgramCacheSize.
+struct EmuDevice::ProgramCache {
+  static constexpr size_t kProgramCacheSize = 16;
+  struct Entry {
+    std::string key; // source name, '\0', PTX text
+    std::shared_ptr<const Program> program;
+  };
+  std::vector<Entry> entries; // most recent last
+  std::shared_ptr<const Program> find(const std::string &key) {
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (entries[i].key == key) {
+        Entry e = std::move(entries[i]);
+        entries.erase(entries.begin() + static_cast<std::ptrdiff_t>(i));
+        entries.push_back(std::move(e));
+        return entries.back().program;
+      }
+    }
+    return nullptr;
+  }
+  void add(std::string key, std::shared_ptr<const Program> program) {
+    if (entries.size() == kProgramCacheSize)
+      entries.erase(entries.begin());
+    entries.push_back({std::move(key), std::move(program)});
+  }
+};
+
 device::ModuleHandle EmuDevice::load_module(std::string_view ptx, std::string_view source_name) {
   auto entry = std::make_unique<ModuleEntry>();
+  std::string key = std::string(source_name) + '\0' + std::string(ptx);
+  if (std::shared_ptr<const Program> cached = program_cache_->find(key)) {
+    entry->program = std::move(cached);
+    modules_.push_back(std::move(entry));
+    return device::ModuleHandle{modules_.size()};
+  }
   std::vector<uint64_t> allocations;
   try {
     entry->program = load_program(ptx, source_name, [&](uint64_t size, uint32_t align) {
@@ -76,6 +111,8 @@ device::ModuleHandle EmuDevice::load_module(std::string_view ptx, std::string_vi
     throw;
   }
   entry->global_allocations = allocations;
+  if (entry->program->globals.empty())
+    program_cache_->add(std::move(key), entry->program);
   for (const GlobalVariable &g : entry->program->globals) {
     if (!g.init.empty())
       std::memcpy(memory_->host_range(g.address, g.init.size(), "module variable"), g.init.data(),
@@ -153,6 +190,7 @@ void EmuDevice::launch(device::FunctionHandle function, const device::LaunchConf
   req.max_warp_instructions_per_cta = options_.max_warp_instructions_per_cta;
   req.on_progress = progress_;
   req.timeout_seconds = options_.timeout_seconds;
+  req.racecheck = options_.racecheck;
   last_counters_ = execute_launch(req);
 }
 

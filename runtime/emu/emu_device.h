@@ -8,6 +8,7 @@
 
 #include "runtime/device/device.h"
 #include "runtime/emu/counters.h"
+#include "runtime/emu/racecheck_mode.h"
 
 namespace tcjit::emu {
 
@@ -21,6 +22,8 @@ struct EmuDeviceOptions {
   uint32_t max_shared_bytes_per_block = 163 * 1024;
   uint64_t max_warp_instructions_per_cta = 0; // 0: 2^34; more fails the launch (infinite loop)
   double timeout_seconds = 0; // wall-clock limit per launch; 0: none (more fails the launch)
+  // racecheck in a sample of blocks (default; TCJIT_EMU_RACECHECK=all for all) or in all
+  RaceCheck racecheck = RaceCheck::Default;
 };
 
 class EmuDevice : public device::Device {
@@ -52,6 +55,7 @@ public:
 
 private:
   struct ModuleEntry;
+  struct ProgramCache;
   struct FunctionEntry {
     uint64_t module = 0;
     uint32_t function = 0;
@@ -62,6 +66,7 @@ private:
   EmuDeviceOptions options_;
   std::unique_ptr<GlobalMemory> memory_;
   std::vector<std::unique_ptr<ModuleEntry>> modules_;
+  std::unique_ptr<ProgramCache> program_cache_; // decoded programs by PTX (emu_device.cpp)
   std::vector<FunctionEntry> functions_;
   LaunchCounters last_counters_;
   std::function<void(uint64_t, uint64_t)> progress_;

@@ -208,11 +208,14 @@ void exec_compare(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
     return;
   }
   if (in.op == Op::Selp) {
-    for_each_lane(mask, [&](uint32_t l) {
-      bool c = read_pred(ctx, w, in.src[2], l);
-      write_reg(w, in.dst.reg, l,
-                mask_to_bytes(read_operand(ctx, w, in.src[c ? 0 : 1], l), dtype_bytes(in.type)));
-    });
+    LaneScratch k0, k1, k2;
+    const LaneValues a = lane_values(ctx, w, in.src[0], k0), b = lane_values(ctx, w, in.src[1], k1),
+                     p = lane_values(ctx, w, in.src[2], k2);
+    const uint32_t bytes = dtype_bytes(in.type);
+    const uint64_t keep = bytes >= 8 ? ~uint64_t{0} : (uint64_t{1} << (bytes * 8)) - 1;
+    const bool negated = in.src[2].negated;
+    store_lanes(mask, w.regs + size_t{in.dst.reg} * 32,
+                [&](uint32_t l) { return (((p[l] != 0) != negated) ? a[l] : b[l]) & keep; });
     return;
   }
   if (in.op == Op::Slct) {

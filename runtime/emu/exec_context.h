@@ -20,12 +20,11 @@
 
 namespace tcjit::emu {
 
+// A cp.async of one thread: done at issue, its destination pending until its group is waited for.
 struct AsyncCopy {
   uint32_t group = 0; // the commit group it belongs to (per-lane numbering)
   uint32_t shared_addr = 0;
   uint32_t size = 0;
-  uint32_t line = 0;
-  uint8_t data[16] = {};
 };
 
 enum class WarpState : uint8_t { Running, AtBarrier, Exited };
@@ -96,9 +95,12 @@ struct Cta {
   uint32_t live_threads = 0;
   std::vector<uint8_t> async_pending; // per 4-byte shared word: copies not yet waited for
   uint32_t async_pending_words = 0;
-  std::vector<ShadowWord> race_shadow; // per 4-byte shared word (empty: racecheck off)
-  uint32_t race_epoch = 1;             // barrier intervals so far (+1 at each bar.sync release)
-  uint64_t barrier_releases = 0;       // spin detection: a release is progress
+  // per 4-byte shared word; kept from block to block of a worker (entries of earlier blocks have
+  // older epochs, so they never conflict) and zeroed only when it grows or the epoch wraps
+  std::vector<ShadowWord> race_shadow;
+  bool racecheck = false;        // this block's accesses are checked (RaceCheck, racecheck_mode.h)
+  uint32_t race_epoch = 1;       // barrier intervals so far (+1 at each bar.sync release and block)
+  uint64_t barrier_releases = 0; // spin detection: a release is progress
 };
 
 struct LaunchState {

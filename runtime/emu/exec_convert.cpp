@@ -333,11 +333,13 @@ void exec_convert(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
     const uint32_t sbytes = dtype_bytes(in.type2), dbytes = dtype_bytes(in.type);
     const uint32_t shift = 64 - sbytes * 8;
     const bool sign = dtype_is_signed(in.type2);
-    for_each_lane(mask, [&](uint32_t l) {
-      uint64_t v = v0[l] << shift;
-      v = sign ? static_cast<uint64_t>(static_cast<int64_t>(v) >> shift) : v >> shift;
-      d[l] = finish(mask_to_bytes(v, dbytes));
-    });
+    const uint64_t keep = dbytes >= 8 ? ~uint64_t{0} : (uint64_t{1} << (dbytes * 8)) - 1;
+    if (sign)
+      store_lanes(mask, d, [&](uint32_t l) {
+        return finish(static_cast<uint64_t>(static_cast<int64_t>(v0[l] << shift) >> shift) & keep);
+      });
+    else
+      store_lanes(mask, d, [&](uint32_t l) { return finish(((v0[l] << shift) >> shift) & keep); });
     return;
   }
   if (convert_fast(in, v0, d, mask))

@@ -1,6 +1,8 @@
 // cp.async.{ca,cg}.shared.global with zero-fill (src-size) and ignore-src, commit_group,
-// wait_group N and wait_all. Source bytes are read at issue; the destination is written only when
-// the issuing thread waits for the copy's group, and until then any access to it is an error.
+// wait_group N and wait_all. The copy is done at issue (source read, destination written), and
+// its destination words count as pending until the issuing thread waits for the copy's group (or
+// exits): until then any access to them is an error, so no thread can observe that the bytes
+// arrived early.
 #include <algorithm>
 
 #include "runtime/emu/cp_async_state.h"
@@ -9,6 +11,111 @@
 #include "runtime/emu/memory_access.h"
 
 namespace tcjit::emu {
+
+namespace {
+
+inline void add_pending(Cta &cta, uint32_t shared_addr, uint32_t size, int delta) {
+  uint8_t *p = cta.async_pending.data() + shared_addr / 4;
+  for (uint32_t i = 0; i < size / 4; ++i)
+    p[i] = static_cast<uint8_t>(p[i] + delta);
+  cta.async_pending_words += static_cast<uint32_t>(delta * static_cast<int>(size / 4));
+}
+
+// Records the copy of lane l (already done) as pending until its group is waited for.
+inline void record_copy(Warp &w, Cta &cta, uint32_t l, uint32_t shared_addr, uint32_t size) {
+  AsyncCopy &c = w.async_copies[l].copies.emplace_back();
+  c.group = w.async_committed[l];
+  c.shared_addr = shared_addr;
+  c.size = size;
+  add_pending(cta, shared_addr, size, 1);
+}
+
+// The whole warp copying `size` bytes per lane, every destination in bounds, aligned and not
+// pending, every source (when src-size > 0) aligned and in the last global allocation used: one
+// pass of checks, then the copies. false (nothing done): the per-lane path decides.
+bool copy_warp_fast(ExecContext &ctx, Warp &w, const Instr &in, const LaneValues &dsts,
+                    const LaneValues &srcs, const LaneValues &sizes) {
+  const uint32_t size = in.access_bytes;
+  Cta &cta = *ctx.cta;
+  const Allocation *a = ctx.last_allocation;
+  if (!a || sizes[0] == 0 ||
+      !a->contains(srcs[0] + static_cast<uint64_t>(in.src[1].offset), size)) {
+    // kernels copy tiles of A and B in turn: look up the allocation of lane 0's source
+    if (sizes[0] == 0)
+      return false;
+    a = ctx.launch->memory->find(srcs[0] + static_cast<uint64_t>(in.src[1].offset));
+    if (!a || a->freed)
+      return false;
+    ctx.last_allocation = a;
+  }
+  const uint64_t limit = cta.shared.size();
+  const uint64_t dst_off = static_cast<uint64_t>(in.src[0].offset),
+                 src_off = static_cast<uint64_t>(in.src[1].offset);
+  uint64_t dst_addresses[32], src_addresses[32];
+  uint32_t read_mask = 0;
+  bool ok = true;
+  for (uint32_t l = 0; l < 32; ++l) {
+    const uint64_t dst = dsts[l] + dst_off, src = srcs[l] + src_off;
+    const uint64_t src_size = sizes[l];
+    dst_addresses[l] = dst;
+    src_addresses[l] = src;
+    ok &= (dst & (size - 1)) == 0 && dst < limit && dst + size <= limit && src_size <= size;
+    const bool reads = src_size != 0;
+    read_mask |= uint32_t{reads} << l;
+    ok &= !reads ||
+          ((src & (size - 1)) == 0 && src - a->base < a->size && size <= a->size - (src - a->base));
+  }
+  if (!ok)
+    return false;
+  // Mark the destinations pending, lane by lane: a word already pending (an earlier copy not
+  // waited for, or another lane's destination in this instruction) undoes the marks and leaves the
+  // fault to the per-lane path, which names the lane.
+  uint8_t *pending = cta.async_pending.data();
+  for (uint32_t l = 0; l < 32; ++l) {
+    uint8_t *p = pending + dst_addresses[l] / 4;
+    for (uint32_t i = 0; i < size / 4; ++i) {
+      ok &= p[i] == 0;
+      ++p[i];
+    }
+  }
+  if (!ok) {
+    for (uint32_t l = 0; l < 32; ++l) {
+      uint8_t *p = pending + dst_addresses[l] / 4;
+      for (uint32_t i = 0; i < size / 4; ++i)
+        --p[i];
+    }
+    return false;
+  }
+  cta.async_pending_words += 32 * (size / 4);
+  if (cta.racecheck)
+    for (uint32_t l = 0; l < 32; ++l)
+      check_shared_race(ctx, w, in, l, dst_addresses[l], size, AccessKind::Write);
+  uint8_t *shared = cta.shared.data();
+  const uint8_t *global = a->data.get();
+  for (uint32_t l = 0; l < 32; ++l) {
+    const uint32_t src_size = static_cast<uint32_t>(sizes[l]);
+    uint8_t *d = shared + dst_addresses[l];
+    const uint8_t *s = global + (src_addresses[l] - a->base);
+    if (src_size == 16) {
+      std::memcpy(d, s, 16);
+    } else {
+      if (src_size)
+        std::memcpy(d, s, src_size);
+      std::memset(d + src_size, 0, size - src_size);
+    }
+    AsyncCopy &c = w.async_copies[l].copies.emplace_back();
+    c.group = w.async_committed[l];
+    c.shared_addr = static_cast<uint32_t>(dst_addresses[l]);
+    c.size = size;
+  }
+  ++ctx.counters.cp_async_requests;
+  if (read_mask)
+    count_global_request(ctx, src_addresses, read_mask, size, false);
+  count_shared_request(ctx, dst_addresses, ~0u, size, true);
+  return true;
+}
+
+} // namespace
 
 void complete_async_copies(ExecContext &ctx, Warp &w, uint32_t lane, uint32_t keep_groups,
                            bool all) {
@@ -22,11 +129,7 @@ void complete_async_copies(ExecContext &ctx, Warp &w, uint32_t lane, uint32_t ke
     const AsyncCopy &c = q.copies[i];
     if (!all && c.group + keep_groups >= committed)
       break; // this and every later copy belong to groups that stay in flight
-    std::memcpy(cta.shared.data() + c.shared_addr, c.data, c.size);
-    for (uint32_t wd = c.shared_addr / 4; wd < (c.shared_addr + c.size) / 4; ++wd) {
-      --cta.async_pending[wd];
-      --cta.async_pending_words;
-    }
+    add_pending(cta, c.shared_addr, c.size, -1);
   }
   q.head = i;
   if (q.head == q.copies.size()) {
@@ -63,6 +166,8 @@ void exec_cp_async(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
                    srcs = lane_values(ctx, w, in.src[1], k1),
                    sizes = lane_values(ctx, w, in.src[2], k2);
   const bool has_ignore = in.src[3].kind != OperandKind::None;
+  if (mask == ~0u && !has_ignore && copy_warp_fast(ctx, w, in, dsts, srcs, sizes))
+    return;
   for_each_lane(mask, [&](uint32_t l) {
     uint64_t dst = dsts[l] + static_cast<uint64_t>(in.src[0].offset);
     uint64_t src = srcs[l] + static_cast<uint64_t>(in.src[1].offset);
@@ -79,21 +184,14 @@ void exec_cp_async(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
     if (src_size > 0) // checked before the copy is recorded, as before
       s = translate_access_fast(ctx, w, in, l, Space::Global, src, src_size, size,
                                 AccessKind::Read);
-    AsyncCopy &c = w.async_copies[l].copies.emplace_back();
-    c.group = w.async_committed[l];
-    c.shared_addr = static_cast<uint32_t>(d.address);
-    c.size = size;
-    c.line = in.line;
     if (src_size > 0) {
-      std::memcpy(c.data, s.host, src_size);
+      std::memmove(d.host, s.host, src_size);
       src_addresses[l] = s.address;
       read_mask |= 1u << l;
     }
+    std::memset(d.host + src_size, 0, size - src_size);
     dst_addresses[l] = d.address;
-    for (uint32_t wd = c.shared_addr / 4; wd < (c.shared_addr + size) / 4; ++wd) {
-      ++cta.async_pending[wd];
-      ++cta.async_pending_words;
-    }
+    record_copy(w, cta, l, static_cast<uint32_t>(d.address), size);
   });
   ++ctx.counters.cp_async_requests;
   if (read_mask)

@@ -389,6 +389,22 @@ template <typename T> void run(ExecContext &ctx, Warp &w, const Instr &in, uint3
 }
 
 void run_pred(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
+  if (in.op == Op::And || in.op == Op::Or || in.op == Op::Xor || in.op == Op::Not) {
+    // over lane arrays: a predicate register holds 0 or 1 (any non-zero value reads as true)
+    LaneScratch k0, k1;
+    const LaneValues a = lane_values(ctx, w, in.src[0], k0), b = lane_values(ctx, w, in.src[1], k1);
+    const bool na = in.src[0].negated, nb = in.src[1].negated;
+    uint64_t *d = w.regs + size_t{in.dst.reg} * 32;
+    auto pa = [&](uint32_t l) { return (a[l] != 0) != na; };
+    auto pb = [&](uint32_t l) { return (b[l] != 0) != nb; }; // absent: 0, false
+    switch (in.op) {
+    case Op::And: store_lanes(mask, d, [&](uint32_t l) { return uint64_t{pa(l) && pb(l)}; }); break;
+    case Op::Or: store_lanes(mask, d, [&](uint32_t l) { return uint64_t{pa(l) || pb(l)}; }); break;
+    case Op::Xor: store_lanes(mask, d, [&](uint32_t l) { return uint64_t{pa(l) != pb(l)}; }); break;
+    default: store_lanes(mask, d, [&](uint32_t l) { return uint64_t{!pa(l)}; }); break;
+    }
+    return;
+  }
   for_each_lane(mask, [&](uint32_t l) {
     bool a = read_pred(ctx, w, in.src[0], l);
     bool b = in.src[1].kind == OperandKind::None ? false : read_pred(ctx, w, in.src[1], l);

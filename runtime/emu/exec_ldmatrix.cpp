@@ -20,14 +20,37 @@ void exec_ldmatrix(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
   uint64_t addresses[32] = {};
   LaneScratch k0;
   const LaneValues base = lane_values(ctx, w, in.src[0], k0);
-  for (uint32_t j = 0; j < matrices; ++j) {
-    for (uint32_t r = 0; r < 8; ++r) {
-      const uint32_t lane = 8 * j + r;
-      uint64_t addr = base[lane] + static_cast<uint64_t>(in.src[0].offset);
-      LaneAccess a =
-          translate_access_fast(ctx, w, in, lane, Space::Shared, addr, 16, 16, AccessKind::Read);
+  // Fast path: every row address aligned, in bounds and not a cp.async destination in flight
+  // (one pass of checks, then the copies); otherwise each row through translate_access.
+  const Cta &cta = *ctx.cta;
+  const uint64_t limit = cta.shared.size();
+  const uint32_t rows = 8 * matrices;
+  bool ok = true;
+  for (uint32_t lane = 0; lane < rows; ++lane) {
+    const uint64_t addr = base[lane] + static_cast<uint64_t>(in.src[0].offset);
+    addresses[lane] = addr;
+    ok &= (addr & 15) == 0 && addr < limit && addr + 16 <= limit;
+  }
+  if (ok && cta.async_pending_words) {
+    const uint8_t *pending = cta.async_pending.data();
+    for (uint32_t lane = 0; lane < rows; ++lane) {
+      uint32_t words;
+      std::memcpy(&words, pending + addresses[lane] / 4, 4);
+      ok &= words == 0;
+    }
+  }
+  if (ok) {
+    if (cta.racecheck)
+      for (uint32_t lane = 0; lane < rows; ++lane)
+        check_shared_race(ctx, w, in, lane, addresses[lane], 16, AccessKind::Read);
+    for (uint32_t lane = 0; lane < rows; ++lane)
+      std::memcpy(m[lane / 8][lane % 8], cta.shared.data() + addresses[lane], 16);
+  } else {
+    for (uint32_t lane = 0; lane < rows; ++lane) {
+      LaneAccess a = translate_access_fast(ctx, w, in, lane, Space::Shared, addresses[lane], 16, 16,
+                                           AccessKind::Read);
       addresses[lane] = a.address;
-      std::memcpy(m[j][r], a.host, 16);
+      std::memcpy(m[lane / 8][lane % 8], a.host, 16);
     }
   }
   for (uint32_t j = 0; j < matrices; ++j) {

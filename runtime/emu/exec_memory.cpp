@@ -105,7 +105,7 @@ void exec_memory(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
         for_each_lane(mask, [&](uint32_t l) { ok &= pending[addresses[l] >> 2] == 0; });
       }
       if (ok) {
-        if (!cta.race_shadow.empty())
+        if (cta.racecheck)
           for_each_lane(mask, [&](uint32_t l) {
             check_shared_race(ctx, w, in, l, addresses[l], 4, AccessKind::Read);
           });
@@ -161,6 +161,33 @@ void exec_memory(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
   Space spaces[32];
   const Operand &data = is_store ? in.src[1] : in.dst;
   const bool is_signed = dtype_is_signed(in.type);
+  if (data.kind == OperandKind::Vector &&
+      (in.space == Space::Shared || in.space == Space::Global)) {
+    // fast path: vectors from or to a known space, the element registers looked up once
+    uint64_t *elems[4];
+    for (uint32_t i = 0; i < in.vec; ++i)
+      elems[i] = w.regs + size_t{vector_reg(ctx, data, i)} * 32;
+    LaneScratch k0;
+    const LaneValues base = lane_values(ctx, w, in.src[0], k0);
+    const uint64_t offset = static_cast<uint64_t>(in.src[0].offset);
+    for_each_lane(mask, [&](uint32_t l) {
+      LaneAccess a = translate_access_fast(ctx, w, in, l, in.space, base[l] + offset, total, total,
+                                           is_store ? AccessKind::Write : AccessKind::Read);
+      addresses[l] = a.address;
+      if (is_store) {
+        for (uint32_t i = 0; i < in.vec; ++i)
+          std::memcpy(a.host + i * elem, &elems[i][l], elem);
+      } else {
+        for (uint32_t i = 0; i < in.vec; ++i)
+          elems[i][l] = load_element(a.host + i * elem, is_signed, elem);
+      }
+    });
+    if (in.space == Space::Shared)
+      count_shared_request(ctx, addresses, mask, total, is_store);
+    else
+      count_global_request(ctx, addresses, mask, total, is_store);
+    return;
+  }
   for_each_lane(mask, [&](uint32_t l) {
     uint64_t addr = read_operand(ctx, w, in.src[0], l) + static_cast<uint64_t>(in.src[0].offset);
     LaneAccess a = translate_access_fast(ctx, w, in, l, in.space, addr, total, total,

@@ -23,6 +23,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "runtime/emu/exec_context.h"
 #include "runtime/emu/exec_families.h"
@@ -187,6 +188,16 @@ constexpr std::array<Layout, kKinds> make_layouts() {
 
 constexpr std::array<Layout, kKinds> kLayouts = make_layouts();
 
+// The m16n8 accumulator layout: lane l holds C elements 2l, 2l+1 (row l/4, columns 2(l%4)..) in
+// registers 0 and 1 and 64 + 2l, 64 + 2l + 1 (8 rows below) in registers 2 and 3.
+constexpr bool c_is_row_pairs(const Layout &L) {
+  for (uint32_t lane = 0; lane < 32; ++lane)
+    for (uint32_t e = 0; e < 4; ++e)
+      if (L.c[lane][e] != 64 * (e / 2) + 2 * lane + e % 2)
+        return false;
+  return true;
+}
+
 // Element decoders: the value of one input element from the low bits of `raw`, and nan(word):
 // non-zero when a register word holds a NaN element.
 struct DecodeTable { // f16, bf16
@@ -329,6 +340,87 @@ __attribute__((target("avx2,f16c"))) uint32_t decode_halves_avx2(const Warp &w,
 }
 #endif
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// decode_fragments for s8 / u8 registers with AVX2: the low words of 4 lanes are 16 bytes in
+// fragment order, widened 8 at a time (exact).
+template <uint32_t kRegs, bool kSigned>
+__attribute__((target("avx2"))) void decode_bytes_avx2(const Warp &w, const uint32_t *regs,
+                                                       float *out) {
+  const __m256i low_words = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+  for (uint32_t r = 0; r < kRegs; ++r) {
+    const uint64_t *src = w.regs + size_t{regs[r]} * 32;
+    float *dst = out + r * 128;
+    for (uint32_t lane = 0; lane < 32; lane += 4) {
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + lane));
+      const __m128i b = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(v, low_words));
+      const __m128i hi = _mm_srli_si128(b, 8);
+      const __m256i x0 = kSigned ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
+      const __m256i x1 = kSigned ? _mm256_cvtepi8_epi32(hi) : _mm256_cvtepu8_epi32(hi);
+      _mm256_storeu_ps(dst + 4 * lane, _mm256_cvtepi32_ps(x0));
+      _mm256_storeu_ps(dst + 4 * lane + 8, _mm256_cvtepi32_ps(x1));
+    }
+  }
+}
+#endif
+
+// B's layout for 16-bit (f16/bf16, per_reg 2) and 8-bit (s8/u8, per_reg 4) inputs: element e of
+// register r of lane 4g + t is B[k][g] with k = r * 4 * per_reg + t * per_reg + e.
+template <uint32_t kPerReg> constexpr bool b_is_k_major(const Layout &L) {
+  if (L.n != 8 || L.b_elems == 0)
+    return false;
+  for (uint32_t lane = 0; lane < 32; ++lane)
+    for (uint32_t i = 0; i < L.b_elems; ++i) {
+      const uint32_t r = i / kPerReg, e = i % kPerReg, g = lane / 4, t = lane % 4;
+      if (L.b[lane][i] != (r * 4 * kPerReg + t * kPerReg + e) * 8 + g)
+        return false;
+    }
+  return true;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// B (K x 8, dense rows) from its registers with AVX2 (+F16C), for layouts with b_is_k_major:
+// row k = r * 4 * per_reg + t * per_reg + e holds element e of register r of lanes t, t + 4, ...,
+// t + 28 (one gather of 8 words). kType: 0 f16, 1 bf16, 2 s8, 3 u8. Returns non-zero when a
+// 16-bit element is a NaN (the caller then decodes through the tables).
+template <uint32_t kRegs, uint32_t kType>
+__attribute__((target("avx2,f16c"))) uint32_t decode_b_rows_avx2(const Warp &w,
+                                                                 const uint32_t *regs, float *B) {
+  constexpr uint32_t per_reg = kType < 2 ? 2 : 4;
+  const __m256i lanes = _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28);
+  __m256i nan = _mm256_setzero_si256();
+  for (uint32_t r = 0; r < kRegs; ++r) {
+    const int *src = reinterpret_cast<const int *>(w.regs + size_t{regs[r]} * 32);
+    for (uint32_t t = 0; t < 4; ++t) {
+      // the low words of slots t, t + 4, ...: 8-byte slots, so int index 2 * lane
+      const __m256i v = _mm256_i32gather_epi32(src + 2 * t, _mm256_slli_epi32(lanes, 1), 4);
+      for (uint32_t e = 0; e < per_reg; ++e) {
+        float *row = B + (r * 4 * per_reg + t * per_reg + e) * 8;
+        if constexpr (kType < 2) {
+          const __m256i h =
+              _mm256_and_si256(_mm256_srli_epi32(v, 16 * e), _mm256_set1_epi32(0xffff));
+          const __m256i mag = _mm256_and_si256(h, _mm256_set1_epi32(0x7fff));
+          nan = _mm256_or_si256(
+              nan, _mm256_cmpgt_epi32(mag, _mm256_set1_epi32(kType == 0 ? 0x7c00 : 0x7f80)));
+          if constexpr (kType == 1) {
+            _mm256_storeu_ps(row, _mm256_castsi256_ps(_mm256_slli_epi32(h, 16)));
+          } else {
+            const __m128i packed =
+                _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(h, h), 0x08));
+            _mm256_storeu_ps(row, _mm256_cvtph_ps(packed));
+          }
+        } else {
+          const __m256i x =
+              kType == 2 ? _mm256_srai_epi32(_mm256_slli_epi32(v, 24 - 8 * e), 24)
+                         : _mm256_and_si256(_mm256_srli_epi32(v, 8 * e), _mm256_set1_epi32(0xff));
+          _mm256_storeu_ps(row, _mm256_cvtepi32_ps(x));
+        }
+      }
+    }
+  }
+  return static_cast<uint32_t>(_mm256_movemask_epi8(nan));
+}
+#endif
+
 // acc (MxN) += A (MxK) * B (KxN), each element's products added in k order in f32. Rows of N = 8
 // accumulators are one vector (GNU vector extension: two SSE registers on baseline x86-64);
 // vector arithmetic is element-wise IEEE, so this is the scalar k-order sum per element.
@@ -448,11 +540,40 @@ void mma_float(Warp &w, const Instr &in, const Regs &regs, Decode decode) {
   if (kBits != 16 || !has_avx2)
 #endif
     nan = decode_fragments<L.a_elems, kBits>(w, regs.a, decode, A);
-  nan |= gather<L.b_elems, kBits>(w, regs.b, L.b, decode, B);
-  if (in.type3 == DType::F16)
+  bool b_done = false;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if constexpr (kBits == 16 && b_is_k_major<2>(L)) {
+    if (has_avx2) {
+      const uint32_t b_nan = decode.table == bf16_table()
+                                 ? decode_b_rows_avx2<L.b_elems / 2, 1>(w, regs.b, B)
+                                 : decode_b_rows_avx2<L.b_elems / 2, 0>(w, regs.b, B);
+      b_done = b_nan == 0; // NaN elements: decode through the tables (canonical NaNs)
+    }
+  }
+#endif
+  if (!b_done)
+    nan |= gather<L.b_elems, kBits>(w, regs.b, L.b, decode, B);
+  static_assert(c_is_row_pairs(L));
+  if (in.type3 == DType::F16) {
     nan |= gather<4, 16>(w, regs.c, L.c, decode_f16(), acc);
-  else
-    nan |= gather<4, 32>(w, regs.c, L.c, DecodeF32{}, acc);
+  } else { // C in row pairs: two contiguous runs of 64
+    uint32_t bits[4][32];
+    for (uint32_t i = 0; i < 4; ++i) {
+      const uint64_t *c = w.regs + size_t{regs.c[i]} * 32;
+      for (uint32_t lane = 0; lane < 32; ++lane)
+        bits[i][lane] = static_cast<uint32_t>(c[lane]);
+    }
+    uint32_t exp_all_ones = 0;
+    for (uint32_t h = 0; h < 2; ++h) {
+      for (uint32_t lane = 0; lane < 32; ++lane) {
+        const uint32_t x = bits[2 * h][lane], y = bits[2 * h + 1][lane];
+        exp_all_ones |= ((x & 0x7fffffffu) > 0x7f800000u) | ((y & 0x7fffffffu) > 0x7f800000u);
+        std::memcpy(acc + 64 * h + 2 * lane, &x, 4);
+        std::memcpy(acc + 64 * h + 2 * lane + 1, &y, 4);
+      }
+    }
+    nan |= exp_all_ones;
+  }
   if (nan) // NaN inputs: the NaN-exact path
     multiply_f32_nan<kKind>(A, B, acc);
   else
@@ -466,10 +587,11 @@ void mma_float(Warp &w, const Instr &in, const Regs &regs, Decode decode) {
     }
     return;
   }
-  for (uint32_t i = 0; i < 4; ++i) {
-    uint64_t *d = w.regs + size_t{regs.d[i]} * 32;
+  for (uint32_t i = 0; i < 4; ++i) { // D in row pairs (c_is_row_pairs)
+    uint64_t out[32];
     for (uint32_t lane = 0; lane < 32; ++lane)
-      d[lane] = std::bit_cast<uint32_t>(acc[L.c[lane][i]]);
+      out[lane] = std::bit_cast<uint32_t>(acc[64 * (i / 2) + 2 * lane + i % 2]);
+    std::memcpy(w.regs + size_t{regs.d[i]} * 32, out, sizeof out);
   }
 }
 
@@ -479,8 +601,30 @@ void mma_int(Warp &w, const Instr &in, const Regs &regs, DecodeA decode_a, Decod
   constexpr const Layout &L = kLayouts[static_cast<uint32_t>(kKind)];
   constexpr uint32_t M = L.m, N = L.n, K = L.k;
   float A[M * K], B[K * N], sum[M * N] = {};
-  decode_fragments<L.a_elems, kBits>(w, regs.a, decode_a, A);
-  gather<L.b_elems, kBits>(w, regs.b, L.b, decode_b, B);
+  bool a_done = false, b_done = false;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool has_avx2 = cpu_has_avx2_f16c();
+  if constexpr (kBits == 8 &&
+                (std::is_same_v<DecodeA, DecodeS8> || std::is_same_v<DecodeA, DecodeU8>)) {
+    if (has_avx2) {
+      decode_bytes_avx2<L.a_elems / 4, std::is_same_v<DecodeA, DecodeS8>>(w, regs.a, A);
+      a_done = true;
+    }
+  }
+#endif
+  if (!a_done)
+    decode_fragments<L.a_elems, kBits>(w, regs.a, decode_a, A);
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if constexpr (kBits == 8 && b_is_k_major<4>(L) &&
+                (std::is_same_v<DecodeB, DecodeS8> || std::is_same_v<DecodeB, DecodeU8>)) {
+    if (has_avx2) {
+      decode_b_rows_avx2<L.b_elems / 4, std::is_same_v<DecodeB, DecodeS8> ? 2 : 3>(w, regs.b, B);
+      b_done = true;
+    }
+  }
+#endif
+  if (!b_done)
+    gather<L.b_elems, kBits>(w, regs.b, L.b, decode_b, B);
   multiply_f32<kKind>(A, B, sum);
   int32_t C[4][32]; // read before any D register is written (D may name C's registers)
   for (uint32_t i = 0; i < 4; ++i) {
@@ -609,10 +753,11 @@ void mma_fp8(Warp &w, const Regs &regs, DecodeA decode_a, DecodeB decode_b) {
     multiply_f32_nan<kKind>(A, B, acc);
   else
     multiply_f32<kKind>(A, B, acc);
-  for (uint32_t i = 0; i < 4; ++i) {
-    uint64_t *d = w.regs + size_t{regs.d[i]} * 32;
+  for (uint32_t i = 0; i < 4; ++i) { // D in row pairs (c_is_row_pairs)
+    uint64_t out[32];
     for (uint32_t lane = 0; lane < 32; ++lane)
-      d[lane] = std::bit_cast<uint32_t>(acc[L.c[lane][i]]);
+      out[lane] = std::bit_cast<uint32_t>(acc[64 * (i / 2) + 2 * lane + i % 2]);
+    std::memcpy(w.regs + size_t{regs.d[i]} * 32, out, sizeof out);
   }
 }
 

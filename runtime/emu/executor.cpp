@@ -463,8 +463,15 @@ void init_cta(ExecContext &ctx, const LaunchRequest &req, uint64_t linear_cta) {
   cta.shared.assign(shared_bytes, 0);
   cta.async_pending.assign(shared_bytes / 4 + 1, 0);
   cta.async_pending_words = 0;
-  cta.race_shadow.assign(shared_bytes / 4 + 1, ShadowWord{});
-  cta.race_epoch = 1;
+  cta.racecheck = req.racecheck == RaceCheck::All || racecheck_samples_block(cfg.grid, linear_cta);
+  if (cta.racecheck) {
+    const size_t words = shared_bytes / 4 + 1;
+    if (cta.race_shadow.size() < words || cta.race_epoch > 0xf0000000u) {
+      cta.race_shadow.assign(std::max(words, cta.race_shadow.size()), ShadowWord{});
+      cta.race_epoch = 1;
+    }
+    ++cta.race_epoch; // a new interval: the accesses of earlier blocks never conflict
+  }
   cta.local.assign(size_t{threads} * prog.local_bytes, 0);
   cta.param_scratch.assign(size_t{threads} * prog.param_scratch_bytes, 0);
   cta.regs.assign(size_t{nwarps} * prog.num_regs * 32, 0);
@@ -882,8 +889,10 @@ private:
 
 } // namespace
 
-LaunchCounters execute_launch(const LaunchRequest &req) {
-  validate(req);
+LaunchCounters execute_launch(const LaunchRequest &request) {
+  validate(request);
+  LaunchRequest req = request;
+  req.racecheck = resolve_racecheck(request.racecheck);
   const Program &prog = *req.program;
   LaunchState state;
   state.program = &prog;

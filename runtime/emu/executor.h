@@ -11,6 +11,7 @@
 #include "runtime/emu/counters.h"
 #include "runtime/emu/global_memory.h"
 #include "runtime/emu/program.h"
+#include "runtime/emu/racecheck_mode.h"
 
 namespace tcjit::emu {
 
@@ -29,6 +30,8 @@ struct LaunchRequest {
   // A launch still running after this many seconds of wall-clock time fails (checked between
   // scheduling rounds of a block). 0: no limit.
   double timeout_seconds = 0;
+  // The blocks whose shared-memory accesses the race checker watches (racecheck_mode.h).
+  RaceCheck racecheck = RaceCheck::Default;
   // Called with (blocks finished, blocks in the grid) every ~0.2 s of a launch and once at its
   // end, one call at a time from the workers; may be empty.
   std::function<void(uint64_t done, uint64_t total)> on_progress;

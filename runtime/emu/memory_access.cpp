@@ -137,7 +137,7 @@ LaneAccess translate_access(ExecContext &ctx, Warp &warp, const Instr &in, uint3
         }
       }
     }
-    if (kind != AccessKind::Atomic && !cta.race_shadow.empty())
+    if (kind != AccessKind::Atomic && cta.racecheck)
       check_shared_race(ctx, warp, in, lane, address, size, kind);
     r.host = cta.shared.data() + address;
     return r;
@@ -205,20 +205,17 @@ uint32_t phase_wavefronts(const uint64_t *addresses, uint32_t mask, uint32_t fir
 // words share a bank (then phase_wavefronts decides: they may be one word, a broadcast).
 inline uint32_t phase_wavefronts_distinct(const uint64_t *addresses, uint32_t mask,
                                           uint32_t first_lane, uint32_t lanes, uint32_t size) {
-  uint32_t banks = 0;
+  // An aligned access of 8 or 16 bytes covers one aligned group of size/4 banks, so the banks are
+  // distinct exactly when the groups (address / size mod 128 / size) are.
+  uint32_t groups = 0;
   bool clash = false;
-  const uint32_t words = size / 4; // accesses are aligned: size/4 words from the first
+  const uint32_t shift = size == 16 ? 4 : 3, count_mask = 128 / size - 1;
   for (uint32_t l = first_lane; l < first_lane + lanes; ++l) {
-    if (!(mask >> l & 1))
-      continue;
-    const uint32_t w0 = static_cast<uint32_t>(addresses[l] / 4);
-    for (uint32_t i = 0; i < words; ++i) {
-      const uint32_t bit = 1u << ((w0 + i) & 31);
-      clash |= (banks & bit) != 0;
-      banks |= bit;
-    }
+    const uint32_t bit = ((mask >> l) & 1u) << ((addresses[l] >> shift) & count_mask);
+    clash |= (groups & bit) != 0;
+    groups |= bit;
   }
-  return clash ? ~0u : (banks ? 1 : 0);
+  return clash ? ~0u : (groups ? 1 : 0);
 }
 
 inline uint32_t phase_wavefronts_fast(const uint64_t *addresses, uint32_t mask, uint32_t first_lane,
@@ -237,6 +234,20 @@ void count_shared_request(ExecContext &ctx, const uint64_t *addresses, uint32_t 
                           bool is_store) {
   LaunchCounters &c = ctx.counters;
   (is_store ? c.shared_store_requests : c.shared_load_requests) += 1;
+  if (size <= 4 && mask == ~0u) {
+    // all words of the warp within 32 consecutive words (a broadcast, consecutive words, a few
+    // words read by groups of lanes): each bank holds at most one of them, one wavefront
+    uint64_t lo = addresses[0] >> 2, hi = lo;
+    for (uint32_t l = 0; l < 32; ++l) {
+      lo = std::min(lo, addresses[l] >> 2);
+      hi = std::max(hi, addresses[l] >> 2);
+    }
+    if (hi - lo < 32) {
+      c.shared_wavefronts += 1;
+      c.shared_ideal_wavefronts += 1;
+      return;
+    }
+  }
   if (size <= 4) {
     // fast path (accesses are aligned, so each touches one word): no two lanes hit different
     // words of one bank. Two passes without a loop-carried dependence.
@@ -279,6 +290,32 @@ void count_ldmatrix_request(ExecContext &ctx, const uint64_t *addresses, uint32_
 
 void count_global_request(ExecContext &ctx, const uint64_t *addresses, uint32_t mask, uint32_t size,
                           bool is_store) {
+  if (mask == ~0u) {
+    // Fast path: the lanes' ranges in ascending order without overlaps (tiles copied row by row):
+    // every byte is useful, and a sector is new unless the previous lane's range ended in it.
+    bool ordered = true;
+    uint64_t n = 0;
+    for (uint32_t l = 0; l < 32; ++l) {
+      const uint64_t first = addresses[l] / 32, last = (addresses[l] + size - 1) / 32;
+      const uint64_t prev_end = l ? addresses[l - 1] + size : 0;
+      ordered &= l == 0 || addresses[l] >= prev_end;
+      n += last - first + 1 - (l && (prev_end - 1) / 32 == first ? 1 : 0);
+    }
+    if (ordered) {
+      LaunchCounters &c = ctx.counters;
+      const uint64_t useful = uint64_t{32} * size;
+      if (is_store) {
+        ++c.global_store_requests;
+        c.global_store_sectors += n;
+        c.global_bytes_written += useful;
+      } else {
+        ++c.global_load_requests;
+        c.global_load_sectors += n;
+        c.global_bytes_read += useful;
+      }
+      return;
+    }
+  }
   uint64_t sectors[32 * 2];
   uint64_t starts[32];
   uint32_t n = 0, lanes = 0;

@@ -51,7 +51,7 @@ inline LaneAccess translate_access_fast(ExecContext &ctx, Warp &warp, const Inst
     if (space == Space::Shared) {
       if (address < cta.shared.size() && address + size <= cta.shared.size() &&
           (cta.async_pending_words == 0 || !touches_async_pending(cta, address, size))) {
-        if (kind != AccessKind::Atomic && !cta.race_shadow.empty())
+        if (kind != AccessKind::Atomic && cta.racecheck)
           check_shared_race(ctx, warp, in, lane, address, size, kind);
         return {const_cast<uint8_t *>(cta.shared.data()) + address, Space::Shared, address};
       }

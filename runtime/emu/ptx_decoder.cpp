@@ -8,6 +8,8 @@
 #include <cstring>
 #include <optional>
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 #include "runtime/emu/exec_families.h"
 #include "runtime/emu/instruction_decode.h"
@@ -16,6 +18,7 @@
 #include "runtime/emu/ptx_error.h"
 #include "runtime/emu/ptx_instruction_table.h"
 #include "runtime/emu/ptx_parser.h"
+#include "runtime/emu/register_compaction.h"
 
 namespace tcjit::emu {
 
@@ -155,6 +158,18 @@ const SpecialName kSpecialNames[] = {
     {"%clock64", true, uint32_t(DynamicSpecial::Clock64)},
     {"%globaltimer", true, uint32_t(DynamicSpecial::GlobalTimer)},
 };
+
+// The special register named `name`, or null: one hash lookup (names of every operand pass here).
+const SpecialName *find_special(std::string_view name) {
+  static const std::unordered_map<std::string_view, const SpecialName *> by_name = [] {
+    std::unordered_map<std::string_view, const SpecialName *> m;
+    for (const SpecialName &sp : kSpecialNames)
+      m.emplace(sp.name, &sp);
+    return m;
+  }();
+  const auto it = by_name.find(name);
+  return it == by_name.end() ? nullptr : it->second;
+}
 
 } // namespace
 
@@ -640,16 +655,14 @@ public:
   }
 
   std::optional<Operand> special_operand(const std::string &name) {
-    for (const SpecialName &s : kSpecialNames) {
-      if (name == s.name) {
-        if (s.dynamic) {
-          Operand o;
-          o.kind = OperandKind::Special;
-          o.special = static_cast<DynamicSpecial>(s.value);
-          return o;
-        }
-        return reg_operand(s.value);
+    if (const SpecialName *s = find_special(name)) {
+      if (s->dynamic) {
+        Operand o;
+        o.kind = OperandKind::Special;
+        o.special = static_cast<DynamicSpecial>(s->value);
+        return o;
       }
+      return reg_operand(s->value);
     }
     return std::nullopt;
   }
@@ -796,13 +809,11 @@ public:
   // A name as the checker sees it.
   CheckedName checked_name(const std::string &name) const {
     CheckedName c;
-    for (const SpecialName &sp : kSpecialNames) {
-      if (name == sp.name) {
-        c.kind = CheckedName::Kind::Special;
-        const bool wide = name == "%clock64" || name == "%globaltimer" || name == "%gridid";
-        c.type = wide ? DType::U64 : DType::U32;
-        return c;
-      }
+    if (find_special(name)) {
+      c.kind = CheckedName::Kind::Special;
+      const bool wide = name == "%clock64" || name == "%globaltimer" || name == "%gridid";
+      c.type = wide ? DType::U64 : DType::U32;
+      return c;
     }
     const NameEntry *e = lookup(name);
     if (!e)
@@ -1080,7 +1091,9 @@ std::unique_ptr<Program> load_program(std::string_view ptx, std::string_view sou
   // the parser has checked the header: ast.target is a known "sm_<N>[a|f]", ast.version known
   AstModule ast = parse_ptx(ptx, source_name);
   Decoder d(ast, allocate_global);
-  return d.run();
+  std::unique_ptr<Program> prog = d.run();
+  compact_registers(*prog);
+  return prog;
 }
 
 } // namespace tcjit::emu

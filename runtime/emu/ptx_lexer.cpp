@@ -23,6 +23,7 @@ void throw_load_error(std::string_view source_name, int line, const std::string 
 
 std::vector<Token> lex_ptx(std::string_view text, std::string_view source_name) {
   std::vector<Token> tokens;
+  tokens.reserve(text.size() / 6); // generated PTX: about one token per 6-7 characters
   int line = 1;
   size_t i = 0;
   const size_t n = text.size();

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,7 @@ TEST(Racecheck, ARemovedBarrierOfATiledGemmIsCaught) {
   options.config = config;
   const codegen::CompiledKernel kernel = codegen::compile_gemm(spec, options);
   ASSERT_TRUE(kernel.ok());
+  setenv("TCJIT_EMU_RACECHECK", "all", 1); // every block, not the default sample
   auto dev = device::open_device("emu");
   EXPECT_EQ(run_error(*dev, kernel, spec), ""); // as generated: no race, right result
   int races = 0;

@@ -219,5 +219,48 @@ TEST(EmuCli, InstructionBudgetAndTimeoutAreOptions) {
   fs::remove_all(dir);
 }
 
+// Block 5 of the grid reads its neighbour thread's word without a barrier; the others their own.
+const char *kRaceInBlock5 = R"(.version 8.0
+.target sm_80
+.address_size 64
+.visible .entry race5()
+{
+  .shared .align 4 .b8 tile[256];
+  .reg .pred %p<2>;
+  .reg .b32 %r<10>;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %ctaid.x;
+  setp.eq.u32 %p1, %r2, 5;
+  selp.u32 %r4, 33, 0, %p1;
+  mov.u32 %r5, tile;
+  shl.b32 %r6, %r1, 2;
+  add.u32 %r7, %r5, %r6;
+  st.shared.u32 [%r7], %r1;
+  add.u32 %r8, %r1, %r4;
+  rem.u32 %r8, %r8, 64;
+  shl.b32 %r8, %r8, 2;
+  add.u32 %r8, %r5, %r8;
+  ld.shared.u32 %r9, [%r8];
+  ret;
+}
+)";
+
+TEST(EmuCli, RacecheckAllChecksEveryBlock) {
+  unsetenv("TCJIT_EMU_RACECHECK");
+  fs::path dir = fs::temp_directory_path() / ("tcjit_emu_race_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "race.ptx") << kRaceInBlock5;
+  const std::vector<std::string> run = {"emu",      "run",     (dir / "race.ptx").string(),
+                                        "--kernel", "race5",   "--grid",
+                                        "64",       "--block", "64"};
+  EXPECT_EQ(run_captured(run).rc, 0); // block 5 is not in the default sample
+  std::vector<std::string> all = run;
+  all.push_back("--racecheck-all");
+  const CliResult r = run_captured(all);
+  EXPECT_EQ(r.rc, tcjit::cli::kExitFailure);
+  EXPECT_NE(r.err.find("shared-memory race (racecheck)"), std::string::npos) << r.err;
+  fs::remove_all(dir);
+}
+
 } // namespace
 } // namespace tcjit::emu::test

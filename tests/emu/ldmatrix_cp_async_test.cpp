@@ -157,6 +157,26 @@ TEST(EmuCpAsync, ZeroFillIgnoreSrcAndSizes) {
   }
 }
 
+TEST(EmuCpAsync, TwoLanesCopyingToOneDestinationFault) {
+  // lanes 2k and 2k+1 copy to the same 16 bytes: the second copy touches the first's destination
+  // before any wait (the warp-wide path leaves it to the per-lane check, which names lane 1)
+  EmuDevice dev;
+  auto dsrc = dev.allocate(512), dout = dev.allocate(512);
+  try {
+    launch(dev,
+           cp_async_kernel("and.b32 %odd, %dst, -32;\n"
+                           "  cp.async.cg.shared.global [%odd], [%p], 16;"),
+           "cpa", {1, 1, 1}, {32, 1, 1}, {Arg::of(dsrc), Arg::of(dout)});
+    ADD_FAILURE() << "no fault";
+  } catch (const device::DeviceError &e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("touches the destination of a cp.async that has not been waited for"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("thread (1,0,0)"), std::string::npos) << what;
+  }
+}
+
 TEST(EmuCpAsync, GroupsCompleteInOrder) {
   // two groups; wait_group 1 completes only the first; wait_all the second
   const char *k = R"(

@@ -243,6 +243,50 @@ TEST(EmuMma, F16AndBf16) {
   check(k8, -8, 8, 0.25);
 }
 
+// A NaN or an infinity in B (the vectorized B decode hands NaN inputs to the exact path).
+TEST(EmuMma, NanAndInfinityInHalfB) {
+  MmaCase mc{"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+             16,
+             8,
+             16,
+             4,
+             2,
+             4,
+             4,
+             16,
+             16,
+             f16_a_k16,
+             f16_b_k16,
+             c_layout,
+             "f32",
+             enc_f16,
+             enc_f16,
+             same,
+             same};
+  for (int bf16 = 0; bf16 < 2; ++bf16) {
+    if (bf16) {
+      mc.instr = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32";
+      mc.encode_a = mc.encode_b = enc_bf16;
+    }
+    std::vector<double> A(16 * 16, 1.0), B(16 * 8), C(16 * 8, 0.0);
+    for (int i = 0; i < 16 * 8; ++i)
+      B[i] = (i % 7 - 3) * 0.5;
+    B[3 * 8 + 5] = std::nan("");
+    B[7 * 8 + 2] = INFINITY;
+    const auto D = run_mma(mc, A, B, C);
+    for (int m = 0; m < 16; ++m)
+      for (int n = 0; n < 8; ++n) {
+        double want = 0;
+        for (int k = 0; k < 16; ++k)
+          want += B[k * 8 + n];
+        if (n == 5)
+          EXPECT_TRUE(std::isnan(D[m * 8 + n])) << mc.instr << " row " << m;
+        else
+          EXPECT_EQ(D[m * 8 + n], want) << mc.instr << " at " << m << "," << n;
+      }
+  }
+}
+
 TEST(EmuMma, Tf32UsesUpper19Bits) {
   // values with low mantissa bits set: the mma must ignore the lower 13 bits
   auto enc = [](double v) {

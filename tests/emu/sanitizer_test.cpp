@@ -2,6 +2,9 @@
 // the process and the device stay usable afterwards.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "tests/emu/emu_test_util.h"
 
 namespace tcjit::emu::test {
@@ -450,8 +453,15 @@ std::string neighbour_kernel(const std::string &sync, int shift, const std::stri
 )";
 }
 
+// The tests that plant races check every block.
+EmuDeviceOptions all_blocks() {
+  EmuDeviceOptions opt;
+  opt.racecheck = RaceCheck::All;
+  return opt;
+}
+
 TEST(EmuRacecheck, AReadOfAnotherThreadsWriteWithoutABarrierIsARace) {
-  EmuDevice dev;
+  EmuDevice dev(all_blocks());
   auto out = dev.allocate(64 * 4);
   const std::string e = launch_error(dev, neighbour_kernel("", 33), "neighbour", {64, 1, 1},
                                      {Arg::of(out)}, "race.ptx");
@@ -468,7 +478,7 @@ TEST(EmuRacecheck, AReadOfAnotherThreadsWriteWithoutABarrierIsARace) {
 }
 
 TEST(EmuRacecheck, WithinOneWarpBarWarpSyncOrdersTheLanes) {
-  EmuDevice dev;
+  EmuDevice dev(all_blocks());
   auto out = dev.allocate(32 * 4);
   // Lanes of one warp reading each other's words: a race without bar.warp.sync, none with it.
   const std::string e =
@@ -503,10 +513,74 @@ TEST(EmuRacecheck, DifferentBytesOfOneWordAreNotARace) {
   ret;
 }
 )";
-  EmuDevice dev;
+  EmuDevice dev(all_blocks());
   auto out = dev.allocate(64 * 4);
   launch(dev, ptx_module(body), "halves", {1, 1, 1}, {64, 1, 1}, {Arg::of(out)});
   EXPECT_EQ(download<uint32_t>(dev, out, 64)[63], 63u);
+}
+
+// Block `racy_block` of the grid reads its neighbour thread's word without a barrier (thread t
+// reads word (t + 33) % 64); every other block reads its own words.
+const char *kRaceInOneBlock = R"(
+.visible .entry race_in_block(.param .u64 out, .param .u32 racy_block)
+{
+  .shared .align 4 .b8 tile[256];
+  .reg .pred %p<2>;
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<4>;
+  mov.u32 %r1, %tid.x;
+  mov.u32 %r2, %ctaid.x;
+  ld.param.u32 %r3, [racy_block];
+  setp.eq.u32 %p1, %r2, %r3;
+  selp.u32 %r4, 33, 0, %p1;
+  mov.u32 %r5, tile;
+  shl.b32 %r6, %r1, 2;
+  add.u32 %r7, %r5, %r6;
+  st.shared.u32 [%r7], %r1;
+  add.u32 %r8, %r1, %r4;
+  rem.u32 %r8, %r8, 64;
+  shl.b32 %r8, %r8, 2;
+  add.u32 %r8, %r5, %r8;
+  ld.shared.u32 %r9, [%r8];
+  shl.b32 %r10, %r2, 6;
+  add.u32 %r10, %r10, %r1;
+  ld.param.u64 %rd1, [out];
+  mul.wide.u32 %rd2, %r10, 4;
+  add.u64 %rd3, %rd1, %rd2;
+  st.global.u32 [%rd3], %r9;
+  ret;
+}
+)";
+
+std::string race_in_block_error(EmuDeviceOptions opt, uint32_t racy_block) {
+  EmuDevice dev(opt);
+  auto out = dev.allocate(64 * 64 * 4);
+  try {
+    launch(dev, ptx_module(kRaceInOneBlock), "race_in_block", {64, 1, 1}, {64, 1, 1},
+           {Arg::of(out), Arg::of(racy_block)});
+  } catch (const device::DeviceError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(EmuRacecheck, AllChecksEveryBlockTheDefaultASample) {
+  unsetenv("TCJIT_EMU_RACECHECK");
+  // Block 5 of 64 is outside the sample (the first block, every 16th, the grid's corners):
+  // found with RaceCheck::All (or TCJIT_EMU_RACECHECK=all), not by default.
+  const std::string all = race_in_block_error(all_blocks(), 5);
+  expect_has(all, "shared-memory race (racecheck)");
+  expect_has(all, "block (5,0,0)");
+  EXPECT_EQ(race_in_block_error({}, 5), "");
+  setenv("TCJIT_EMU_RACECHECK", "all", 1);
+  expect_has(race_in_block_error({}, 5), "block (5,0,0)");
+  EmuDeviceOptions sampled;
+  sampled.racecheck = RaceCheck::Sampled; // the option wins over the environment
+  EXPECT_EQ(race_in_block_error(sampled, 5), "");
+  unsetenv("TCJIT_EMU_RACECHECK");
+  // Blocks in the sample are checked by default: the first, every 16th and the last.
+  for (uint32_t b : {0u, 16u, 48u, 63u})
+    expect_has(race_in_block_error({}, b), "block (" + std::to_string(b) + ",0,0)");
 }
 
 } // namespace
