@@ -47,6 +47,30 @@ Value *bias_base(EmitContext &e, Value *bias, Value *batch, Value *n) {
   return b.CreateGEP(e.i8(), bias, b.CreateMul(elems, e.c64(dtype_bits(e.plan.out) / 8)));
 }
 
+// The epilogue's pointers and scalars from the GEMM ABI's parameters of kernel `f`: C and D of
+// batch `batch` (i64), the bias, M, N (i32), ldc, alpha and beta.
+EpilogueArgs gemm_epilogue_args(EmitContext &e, llvm::Function *f, Value *batch, Value *M,
+                                Value *N) {
+  auto &b = e.b;
+  auto arg = [&](GemmParam x) -> Value * { return f->getArg(static_cast<int>(x)); };
+  const int out_esize = dtype_bits(e.plan.out) / 8;
+  auto batch_base = [&](GemmParam ptr) {
+    return b.CreateGEP(
+        e.i8(), arg(ptr),
+        b.CreateMul(b.CreateMul(batch, arg(GemmParam::batch_stride_c)), e.c64(out_esize)));
+  };
+  EpilogueArgs ea;
+  ea.c = batch_base(GemmParam::c);
+  ea.d = batch_base(GemmParam::d);
+  ea.bias = bias_base(e, arg(GemmParam::bias), batch, N);
+  ea.m = M;
+  ea.n = N;
+  ea.ldc = arg(GemmParam::ldc);
+  ea.alpha = arg(GemmParam::alpha);
+  ea.beta = arg(GemmParam::beta);
+  return ea;
+}
+
 // Split-K, pass 2: one thread per element of D sums the split_k slices of the workspace in slice
 // order (deterministic: the same sum in the same order whatever the schedule), then applies the
 // epilogue. Parameters: the GEMM's (kernel_abi.h) + the workspace pointer.
@@ -97,20 +121,7 @@ void build_splitk_reduce(EmitContext &outer, llvm::FunctionType *gemm_ty,
   Value *row = b.CreateTrunc(b.CreateUDiv(idx, n64), e.i32());
   Value *col = b.CreateTrunc(b.CreateURem(idx, n64), e.i32());
   const int out_esize = dtype_bits(p.out) / 8;
-  auto batch_base = [&](GemmParam ptr) {
-    return b.CreateGEP(
-        e.i8(), arg(ptr),
-        b.CreateMul(b.CreateMul(batch, arg(GemmParam::batch_stride_c)), e.c64(out_esize)));
-  };
-  EpilogueArgs ea;
-  ea.c = batch_base(GemmParam::c);
-  ea.d = batch_base(GemmParam::d);
-  ea.bias = bias_base(e, arg(GemmParam::bias), batch, N);
-  ea.m = M;
-  ea.n = N;
-  ea.ldc = arg(GemmParam::ldc);
-  ea.alpha = arg(GemmParam::alpha);
-  ea.beta = arg(GemmParam::beta);
+  const EpilogueArgs ea = gemm_epilogue_args(e, f, batch, M, N);
   Value *r64 = b.CreateZExt(row, e.i64()), *c64 = b.CreateZExt(col, e.i64());
   Value *elem = p.out_layout == MatrixLayout::row ? b.CreateAdd(b.CreateMul(r64, ea.ldc), c64)
                                                   : b.CreateAdd(b.CreateMul(c64, ea.ldc), r64);
@@ -232,6 +243,41 @@ std::pair<Value *, Value *> cta_tile(EmitContext &e) {
   return {b.CreateAdd(first_m, b.CreateURem(in_group, group_m)), b.CreateUDiv(in_group, group_m)};
 }
 
+// Split-K, pass 1: the raw accumulators of this slice go to the workspace (`workspace`: the D
+// parameter), dense row-major [batch * split_k + slice][M][N] (`z`: the CTA's blockIdx.z); the
+// reduce kernel applies the epilogue.
+void emit_splitk_slice_store(EmitContext &e, const EpilogueArgs &ea,
+                             const std::vector<std::vector<std::vector<Value *>>> &accs,
+                             Value *workspace, Value *z, Value *M, Value *N, llvm::Type *epi_t) {
+  const KernelPlan &p = e.plan;
+  auto &b = e.b;
+  KernelPlan raw = p;
+  raw.out = p.acc;
+  raw.out_layout = MatrixLayout::row;
+  raw.epilogue = Epilogue{};
+  raw.integer_identity = p.acc == DType::s32;
+  raw.c_vec = p.out_layout == MatrixLayout::row ? p.c_vec : 1; // N even: pairs
+  EmitContext re{e.ctx, e.module, b, raw};
+  re.smem = e.smem;
+  re.tid = e.tid;
+  re.lane = e.lane;
+  re.g = e.g;
+  re.q = e.q;
+  re.frag_row0 = e.frag_row0;
+  re.frag_col0 = e.frag_col0;
+  re.warp_m0 = e.warp_m0;
+  re.warp_n0 = e.warp_n0;
+  EpilogueArgs ra = ea;
+  Value *n64 = b.CreateZExt(N, e.i64());
+  Value *mn = b.CreateMul(b.CreateZExt(M, e.i64()), n64);
+  ra.d = b.CreateGEP(
+      e.i8(), workspace,
+      b.CreateMul(b.CreateMul(b.CreateZExt(z, e.i64()), mn), e.c64(dtype_bits(raw.out) / 8)));
+  ra.ldc = n64;
+  ra.alpha = llvm::ConstantFP::get(epi_t, 1.0);
+  emit_epilogue(re, ra, accs);
+}
+
 } // namespace
 
 std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const KernelPlan &p) {
@@ -302,16 +348,7 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
       batch_base(arg(GemmParam::b), in_bytes_along_k(e, arg(GemmParam::batch_stride_b)), p.b.esize),
       in_bytes_along_k(e, arg(GemmParam::ldb)), p.b.k_contiguous ? N : Kt,
       p.b.k_contiguous ? Kt : N, n0};
-  const int out_esize = dtype_bits(p.out) / 8;
-  EpilogueArgs ea;
-  ea.c = batch_base(arg(GemmParam::c), arg(GemmParam::batch_stride_c), out_esize);
-  ea.d = batch_base(arg(GemmParam::d), arg(GemmParam::batch_stride_c), out_esize);
-  ea.bias = bias_base(e, arg(GemmParam::bias), batch, N);
-  ea.m = M;
-  ea.n = N;
-  ea.ldc = arg(GemmParam::ldc);
-  ea.alpha = arg(GemmParam::alpha);
-  ea.beta = arg(GemmParam::beta);
+  EpilogueArgs ea = gemm_epilogue_args(e, f, batch, M, N);
   ea.m0 = m0;
   ea.n0 = n0;
   Value *ktiles = b.CreateUDiv(b.CreateAdd(K, e.c32(p.config.bk - 1)), e.c32(p.config.bk));
@@ -473,37 +510,10 @@ std::unique_ptr<llvm::Module> build_gemm_module(llvm::LLVMContext &ctx, const Ke
       if (widens_f16_accumulators(p))              // f16x2 -> f32, once: the epilogue reads p.acc
         accs[mi][ni] = emit_widen_f16_accumulators(e, accs[mi][ni]);
     }
-  if (SK == 1) {
+  if (SK == 1)
     emit_epilogue(e, ea, accs);
-  } else {
-    // Split-K, pass 1: the raw accumulators of this slice go to the workspace (the D parameter),
-    // dense row-major [batch * split_k + slice][M][N]; the reduce kernel applies the epilogue.
-    KernelPlan raw = p;
-    raw.out = p.acc;
-    raw.out_layout = MatrixLayout::row;
-    raw.epilogue = Epilogue{};
-    raw.integer_identity = p.acc == DType::s32;
-    raw.c_vec = p.out_layout == MatrixLayout::row ? p.c_vec : 1; // N even: pairs
-    EmitContext re{ctx, *module, b, raw};
-    re.smem = e.smem;
-    re.tid = e.tid;
-    re.lane = e.lane;
-    re.g = e.g;
-    re.q = e.q;
-    re.frag_row0 = e.frag_row0;
-    re.frag_col0 = e.frag_col0;
-    re.warp_m0 = e.warp_m0;
-    re.warp_n0 = e.warp_n0;
-    EpilogueArgs ra = ea;
-    Value *n64 = b.CreateZExt(N, e.i64());
-    Value *mn = b.CreateMul(b.CreateZExt(M, e.i64()), n64);
-    ra.d = b.CreateGEP(
-        e.i8(), arg(GemmParam::d),
-        b.CreateMul(b.CreateMul(b.CreateZExt(z, e.i64()), mn), e.c64(dtype_bits(raw.out) / 8)));
-    ra.ldc = n64;
-    ra.alpha = llvm::ConstantFP::get(epi_t, 1.0);
-    emit_epilogue(re, ra, accs);
-  }
+  else
+    emit_splitk_slice_store(e, ea, accs, arg(GemmParam::d), z, M, N, epi_t);
   b.CreateRetVoid();
   if (SK > 1)
     build_splitk_reduce(e, fty, kGemmParamNames);

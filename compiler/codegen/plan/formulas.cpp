@@ -239,9 +239,12 @@ Expr linear_copy_in(const OperandPlan &op, const LinearCopy &c, Expr kt) {
   return slt(kt * (op.k_contiguous ? op.cols : op.rows) + c.k, c.k_limit);
 }
 
+// Not with split-K: ptxas (CUDA 13) spills 4 B of a split-K kernel's cursors at 64x64x32
+// w32x32 (72 registers, 8 B stack), where the K-tile's own addresses need none (80 registers).
 bool incremental_copies(const KernelPlan &p, const OperandPlan &op) {
   return op.gather == Gather::linear && op.copy_bytes >= 4 && op.copies % p.threads == 0 &&
-         op.copies_per_thread <= 4 && !p.depthwise && !bytewise_fragments(p);
+         op.copies_per_thread <= 4 && !p.depthwise && !bytewise_fragments(p) &&
+         p.config.split_k == 1;
 }
 
 GlobalElement global_element(const KernelPlan &p, const OperandPlan &op, Expr outer, Expr contig,
