@@ -50,19 +50,22 @@ static_assert(micro_cols == 4, "a micro tile row is one double4");
 
 // One micro tile: sums[r][j] = sum over kk of a[r][kk] * b[kk][j] for `rows` rows of A (row
 // stride k) and a packed strip of B (micro_cols values per kk, zero past the matrix), with
-// abs_sums the same over |a| and |b|. Built twice: for x86-64-v3 (AVX2) and the baseline.
+// abs_sums the same over |a| (a_abs: A's magnitudes, same layout) and |b|. Built twice: for
+// x86-64-v3 (AVX2) and the baseline.
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&                             \
     !defined(__SANITIZE_ADDRESS__)
 __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
-void multiply_micro_tile(const double *__restrict a, int64_t k, int64_t rows,
+void multiply_micro_tile(const double *__restrict a, const double *__restrict a_abs, int64_t k,
+                         int64_t rows,
                          const double *__restrict b_strip, const double *__restrict b_abs_strip,
                          double *__restrict sums, double *__restrict abs_sums) {
   static_assert(micro_rows == 4, "four rows of accumulators below");
   // rows past the matrix repeat the last one; their sums are not stored
-  const double *a0 = a, *a1 = a + std::min<int64_t>(1, rows - 1) * k,
-               *a2 = a + std::min<int64_t>(2, rows - 1) * k,
-               *a3 = a + std::min<int64_t>(3, rows - 1) * k;
+  const int64_t r1 = std::min<int64_t>(1, rows - 1) * k, r2 = std::min<int64_t>(2, rows - 1) * k,
+                r3 = std::min<int64_t>(3, rows - 1) * k;
+  const double *a0 = a, *a1 = a + r1, *a2 = a + r2, *a3 = a + r3;
+  const double *m0 = a_abs, *m1 = a_abs + r1, *m2 = a_abs + r2, *m3 = a_abs + r3;
   double4 acc0 = {}, acc1 = {}, acc2 = {}, acc3 = {};
   double4 abs0 = {}, abs1 = {}, abs2 = {}, abs3 = {};
   for (int64_t kk = 0; kk < k; ++kk) {
@@ -70,13 +73,13 @@ void multiply_micro_tile(const double *__restrict a, int64_t k, int64_t rows,
     std::memcpy(&b, b_strip + kk * micro_cols, sizeof b);
     std::memcpy(&b_abs, b_abs_strip + kk * micro_cols, sizeof b_abs);
     acc0 += a0[kk] * b;
-    abs0 += std::fabs(a0[kk]) * b_abs;
+    abs0 += m0[kk] * b_abs;
     acc1 += a1[kk] * b;
-    abs1 += std::fabs(a1[kk]) * b_abs;
+    abs1 += m1[kk] * b_abs;
     acc2 += a2[kk] * b;
-    abs2 += std::fabs(a2[kk]) * b_abs;
+    abs2 += m2[kk] * b_abs;
     acc3 += a3[kk] * b;
-    abs3 += std::fabs(a3[kk]) * b_abs;
+    abs3 += m3[kk] * b_abs;
   }
   for (int j = 0; j < micro_cols; ++j) {
     sums[j] = acc0[j];
@@ -113,6 +116,8 @@ ReferenceResult reference_gemm(const OpSpec &spec, const GemmBuffers &buffers, M
 
   const std::vector<double> a = load_matrix(g.a, g.batch, resolved, buffers.a);
   const std::vector<double> b = load_matrix(g.b, g.batch, resolved, buffers.b);
+  std::vector<double> a_abs(a.size());
+  std::transform(a.begin(), a.end(), a_abs.begin(), [](double v) { return std::fabs(v); });
   std::vector<double> accumulators(static_cast<size_t>(layout.count));
   std::vector<double> abs_sums(static_cast<size_t>(layout.count));
   const int64_t m = g.m, n = g.n, k = g.k;
@@ -151,10 +156,11 @@ ReferenceResult reference_gemm(const OpSpec &spec, const GemmBuffers &buffers, M
       for (int64_t row0 = first_row; row0 < last_row; row0 += micro_rows) {
         const int64_t rows = std::min(micro_rows, last_row - row0);
         const double *a_rows = a.data() + (batch * m + row0) * k;
+        const double *a_abs_rows = a_abs.data() + (batch * m + row0) * k;
         for (int64_t s = 0; s < strips; ++s) {
           const size_t strip = static_cast<size_t>(s * k * micro_cols);
-          multiply_micro_tile(a_rows, k, rows, b_pack.data() + strip, b_abs_pack.data() + strip,
-                              sums, abs_tile);
+          multiply_micro_tile(a_rows, a_abs_rows, k, rows, b_pack.data() + strip,
+                              b_abs_pack.data() + strip, sums, abs_tile);
           for (int64_t r = 0; r < rows; ++r) {
             const int64_t row = row0 + r;
             for (int64_t j = 0; j < micro_cols; ++j) {
