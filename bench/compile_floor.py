@@ -15,7 +15,7 @@ wall time waits for other jobs). --cutlass CUBIN (repeatable, LABEL=PATH) adds a
 count. --env LABEL=NAME=VALUE runs that label with one more environment variable (e.g. the same
 binary with TCJIT_EPILOGUE_UNROLL=1).
 
-Usage: python bench/compile_floor.py --tcjit before=/work/main/build/tcjit --tcjit after=build/tcjit
+Usage: python bench/compile_floor.py --tcjit before=OTHER/build/tcjit --tcjit after=build/tcjit
        [--reps 5] [--sass] [--cutlass gelu=X.cubin] [--out FILE.md] [--cases f16,gelu]
 """
 import argparse

@@ -12,7 +12,7 @@ the `--after` tcjit chooses by default and, at that same config:
       the same CTA tile, warp tile, stages and alignment.
 No GPU is needed. Writes a Markdown table to stdout (and --json FILE: every figure).
 
-Usage: build/bench-venv/bin/python bench/dgrad_compare.py [--before /work/main/build/tcjit]
+Usage: build/bench-venv/bin/python bench/dgrad_compare.py --before OTHER/build/tcjit
            [--after build/tcjit] [--emu-n 1] [--no-cutlass] [--json FILE]
 """
 import argparse
@@ -118,7 +118,7 @@ def parse_config(text):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--before", default="/work/main/build/tcjit")
+    ap.add_argument("--before", required=True, help="the tcjit CLI of the build to compare against")
     ap.add_argument("--after", default=os.path.join(ROOT, "build", "tcjit"))
     ap.add_argument("--emu-n", type=int, default=1)
     ap.add_argument("--no-cutlass", action="store_true")
