@@ -1,6 +1,8 @@
 #include "runtime/emu/racecheck_mode.h"
 
 #include <cstdlib>
+#include <stdexcept>
+#include <string>
 
 namespace tcjit::emu {
 
@@ -16,7 +18,13 @@ RaceCheck resolve_racecheck(RaceCheck requested) {
   if (requested != RaceCheck::Default)
     return requested;
   const char *env = std::getenv("TCJIT_EMU_RACECHECK");
-  return env ? parse_racecheck(env).value_or(RaceCheck::Sampled) : RaceCheck::Sampled;
+  if (env == nullptr || *env == '\0')
+    return RaceCheck::Sampled;
+  if (std::optional<RaceCheck> mode = parse_racecheck(env))
+    return *mode;
+  throw std::invalid_argument("tcjit emulator: TCJIT_EMU_RACECHECK='" + std::string(env) +
+                              "' is not a race-check mode: set it to all (every block) or "
+                              "sampled (the default), or unset it");
 }
 
 } // namespace tcjit::emu

@@ -20,7 +20,8 @@ enum class RaceCheck : uint8_t {
 
 // "all" -> All, "sampled" -> Sampled; nullopt for other text.
 std::optional<RaceCheck> parse_racecheck(std::string_view text);
-// The mode of `requested`: Default reads TCJIT_EMU_RACECHECK (an unknown value: Sampled).
+// The mode of `requested`: Default reads TCJIT_EMU_RACECHECK (unset or empty: Sampled; a value
+// other than all or sampled throws std::invalid_argument naming it).
 RaceCheck resolve_racecheck(RaceCheck requested);
 
 // The sample: the first block, every 16th block (linear index), and the blocks at the corners of

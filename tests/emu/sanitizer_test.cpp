@@ -583,5 +583,22 @@ TEST(EmuRacecheck, AllChecksEveryBlockTheDefaultASample) {
     expect_has(race_in_block_error({}, b), "block (" + std::to_string(b) + ",0,0)");
 }
 
+TEST(EmuRacecheck, AnUnknownEnvironmentValueIsAnErrorNamingIt) {
+  setenv("TCJIT_EMU_RACECHECK", "everything", 1);
+  EmuDevice dev{EmuDeviceOptions{}};
+  auto out = dev.allocate(64 * 64 * 4);
+  std::string error;
+  try {
+    launch(dev, ptx_module(kRaceInOneBlock), "race_in_block", {64, 1, 1}, {64, 1, 1},
+           {Arg::of(out), Arg::of(uint32_t{5})});
+  } catch (const std::exception &e) {
+    error = e.what();
+  }
+  unsetenv("TCJIT_EMU_RACECHECK");
+  expect_has(error, "TCJIT_EMU_RACECHECK='everything'");
+  expect_has(error, "all");
+  expect_has(error, "sampled");
+}
+
 } // namespace
 } // namespace tcjit::emu::test
