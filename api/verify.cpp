@@ -17,6 +17,7 @@
 #include "support/memory_limit.h"
 #include "support/string_printf.h"
 #include "tuner/chosen_configs.h"
+#include "tuner/measure_cuda.h"
 
 #include <nlohmann/json.hpp>
 
@@ -166,7 +167,8 @@ std::string duration_text(double seconds) {
 
 kernels_db::ResultRecord verified_result(const ProblemKey &key, const codegen::TileConfig &config,
                                          const std::string &arch, const device::DeviceInfo &dev,
-                                         const engine::KernelCheck &check) {
+                                         const engine::KernelCheck &check,
+                                         const std::optional<tuner::Measurement> &timed) {
   kernels_db::ResultRecord r;
   r.problem_key = key.text;
   r.config_json = engine::config_json(config);
@@ -176,6 +178,12 @@ kernels_db::ResultRecord verified_result(const ProblemKey &key, const codegen::T
       dev.is_emulator ? kernels_db::ProvenanceKind::emulated : kernels_db::ProvenanceKind::measured;
   r.provenance.device = dev.name;
   r.tuner_version = "tcjit run " + engine::compiler_version();
+  if (timed) { // a GPU's: what the measurer saw (an ok result on a GPU must carry its timing)
+    r.provenance = timed->provenance;
+    r.timing = timed->timing;
+    r.tflops = timed->tflops;
+    r.message = timed->message;
+  }
   if (!check.report.ok())
     r.message = check.report.summary();
   return r;
@@ -411,10 +419,34 @@ VerifyReport verify_on_device(device::Device &dev, kernels_db::KernelsDb *db,
                      {"shared_bank_conflicts", c.shared_bank_conflicts},
                      {"global_load_efficiency", c.global_load_efficiency()}};
   }
+  // On a GPU a verified kernel is also timed (CUDA events, as `tcjit tune` measures): the time
+  // is reported, and an ok result is stored with it.
+  std::optional<tuner::Measurement> timed;
+  if (!info.is_emulator && r.ok()) {
+    try {
+      timed = tuner::time_kernel(dev, spec, served.kernel, served.cubin);
+    } catch (const device::DeviceError &e) {
+      throw Error(ErrorCode::device,
+                  std::string("the device failed timing the kernel: ") + e.what(), "verify", "");
+    }
+    const kernels_db::Timing &t = *timed->timing;
+    report.median_us = t.median_us;
+    report.tflops = timed->tflops;
+    out.line("time:     median " + support::string_printf("%.2f", t.median_us) + " us (min " +
+             support::string_printf("%.2f", t.min_us) + ", max " +
+             support::string_printf("%.2f", t.max_us) + "; " + timed->message + ")" +
+             (timed->tflops ? support::string_printf(", %.1f TFLOP/s", *timed->tflops) : ""));
+    j["timing"] = {{"median_us", t.median_us},
+                   {"min_us", t.min_us},
+                   {"max_us", t.max_us},
+                   {"stddev_us", t.stddev_us},
+                   {"tflops", timed->tflops ? nlohmann::json(*timed->tflops) : nlohmann::json()},
+                   {"how", timed->message}};
+  }
   const bool record = db && !db->read_only();
   if (record) {
     try {
-      db->put_result(verified_result(key, served.kernel.config, arch, info, check));
+      db->put_result(verified_result(key, served.kernel.config, arch, info, check, timed));
     } catch (const kernels_db::DbError &e) {
       throw Error(ErrorCode::database, e.what(), "verify", "");
     }

@@ -14,7 +14,7 @@ class DeviceBuffer {
 public:
   // `bytes` of device memory (at least 16), holding a copy of `host` when given.
   DeviceBuffer(device::Device &dev, uint64_t bytes, std::span<const std::byte> host = {})
-      : dev_(dev), ptr_(dev.allocate(std::max<uint64_t>(bytes, 16))) {
+      : dev_(dev), bytes_(std::max<uint64_t>(bytes, 16)), ptr_(dev.allocate(bytes_)) {
     if (!host.empty())
       dev.copy_to_device(ptr_, host.data(), host.size());
   }
@@ -31,9 +31,11 @@ public:
     }
   }
   device::DevicePtr ptr() const { return ptr_; }
+  uint64_t bytes() const { return bytes_; } // as allocated: at least 16
 
 private:
   device::Device &dev_;
+  uint64_t bytes_;
   device::DevicePtr ptr_;
 };
 

@@ -59,27 +59,89 @@ std::string percent_text(double fraction) {
   return text;
 }
 
+// Measured on a GPU (device, driver, SM clock), or emulated.
+kdb::Provenance device_provenance(device::Device &dev, const device::DeviceInfo &info) {
+  kdb::Provenance provenance;
+  provenance.kind =
+      info.is_emulator ? kdb::ProvenanceKind::emulated : kdb::ProvenanceKind::measured;
+  provenance.device = info.name;
+  if (const auto *gpu = dynamic_cast<const cuda::CudaDevice *>(&dev)) {
+    const cuda::CudaDeviceProperties &p = gpu->properties();
+    provenance.driver = "CUDA " + std::to_string(p.driver_version / 1000) + "." +
+                        std::to_string(p.driver_version % 1000 / 10);
+    if (p.clock_khz > 0)
+      provenance.clock_mhz = p.clock_khz / 1000;
+  }
+  return provenance;
+}
+
+// The bytes written between repetitions: twice the L2, so none of the previous repetition's data
+// is left in it; 0 (no flush) on the emulator, which has no cache to flush.
+uint64_t flush_size(device::Device &dev, const device::DeviceInfo &info,
+                    const CudaMeasureOptions &options) {
+  if (!options.flush_l2 || info.is_emulator)
+    return 0;
+  uint64_t l2_bytes = 0;
+  if (const auto *gpu = dynamic_cast<const cuda::CudaDevice *>(&dev))
+    l2_bytes = static_cast<uint64_t>(std::max(gpu->properties().l2_cache_bytes, 0));
+  return l2_bytes > 0 ? 2 * l2_bytes : kDefaultFlushBytes;
+}
+
+// Warm-up, then timed repetitions (the flush, when given, written before each, outside its events)
+// until stop_repeating; sets m's status, timing, tflops and message.
+void time_launches(device::Device &dev, const OpSpec &spec, const codegen::CompiledKernel &kernel,
+                   std::span<const uint8_t> cubin, const CudaMeasureOptions &options,
+                   const engine::DeviceBuffer *flush, bool is_emulator, Measurement &m) {
+  const engine::OperandBuffers buf =
+      engine::operand_buffers(spec); // a GEMM's matrices or a conv's tensors
+  const bool has_bias = spec.epilogue.bias != BiasKind::none;
+  const auto a = random_buffer(dev, buf.a_type, buf.a, kTimingSeed);
+  const auto b = random_buffer(dev, buf.b_type, buf.b, kTimingSeed + 1);
+  const auto c = random_buffer(dev, buf.c_type, buf.c, kTimingSeed + 2);
+  const auto bias = random_buffer(dev, buf.c_type, buf.bias, kTimingSeed + 3);
+  // D apart from C: each repetition computes the same values from the same inputs.
+  const engine::DeviceBuffer d(dev,
+                               static_cast<uint64_t>((buf.c * dtype_bits(buf.c_type) + 7) / 8));
+  const engine::OperandPointers ptrs{a->ptr(), b->ptr(), c->ptr(), d.ptr(),
+                                     has_bias ? bias->ptr() : 0};
+
+  const LoadedModule module(dev, engine::load_kernel(dev, kernel, cubin));
+  const uint64_t workspace_bytes = kernel_workspace_bytes(module.gemm, spec);
+  std::optional<engine::DeviceBuffer> workspace;
+  if (workspace_bytes > 0)
+    workspace.emplace(dev, workspace_bytes);
+  const device::DevicePtr ws = workspace ? workspace->ptr() : 0;
+
+  const auto enqueue = [&] { engine::enqueue_kernel(dev, module.gemm, spec, ptrs, ws); };
+  for (int i = 0; i < options.warmup; ++i) {
+    enqueue();
+    dev.synchronize();
+  }
+  std::vector<double> times_us;
+  do {
+    if (flush)
+      dev.memset(flush->ptr(), static_cast<uint8_t>(times_us.size()), flush->bytes());
+    times_us.push_back(1000.0 * dev.time_ms(enqueue));
+  } while (!stop_repeating(times_us, options.min_reps, options.max_reps, options.spread));
+
+  const RepStats stats = rep_stats(times_us);
+  m.status = kdb::ResultStatus::ok;
+  m.timing = to_timing(stats);
+  const double flops = flop_count(spec).value_or(0); // a convolution's forward multiply-adds
+  if (stats.median > 0)
+    m.tflops = flops / (stats.median * 1e-6) / 1e12;
+  m.message =
+      std::to_string(stats.count) + " repetitions after " + std::to_string(options.warmup) +
+      " warm-up, interquartile spread " + percent_text(relative_spread(stats)) + " of the median" +
+      (flush ? ", L2 flushed (" + std::to_string(flush->bytes() >> 20) + " MiB)" : std::string()) +
+      (is_emulator ? "; wall clock of the emulator, not a GPU's time" : "");
+}
+
 class CudaMeasurer : public Measurer {
 public:
   CudaMeasurer(device::Device &dev, const CudaMeasureOptions &options)
-      : dev_(dev), options_(options), info_(dev.info()) {
-    provenance_.kind =
-        info_.is_emulator ? kdb::ProvenanceKind::emulated : kdb::ProvenanceKind::measured;
-    provenance_.device = info_.name;
-    uint64_t l2_bytes = 0;
-    if (const auto *gpu = dynamic_cast<const cuda::CudaDevice *>(&dev)) {
-      const cuda::CudaDeviceProperties &p = gpu->properties();
-      provenance_.driver = "CUDA " + std::to_string(p.driver_version / 1000) + "." +
-                           std::to_string(p.driver_version % 1000 / 10);
-      if (p.clock_khz > 0)
-        provenance_.clock_mhz = p.clock_khz / 1000;
-      l2_bytes = static_cast<uint64_t>(std::max(p.l2_cache_bytes, 0));
-    }
-    // Twice the L2, so none of the previous repetition's data is left in it; the emulator has
-    // no cache to flush.
-    if (options_.flush_l2 && !info_.is_emulator)
-      flush_bytes_ = l2_bytes > 0 ? 2 * l2_bytes : kDefaultFlushBytes;
-  }
+      : dev_(dev), options_(options), info_(dev.info()), provenance_(device_provenance(dev, info_)),
+        flush_bytes_(flush_size(dev, info_, options)) {}
 
   std::string name() const override { return "cuda"; }
   bool needs_build() const override { return true; }
@@ -124,53 +186,10 @@ public:
 
 private:
   void time(const OpSpec &spec, const BuiltCandidate &built, Measurement &m) {
-    const engine::OperandBuffers buf =
-        engine::operand_buffers(spec); // a GEMM's matrices or a conv's tensors
-    const bool has_bias = spec.epilogue.bias != BiasKind::none;
-    const auto a = random_buffer(dev_, buf.a_type, buf.a, kTimingSeed);
-    const auto b = random_buffer(dev_, buf.b_type, buf.b, kTimingSeed + 1);
-    const auto c = random_buffer(dev_, buf.c_type, buf.c, kTimingSeed + 2);
-    const auto bias = random_buffer(dev_, buf.c_type, buf.bias, kTimingSeed + 3);
-    // D apart from C: each repetition computes the same values from the same inputs.
-    const engine::DeviceBuffer d(dev_,
-                                 static_cast<uint64_t>((buf.c * dtype_bits(buf.c_type) + 7) / 8));
-    const engine::OperandPointers ptrs{a->ptr(), b->ptr(), c->ptr(), d.ptr(),
-                                       has_bias ? bias->ptr() : 0};
-
-    const LoadedModule module(dev_, engine::load_kernel(dev_, built.kernel, built.cubin.cubin));
-    const uint64_t workspace_bytes = kernel_workspace_bytes(module.gemm, spec);
-    std::optional<engine::DeviceBuffer> workspace;
-    if (workspace_bytes > 0)
-      workspace.emplace(dev_, workspace_bytes);
-    const device::DevicePtr ws = workspace ? workspace->ptr() : 0;
     if (flush_bytes_ > 0 && !flush_)
       flush_ = std::make_unique<engine::DeviceBuffer>(dev_, flush_bytes_);
-
-    const auto enqueue = [&] { engine::enqueue_kernel(dev_, module.gemm, spec, ptrs, ws); };
-    for (int i = 0; i < options_.warmup; ++i) {
-      enqueue();
-      dev_.synchronize();
-    }
-    std::vector<double> times_us;
-    do {
-      // The flush is enqueued before the timed work (which waits for it), outside its events.
-      if (flush_)
-        dev_.memset(flush_->ptr(), static_cast<uint8_t>(times_us.size()), flush_bytes_);
-      times_us.push_back(1000.0 * dev_.time_ms(enqueue));
-    } while (!stop_repeating(times_us, options_.min_reps, options_.max_reps, options_.spread));
-
-    const RepStats stats = rep_stats(times_us);
-    m.status = kdb::ResultStatus::ok;
-    m.timing = to_timing(stats);
-    const double flops = flop_count(spec).value_or(0); // a convolution's forward multiply-adds
-    if (stats.median > 0)
-      m.tflops = flops / (stats.median * 1e-6) / 1e12;
-    m.message =
-        std::to_string(stats.count) + " repetitions after " + std::to_string(options_.warmup) +
-        " warm-up, interquartile spread " + percent_text(relative_spread(stats)) +
-        " of the median" +
-        (flush_ ? ", L2 flushed (" + std::to_string(flush_bytes_ >> 20) + " MiB)" : std::string()) +
-        (info_.is_emulator ? "; wall clock of the emulator, not a GPU's time" : "");
+    time_launches(dev_, spec, built.kernel, built.cubin.cubin, options_, flush_.get(),
+                  info_.is_emulator, m);
   }
 
   device::Device &dev_;
@@ -185,8 +204,9 @@ private:
 
 } // namespace
 
-std::unique_ptr<Measurer> make_cuda_measurer(device::Device &cuda,
-                                             const CudaMeasureOptions &options) {
+namespace {
+
+void check_options(const CudaMeasureOptions &options) {
   if (options.warmup < 0 || options.min_reps < 1 || options.max_reps < options.min_reps ||
       !(options.spread >= 0))
     throw std::invalid_argument(
@@ -195,7 +215,29 @@ std::unique_ptr<Measurer> make_cuda_measurer(device::Device &cuda,
         std::to_string(options.warmup) + ", min_reps " + std::to_string(options.min_reps) +
         ", max_reps " + std::to_string(options.max_reps) + ", spread " +
         std::to_string(options.spread) + ")");
+}
+
+} // namespace
+
+std::unique_ptr<Measurer> make_cuda_measurer(device::Device &cuda,
+                                             const CudaMeasureOptions &options) {
+  check_options(options);
   return std::make_unique<CudaMeasurer>(cuda, options);
+}
+
+Measurement time_kernel(device::Device &dev, const OpSpec &spec,
+                        const codegen::CompiledKernel &kernel, std::span<const uint8_t> cubin,
+                        const CudaMeasureOptions &options) {
+  check_options(options);
+  const device::DeviceInfo info = dev.info();
+  Measurement m;
+  m.provenance = device_provenance(dev, info);
+  const uint64_t flush_bytes = flush_size(dev, info, options);
+  std::optional<engine::DeviceBuffer> flush;
+  if (flush_bytes > 0)
+    flush.emplace(dev, flush_bytes);
+  time_launches(dev, spec, kernel, cubin, options, flush ? &*flush : nullptr, info.is_emulator, m);
+  return m;
 }
 
 } // namespace tcjit::tuner

@@ -14,7 +14,9 @@
 #include "runtime/device/device.h"
 #include "tuner/measure.h"
 
+#include <cstdint>
 #include <memory>
+#include <span>
 
 namespace tcjit::tuner {
 
@@ -30,5 +32,14 @@ struct CudaMeasureOptions {
 // Throws std::invalid_argument unless warmup >= 0, 1 <= min_reps <= max_reps and spread >= 0.
 std::unique_ptr<Measurer> make_cuda_measurer(device::Device &cuda,
                                              const CudaMeasureOptions &options = {});
+
+// The measurer's timing alone, for a kernel whose output the caller has already checked (`tcjit
+// run` on a GPU): random inputs, warm-up, CUDA events around each launch, the L2 flushed between
+// repetitions; an ok Measurement with its timing and provenance. `cubin`: as for
+// engine::load_kernel. Throws std::invalid_argument for bad options (as make_cuda_measurer) and
+// device::DeviceError when the device fails.
+Measurement time_kernel(device::Device &dev, const OpSpec &spec,
+                        const codegen::CompiledKernel &kernel, std::span<const uint8_t> cubin,
+                        const CudaMeasureOptions &options = {});
 
 } // namespace tcjit::tuner

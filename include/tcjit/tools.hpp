@@ -246,6 +246,9 @@ struct VerifyReport {
   int64_t elements = 0, mismatches = 0;
   double max_abs_error = 0, worst_error_over_tolerance = 0; // error / tolerance, 1 = at the limit
   double device_ms = 0, reference_ms = 0;
+  // On a GPU, the verified kernel's time (CUDA events, L2 flushed between repetitions, as `tcjit
+  // tune` measures) and its rate (a convolution's forward multiply-adds); never on the emulator.
+  std::optional<double> median_us, tflops;
   bool recorded = false; // the verified result was stored in the database
   bool ok = false;       // every element within the tolerance
   std::string failure;   // when !ok: what was outside
