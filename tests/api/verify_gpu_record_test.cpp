@@ -50,8 +50,7 @@ public:
     return emu_->load_module(ptx, name);
   }
   void unload_module(device::ModuleHandle module) override { emu_->unload_module(module); }
-  device::FunctionHandle get_function(device::ModuleHandle module,
-                                      std::string_view name) override {
+  device::FunctionHandle get_function(device::ModuleHandle module, std::string_view name) override {
     return emu_->get_function(module, name);
   }
   const device::KernelInfo &kernel_info(device::FunctionHandle function) const override {
