@@ -61,6 +61,11 @@ TEST(EpilogueLoop, EveryEpilogueLoopsUnlessUnrollIsAsked) {
       compile(gemm + " act=gelu", "64x64x64 w32x32 s2", codegen::Backend::llvm);
   unsetenv("TCJIT_EPILOGUE_UNROLL");
   EXPECT_FALSE(unrolled.plan.epilogue_loop);
+  // Other code, so another kernel for the caches: a kernel stored with one setting is never served
+  // under the other.
+  const codegen::CompiledKernel looped =
+      compile(gemm + " act=gelu", "64x64x64 w32x32 s2", codegen::Backend::llvm);
+  EXPECT_NE(codegen::kernel_identity(unrolled.plan), codegen::kernel_identity(looped.plan));
 }
 
 // Each activation in each epilogue shape (2 row-blocks x 4 column-blocks per warp; tails in M and

@@ -232,7 +232,8 @@ std::string kernel_identity(const KernelPlan &p) {
   std::ostringstream o;
   o << p.kernel_name << "|" << p.arch << "|ptx" << p.ptx_version << "|" << to_string(p.math) << "|"
     << to_string(p.epi) << (p.integer_identity ? "|integer_identity" : "")
-    << (p.stage_epilogue ? "|staged" + std::to_string(p.stage_vec) : std::string());
+    << (p.stage_epilogue ? "|staged" + std::to_string(p.stage_vec) : std::string())
+    << (p.epilogue_loop ? "" : "|epilogue_unrolled"); // TCJIT_EPILOGUE_UNROLL: other code
   if (p.conv)
     o << "|" << describe(*p.conv) << (p.bias_per_batch ? "|grouped_bias" : "")
       << (p.pad_from != 0 ? "|pad_from" + std::to_string(p.pad_from) : "")
