@@ -59,6 +59,17 @@ std::string percent_text(double fraction) {
   return text;
 }
 
+void check_options(const CudaMeasureOptions &options) {
+  if (options.warmup < 0 || options.min_reps < 1 || options.max_reps < options.min_reps ||
+      !(options.spread >= 0))
+    throw std::invalid_argument(
+        "cuda measurer options: need warmup >= 0, 1 <= min_reps <= max_reps and spread >= 0 "
+        "(got warmup " +
+        std::to_string(options.warmup) + ", min_reps " + std::to_string(options.min_reps) +
+        ", max_reps " + std::to_string(options.max_reps) + ", spread " +
+        std::to_string(options.spread) + ")");
+}
+
 // Measured on a GPU (device, driver, SM clock), or emulated.
 kdb::Provenance device_provenance(device::Device &dev, const device::DeviceInfo &info) {
   kdb::Provenance provenance;
@@ -201,21 +212,6 @@ private:
   std::set<std::string> checked_;    // candidates whose output matched the reference
   engine::ReferenceCache reference_; // the last problem's CPU reference, shared by its candidates
 };
-
-} // namespace
-
-namespace {
-
-void check_options(const CudaMeasureOptions &options) {
-  if (options.warmup < 0 || options.min_reps < 1 || options.max_reps < options.min_reps ||
-      !(options.spread >= 0))
-    throw std::invalid_argument(
-        "cuda measurer options: need warmup >= 0, 1 <= min_reps <= max_reps and spread >= 0 "
-        "(got warmup " +
-        std::to_string(options.warmup) + ", min_reps " + std::to_string(options.min_reps) +
-        ", max_reps " + std::to_string(options.max_reps) + ", spread " +
-        std::to_string(options.spread) + ")");
-}
 
 } // namespace
 
