@@ -136,63 +136,74 @@ void emit_tile_copy(EmitContext &e, const OperandPlan &op, const GlobalOperand &
     step_offset = v[1];
     incremental->position = {v[2], v[3], v[4], v[5]};
   }
-  for (int it = 0; it < op.copies_per_thread; ++it) {
+  emit_thread_copies(
+      e, op.copies_per_thread, op.copies, "copy.tail", "copy.next", [&](int it, Value *idx) {
+        Value *row = b.CreateUDiv(idx, e.c32(vecs_per_row));
+        Value *col = b.CreateMul(b.CreateURem(idx, e.c32(vecs_per_row)), e.c32(op.vec));
+        Value *in = nullptr, *src_in = nullptr;
+        if (incremental) {
+          ExprGraph graph;
+          const IncrementalRow at{input(graph, ExprType::i32, "mask"), Expr{}};
+          const IncrementalStep step{input(graph, ExprType::i32, "bits"), Expr{}};
+          in = emit_expr(
+              e, incremental_in(at, step),
+              {{"mask", incremental->mask[static_cast<size_t>(it)]}, {"bits", step_bits}});
+          src_in = b.CreateGEP(e.i8(), incremental->row_ptr[static_cast<size_t>(it)], step_offset);
+        } else {
+          Value *grow = b.CreateAdd(outer0, row);
+          Value *gcol = b.CreateAdd(contig0, col);
+          ExprGraph graph;
+          auto i32 = [&](const char *name) { return input(graph, ExprType::i32, name); };
+          const GlobalElement x =
+              global_element(e.plan, op, i32("outer"), i32("contig"), i32("outer_extent"),
+                             i32("contig_extent"), input(graph, ExprType::i64, "ld"));
+          EmittedExpr emitted;
+          ExprIrInputs inputs{{"outer", grow},
+                              {"contig", gcol},
+                              {"outer_extent", g.outer_extent},
+                              {"contig_extent", g.contig_extent},
+                              {"ld", g.ld}};
+          if (e.dgrad_phase)
+            inputs["phase"] = e.dgrad_phase;
+          const std::vector<Value *> v = emit_expr(e, {x.in, x.elem}, inputs, emitted);
+          in = v[0];
+          src_in = b.CreateGEP(e.i8(), g.base, b.CreateMul(v[1], e.c64(op.esize)));
+        }
+        Value *src = b.CreateSelect(in, src_in, g.base);
+        Value *dst = smem_address(e, op, stage, row, col);
+        if (op.copy_bytes >= 4) {
+          llvm::Intrinsic::ID id =
+              op.copy_bytes == 16  ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
+              : op.copy_bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
+                                   : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s;
+          Value *src_size = b.CreateSelect(in, e.c32(op.copy_bytes), e.c32(0));
+          b.CreateCall(e.intrinsic(id), {dst, src, src_size});
+        } else {
+          llvm::Type *t = b.getIntNTy(op.copy_bytes * 8);
+          llvm::LoadInst *v = b.CreateAlignedLoad(t, src, llvm::Align(op.copy_bytes));
+          b.CreateAlignedStore(b.CreateSelect(in, v, llvm::ConstantInt::get(t, 0)), dst,
+                               llvm::Align(op.copy_bytes));
+        }
+      });
+}
+
+void emit_thread_copies(EmitContext &e, int copies_per_thread, int copies, const char *body_block,
+                        const char *next_block,
+                        const std::function<void(int it, Value *idx)> &body) {
+  auto &b = e.b;
+  for (int it = 0; it < copies_per_thread; ++it) {
     Value *idx = b.CreateAdd(e.tid, e.c32(static_cast<int64_t>(it) * e.plan.threads));
     // idx < copies always holds when copies is a multiple of the thread count
-    const bool guarded = (it + 1) * e.plan.threads > op.copies;
+    const bool guarded = (it + 1) * e.plan.threads > copies;
     llvm::BasicBlock *after = nullptr;
     if (guarded) {
       llvm::Function *f = b.GetInsertBlock()->getParent();
-      auto *body = llvm::BasicBlock::Create(e.ctx, "copy.tail", f);
-      after = llvm::BasicBlock::Create(e.ctx, "copy.next", f);
-      b.CreateCondBr(b.CreateICmpULT(idx, e.c32(op.copies)), body, after);
-      b.SetInsertPoint(body);
+      auto *tail = llvm::BasicBlock::Create(e.ctx, body_block, f);
+      after = llvm::BasicBlock::Create(e.ctx, next_block, f);
+      b.CreateCondBr(b.CreateICmpULT(idx, e.c32(copies)), tail, after);
+      b.SetInsertPoint(tail);
     }
-    Value *row = b.CreateUDiv(idx, e.c32(vecs_per_row));
-    Value *col = b.CreateMul(b.CreateURem(idx, e.c32(vecs_per_row)), e.c32(op.vec));
-    Value *in = nullptr, *src_in = nullptr;
-    if (incremental) {
-      ExprGraph graph;
-      const IncrementalRow at{input(graph, ExprType::i32, "mask"), Expr{}};
-      const IncrementalStep step{input(graph, ExprType::i32, "bits"), Expr{}};
-      in = emit_expr(e, incremental_in(at, step),
-                     {{"mask", incremental->mask[static_cast<size_t>(it)]}, {"bits", step_bits}});
-      src_in = b.CreateGEP(e.i8(), incremental->row_ptr[static_cast<size_t>(it)], step_offset);
-    } else {
-      Value *grow = b.CreateAdd(outer0, row);
-      Value *gcol = b.CreateAdd(contig0, col);
-      ExprGraph graph;
-      auto i32 = [&](const char *name) { return input(graph, ExprType::i32, name); };
-      const GlobalElement x =
-          global_element(e.plan, op, i32("outer"), i32("contig"), i32("outer_extent"),
-                         i32("contig_extent"), input(graph, ExprType::i64, "ld"));
-      EmittedExpr emitted;
-      ExprIrInputs inputs{{"outer", grow},
-                          {"contig", gcol},
-                          {"outer_extent", g.outer_extent},
-                          {"contig_extent", g.contig_extent},
-                          {"ld", g.ld}};
-      if (e.dgrad_phase)
-        inputs["phase"] = e.dgrad_phase;
-      const std::vector<Value *> v = emit_expr(e, {x.in, x.elem}, inputs, emitted);
-      in = v[0];
-      src_in = b.CreateGEP(e.i8(), g.base, b.CreateMul(v[1], e.c64(op.esize)));
-    }
-    Value *src = b.CreateSelect(in, src_in, g.base);
-    Value *dst = smem_address(e, op, stage, row, col);
-    if (op.copy_bytes >= 4) {
-      llvm::Intrinsic::ID id =
-          op.copy_bytes == 16  ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
-          : op.copy_bytes == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
-                               : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s;
-      Value *src_size = b.CreateSelect(in, e.c32(op.copy_bytes), e.c32(0));
-      b.CreateCall(e.intrinsic(id), {dst, src, src_size});
-    } else {
-      llvm::Type *t = b.getIntNTy(op.copy_bytes * 8);
-      llvm::LoadInst *v = b.CreateAlignedLoad(t, src, llvm::Align(op.copy_bytes));
-      b.CreateAlignedStore(b.CreateSelect(in, v, llvm::ConstantInt::get(t, 0)), dst,
-                           llvm::Align(op.copy_bytes));
-    }
+    body(it, idx);
     if (guarded) {
       b.CreateBr(after);
       b.SetInsertPoint(after);

@@ -6,6 +6,7 @@
 #include "compiler/codegen/llvm/emit_context.h"
 
 #include <array>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -31,6 +32,13 @@ std::vector<llvm::PHINode *> incremental_gather_phis(EmitContext &, IncrementalG
                                                      llvm::BasicBlock *pre);
 void close_incremental_gather_phis(const std::vector<llvm::PHINode *> &phis,
                                    const IncrementalGatherState *state, llvm::BasicBlock *latch);
+
+// Emits `body(it, idx)` for each copy of a CTA's `copies` that this thread makes: idx = tid + it *
+// threads for it < copies_per_thread. When copies is not a multiple of the thread count, the last
+// round branches around its body (blocks `body_block`, `next_block`) for idx >= copies.
+void emit_thread_copies(EmitContext &, int copies_per_thread, int copies, const char *body_block,
+                        const char *next_block,
+                        const std::function<void(int it, llvm::Value *idx)> &body);
 
 // Copies K-tile `ktile` (i32) of `op` into stage `stage` (i32). Every element outside the matrix
 // (M/N/K tails, K-tiles past the end) is written as zero. With `incremental`, the K-tile is the

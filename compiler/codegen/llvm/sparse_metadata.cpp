@@ -1,5 +1,6 @@
 #include "compiler/codegen/llvm/sparse_metadata.h"
 
+#include "compiler/codegen/llvm/cp_async.h"
 #include "compiler/codegen/llvm/expr_lowering.h"
 #include "compiler/codegen/plan/sparse_metadata.h"
 
@@ -34,42 +35,30 @@ void emit_sparse_metadata_copy(EmitContext &e, const SparseMetadataArgs &args, V
                                Value *ktile) {
   auto &b = e.b;
   const SparseMetadataPlan &meta = e.plan.meta;
-  for (int it = 0; it < meta.copies_per_thread; ++it) {
-    Value *idx = b.CreateAdd(e.tid, e.c32(static_cast<int64_t>(it) * e.plan.threads));
-    const bool guarded = (it + 1) * e.plan.threads > meta.copies;
-    llvm::BasicBlock *after = nullptr;
-    if (guarded) {
-      llvm::Function *f = b.GetInsertBlock()->getParent();
-      auto *body = llvm::BasicBlock::Create(e.ctx, "meta.copy", f);
-      after = llvm::BasicBlock::Create(e.ctx, "meta.next", f);
-      b.CreateCondBr(b.CreateICmpULT(idx, e.c32(meta.copies)), body, after);
-      b.SetInsertPoint(body);
-    }
-    ExprGraph g;
-    auto i32 = [&](const char *name) { return input(g, ExprType::i32, name); };
-    const SparseMetadataCopy c =
-        sparse_metadata_copy(e.plan, i32("idx"), i32("m0"), i32("ktile"), i32("M"), i32("K"));
-    EmittedExpr emitted;
-    const std::vector<Value *> v = emit_expr(
-        e, {c.in, c.global_offset, c.smem_offset},
-        {{"idx", idx}, {"m0", args.m0}, {"ktile", ktile}, {"M", args.m}, {"K", args.k}}, emitted);
-    Value *src = b.CreateSelect(v[0], b.CreateGEP(e.i8(), args.base, v[1]), args.base);
-    Value *dst = slot_address(e, stage, v[2]);
-    if (meta.unit_bytes >= 4) {
-      const llvm::Intrinsic::ID id = meta.unit_bytes == 8
-                                         ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8
-                                         : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4;
-      b.CreateCall(e.intrinsic(id), {dst, src});
-    } else {
-      llvm::Type *t = b.getIntNTy(meta.unit_bytes * 8);
-      b.CreateAlignedStore(b.CreateAlignedLoad(t, src, llvm::Align(meta.unit_bytes)), dst,
-                           llvm::Align(meta.unit_bytes));
-    }
-    if (guarded) {
-      b.CreateBr(after);
-      b.SetInsertPoint(after);
-    }
-  }
+  emit_thread_copies(
+      e, meta.copies_per_thread, meta.copies, "meta.copy", "meta.next", [&](int, Value *idx) {
+        ExprGraph g;
+        auto i32 = [&](const char *name) { return input(g, ExprType::i32, name); };
+        const SparseMetadataCopy c =
+            sparse_metadata_copy(e.plan, i32("idx"), i32("m0"), i32("ktile"), i32("M"), i32("K"));
+        EmittedExpr emitted;
+        const std::vector<Value *> v = emit_expr(
+            e, {c.in, c.global_offset, c.smem_offset},
+            {{"idx", idx}, {"m0", args.m0}, {"ktile", ktile}, {"M", args.m}, {"K", args.k}},
+            emitted);
+        Value *src = b.CreateSelect(v[0], b.CreateGEP(e.i8(), args.base, v[1]), args.base);
+        Value *dst = slot_address(e, stage, v[2]);
+        if (meta.unit_bytes >= 4) {
+          const llvm::Intrinsic::ID id = meta.unit_bytes == 8
+                                             ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8
+                                             : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4;
+          b.CreateCall(e.intrinsic(id), {dst, src});
+        } else {
+          llvm::Type *t = b.getIntNTy(meta.unit_bytes * 8);
+          b.CreateAlignedStore(b.CreateAlignedLoad(t, src, llvm::Align(meta.unit_bytes)), dst,
+                               llvm::Align(meta.unit_bytes));
+        }
+      });
 }
 
 std::vector<Value *> emit_load_sparse_metadata(EmitContext &e, Value *stage, int ks) {
