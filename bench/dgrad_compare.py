@@ -8,7 +8,7 @@ the `--after` tcjit chooses by default and, at that same config:
       useful one (dense / stride^2);
   (2) the SASS of each cubin (`tcjit compile --cubin`): registers, spills, kernel instructions and
       the main loop's instructions per HMMA (sass_stats.py), beside CUTLASS's
-      DefaultConv2dDgrad with StrideSupport::kStrided (bench/anchors/cutlass_dgrad.cu) built with
+      DefaultConv2dDgrad with StrideSupport::kStrided (bench/anchors/cutlass_conv.cu -DANCHOR_DGRAD) built with
       the same CTA tile, warp tile, stages and alignment.
 No GPU is needed. Writes a Markdown table to stdout (and --json FILE: every figure).
 
@@ -104,8 +104,8 @@ class Bench:
         macros = ["-D%s=%s" % kv for kv in cfg_words.items()]
         cubin = os.path.join(self.work, "cutlass_%s.cubin" % "_".join(map(str, cfg_words.values())))
         if not os.path.exists(cubin):
-            run([nvcc] + NVCC_FLAGS + ["-I" + include] + macros +
-                [os.path.join(HERE, "anchors", "cutlass_dgrad.cu"), "-o", cubin])
+            run([nvcc] + NVCC_FLAGS + ["-I" + include, "-DANCHOR_DGRAD"] + macros +
+                [os.path.join(HERE, "anchors", "cutlass_conv.cu"), "-o", cubin])
         return self.static(cubin, CUTLASS_KERNEL), " ".join(macros)
 
 

@@ -1,8 +1,14 @@
-// CUTLASS convolution anchor for bench/conv_compare.py: the SM80 tensor-op implicit-GEMM conv2d
-// fprop (cutlass::conv::device::ImplicitGemmConvolution of cutlass::conv::kernel::
-// DefaultConv2dFprop) with the same CTA tile, warp tile, stages and alignment as the tcjit config
-// under test. f16 NHWC activations, f16 KRSC filter, f16 NHWC output, f32 accumulate (mma
-// 16x8x16), LinearCombination epilogue in f32 (alpha = 1, beta = 0), identity swizzle.
+// CUTLASS convolution anchor for bench/conv_compare.py and bench/dgrad_compare.py: the SM80
+// tensor-op implicit-GEMM conv2d with the same CTA tile, warp tile, stages and alignment as the
+// tcjit config under test. f16 NHWC activations, f16 KRSC filter, f16 NHWC output, f32 accumulate
+// (mma 16x8x16), LinearCombination epilogue in f32 (alpha = 1, beta = 0).
+//   - fprop (default): cutlass::conv::kernel::DefaultConv2dFprop, run by
+//     cutlass::conv::device::ImplicitGemmConvolution, identity swizzle; C name
+//     cutlass_anchor_conv2d_fprop.
+//   - strided dgrad (-DANCHOR_DGRAD): DefaultConv2dDgrad with StrideSupport::kStrided (CUTLASS's
+//     strided-dgrad decomposition, kernel ImplicitGemmConvolutionStridedDgrad, launched through
+//     StridedDgradIdentityThreadblockSwizzle); C name cutlass_anchor_conv2d_dgrad; device build
+//     only, for its SASS.
 // CUTLASS's headers come from the nvidia-cutlass PyPI package installed by bench/setup; nothing
 // of CUTLASS is committed here.
 //
@@ -10,27 +16,32 @@
 // takes the whole problem (n, h, w, c, k, r, s, padding, stride, dilation) at run time: one build
 // serves every layer with the same tile, iterator and alignment.
 //
-// Macros (bench/conv_compare.py passes them):
-//   BM BN BK       threadblock tile (implicit GEMM M = n*p*q, N = k, K = r*s*c)
+// Macros (bench/conv_compare.py and bench/dgrad_compare.py pass them):
+//   BM BN BK       threadblock tile (implicit GEMM M = n*p*q, N = k, K = r*s*c for fprop)
 //   WM WN          warp tile (its K is BK)
 //   STAGES         pipeline stages (2 selects CUTLASS's ImplicitGemmPipelined, >= 3 multistage)
-//   ALIGN_A ALIGN_B  elements per global access of the activations / filter
+//   ALIGN_A ALIGN_B  elements per global access of the activations (dgrad: dy) / filter
 //   ITERATOR       a cutlass::conv::IteratorAlgorithm enumerator: kAnalytic, kOptimized,
 //                  kFixedChannels, kFewChannels (default kOptimized)
-//   STRIDE_SUPPORT a cutlass::conv::StrideSupport enumerator: kUnity (default, as CUTLASS's own
-//                  kernel generator emits fprop) or kStrided
+//   STRIDE_SUPPORT fprop: a cutlass::conv::StrideSupport enumerator, kUnity (default, as CUTLASS's
+//                  own kernel generator emits fprop) or kStrided; dgrad is always kStrided
+//   ANCHOR_DGRAD   the strided dgrad instead of fprop
 //
-// Two builds of this one file:
-//   device: nvcc -cubin -arch=sm_80 -DBM=128 ... (the kernel below, C name
-//           cutlass_anchor_conv2d_fprop)
-//   host:   nvcc -DANCHOR_HOST ... (a program that, for one problem, prints the kernel's launch
-//           shape, its shared memory, CUTLASS's can_implement verdict and the bytes of its
-//           Params)
+// Builds of this one file:
+//   device: nvcc -cubin -arch=sm_80 -DBM=128 ... (the kernel below)
+//   host:   nvcc -DANCHOR_HOST ... (fprop only: a program that, for one problem, prints the
+//           kernel's launch shape, its shared memory, CUTLASS's can_implement verdict and the
+//           bytes of its Params)
 #include <cutlass/conv/conv2d_problem_size.h>
+#include <cutlass/epilogue/thread/linear_combination.h>
+#if defined(ANCHOR_DGRAD)
+#include <cutlass/conv/kernel/default_conv2d_dgrad.h>
+#include <cutlass/conv/threadblock/threadblock_swizzle.h>
+#else
 #include <cutlass/conv/device/implicit_gemm_convolution.h>
 #include <cutlass/conv/kernel/default_conv2d_fprop.h>
-#include <cutlass/epilogue/thread/linear_combination.h>
 #include <cutlass/gemm/threadblock/threadblock_swizzle.h>
+#endif
 
 #if !defined(BM) || !defined(BN) || !defined(BK) || !defined(WM) || !defined(WN) ||               \
     !defined(STAGES) || !defined(ALIGN_A) || !defined(ALIGN_B)
@@ -38,6 +49,12 @@
 #endif
 #if !defined(ITERATOR)
 #define ITERATOR kOptimized
+#endif
+#if defined(ANCHOR_DGRAD) && defined(ANCHOR_HOST)
+#error "the strided dgrad anchor has a device build only"
+#endif
+#if defined(ANCHOR_DGRAD) && defined(STRIDE_SUPPORT)
+#error "the strided dgrad anchor is always StrideSupport::kStrided"
 #endif
 #if !defined(STRIDE_SUPPORT)
 #define STRIDE_SUPPORT kUnity
@@ -51,22 +68,32 @@ using Instruction = cutlass::gemm::GemmShape<16, 8, 16>;
 constexpr int kAlignC = 128 / cutlass::sizeof_bits<ElementOut>::value;
 using Epilogue =
     cutlass::epilogue::thread::LinearCombination<ElementOut, kAlignC, ElementAcc, ElementAcc>;
-using Swizzle = cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<1>;
 
-using Kernel = typename cutlass::conv::kernel::DefaultConv2dFprop<
+#if defined(ANCHOR_DGRAD)
+using Swizzle = cutlass::conv::threadblock::StridedDgradIdentityThreadblockSwizzle<1>;
+#define ANCHOR_DEFAULT_CONV cutlass::conv::kernel::DefaultConv2dDgrad
+#define ANCHOR_KERNEL_NAME cutlass_anchor_conv2d_dgrad
+#define ANCHOR_STRIDE_SUPPORT kStrided
+#else
+using Swizzle = cutlass::gemm::threadblock::GemmIdentityThreadblockSwizzle<1>;
+#define ANCHOR_DEFAULT_CONV cutlass::conv::kernel::DefaultConv2dFprop
+#define ANCHOR_KERNEL_NAME cutlass_anchor_conv2d_fprop
+#define ANCHOR_STRIDE_SUPPORT STRIDE_SUPPORT
+#endif
+
+using Kernel = typename ANCHOR_DEFAULT_CONV<
     ElementIn, cutlass::layout::TensorNHWC, ElementIn, cutlass::layout::TensorNHWC, ElementOut,
     cutlass::layout::TensorNHWC, ElementAcc, cutlass::arch::OpClassTensorOp, cutlass::arch::Sm80,
     cutlass::gemm::GemmShape<BM, BN, BK>, cutlass::gemm::GemmShape<WM, WN, BK>, Instruction,
     Epilogue, Swizzle, STAGES, cutlass::arch::OpMultiplyAdd,
-    cutlass::conv::IteratorAlgorithm::ITERATOR, cutlass::conv::StrideSupport::STRIDE_SUPPORT,
-    ALIGN_A, ALIGN_B>::Kernel;
-using AnchorConv = cutlass::conv::device::ImplicitGemmConvolution<Kernel>;
+    cutlass::conv::IteratorAlgorithm::ITERATOR,
+    cutlass::conv::StrideSupport::ANCHOR_STRIDE_SUPPORT, ALIGN_A, ALIGN_B>::Kernel;
 
 #if !defined(ANCHOR_HOST)
 
 // What cutlass::Kernel<Kernel> does, under a plain C name the benchmark can find in the cubin.
 extern "C" __global__ void __launch_bounds__(Kernel::kThreadCount)
-    cutlass_anchor_conv2d_fprop(Kernel::Params params) {
+    ANCHOR_KERNEL_NAME(Kernel::Params params) {
   extern __shared__ int shared_storage[];
   Kernel op;
   op(params, *reinterpret_cast<Kernel::SharedStorage *>(shared_storage));
@@ -77,6 +104,8 @@ extern "C" __global__ void __launch_bounds__(Kernel::kThreadCount)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+
+using AnchorConv = cutlass::conv::device::ImplicitGemmConvolution<Kernel>;
 
 // Usage: cutlass_conv_params N H W C K R S PAD STRIDE [X FILTER Y]   (addresses: hex or decimal)
 // Prints one JSON object: grid, block, dynamic shared bytes, CUTLASS's can_implement status and
