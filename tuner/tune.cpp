@@ -1,5 +1,6 @@
 #include "tuner/tune.h"
 
+#include "compiler/codegen/plan/epilogue_loop.h"
 #include "compiler/codegen/plan/kernel_plan.h"
 #include "compiler/target/arch.h"
 #include "engine/custom_activation.h"
@@ -222,6 +223,9 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
                         kernels_db::KernelsDb *db) {
   if (!options.measurer)
     throw std::invalid_argument("tune_problem: no measurer");
+  // A bad TCJIT_EPILOGUE_UNROLL fails every build: refused here, before any candidate's failure
+  // is stored (a stored failure is reused by the next run, which would then skip the config).
+  codegen::epilogue_unroll_requested();
   const auto start = Clock::now();
   TuneResult result;
   if (const auto errors = codegen::check_codegen_support(task.spec, task.arch, task.tf32_off);

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 
 namespace tcjit {
@@ -66,6 +67,28 @@ TEST(EpilogueLoop, EveryEpilogueLoopsUnlessUnrollIsAsked) {
   const codegen::CompiledKernel looped =
       compile(gemm + " act=gelu", "64x64x64 w32x32 s2", codegen::Backend::llvm);
   EXPECT_NE(codegen::kernel_identity(unrolled.plan), codegen::kernel_identity(looped.plan));
+}
+
+// Any other value is an error naming it: "yes" or "true" used to unroll silently, "false" too.
+TEST(EpilogueLoop, AnUnknownUnrollValueIsAnErrorNamingIt) {
+  for (const char *value : {"yes", "false", "2", " 1"}) {
+    setenv("TCJIT_EPILOGUE_UNROLL", value, 1);
+    codegen::KernelPlan plan;
+    try {
+      codegen::plan_epilogue_loop(plan);
+      ADD_FAILURE() << "TCJIT_EPILOGUE_UNROLL='" << value << "' was accepted";
+    } catch (const std::runtime_error &e) {
+      const std::string message = e.what();
+      EXPECT_NE(message.find(std::string("'") + value + "'"), std::string::npos) << message;
+      EXPECT_NE(message.find("give 1"), std::string::npos) << message;
+    }
+  }
+  for (const char *value : {"", "0"}) {
+    setenv("TCJIT_EPILOGUE_UNROLL", value, 1);
+    EXPECT_FALSE(codegen::epilogue_unroll_requested()) << "'" << value << "'";
+  }
+  unsetenv("TCJIT_EPILOGUE_UNROLL");
+  EXPECT_FALSE(codegen::epilogue_unroll_requested());
 }
 
 // Each activation in each epilogue shape (2 row-blocks x 4 column-blocks per warp; tails in M and

@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <optional>
 #include <set>
@@ -193,6 +194,25 @@ TEST(Tune, AStoppedRunLosesNothingAndTheNextOneContinues) {
   EXPECT_FALSE(third.already_tuned);
   EXPECT_EQ(third.reused, 5u);
   EXPECT_EQ(third.measured, 2u);
+}
+
+// A bad TCJIT_EPILOGUE_UNROLL would fail every candidate's build, and a stored failure is reused by
+// the next run: the tune is refused before anything is stored.
+TEST(Tune, ABadEpilogueUnrollValueIsRefusedBeforeAnythingIsStored) {
+  TempDir dir;
+  auto db = kernels_db::KernelsDb::open(dir.file("k.db"));
+  auto measurer = make_model_measurer(a100_model(), nullptr);
+  const TuneTask task = task_of(kSmall);
+  TuneOptions options;
+  options.measurer = measurer.get();
+  options.budget.candidates = 2;
+  setenv("TCJIT_EPILOGUE_UNROLL", "yes", 1);
+  EXPECT_THROW(tune_problem(task, options, &db), std::runtime_error);
+  unsetenv("TCJIT_EPILOGUE_UNROLL");
+  EXPECT_TRUE(db.results(task.key.text).empty());
+  const TuneResult r = tune_problem(task, options, &db);
+  EXPECT_EQ(r.failed, 0u);
+  EXPECT_EQ(r.measured, 2u);
 }
 
 TEST(Tune, ABudgetSmallerThanTheBuildThreadsIsKept) {

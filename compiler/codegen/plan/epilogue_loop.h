@@ -16,14 +16,19 @@
 // w64x64: 255 -> 240, the epilogue no longer sets the register peak). So every epilogue loops.
 //
 // TCJIT_EPILOGUE_UNROLL=1 in the environment unrolls the passes as before (to measure the
-// difference; bench/compile_floor.py).
+// difference; bench/compile_floor.py); 0 or unset loops; any other value is an error naming it
+// (std::runtime_error), not silently one of the two.
 #pragma once
 
 #include "compiler/codegen/plan/kernel_plan.h"
 
 namespace tcjit::codegen {
 
-// Sets p.epilogue_loop (a backend loops where it has more than one pass).
+// Whether TCJIT_EPILOGUE_UNROLL asks for the unrolled epilogue ("1"). Throws std::runtime_error
+// for a value other than unset, "", "0" or "1".
+bool epilogue_unroll_requested();
+
+// Sets p.epilogue_loop (a backend loops where it has more than one pass); throws as above.
 void plan_epilogue_loop(KernelPlan &p);
 
 } // namespace tcjit::codegen
