@@ -462,11 +462,45 @@ template <MmaKind kKind>
 __attribute__((target("avx"))) void multiply_f32_avx(const float *A, const float *B, float *acc) {
   multiply_f32_body<kKind>(A, B, acc);
 }
+
+// With FMA: eight rows' accumulators in registers, k outermost, so eight independent add chains
+// are in flight (the code above, compiled, finishes one row's chain of K dependent adds before the
+// next). A fused multiply-add rounds once, after the add; every product is exact in f32 (above),
+// so it is the same sum as the separate multiply and add, element by element and in k order.
+template <MmaKind kKind>
+__attribute__((target("avx2,fma"))) void multiply_f32_fma(const float *A, const float *B,
+                                                          float *acc) {
+  constexpr const Layout &L = kLayouts[static_cast<uint32_t>(kKind)];
+  constexpr uint32_t M = L.m, N = L.n, K = L.k;
+  static_assert(N == 8 && M % 8 == 0);
+#pragma GCC unroll 2
+  for (uint32_t m = 0; m < M; m += 8) {
+    __m256 r[8];
+#pragma GCC unroll 8
+    for (uint32_t i = 0; i < 8; ++i)
+      r[i] = _mm256_loadu_ps(acc + (m + i) * N);
+#pragma GCC unroll 64
+    for (uint32_t k = 0; k < K; ++k) {
+      const __m256 b = _mm256_loadu_ps(B + k * N);
+#pragma GCC unroll 8
+      for (uint32_t i = 0; i < 8; ++i)
+        r[i] = _mm256_fmadd_ps(_mm256_broadcast_ss(A + L.a_pos[(m + i) * K + k]), b, r[i]);
+    }
+#pragma GCC unroll 8
+    for (uint32_t i = 0; i < 8; ++i)
+      _mm256_storeu_ps(acc + (m + i) * N, r[i]);
+  }
+}
 #endif
 
 // acc += A * B with A in fragment order (decode_fragments), B dense KxN, acc dense MxN.
 template <MmaKind kKind> inline void multiply_f32(const float *A, const float *B, float *acc) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool has_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (has_fma) {
+    multiply_f32_fma<kKind>(A, B, acc);
+    return;
+  }
   static const bool has_avx = __builtin_cpu_supports("avx");
   if (has_avx) {
     multiply_f32_avx<kKind>(A, B, acc);
