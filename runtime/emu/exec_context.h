@@ -58,6 +58,17 @@ struct Warp {
     size_t head = 0;
   };
   std::array<AsyncQueue, 32> async_copies;
+  // cp.async instructions of the whole warp at once (every lane copying, their commit counts
+  // equal: the fast path of exec_cp_async): one record for 32 copies, in issue order (groups never
+  // decrease), `lanes` the lanes whose copy is still pending; copies[head..] may be pending.
+  struct WarpAsyncCopy {
+    uint32_t group = 0, size = 0, lanes = 0;
+    std::array<uint32_t, 32> shared_addr{};
+  };
+  struct WarpAsyncQueue {
+    std::vector<WarpAsyncCopy> copies;
+    size_t head = 0;
+  } warp_async_copies;
   std::array<uint32_t, 32> async_committed{}; // commit groups closed per lane
 };
 

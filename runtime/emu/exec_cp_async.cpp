@@ -65,6 +65,10 @@ bool copy_warp_fast(ExecContext &ctx, Warp &w, const Instr &in, const LaneValues
     ok &= !reads ||
           ((src & (size - 1)) == 0 && src - a->base < a->size && size <= a->size - (src - a->base));
   }
+  // one warp-wide record needs one commit count for all lanes
+  const uint32_t group = w.async_committed[0];
+  for (uint32_t l = 1; l < 32; ++l)
+    ok &= w.async_committed[l] == group;
   if (!ok)
     return false;
   // Mark the destinations pending, lane by lane: a word already pending (an earlier copy not
@@ -92,6 +96,10 @@ bool copy_warp_fast(ExecContext &ctx, Warp &w, const Instr &in, const LaneValues
       check_shared_race(ctx, w, in, l, dst_addresses[l], size, AccessKind::Write);
   uint8_t *shared = cta.shared.data();
   const uint8_t *global = a->data.get();
+  Warp::WarpAsyncCopy &record = w.warp_async_copies.copies.emplace_back();
+  record.group = group;
+  record.size = size;
+  record.lanes = ~0u;
   for (uint32_t l = 0; l < 32; ++l) {
     const uint32_t src_size = static_cast<uint32_t>(sizes[l]);
     uint8_t *d = shared + dst_addresses[l];
@@ -103,10 +111,7 @@ bool copy_warp_fast(ExecContext &ctx, Warp &w, const Instr &in, const LaneValues
         std::memcpy(d, s, src_size);
       std::memset(d + src_size, 0, size - src_size);
     }
-    AsyncCopy &c = w.async_copies[l].copies.emplace_back();
-    c.group = w.async_committed[l];
-    c.shared_addr = static_cast<uint32_t>(dst_addresses[l]);
-    c.size = size;
+    record.shared_addr[l] = static_cast<uint32_t>(dst_addresses[l]);
   }
   ++ctx.counters.cp_async_requests;
   if (read_mask)
@@ -117,25 +122,63 @@ bool copy_warp_fast(ExecContext &ctx, Warp &w, const Instr &in, const LaneValues
 
 } // namespace
 
-void complete_async_copies(ExecContext &ctx, Warp &w, uint32_t lane, uint32_t keep_groups,
+void complete_async_copies(ExecContext &ctx, Warp &w, uint32_t lanes, uint32_t keep_groups,
                            bool all) {
-  Warp::AsyncQueue &q = w.async_copies[lane];
+  Cta &cta = *ctx.cta;
+  for_each_lane(lanes, [&](uint32_t l) {
+    Warp::AsyncQueue &q = w.async_copies[l];
+    if (q.head == q.copies.size())
+      return;
+    const uint32_t committed = w.async_committed[l];
+    size_t i = q.head;
+    for (; i < q.copies.size(); ++i) {
+      const AsyncCopy &c = q.copies[i];
+      if (!all && c.group + keep_groups >= committed)
+        break; // this and every later copy belong to groups that stay in flight
+      add_pending(cta, c.shared_addr, c.size, -1);
+    }
+    q.head = i;
+    if (q.head == q.copies.size()) {
+      q.copies.clear();
+      q.head = 0;
+    }
+  });
+  Warp::WarpAsyncQueue &q = w.warp_async_copies;
   if (q.head == q.copies.size())
     return;
-  Cta &cta = *ctx.cta;
-  const uint32_t committed = w.async_committed[lane];
-  size_t i = q.head;
-  for (; i < q.copies.size(); ++i) {
-    const AsyncCopy &c = q.copies[i];
-    if (!all && c.group + keep_groups >= committed)
-      break; // this and every later copy belong to groups that stay in flight
-    add_pending(cta, c.shared_addr, c.size, -1);
+  // A lane's copies complete in issue order: walk the records until no lane of `lanes` completes
+  // one (every later record's group is at least as new).
+  for (size_t i = q.head; i < q.copies.size(); ++i) {
+    Warp::WarpAsyncCopy &c = q.copies[i];
+    uint32_t done = 0;
+    if (all) {
+      done = lanes;
+    } else {
+      for_each_lane(lanes, [&](uint32_t l) {
+        done |= uint32_t{c.group + keep_groups < w.async_committed[l]} << l;
+      });
+      if (done == 0)
+        break;
+    }
+    done &= c.lanes;
+    c.lanes &= ~done;
+    for_each_lane(done, [&](uint32_t l) { add_pending(cta, c.shared_addr[l], c.size, -1); });
   }
-  q.head = i;
+  while (q.head < q.copies.size() && q.copies[q.head].lanes == 0)
+    ++q.head;
   if (q.head == q.copies.size()) {
     q.copies.clear();
     q.head = 0;
   }
+}
+
+uint32_t pending_async_copies(const Warp &w, uint32_t lane) {
+  const Warp::AsyncQueue &q = w.async_copies[lane];
+  uint32_t n = static_cast<uint32_t>(q.copies.size() - q.head);
+  const Warp::WarpAsyncQueue &wq = w.warp_async_copies;
+  for (size_t i = wq.head; i < wq.copies.size(); ++i)
+    n += (wq.copies[i].lanes >> lane) & 1u;
+  return n;
 }
 
 void exec_cp_async(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
@@ -145,14 +188,12 @@ void exec_cp_async(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
   }
   if (in.op == Op::CpAsyncWait) {
     const uint32_t keep = static_cast<uint32_t>(in.src[0].imm);
-    for_each_lane(mask, [&](uint32_t l) { complete_async_copies(ctx, w, l, keep, false); });
+    complete_async_copies(ctx, w, mask, keep, false);
     return;
   }
   if (in.op == Op::CpAsyncWaitAll) {
-    for_each_lane(mask, [&](uint32_t l) {
-      ++w.async_committed[l];
-      complete_async_copies(ctx, w, l, 0, true);
-    });
+    for_each_lane(mask, [&](uint32_t l) { ++w.async_committed[l]; });
+    complete_async_copies(ctx, w, mask, 0, true);
     return;
   }
   if (in.op != Op::CpAsync)

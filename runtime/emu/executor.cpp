@@ -112,8 +112,8 @@ void materialize_group(Warp &w) {
 }
 
 void exit_lanes(ExecContext &ctx, Warp &w, uint32_t lanes) {
+  complete_async_copies(ctx, w, lanes, 0, /*all=*/true);
   for_each_lane(lanes, [&](uint32_t l) {
-    complete_async_copies(ctx, w, l, 0, /*all=*/true);
     w.call_stack[l].clear();
     w.lane_pc[l] = ~0u;
   });
@@ -500,6 +500,8 @@ void init_cta(ExecContext &ctx, const LaunchRequest &req, uint64_t linear_cta) {
       q.copies.clear();
       q.head = 0;
     }
+    w.warp_async_copies.copies.clear();
+    w.warp_async_copies.head = 0;
     w.async_committed.fill(0);
     for (uint32_t l = 0; l < 32; ++l) {
       uint32_t t = wi * 32 + l;
@@ -615,7 +617,7 @@ uint64_t block_state_hash(const Program &prog, const Cta &cta) {
       s.add(w.call_stack[l].size());
       for (uint32_t pc : w.call_stack[l])
         s.add(pc);
-      s.add(w.async_copies[l].copies.size() - w.async_copies[l].head);
+      s.add(pending_async_copies(w, l));
       s.add(w.async_committed[l]);
     }
     for (size_t i = 0; i < reg_words; ++i)
