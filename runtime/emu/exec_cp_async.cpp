@@ -37,13 +37,16 @@ bool copy_warp_fast(ExecContext &ctx, Warp &w, const Instr &in, const LaneValues
                     const LaneValues &srcs, const LaneValues &sizes) {
   const uint32_t size = in.access_bytes;
   Cta &cta = *ctx.cta;
+  // the allocation of the first reading lane's source (none reads: the zero-fill copies a
+  // pipeline issues past the end of K)
+  uint32_t first = 0;
+  while (first < 32 && sizes[first] == 0)
+    ++first;
   const Allocation *a = ctx.last_allocation;
-  if (!a || sizes[0] == 0 ||
-      !a->contains(srcs[0] + static_cast<uint64_t>(in.src[1].offset), size)) {
-    // kernels copy tiles of A and B in turn: look up the allocation of lane 0's source
-    if (sizes[0] == 0)
-      return false;
-    a = ctx.launch->memory->find(srcs[0] + static_cast<uint64_t>(in.src[1].offset));
+  if (first < 32 && (!a || !a->contains(srcs[first] + static_cast<uint64_t>(in.src[1].offset),
+                                        size))) {
+    // kernels copy tiles of A and B in turn: look the allocation up when it changes
+    a = ctx.launch->memory->find(srcs[first] + static_cast<uint64_t>(in.src[1].offset));
     if (!a || a->freed)
       return false;
     ctx.last_allocation = a;
@@ -95,7 +98,7 @@ bool copy_warp_fast(ExecContext &ctx, Warp &w, const Instr &in, const LaneValues
     for (uint32_t l = 0; l < 32; ++l)
       check_shared_race(ctx, w, in, l, dst_addresses[l], size, AccessKind::Write);
   uint8_t *shared = cta.shared.data();
-  const uint8_t *global = a->data.get();
+  const uint8_t *global = read_mask ? a->data.get() : nullptr;
   Warp::WarpAsyncCopy &record = w.warp_async_copies.copies.emplace_back();
   record.group = group;
   record.size = size;
@@ -103,12 +106,11 @@ bool copy_warp_fast(ExecContext &ctx, Warp &w, const Instr &in, const LaneValues
   for (uint32_t l = 0; l < 32; ++l) {
     const uint32_t src_size = static_cast<uint32_t>(sizes[l]);
     uint8_t *d = shared + dst_addresses[l];
-    const uint8_t *s = global + (src_addresses[l] - a->base);
     if (src_size == 16) {
-      std::memcpy(d, s, 16);
+      std::memcpy(d, global + (src_addresses[l] - a->base), 16);
     } else {
       if (src_size)
-        std::memcpy(d, s, src_size);
+        std::memcpy(d, global + (src_addresses[l] - a->base), src_size);
       std::memset(d + src_size, 0, size - src_size);
     }
     record.shared_addr[l] = static_cast<uint32_t>(dst_addresses[l]);
