@@ -58,6 +58,7 @@ struct Warp {
     size_t head = 0;
   };
   std::array<AsyncQueue, 32> async_copies;
+  uint32_t async_lanes = 0; // lanes whose async_copies may hold pending copies
   // cp.async instructions of the whole warp at once (every lane copying, their commit counts
   // equal: the fast path of exec_cp_async): one record for 32 copies, in issue order (groups never
   // decrease), `lanes` the lanes whose copy is still pending; copies[head..] may be pending.

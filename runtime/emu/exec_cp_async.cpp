@@ -23,6 +23,7 @@ inline void add_pending(Cta &cta, uint32_t shared_addr, uint32_t size, int delta
 
 // Records the copy of lane l (already done) as pending until its group is waited for.
 inline void record_copy(Warp &w, Cta &cta, uint32_t l, uint32_t shared_addr, uint32_t size) {
+  w.async_lanes |= 1u << l;
   AsyncCopy &c = w.async_copies[l].copies.emplace_back();
   c.group = w.async_committed[l];
   c.shared_addr = shared_addr;
@@ -127,10 +128,8 @@ bool copy_warp_fast(ExecContext &ctx, Warp &w, const Instr &in, const LaneValues
 void complete_async_copies(ExecContext &ctx, Warp &w, uint32_t lanes, uint32_t keep_groups,
                            bool all) {
   Cta &cta = *ctx.cta;
-  for_each_lane(lanes, [&](uint32_t l) {
+  for_each_lane(lanes & w.async_lanes, [&](uint32_t l) {
     Warp::AsyncQueue &q = w.async_copies[l];
-    if (q.head == q.copies.size())
-      return;
     const uint32_t committed = w.async_committed[l];
     size_t i = q.head;
     for (; i < q.copies.size(); ++i) {
@@ -143,6 +142,7 @@ void complete_async_copies(ExecContext &ctx, Warp &w, uint32_t lanes, uint32_t k
     if (q.head == q.copies.size()) {
       q.copies.clear();
       q.head = 0;
+      w.async_lanes &= ~(1u << l);
     }
   });
   Warp::WarpAsyncQueue &q = w.warp_async_copies;

@@ -500,6 +500,7 @@ void init_cta(ExecContext &ctx, const LaunchRequest &req, uint64_t linear_cta) {
       q.copies.clear();
       q.head = 0;
     }
+    w.async_lanes = 0;
     w.warp_async_copies.copies.clear();
     w.warp_async_copies.head = 0;
     w.async_committed.fill(0);
