@@ -7,6 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 #include <utility>
+#include <vector>
 
 namespace tcjit {
 
@@ -36,9 +37,11 @@ ReferenceResult finish_reference(const OpSpec &spec, const OutputLayout &layout,
   result.magnitudes = std::move(abs_sums);
   const Epilogue &epilogue = spec.epilogue;
   parallel_for(layout.count, 4096, [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> offsets(static_cast<size_t>(end - begin));
+    output_buffer_offsets(layout, begin, end - begin, offsets.data());
     for (int64_t e = begin; e < end; ++e) {
       const auto i = static_cast<size_t>(e);
-      const int64_t offset = output_buffer_offset(layout, e);
+      const int64_t offset = offsets[static_cast<size_t>(e - begin)];
       const double c = epilogue.beta != 0.0 ? read_element(layout.dtype, output, offset) : 0.0;
       const int64_t bias_index = output_bias_index(layout, e);
       const double bias_value =

@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -21,9 +23,10 @@ namespace {
 // The product is computed in register-sized tiles: micro_rows x micro_cols sums (and their
 // |a| * |b| twins, the tolerance model's input) stay in registers for the whole K loop, reading B
 // from a packed panel of micro_cols columns. Each sum still adds its K products in order, in
-// double, so the result does not depend on the tiling or the thread count.
+// double (a multiply, then an add: never fused), so the result does not depend on the tiling, the
+// instruction set or the thread count.
 constexpr int64_t micro_rows = 4;
-constexpr int64_t micro_cols = 4;
+constexpr int64_t micro_cols = 8;
 constexpr int64_t panel_cols = 64;  // B columns packed at once: micro_cols-wide strips
 constexpr int64_t chunk_rows = 128; // rows of A one work item takes against a packed panel
 
@@ -43,54 +46,100 @@ std::vector<double> load_matrix(const MatrixGeometry &g, int64_t batch, MathMode
   return out;
 }
 
-// Four doubles, one micro tile row (GCC/Clang vector extension: AVX2 registers in the x86-64-v3
-// build, SSE2 pairs in the baseline one).
+// Rows of 8 and 4 doubles (GCC/Clang vector extension): a micro tile row is one double8 with
+// AVX-512, two double4 with AVX2 (four SSE2 registers on baseline x86-64).
+typedef double double8 __attribute__((vector_size(8 * sizeof(double))));
 typedef double double4 __attribute__((vector_size(4 * sizeof(double))));
-static_assert(micro_cols == 4, "a micro tile row is one double4");
 
-// One micro tile: sums[r][j] = sum over kk of a[r][kk] * b[kk][j] for `rows` rows of A (row
-// stride k) and a packed strip of B (micro_cols values per kk, zero past the matrix), with
-// abs_sums the same over |a| (a_abs: A's magnitudes, same layout) and |b|. Built twice: for
-// x86-64-v3 (AVX2) and the baseline.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&                             \
-    !defined(__SANITIZE_ADDRESS__)
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
-void multiply_micro_tile(const double *__restrict a, const double *__restrict a_abs, int64_t k,
-                         int64_t rows,
-                         const double *__restrict b_strip, const double *__restrict b_abs_strip,
-                         double *__restrict sums, double *__restrict abs_sums) {
-  static_assert(micro_rows == 4, "four rows of accumulators below");
-  // rows past the matrix repeat the last one; their sums are not stored
-  const int64_t r1 = std::min<int64_t>(1, rows - 1) * k, r2 = std::min<int64_t>(2, rows - 1) * k,
-                r3 = std::min<int64_t>(3, rows - 1) * k;
-  const double *a0 = a, *a1 = a + r1, *a2 = a + r2, *a3 = a + r3;
-  const double *m0 = a_abs, *m1 = a_abs + r1, *m2 = a_abs + r2, *m3 = a_abs + r3;
-  double4 acc0 = {}, acc1 = {}, acc2 = {}, acc3 = {};
-  double4 abs0 = {}, abs1 = {}, abs2 = {}, abs3 = {};
+// `Rows` rows of one micro tile, the Vec-wide column block at `col` of it: sums[r][col + j] = sum
+// over kk of a[r][kk] * b[kk][col + j], for A rows a_rows[r] (K contiguous values) and a packed
+// strip of B (micro_cols values per kk, zero past the matrix), and abs_sums the same over |a|
+// (a_abs_rows) and |b| (b_abs_strip).
+template <typename Vec, int Rows>
+[[gnu::always_inline]] inline void
+multiply_rows(const double *const *a_rows, const double *const *a_abs_rows, int64_t k, int64_t col,
+              const double *__restrict b_strip, const double *__restrict b_abs_strip,
+              double *__restrict sums, double *__restrict abs_sums) {
+  Vec acc[Rows] = {}, abs[Rows] = {};
   for (int64_t kk = 0; kk < k; ++kk) {
-    double4 b, b_abs;
-    std::memcpy(&b, b_strip + kk * micro_cols, sizeof b);
-    std::memcpy(&b_abs, b_abs_strip + kk * micro_cols, sizeof b_abs);
-    acc0 += a0[kk] * b;
-    abs0 += m0[kk] * b_abs;
-    acc1 += a1[kk] * b;
-    abs1 += m1[kk] * b_abs;
-    acc2 += a2[kk] * b;
-    abs2 += m2[kk] * b_abs;
-    acc3 += a3[kk] * b;
-    abs3 += m3[kk] * b_abs;
+    Vec b, b_abs;
+    std::memcpy(&b, b_strip + kk * micro_cols + col, sizeof b);
+    std::memcpy(&b_abs, b_abs_strip + kk * micro_cols + col, sizeof b_abs);
+#pragma GCC unroll 4
+    for (int r = 0; r < Rows; ++r) {
+      acc[r] += a_rows[r][kk] * b;
+      abs[r] += a_abs_rows[r][kk] * b_abs;
+    }
   }
-  for (int j = 0; j < micro_cols; ++j) {
-    sums[j] = acc0[j];
-    sums[micro_cols + j] = acc1[j];
-    sums[2 * micro_cols + j] = acc2[j];
-    sums[3 * micro_cols + j] = acc3[j];
-    abs_sums[j] = abs0[j];
-    abs_sums[micro_cols + j] = abs1[j];
-    abs_sums[2 * micro_cols + j] = abs2[j];
-    abs_sums[3 * micro_cols + j] = abs3[j];
+  for (int r = 0; r < Rows; ++r) {
+    std::memcpy(sums + r * micro_cols + col, &acc[r], sizeof acc[r]);
+    std::memcpy(abs_sums + r * micro_cols + col, &abs[r], sizeof abs[r]);
   }
+}
+
+// One micro tile (micro_rows rows of A; rows past the matrix repeat the last one, their sums not
+// stored) in two column halves of double4: 8 accumulators and their twins in AVX2's 16 registers.
+void multiply_micro_tile_portable(const double *const *a_rows, const double *const *a_abs_rows,
+                                  int64_t k, const double *b_strip, const double *b_abs_strip,
+                                  double *sums, double *abs_sums) {
+  for (int64_t col = 0; col < micro_cols; col += 4)
+    multiply_rows<double4, micro_rows>(a_rows, a_abs_rows, k, col, b_strip, b_abs_strip, sums,
+                                       abs_sums);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+__attribute__((target("avx2"))) void multiply_micro_tile_avx2(const double *const *a_rows,
+                                                              const double *const *a_abs_rows,
+                                                              int64_t k, const double *b_strip,
+                                                              const double *b_abs_strip,
+                                                              double *sums, double *abs_sums) {
+  for (int64_t col = 0; col < micro_cols; col += 4)
+    multiply_rows<double4, micro_rows>(a_rows, a_abs_rows, k, col, b_strip, b_abs_strip, sums,
+                                       abs_sums);
+}
+
+// The whole tile at once: AVX-512's 32 registers of 8 doubles.
+__attribute__((target("avx512f"))) void multiply_micro_tile_avx512(const double *const *a_rows,
+                                                                   const double *const *a_abs_rows,
+                                                                   int64_t k, const double *b_strip,
+                                                                   const double *b_abs_strip,
+                                                                   double *sums, double *abs_sums) {
+  multiply_rows<double8, micro_rows>(a_rows, a_abs_rows, k, 0, b_strip, b_abs_strip, sums,
+                                     abs_sums);
+}
+#endif
+
+using MicroTileKernel = void (*)(const double *const *a_rows, const double *const *a_abs_rows,
+                                 int64_t k, const double *b_strip, const double *b_abs_strip,
+                                 double *sums, double *abs_sums);
+
+// The widest micro tile kernel this CPU runs, or the one TCJIT_REFERENCE_SIMD names (avx512,
+// avx2, portable), so that one machine can check each against the plain loop.
+MicroTileKernel micro_tile_kernel() {
+  const char *env = std::getenv("TCJIT_REFERENCE_SIMD");
+  const std::string asked = env ? env : "";
+  if (asked == "portable")
+    return multiply_micro_tile_portable;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  const bool has_avx512 = __builtin_cpu_supports("avx512f");
+  const bool has_avx2 = __builtin_cpu_supports("avx2");
+  if (asked.empty())
+    return has_avx512 ? multiply_micro_tile_avx512
+           : has_avx2 ? multiply_micro_tile_avx2
+                      : multiply_micro_tile_portable;
+  if ((asked == "avx512" && has_avx512) || (asked == "avx2" && has_avx2))
+    return asked == "avx512" ? multiply_micro_tile_avx512 : multiply_micro_tile_avx2;
+  if (asked == "avx512" || asked == "avx2")
+    throw std::invalid_argument("tcjit reference: TCJIT_REFERENCE_SIMD=" + asked +
+                                " but this CPU lacks " + asked +
+                                "; unset it, or set it to portable");
+#else
+  if (asked.empty())
+    return multiply_micro_tile_portable;
+#endif
+  throw std::invalid_argument("tcjit reference: TCJIT_REFERENCE_SIMD='" + asked +
+                              "' is none of avx512, avx2, portable; unset it to use the widest "
+                              "this CPU has");
 }
 
 } // namespace
@@ -114,6 +163,7 @@ ReferenceResult reference_gemm(const OpSpec &spec, const GemmBuffers &buffers, M
                             buffers.bias);
   }
 
+  const MicroTileKernel kernel = micro_tile_kernel();
   const std::vector<double> a = load_matrix(g.a, g.batch, resolved, buffers.a);
   const std::vector<double> b = load_matrix(g.b, g.batch, resolved, buffers.b);
   std::vector<double> a_abs(a.size());
@@ -155,12 +205,16 @@ ReferenceResult reference_gemm(const OpSpec &spec, const GemmBuffers &buffers, M
       const int64_t last_row = std::min(m, first_row + chunk_rows);
       for (int64_t row0 = first_row; row0 < last_row; row0 += micro_rows) {
         const int64_t rows = std::min(micro_rows, last_row - row0);
-        const double *a_rows = a.data() + (batch * m + row0) * k;
-        const double *a_abs_rows = a_abs.data() + (batch * m + row0) * k;
+        const double *a_rows[micro_rows], *a_abs_rows[micro_rows];
+        for (int64_t r = 0; r < micro_rows; ++r) { // rows past the matrix repeat the last one
+          const int64_t row = batch * m + row0 + std::min(r, rows - 1);
+          a_rows[r] = a.data() + row * k;
+          a_abs_rows[r] = a_abs.data() + row * k;
+        }
         for (int64_t s = 0; s < strips; ++s) {
           const size_t strip = static_cast<size_t>(s * k * micro_cols);
-          multiply_micro_tile(a_rows, a_abs_rows, k, rows, b_pack.data() + strip,
-                              b_abs_pack.data() + strip, sums, abs_tile);
+          kernel(a_rows, a_abs_rows, k, b_pack.data() + strip, b_abs_pack.data() + strip, sums,
+                 abs_tile);
           for (int64_t r = 0; r < rows; ++r) {
             const int64_t row = row0 + r;
             for (int64_t j = 0; j < micro_cols; ++j) {

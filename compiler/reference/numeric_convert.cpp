@@ -172,9 +172,10 @@ float f16_bits_to_f32(uint16_t bits) {
     magnitude = mantissa == 0 ? std::numeric_limits<float>::infinity()
                               : std::numeric_limits<float>::quiet_NaN();
   else if (exponent == 0)
-    magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-  else
-    magnitude = std::ldexp(static_cast<float>(1024 + mantissa), exponent - 25);
+    magnitude = static_cast<float>(mantissa) * 0x1p-24f; // subnormal: m * 2^-24, exact
+  else // (1024 + m) * 2^(exponent - 25); the power of two built from its bits (a normal f32)
+    magnitude = static_cast<float>(1024 + mantissa) *
+                std::bit_cast<float>(static_cast<uint32_t>(exponent - 25 + 127) << 23);
   return negative ? -magnitude : magnitude;
 }
 

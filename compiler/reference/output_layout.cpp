@@ -122,6 +122,31 @@ int64_t output_buffer_offset(const OutputLayout &layout, int64_t element) {
   return offset;
 }
 
+void output_buffer_offsets(const OutputLayout &layout, int64_t first, int64_t count,
+                           int64_t *offsets) {
+  if (count <= 0)
+    return;
+  std::array<int64_t, 5> coordinate{};
+  int64_t element = first, offset = 0;
+  for (int i = layout.rank - 1; i >= 0; --i) {
+    coordinate[i] = element % layout.extents[i];
+    offset += coordinate[i] * layout.strides[i];
+    element /= layout.extents[i];
+  }
+  const int last = layout.rank - 1;
+  for (int64_t n = 0; n < count; ++n) {
+    offsets[n] = offset;
+    // the next element: the fastest axis steps; an axis at its end wraps and carries
+    int i = last;
+    for (; i >= 0 && ++coordinate[i] == layout.extents[i]; --i) {
+      offset -= (layout.extents[i] - 1) * layout.strides[i];
+      coordinate[i] = 0;
+    }
+    if (i >= 0)
+      offset += layout.strides[i];
+  }
+}
+
 int64_t output_bias_index(const OutputLayout &layout, int64_t element) {
   if (layout.bias_axis < 0)
     return -1;

@@ -35,6 +35,10 @@ OutputLayout output_layout(const OpSpec &spec);
 DType output_dtype(const OpSpec &spec);
 
 int64_t output_buffer_offset(const OutputLayout &layout, int64_t element);
+// The buffer offsets of the `count` elements from `first` on, in order, into `offsets`: the same
+// values as output_buffer_offset, by stepping the coordinates instead of dividing per element.
+void output_buffer_offsets(const OutputLayout &layout, int64_t first, int64_t count,
+                           int64_t *offsets);
 // The bias element added to `element`; -1 when the layout has no bias.
 int64_t output_bias_index(const OutputLayout &layout, int64_t element);
 // "batch 0, row 2, col 1", "n 0, p 3, q 1, k 7", ...

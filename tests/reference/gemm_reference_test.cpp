@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -321,9 +322,79 @@ TEST(GemmReference, OutputIsRoundedOnceFromTheExactSum) {
   EXPECT_EQ(c.get(0), 1 + 0x1p-10);
 }
 
-TEST(GemmReference, MatchesANaiveTripleLoopOnRandomPaddedOperands) {
-  // 301 columns cross the 64-column packed panels and end in a partial 4-column strip; 131 rows
+void expect_matches_a_naive_triple_loop();
+
+// TCJIT_REFERENCE_SIMD set to `value` (unset when empty) for the scope.
+class ScopedSimd {
+public:
+  explicit ScopedSimd(const std::string &value) {
+    if (const char *previous = std::getenv("TCJIT_REFERENCE_SIMD"))
+      saved_ = previous;
+    if (value.empty())
+      unsetenv("TCJIT_REFERENCE_SIMD");
+    else
+      setenv("TCJIT_REFERENCE_SIMD", value.c_str(), 1);
+  }
+  ~ScopedSimd() {
+    if (saved_)
+      setenv("TCJIT_REFERENCE_SIMD", saved_->c_str(), 1);
+    else
+      unsetenv("TCJIT_REFERENCE_SIMD");
+  }
+
+private:
+  std::optional<std::string> saved_;
+};
+
+// The micro tile kernels this CPU runs: "" (the default choice) and each TCJIT_REFERENCE_SIMD.
+std::vector<std::string> simd_kernels() {
+  std::vector<std::string> kernels = {"", "portable"};
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (__builtin_cpu_supports("avx2"))
+    kernels.push_back("avx2");
+  if (__builtin_cpu_supports("avx512f"))
+    kernels.push_back("avx512");
+#endif
+  return kernels;
+}
+
+TEST(GemmReference, MatchesANaiveTripleLoopOnRandomPaddedOperandsWithEveryKernel) {
+  // 301 columns cross the 64-column packed panels and end in a partial 8-column strip; 131 rows
   // cross the 128-row work items and end in a partial 4-row micro tile (gemm_reference.cpp).
+  for (const std::string &simd : simd_kernels()) {
+    SCOPED_TRACE("TCJIT_REFERENCE_SIMD=" + simd);
+    const ScopedSimd scoped(simd);
+    expect_matches_a_naive_triple_loop();
+    if (::testing::Test::HasFatalFailure())
+      return;
+  }
+}
+
+TEST(GemmReference, AnUnknownOrMissingSimdKernelIsAnErrorNamingIt) {
+  const OpSpec spec =
+      gemm_spec(8, 8, 8, matrix(DType::f32, MatrixLayout::row),
+                matrix(DType::f32, MatrixLayout::row), matrix(DType::f32, MatrixLayout::row));
+  Buffer a(DType::f32, 64), b(DType::f32, 64), c(DType::f32, 64);
+  std::vector<std::string> refused = {"sse9", "AVX2", " "};
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (!__builtin_cpu_supports("avx512f"))
+    refused.push_back("avx512");
+#else
+  refused.push_back("avx2");
+#endif
+  for (const std::string &value : refused) {
+    const ScopedSimd scoped(value);
+    try {
+      reference_gemm(spec, {a.data(), b.data(), c.data(), nullptr}, MathMode::f32);
+      ADD_FAILURE() << "TCJIT_REFERENCE_SIMD='" << value << "' was accepted";
+    } catch (const std::invalid_argument &e) {
+      EXPECT_NE(std::string(e.what()).find("TCJIT_REFERENCE_SIMD"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(value), std::string::npos) << e.what();
+    }
+  }
+}
+
+void expect_matches_a_naive_triple_loop() {
   const int64_t m = 131, n = 301, k = 70, batch = 3;
   OpSpec spec = gemm_spec(m, n, k, matrix(DType::bf16, MatrixLayout::col, m + 5),
                           matrix(DType::f16, MatrixLayout::row, n + 2),

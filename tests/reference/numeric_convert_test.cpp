@@ -75,6 +75,22 @@ TEST(F16Conversion, SubnormalsRoundCorrectly) {
   EXPECT_EQ(f16_bits_to_f32(0x8001), -0x1p-24f);
 }
 
+TEST(F16Conversion, EveryFiniteValueDecodesToItsFieldsValueAndEncodesBack) {
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    const int exponent = (bits >> 10) & 0x1F, mantissa = bits & 0x3FF;
+    if (exponent == 0x1F)
+      continue; // infinities and NaNs: the tests above
+    // the IEEE binary16 definition: (-1)^s * 2^(e-15) * 1.m, or 2^-14 * 0.m when e = 0
+    const double magnitude =
+        exponent == 0 ? std::ldexp(mantissa, -24) : std::ldexp(1024 + mantissa, exponent - 25);
+    const double expected = (bits & 0x8000) ? -magnitude : magnitude;
+    const float decoded = f16_bits_to_f32(static_cast<uint16_t>(bits));
+    ASSERT_EQ(decoded, expected) << "bits 0x" << std::hex << bits;
+    ASSERT_EQ(std::signbit(decoded), (bits & 0x8000) != 0) << "bits 0x" << std::hex << bits;
+    ASSERT_EQ(f32_to_f16_bits(decoded), bits) << "bits 0x" << std::hex << bits;
+  }
+}
+
 TEST(F16Conversion, DecodesSpecialValues) {
   EXPECT_EQ(f16_bits_to_f32(0x3C00), 1.0f);
   EXPECT_EQ(f16_bits_to_f32(0x7BFF), 65504.0f);
