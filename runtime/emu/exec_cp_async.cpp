@@ -44,8 +44,8 @@ bool copy_warp_fast(ExecContext &ctx, Warp &w, const Instr &in, const LaneValues
   while (first < 32 && sizes[first] == 0)
     ++first;
   const Allocation *a = ctx.last_allocation;
-  if (first < 32 && (!a || !a->contains(srcs[first] + static_cast<uint64_t>(in.src[1].offset),
-                                        size))) {
+  if (first < 32 &&
+      (!a || !a->contains(srcs[first] + static_cast<uint64_t>(in.src[1].offset), size))) {
     // kernels copy tiles of A and B in turn: look the allocation up when it changes
     a = ctx.launch->memory->find(srcs[first] + static_cast<uint64_t>(in.src[1].offset));
     if (!a || a->freed)
