@@ -552,6 +552,88 @@ Regs regs_of(const ExecContext &ctx, const Instr &in) {
   return r;
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// C in row pairs (c_is_row_pairs): acc[64 * h + 2 * lane + e] is the low word of register
+// c[2 * h + e] of `lane`. Returns non-zero when a word is an f32 NaN.
+__attribute__((target("avx2"))) uint32_t
+gather_c_row_pairs_avx2(const Warp &w, const uint32_t *regs_c, float *acc) {
+  const __m256i low = _mm256_set1_epi64x(0xffffffff), magnitude = _mm256_set1_epi32(0x7fffffff),
+                inf = _mm256_set1_epi32(0x7f800000);
+  __m256i nan = _mm256_setzero_si256();
+  for (uint32_t h = 0; h < 2; ++h) {
+    const uint64_t *even = w.regs + size_t{regs_c[2 * h]} * 32;
+    const uint64_t *odd = w.regs + size_t{regs_c[2 * h + 1]} * 32;
+    for (uint32_t lane = 0; lane < 32; lane += 4) {
+      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(even + lane));
+      const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(odd + lane));
+      const __m256i pairs = _mm256_or_si256(_mm256_and_si256(x, low), _mm256_slli_epi64(y, 32));
+      nan = _mm256_or_si256(nan, _mm256_cmpgt_epi32(_mm256_and_si256(pairs, magnitude), inf));
+      _mm256_storeu_si256(reinterpret_cast<__m256i *>(acc + 64 * h + 2 * lane), pairs);
+    }
+  }
+  return static_cast<uint32_t>(_mm256_movemask_epi8(nan));
+}
+
+// D in row pairs: register d[2 * h + e] of `lane` = the word at sums[64 * h + 2 * lane + e],
+// zero-extended (32-bit words: f32 bits, or s32 sums).
+__attribute__((target("avx2"))) void scatter_d_row_pairs_avx2(Warp &w, const uint32_t *regs_d,
+                                                              const void *words) {
+  const __m256i low = _mm256_set1_epi64x(0xffffffff);
+  const auto *in = static_cast<const uint8_t *>(words);
+  for (uint32_t h = 0; h < 2; ++h) {
+    uint64_t *even = w.regs + size_t{regs_d[2 * h]} * 32;
+    uint64_t *odd = w.regs + size_t{regs_d[2 * h + 1]} * 32;
+    for (uint32_t lane = 0; lane < 32; lane += 4) {
+      const __m256i pairs =
+          _mm256_loadu_si256(reinterpret_cast<const __m256i *>(in + 4 * (64 * h + 2 * lane)));
+      _mm256_storeu_si256(reinterpret_cast<__m256i *>(even + lane), _mm256_and_si256(pairs, low));
+      _mm256_storeu_si256(reinterpret_cast<__m256i *>(odd + lane), _mm256_srli_epi64(pairs, 32));
+    }
+  }
+}
+
+// Integer D = C + sums without .satfinite (wrapping to 32 bits): registers d[2 * h + e] of `lane`
+// = low word of c[2 * h + e] + sums[64 * h + 2 * lane + e] (exact integers held in f32).
+__attribute__((target("avx2"))) void
+add_c_row_pairs_avx2(Warp &w, const uint32_t *regs_c, const uint32_t *regs_d, const float *sums) {
+  int32_t d[128];
+  const __m256i low = _mm256_set1_epi64x(0xffffffff);
+  for (uint32_t h = 0; h < 2; ++h) {
+    const uint64_t *even = w.regs + size_t{regs_c[2 * h]} * 32;
+    const uint64_t *odd = w.regs + size_t{regs_c[2 * h + 1]} * 32;
+    for (uint32_t lane = 0; lane < 32; lane += 4) {
+      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(even + lane));
+      const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(odd + lane));
+      const __m256i c = _mm256_or_si256(_mm256_and_si256(x, low), _mm256_slli_epi64(y, 32));
+      const __m256i sum = _mm256_cvttps_epi32(_mm256_loadu_ps(sums + 64 * h + 2 * lane));
+      _mm256_storeu_si256(reinterpret_cast<__m256i *>(d + 64 * h + 2 * lane),
+                          _mm256_add_epi32(c, sum));
+    }
+  }
+  scatter_d_row_pairs_avx2(w, regs_d, d); // every C word read above: D may name C's registers
+}
+#endif
+
+// D in row pairs (c_is_row_pairs) from 32-bit words (f32 bits or s32 sums) in C/D matrix order:
+// register d[i] of `lane` = words[64 * (i / 2) + 2 * lane + i % 2], zero-extended.
+void scatter_d_row_pairs(Warp &w, const uint32_t *regs_d, const void *words) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool has_avx2 = __builtin_cpu_supports("avx2");
+  if (has_avx2)
+    return scatter_d_row_pairs_avx2(w, regs_d, words);
+#endif
+  const auto *in = static_cast<const uint8_t *>(words);
+  for (uint32_t i = 0; i < 4; ++i) {
+    uint64_t out[32];
+    for (uint32_t lane = 0; lane < 32; ++lane) {
+      uint32_t word;
+      std::memcpy(&word, in + 4 * (64 * (i / 2) + 2 * lane + i % 2), 4);
+      out[lane] = word;
+    }
+    std::memcpy(w.regs + size_t{regs_d[i]} * 32, out, sizeof out);
+  }
+}
+
 // f16 / bf16 / tf32 mma with f32 or f16 accumulators.
 template <MmaKind kKind, uint32_t kBits, typename Decode>
 void mma_float(Warp &w, const Instr &in, const Regs &regs, Decode decode) {
@@ -590,7 +672,13 @@ void mma_float(Warp &w, const Instr &in, const Regs &regs, Decode decode) {
   static_assert(c_is_row_pairs(L));
   if (in.type3 == DType::F16) {
     nan |= gather<4, 16>(w, regs.c, L.c, decode_f16(), acc);
-  } else { // C in row pairs: two contiguous runs of 64
+  }
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  else if (has_avx2) {
+    nan |= gather_c_row_pairs_avx2(w, regs.c, acc);
+  }
+#endif
+  else { // C in row pairs: two contiguous runs of 64
     uint32_t bits[4][32];
     for (uint32_t i = 0; i < 4; ++i) {
       const uint64_t *c = w.regs + size_t{regs.c[i]} * 32;
@@ -621,12 +709,7 @@ void mma_float(Warp &w, const Instr &in, const Regs &regs, Decode decode) {
     }
     return;
   }
-  for (uint32_t i = 0; i < 4; ++i) { // D in row pairs (c_is_row_pairs)
-    uint64_t out[32];
-    for (uint32_t lane = 0; lane < 32; ++lane)
-      out[lane] = std::bit_cast<uint32_t>(acc[64 * (i / 2) + 2 * lane + i % 2]);
-    std::memcpy(w.regs + size_t{regs.d[i]} * 32, out, sizeof out);
-  }
+  scatter_d_row_pairs(w, regs.d, acc);
 }
 
 // s8/u8/s4/u4 mma with s32 accumulators (exact; see the file comment).
@@ -660,6 +743,13 @@ void mma_int(Warp &w, const Instr &in, const Regs &regs, DecodeA decode_a, Decod
   if (!b_done)
     gather<L.b_elems, kBits>(w, regs.b, L.b, decode_b, B);
   multiply_f32<kKind>(A, B, sum);
+  static_assert(c_is_row_pairs(L));
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (!in.satfinite && has_avx2) {
+    add_c_row_pairs_avx2(w, regs.c, regs.d, sum);
+    return;
+  }
+#endif
   int32_t C[4][32]; // read before any D register is written (D may name C's registers)
   for (uint32_t i = 0; i < 4; ++i) {
     const uint64_t *c = w.regs + size_t{regs.c[i]} * 32;
@@ -787,12 +877,7 @@ void mma_fp8(Warp &w, const Regs &regs, DecodeA decode_a, DecodeB decode_b) {
     multiply_f32_nan<kKind>(A, B, acc);
   else
     multiply_f32<kKind>(A, B, acc);
-  for (uint32_t i = 0; i < 4; ++i) { // D in row pairs (c_is_row_pairs)
-    uint64_t out[32];
-    for (uint32_t lane = 0; lane < 32; ++lane)
-      out[lane] = std::bit_cast<uint32_t>(acc[64 * (i / 2) + 2 * lane + i % 2]);
-    std::memcpy(w.regs + size_t{regs.d[i]} * 32, out, sizeof out);
-  }
+  scatter_d_row_pairs(w, regs.d, acc);
 }
 
 template <typename DecodeA> void mma_fp8_b(Warp &w, const Instr &in, const Regs &regs, DecodeA a) {

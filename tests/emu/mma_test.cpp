@@ -287,6 +287,44 @@ TEST(EmuMma, NanAndInfinityInHalfB) {
   }
 }
 
+// A NaN or an infinity in C (f32 accumulators, gathered by the vectorized C path) reaches the
+// same element of D and no other; finite C elements add to the exact products.
+TEST(EmuMma, NanAndInfinityInC) {
+  MmaCase mc{"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+             16,
+             8,
+             16,
+             4,
+             2,
+             4,
+             4,
+             16,
+             16,
+             f16_a_k16,
+             f16_b_k16,
+             c_layout,
+             "f32",
+             enc_f16,
+             enc_f16,
+             same,
+             same};
+  std::vector<double> A(16 * 16, 0.5), B(16 * 8, 0.25), C(16 * 8);
+  for (int i = 0; i < 16 * 8; ++i)
+    C[i] = i - 40.5;
+  C[2 * 8 + 3] = std::nan("");
+  C[9 * 8 + 6] = -INFINITY;
+  C[15 * 8 + 7] = std::nan("");
+  const auto D = run_mma(mc, A, B, C);
+  for (int m = 0; m < 16; ++m)
+    for (int n = 0; n < 8; ++n) {
+      const int e = m * 8 + n;
+      if (std::isnan(C[e]))
+        EXPECT_TRUE(std::isnan(D[e])) << "row " << m << " col " << n;
+      else
+        EXPECT_EQ(D[e], C[e] + 16 * 0.5 * 0.25) << "row " << m << " col " << n;
+    }
+}
+
 TEST(EmuMma, Tf32UsesUpper19Bits) {
   // values with low mantissa bits set: the mma must ignore the lower 13 bits
   auto enc = [](double v) {
@@ -697,6 +735,21 @@ TEST(EmuMma, IntegerSatfinite) {
   A.assign(16 * 32, -128);
   D = run_mma(s8, A, B, C);
   EXPECT_EQ(D[0], -2147483648.0);
+  // without .satfinite every element wraps to 32 bits
+  s8.instr = "mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32";
+  s8.satfinite = false;
+  A.assign(16 * 32, 127);
+  C.assign(16 * 8, 2147483000.0);
+  D = run_mma(s8, A, B, C);
+  for (int e = 0; e < 16 * 8; ++e) // 2147483000 + 32 * 127 * 127 - 2^32
+    ASSERT_EQ(D[e], 2147483000.0 + 32 * 127 * 127 - 4294967296.0) << "element " << e;
+  A.assign(16 * 32, -128);
+  C.assign(16 * 8, -2147483000.0);
+  for (int e = 0; e < 16 * 8; ++e)
+    C[e] += e; // distinct elements: a misplaced sum shows
+  D = run_mma(s8, A, B, C);
+  for (int e = 0; e < 16 * 8; ++e) // C - 32 * 128 * 127 + 2^32
+    ASSERT_EQ(D[e], C[e] - 32 * 128 * 127 + 4294967296.0) << "element " << e;
 }
 
 TEST(EmuMma, F64) {

@@ -30,8 +30,7 @@ TEST(OutputLayout, SteppedOffsetsOfPaddedBatchedMatricesAreWorkedOutByHand) {
                                 matrix(DType::f32, MatrixLayout::col),
                                 matrix(DType::f32, MatrixLayout::col, 4), DType::f32, 2);
   const OutputLayout layout = output_layout(spec);
-  EXPECT_EQ(stepped(layout, 0, 12),
-            (std::vector<int64_t>{0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14}));
+  EXPECT_EQ(stepped(layout, 0, 12), (std::vector<int64_t>{0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14}));
   EXPECT_EQ(stepped(layout, 5, 3), (std::vector<int64_t>{6, 8, 9}));
 }
 
@@ -69,8 +68,7 @@ TEST(OutputLayout, SteppedOffsetsMatchTheOffsetOfEachElementOverEveryWindow) {
         const std::vector<int64_t> offsets = stepped(layout, first, count);
         for (int64_t i = 0; i < count; ++i)
           ASSERT_EQ(offsets[static_cast<size_t>(i)], output_buffer_offset(layout, first + i))
-              << "rank " << layout.rank << ", element " << first + i << " of a run from "
-              << first;
+              << "rank " << layout.rank << ", element " << first + i << " of a run from " << first;
       }
   }
 }
