@@ -4,6 +4,7 @@
 // exits): until then any access to them is an error, so no thread can observe that the bytes
 // arrived early.
 #include <algorithm>
+#include <cstring>
 
 #include "runtime/emu/cp_async_state.h"
 #include "runtime/emu/exec_families.h"
@@ -14,10 +15,32 @@ namespace tcjit::emu {
 
 namespace {
 
+// The pending counts of a copy's size / 4 (1, 2 or 4) words, read and written as one integer:
+// adding delta * 0x0101... changes each count by delta. A count below 255 never carries into its
+// neighbour, and an add undone by the same subtract restores every count whatever the carries.
+template <typename Counts> inline uint32_t bump_counts(uint8_t *p, int delta) {
+  Counts counts;
+  std::memcpy(&counts, p, sizeof counts);
+  const uint32_t before = static_cast<uint32_t>(counts);
+  counts =
+      static_cast<Counts>(counts + static_cast<Counts>(delta) * static_cast<Counts>(0x01010101u));
+  std::memcpy(p, &counts, sizeof counts);
+  return before;
+}
+
+// Adds delta to the pending counts of the words [shared_addr, shared_addr + size); returns the
+// counts before, non-zero when any was pending.
+inline uint32_t bump_pending(uint8_t *pending, uint32_t shared_addr, uint32_t size, int delta) {
+  uint8_t *p = pending + shared_addr / 4;
+  switch (size) {
+  case 4: return bump_counts<uint8_t>(p, delta);
+  case 8: return bump_counts<uint16_t>(p, delta);
+  default: return bump_counts<uint32_t>(p, delta); // 16 (decode_async_copy: 4, 8 or 16)
+  }
+}
+
 inline void add_pending(Cta &cta, uint32_t shared_addr, uint32_t size, int delta) {
-  uint8_t *p = cta.async_pending.data() + shared_addr / 4;
-  for (uint32_t i = 0; i < size / 4; ++i)
-    p[i] = static_cast<uint8_t>(p[i] + delta);
+  bump_pending(cta.async_pending.data(), shared_addr, size, delta);
   cta.async_pending_words += static_cast<uint32_t>(delta * static_cast<int>(size / 4));
 }
 
@@ -79,19 +102,11 @@ bool copy_warp_fast(ExecContext &ctx, Warp &w, const Instr &in, const LaneValues
   // waited for, or another lane's destination in this instruction) undoes the marks and leaves the
   // fault to the per-lane path, which names the lane.
   uint8_t *pending = cta.async_pending.data();
-  for (uint32_t l = 0; l < 32; ++l) {
-    uint8_t *p = pending + dst_addresses[l] / 4;
-    for (uint32_t i = 0; i < size / 4; ++i) {
-      ok &= p[i] == 0;
-      ++p[i];
-    }
-  }
+  for (uint32_t l = 0; l < 32; ++l)
+    ok &= bump_pending(pending, static_cast<uint32_t>(dst_addresses[l]), size, 1) == 0;
   if (!ok) {
-    for (uint32_t l = 0; l < 32; ++l) {
-      uint8_t *p = pending + dst_addresses[l] / 4;
-      for (uint32_t i = 0; i < size / 4; ++i)
-        --p[i];
-    }
+    for (uint32_t l = 0; l < 32; ++l)
+      bump_pending(pending, static_cast<uint32_t>(dst_addresses[l]), size, -1);
     return false;
   }
   cta.async_pending_words += 32 * (size / 4);
@@ -146,21 +161,27 @@ void complete_async_copies(ExecContext &ctx, Warp &w, uint32_t lanes, uint32_t k
     }
   });
   Warp::WarpAsyncQueue &q = w.warp_async_copies;
-  if (q.head == q.copies.size())
+  if (q.head == q.copies.size() || lanes == 0)
     return;
   // A lane's copies complete in issue order: walk the records until no lane of `lanes` completes
-  // one (every later record's group is at least as new).
+  // one (every later record's group is at least as new). Commit counts usually agree across the
+  // warp: a record older than the least of them completes for every lane.
+  uint32_t least = ~0u, most = 0;
+  for_each_lane(lanes, [&](uint32_t l) {
+    least = std::min(least, w.async_committed[l]);
+    most = std::max(most, w.async_committed[l]);
+  });
   for (size_t i = q.head; i < q.copies.size(); ++i) {
     Warp::WarpAsyncCopy &c = q.copies[i];
     uint32_t done = 0;
-    if (all) {
+    if (all || c.group + keep_groups < least) {
       done = lanes;
     } else {
+      if (c.group + keep_groups >= most)
+        break;
       for_each_lane(lanes, [&](uint32_t l) {
         done |= uint32_t{c.group + keep_groups < w.async_committed[l]} << l;
       });
-      if (done == 0)
-        break;
     }
     done &= c.lanes;
     c.lanes &= ~done;
