@@ -28,15 +28,17 @@ std::vector<RankedConfig> rank_by_model(const OpSpec &spec,
     const codegen::TileConfig &c = r.config;
     // Predictions within 1% of each other are a tie: the model is not that precise.
     const long bucket = std::lround(std::log(r.prediction.seconds / best) / std::log(1.01));
-    // Then fewer K-tiles (a wider bk): each ends at a barrier that drains the tensor pipe of its
-    // CTA. Measured on an H200 at 4096^3 f16, same CTA tile and stages: 128x256 bk64 1.24x faster
-    // than bk32 (one CTA per SM: nothing fills the drain), 128x128 1.07x (two per SM); the model,
-    // which has no barrier term, predicts each pair within 0.1%. Then what the model does not see:
-    // wide vectors, 3 stages, no rasterization.
+    // Then fewer K-tile barriers that nothing covers: each K-tile ends at a barrier that drains
+    // its CTA's tensor pipe, which another resident CTA fills; with one CTA per SM, a wider bk
+    // halves the drains. Measured on an H200 at 4096^3 f16: 128x256 (one CTA per SM) with bk64
+    // 1.24x faster than with bk32, where the model, without a barrier term, predicts them within
+    // 0.1%. Then what the model does not see: fewer registers, wide vectors, 3 stages, no
+    // rasterization, 64-byte K-tiles.
     const int kbytes = c.bk * ebits / 8;
-    return std::make_tuple(bucket, c.split_k, -(c.bm * c.bn), -(c.wm * c.wn), -kbytes,
+    const int uncovered_barriers = r.prediction.ctas_per_sm == 1 ? 4096 / kbytes : 0;
+    return std::make_tuple(bucket, c.split_k, -(c.bm * c.bn), -(c.wm * c.wn), uncovered_barriers,
                            estimated_registers(spec, c, tf32_off), -(c.vec_a + c.vec_b),
-                           std::abs(c.stages - 3), c.raster_group, r.index);
+                           std::abs(c.stages - 3), c.raster_group, std::abs(kbytes - 64), r.index);
   };
   std::stable_sort(ranked.begin(), ranked.end(),
                    [&](const RankedConfig &a, const RankedConfig &b) { return key(a) < key(b); });
