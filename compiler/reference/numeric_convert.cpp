@@ -24,15 +24,29 @@ constexpr BinaryFormat f16_format{11, -14, 65504.0};
 constexpr BinaryFormat bf16_format{8, -126, 3.3895313892515355e38}; // (2 - 2^-7) * 2^127
 constexpr BinaryFormat f32_format{24, -126, 3.4028234663852886e38}; // FLT_MAX
 
+// std::ilogb(value) for a finite non-zero value, from the exponent field where it is normal.
+int exponent_of(double value) {
+  const int field = static_cast<int>(std::bit_cast<uint64_t>(value) >> 52) & 0x7FF;
+  return field != 0 ? field - 1023 : std::ilogb(value);
+}
+
+// std::ldexp(value, e): one multiply by 2^e (built from its bits) where 2^e is a normal double;
+// both are the exact product, rounded once.
+double scale_by_pow2(double value, int e) {
+  if (e < -1022 || e > 1023)
+    return std::ldexp(value, e);
+  return value * std::bit_cast<double>(static_cast<uint64_t>(e + 1023) << 52);
+}
+
 // `value` rounded to `format`, to nearest with ties to even, overflowing to infinity. Scaling by
 // powers of two is exact, so the only rounding is std::nearbyint's (round to nearest even in the
 // default floating-point environment).
 double round_to_format(double value, const BinaryFormat &format) {
   if (std::isnan(value) || std::isinf(value) || value == 0.0)
     return value;
-  const int exponent = std::max(std::ilogb(value), format.min_exponent);
+  const int exponent = std::max(exponent_of(value), format.min_exponent);
   const int shift = format.precision - 1 - exponent;
-  const double rounded = std::ldexp(std::nearbyint(std::ldexp(value, shift)), -shift);
+  const double rounded = scale_by_pow2(std::nearbyint(scale_by_pow2(value, shift)), -shift);
   if (std::fabs(rounded) > format.max_finite)
     return std::copysign(std::numeric_limits<double>::infinity(), value);
   return rounded;
@@ -48,10 +62,10 @@ uint16_t encode_f16(double value) {
     return sign | 0x7C00;
   if (magnitude == 0.0)
     return sign;
-  const int exponent = std::ilogb(magnitude);
+  const int exponent = exponent_of(magnitude);
   if (exponent < f16_format.min_exponent)
-    return sign | static_cast<uint16_t>(std::ldexp(magnitude, 24)); // subnormal: m * 2^-24
-  const auto mantissa = static_cast<uint16_t>(std::ldexp(magnitude, 10 - exponent) - 1024.0);
+    return sign | static_cast<uint16_t>(scale_by_pow2(magnitude, 24)); // subnormal: m * 2^-24
+  const auto mantissa = static_cast<uint16_t>(scale_by_pow2(magnitude, 10 - exponent) - 1024.0);
   return sign | static_cast<uint16_t>((exponent + 15) << 10) | mantissa;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <stdexcept>
+#include <vector>
 
 namespace tcjit {
 namespace {
@@ -88,6 +89,52 @@ TEST(F16Conversion, EveryFiniteValueDecodesToItsFieldsValueAndEncodesBack) {
     ASSERT_EQ(decoded, expected) << "bits 0x" << std::hex << bits;
     ASSERT_EQ(std::signbit(decoded), (bits & 0x8000) != 0) << "bits 0x" << std::hex << bits;
     ASSERT_EQ(f32_to_f16_bits(decoded), bits) << "bits 0x" << std::hex << bits;
+  }
+}
+
+// Doubles spread over every binade an f16 or f32 rounding cares about (subnormal results,
+// overflow, ties built exactly at half an ulp of the target and one double ulp either side).
+std::vector<double> rounding_probe_values(int target_fraction_bits, int min_exp, int max_exp) {
+  std::vector<double> values;
+  uint64_t state = 0x9E3779B97F4A7C15ull;
+  auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  for (int e = min_exp; e <= max_exp; ++e)
+    for (int i = 0; i < 400; ++i) {
+      const double random = std::ldexp(1.0 + static_cast<double>(next() >> 12) * 0x1p-52, e);
+      // a tie: an odd multiple of half the target's ulp in this binade
+      const double ulp = std::ldexp(1.0, e - target_fraction_bits);
+      const double tie =
+          std::ldexp(1.0, e) + (2.0 * static_cast<double>(next() % 512) + 1) * ulp / 2;
+      for (double v : {random, tie, std::nextafter(tie, 0.0), std::nextafter(tie, 1e300)})
+        for (double sign : {1.0, -1.0})
+          values.push_back(sign * v);
+    }
+  return values;
+}
+
+#if defined(__FLT16_MAX__)
+// The compiler's double -> _Float16 conversion (correctly rounded, ties to even) as an
+// independent judge of f64_to_f16_bits.
+TEST(F16Conversion, FromDoubleMatchesTheCompilersFloat16OverEveryBinade) {
+  for (double v : rounding_probe_values(10, -30, 17)) {
+    const auto expected = std::bit_cast<uint16_t>(static_cast<_Float16>(v));
+    ASSERT_EQ(f64_to_f16_bits(v), expected) << std::hexfloat << v;
+  }
+}
+#endif
+
+// The hardware's double -> float conversion (ties to even) as the judge of the f32 rounding.
+TEST(F32Rounding, FromDoubleMatchesTheHardwareConversionOverEveryBinade) {
+  for (double v : rounding_probe_values(23, -155, 129)) {
+    const double expected = static_cast<double>(static_cast<float>(v));
+    ASSERT_EQ(std::bit_cast<uint64_t>(round_to_dtype(DType::f32, v)),
+              std::bit_cast<uint64_t>(expected))
+        << std::hexfloat << v;
   }
 }
 
