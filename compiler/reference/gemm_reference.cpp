@@ -31,32 +31,19 @@ constexpr int64_t micro_cols = 8;
 constexpr int64_t panel_cols = 64;  // B columns packed at once: micro_cols-wide strips
 constexpr int64_t chunk_rows = 128; // rows of A one work item takes against a packed panel
 
-// A matrix operand converted to double, row-major and dense: [batch][rows][cols], and with
-// `magnitudes` its absolute values (same layout). Allocated uninitialized and written by the
-// worker threads, so that no thread zeroes (and first touches) them alone.
-struct DenseMatrix {
-  std::unique_ptr<double[]> values, magnitudes;
-};
-
-DenseMatrix load_matrix(const MatrixGeometry &g, int64_t batch, MathMode resolved, const void *data,
-                        bool magnitudes) {
-  const auto count = static_cast<size_t>(batch * g.rows * g.cols);
-  DenseMatrix out;
-  out.values = std::make_unique_for_overwrite<double[]>(count);
-  if (magnitudes)
-    out.magnitudes = std::make_unique_for_overwrite<double[]>(count);
+// A matrix operand converted to double, row-major and dense: [batch][rows][cols]. Allocated
+// uninitialized and written by the worker threads, so that no thread zeroes (and first touches)
+// it alone: fresh memory is dear (the kernel zeroes every page on first touch).
+std::unique_ptr<double[]> load_matrix(const MatrixGeometry &g, int64_t batch, MathMode resolved,
+                                      const void *data) {
+  auto out = std::make_unique_for_overwrite<double[]>(static_cast<size_t>(batch * g.rows * g.cols));
   parallel_for(batch * g.rows, 64, [&](int64_t begin, int64_t end) {
     for (int64_t line = begin; line < end; ++line) {
       const int64_t b = line / g.rows, row = line % g.rows;
-      double *dst = out.values.get() + line * g.cols;
+      double *dst = out.get() + line * g.cols;
       for (int64_t col = 0; col < g.cols; ++col)
         dst[col] =
             read_input_as_hardware_sees(g.dtype, resolved, data, matrix_offset(g, b, row, col));
-      if (magnitudes) {
-        double *abs = out.magnitudes.get() + line * g.cols;
-        for (int64_t col = 0; col < g.cols; ++col)
-          abs[col] = std::fabs(dst[col]);
-      }
     }
   });
   return out;
@@ -180,8 +167,9 @@ ReferenceResult reference_gemm(const OpSpec &spec, const GemmBuffers &buffers, M
   }
 
   const MicroTileKernel kernel = micro_tile_kernel();
-  const DenseMatrix a = load_matrix(g.a, g.batch, resolved, buffers.a, /*magnitudes=*/true);
-  const DenseMatrix b = load_matrix(g.b, g.batch, resolved, buffers.b, /*magnitudes=*/false);
+  // A dense (its rows are read once per panel); B read from its buffer as each panel is packed,
+  // and |a| per micro tile's rows: no whole-matrix copy that only one pass reads.
+  const std::unique_ptr<double[]> a = load_matrix(g.a, g.batch, resolved, buffers.a);
   std::vector<double> accumulators(static_cast<size_t>(layout.count));
   std::vector<double> abs_sums(static_cast<size_t>(layout.count));
   const int64_t m = g.m, n = g.n, k = g.k;
@@ -195,6 +183,7 @@ ReferenceResult reference_gemm(const OpSpec &spec, const GemmBuffers &buffers, M
     // b[kk][col0 + j] as strips of micro_cols columns: strip s holds kk-major micro_cols values
     std::vector<double> b_pack(static_cast<size_t>(k * panel_cols));
     std::vector<double> b_abs_pack(b_pack.size());
+    std::vector<double> a_abs(static_cast<size_t>(micro_rows * k)); // |a| of a micro tile's rows
     double sums[micro_rows * micro_cols], abs_tile[micro_rows * micro_cols];
     int64_t packed_panel = -1;
     for (int64_t item = begin; item < end; ++item) {
@@ -209,8 +198,10 @@ ReferenceResult reference_gemm(const OpSpec &spec, const GemmBuffers &buffers, M
           for (int64_t kk = 0; kk < k; ++kk)
             for (int64_t j = 0; j < micro_cols; ++j) {
               const int64_t col = col0 + s * micro_cols + j;
-              const double v =
-                  col < n ? b.values[static_cast<size_t>((batch * k + kk) * n + col)] : 0.0;
+              const double v = col < n
+                                   ? read_input_as_hardware_sees(g.b.dtype, resolved, buffers.b,
+                                                                 matrix_offset(g.b, batch, kk, col))
+                                   : 0.0;
               const size_t at = static_cast<size_t>((s * k + kk) * micro_cols + j);
               b_pack[at] = v;
               b_abs_pack[at] = std::fabs(v);
@@ -223,8 +214,11 @@ ReferenceResult reference_gemm(const OpSpec &spec, const GemmBuffers &buffers, M
         const double *a_rows[micro_rows], *a_abs_rows[micro_rows];
         for (int64_t r = 0; r < micro_rows; ++r) { // rows past the matrix repeat the last one
           const int64_t row = batch * m + row0 + std::min(r, rows - 1);
-          a_rows[r] = a.values.get() + row * k;
-          a_abs_rows[r] = a.magnitudes.get() + row * k;
+          a_rows[r] = a.get() + row * k;
+          double *abs_row = a_abs.data() + r * k;
+          for (int64_t kk = 0; kk < k; ++kk)
+            abs_row[kk] = std::fabs(a_rows[r][kk]);
+          a_abs_rows[r] = abs_row;
         }
         for (int64_t s = 0; s < strips; ++s) {
           const size_t strip = static_cast<size_t>(s * k * micro_cols);
