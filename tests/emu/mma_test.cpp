@@ -2,6 +2,7 @@
 // unpacked by this file's own implementation of the PTX ISA fragment tables.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <functional>
 
@@ -778,6 +779,66 @@ TEST(EmuMma, F64) {
              same,
              same};
   check(mc, -50, 50, 0.25);
+}
+
+// f64 mma is a chain of fused multiply-adds in k order per element (one rounding each, so a
+// product's low bits survive a cancellation), and a NaN input reaches D as the first NaN of
+// a, b, c (quieted); a chain's own inf * 0 is a NaN too. Inputs with and without NaNs take
+// different paths in the emulator: both are checked here.
+TEST(EmuMma, F64ChainsAreFusedAndNansPropagate) {
+  MmaCase mc{"mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64",
+             8,
+             8,
+             4,
+             1,
+             1,
+             2,
+             2,
+             64,
+             64,
+             [](int g, int q, int) -> Coord {
+               return {g, q};
+             },
+             [](int g, int q, int) -> Coord {
+               return {q, g};
+             },
+             [](int g, int q, int i) -> Coord {
+               return {g, 2 * q + i};
+             },
+             "f64",
+             nullptr,
+             nullptr,
+             same,
+             same};
+  const double e = std::ldexp(1.0, -30);
+  std::vector<double> A(8 * 4, 0.0), B(4 * 8, 0.0), C(8 * 8, -1.0);
+  for (int m = 0; m < 8; ++m)
+    A[m * 4 + 0] = 1 + e; // k = 0 only: D = fma(1 + e, 1 + e, -1) = 2e + e^2 (unfused: 2e)
+  for (int n = 0; n < 8; ++n)
+    B[0 * 8 + n] = 1 + e;
+  auto D = run_mma(mc, A, B, C);
+  for (int i = 0; i < 64; ++i)
+    ASSERT_EQ(D[i], 2 * e + e * e) << "element " << i;
+
+  // inf * 0 inside a chain: NaN, in the column where B's infinity meets A's zero
+  B[1 * 8 + 3] = INFINITY;
+  D = run_mma(mc, A, B, C);
+  for (int m = 0; m < 8; ++m)
+    for (int n = 0; n < 8; ++n)
+      EXPECT_EQ(std::isnan(D[m * 8 + n]), n == 3) << m << "," << n;
+
+  // input NaNs with distinct payloads: A's (row 2) wins over C's, C's (row 5) shows alone
+  const double nan_a = std::bit_cast<double>(0x7FF0000000000A0Aull); // signalling: quieted
+  const double nan_c = std::bit_cast<double>(0x7FF8000000000C0Cull);
+  B[1 * 8 + 3] = 0.0;
+  A[2 * 4 + 0] = nan_a;
+  C[2 * 8 + 6] = nan_c;
+  C[5 * 8 + 1] = nan_c;
+  D = run_mma(mc, A, B, C);
+  for (int n = 0; n < 8; ++n)
+    EXPECT_EQ(std::bit_cast<uint64_t>(D[2 * 8 + n]), 0x7FF8000000000A0Aull) << "row 2 col " << n;
+  EXPECT_EQ(std::bit_cast<uint64_t>(D[5 * 8 + 1]), 0x7FF8000000000C0Cull);
+  EXPECT_EQ(D[5 * 8 + 2], 2 * e + e * e);
 }
 
 TEST(EmuMma, PartialWarpIsAnError) {
