@@ -553,10 +553,11 @@ Regs regs_of(const ExecContext &ctx, const Instr &in) {
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-// C in row pairs (c_is_row_pairs): acc[64 * h + 2 * lane + e] is the low word of register
-// c[2 * h + e] of `lane`. Returns non-zero when a word is an f32 NaN.
+// C in row pairs (c_is_row_pairs): words[64 * h + 2 * lane + e] is the low word of register
+// c[2 * h + e] of `lane` (f32 bits or an s32). Returns non-zero when a word is an f32 NaN.
 __attribute__((target("avx2"))) uint32_t
-gather_c_row_pairs_avx2(const Warp &w, const uint32_t *regs_c, float *acc) {
+gather_c_row_pairs_avx2(const Warp &w, const uint32_t *regs_c, void *words) {
+  auto *out = static_cast<uint8_t *>(words);
   const __m256i low = _mm256_set1_epi64x(0xffffffff), magnitude = _mm256_set1_epi32(0x7fffffff),
                 inf = _mm256_set1_epi32(0x7f800000);
   __m256i nan = _mm256_setzero_si256();
@@ -568,7 +569,7 @@ gather_c_row_pairs_avx2(const Warp &w, const uint32_t *regs_c, float *acc) {
       const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(odd + lane));
       const __m256i pairs = _mm256_or_si256(_mm256_and_si256(x, low), _mm256_slli_epi64(y, 32));
       nan = _mm256_or_si256(nan, _mm256_cmpgt_epi32(_mm256_and_si256(pairs, magnitude), inf));
-      _mm256_storeu_si256(reinterpret_cast<__m256i *>(acc + 64 * h + 2 * lane), pairs);
+      _mm256_storeu_si256(reinterpret_cast<__m256i *>(out + 4 * (64 * h + 2 * lane)), pairs);
     }
   }
   return static_cast<uint32_t>(_mm256_movemask_epi8(nan));
@@ -597,18 +598,11 @@ __attribute__((target("avx2"))) void scatter_d_row_pairs_avx2(Warp &w, const uin
 __attribute__((target("avx2"))) void
 add_c_row_pairs_avx2(Warp &w, const uint32_t *regs_c, const uint32_t *regs_d, const float *sums) {
   int32_t d[128];
-  const __m256i low = _mm256_set1_epi64x(0xffffffff);
-  for (uint32_t h = 0; h < 2; ++h) {
-    const uint64_t *even = w.regs + size_t{regs_c[2 * h]} * 32;
-    const uint64_t *odd = w.regs + size_t{regs_c[2 * h + 1]} * 32;
-    for (uint32_t lane = 0; lane < 32; lane += 4) {
-      const __m256i x = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(even + lane));
-      const __m256i y = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(odd + lane));
-      const __m256i c = _mm256_or_si256(_mm256_and_si256(x, low), _mm256_slli_epi64(y, 32));
-      const __m256i sum = _mm256_cvttps_epi32(_mm256_loadu_ps(sums + 64 * h + 2 * lane));
-      _mm256_storeu_si256(reinterpret_cast<__m256i *>(d + 64 * h + 2 * lane),
-                          _mm256_add_epi32(c, sum));
-    }
+  gather_c_row_pairs_avx2(w, regs_c, d);
+  for (uint32_t i = 0; i < 128; i += 8) {
+    const __m256i c = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(d + i));
+    const __m256i sum = _mm256_cvttps_epi32(_mm256_loadu_ps(sums + i));
+    _mm256_storeu_si256(reinterpret_cast<__m256i *>(d + i), _mm256_add_epi32(c, sum));
   }
   scatter_d_row_pairs_avx2(w, regs_d, d); // every C word read above: D may name C's registers
 }

@@ -190,25 +190,30 @@ Layout f16_b_k16 = [](int g, int q, int i) -> Coord {
 Layout f16_a_k8 = [](int g, int q, int i) -> Coord { return {g + (i >> 1) * 8, 2 * q + (i & 1)}; };
 Layout f16_b_k8 = [](int g, int q, int i) -> Coord { return {2 * q + i, g}; };
 
+// m16n8k16 f16 inputs, f32 accumulators.
+MmaCase f16_k16_case() {
+  return {"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+          16,
+          8,
+          16,
+          4,
+          2,
+          4,
+          4,
+          16,
+          16,
+          f16_a_k16,
+          f16_b_k16,
+          c_layout,
+          "f32",
+          enc_f16,
+          enc_f16,
+          same,
+          same};
+}
+
 TEST(EmuMma, F16AndBf16) {
-  MmaCase mc{"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
-             16,
-             8,
-             16,
-             4,
-             2,
-             4,
-             4,
-             16,
-             16,
-             f16_a_k16,
-             f16_b_k16,
-             c_layout,
-             "f32",
-             enc_f16,
-             enc_f16,
-             same,
-             same};
+  MmaCase mc = f16_k16_case();
   check(mc, -8, 8, 0.25);
   MmaCase h = mc;
   h.instr = "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16";
@@ -246,24 +251,7 @@ TEST(EmuMma, F16AndBf16) {
 
 // A NaN or an infinity in B (the vectorized B decode hands NaN inputs to the exact path).
 TEST(EmuMma, NanAndInfinityInHalfB) {
-  MmaCase mc{"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
-             16,
-             8,
-             16,
-             4,
-             2,
-             4,
-             4,
-             16,
-             16,
-             f16_a_k16,
-             f16_b_k16,
-             c_layout,
-             "f32",
-             enc_f16,
-             enc_f16,
-             same,
-             same};
+  MmaCase mc = f16_k16_case();
   for (int bf16 = 0; bf16 < 2; ++bf16) {
     if (bf16) {
       mc.instr = "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32";
@@ -291,24 +279,7 @@ TEST(EmuMma, NanAndInfinityInHalfB) {
 // A NaN or an infinity in C (f32 accumulators, gathered by the vectorized C path) reaches the
 // same element of D and no other; finite C elements add to the exact products.
 TEST(EmuMma, NanAndInfinityInC) {
-  MmaCase mc{"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
-             16,
-             8,
-             16,
-             4,
-             2,
-             4,
-             4,
-             16,
-             16,
-             f16_a_k16,
-             f16_b_k16,
-             c_layout,
-             "f32",
-             enc_f16,
-             enc_f16,
-             same,
-             same};
+  MmaCase mc = f16_k16_case();
   std::vector<double> A(16 * 16, 0.5), B(16 * 8, 0.25), C(16 * 8);
   for (int i = 0; i < 16 * 8; ++i)
     C[i] = i - 40.5;
@@ -753,31 +724,36 @@ TEST(EmuMma, IntegerSatfinite) {
     ASSERT_EQ(D[e], C[e] - 32 * 128 * 127 + 4294967296.0) << "element " << e;
 }
 
+// m8n8k4 f64: A row-major, B column-major, C/D two elements per lane.
+MmaCase f64_case() {
+  return {"mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64",
+          8,
+          8,
+          4,
+          1,
+          1,
+          2,
+          2,
+          64,
+          64,
+          [](int g, int q, int) -> Coord {
+            return {g, q};
+          },
+          [](int g, int q, int) -> Coord {
+            return {q, g};
+          },
+          [](int g, int q, int i) -> Coord {
+            return {g, 2 * q + i};
+          },
+          "f64",
+          nullptr,
+          nullptr,
+          same,
+          same};
+}
+
 TEST(EmuMma, F64) {
-  MmaCase mc{"mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64",
-             8,
-             8,
-             4,
-             1,
-             1,
-             2,
-             2,
-             64,
-             64,
-             [](int g, int q, int) -> Coord {
-               return {g, q};
-             },
-             [](int g, int q, int) -> Coord {
-               return {q, g};
-             },
-             [](int g, int q, int i) -> Coord {
-               return {g, 2 * q + i};
-             },
-             "f64",
-             nullptr,
-             nullptr,
-             same,
-             same};
+  const MmaCase mc = f64_case();
   check(mc, -50, 50, 0.25);
 }
 
@@ -786,30 +762,7 @@ TEST(EmuMma, F64) {
 // a, b, c (quieted); a chain's own inf * 0 is a NaN too. Inputs with and without NaNs take
 // different paths in the emulator: both are checked here.
 TEST(EmuMma, F64ChainsAreFusedAndNansPropagate) {
-  MmaCase mc{"mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64",
-             8,
-             8,
-             4,
-             1,
-             1,
-             2,
-             2,
-             64,
-             64,
-             [](int g, int q, int) -> Coord {
-               return {g, q};
-             },
-             [](int g, int q, int) -> Coord {
-               return {q, g};
-             },
-             [](int g, int q, int i) -> Coord {
-               return {g, 2 * q + i};
-             },
-             "f64",
-             nullptr,
-             nullptr,
-             same,
-             same};
+  const MmaCase mc = f64_case();
   const double e = std::ldexp(1.0, -30);
   std::vector<double> A(8 * 4, 0.0), B(4 * 8, 0.0), C(8 * 8, -1.0);
   for (int m = 0; m < 8; ++m)
