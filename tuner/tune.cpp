@@ -2,6 +2,7 @@
 
 #include "compiler/codegen/plan/epilogue_loop.h"
 #include "compiler/codegen/plan/kernel_plan.h"
+#include "compiler/reference/gemm_reference.h"
 #include "compiler/target/arch.h"
 #include "engine/custom_activation.h"
 
@@ -226,6 +227,8 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
   // A bad TCJIT_EPILOGUE_UNROLL fails every build: refused here, before any candidate's failure
   // is stored (a stored failure is reused by the next run, which would then skip the config).
   codegen::epilogue_unroll_requested();
+  // Likewise a bad TCJIT_REFERENCE_SIMD fails every verification against the CPU reference.
+  reference_simd_kernel();
   const auto start = Clock::now();
   TuneResult result;
   if (const auto errors = codegen::check_codegen_support(task.spec, task.arch, task.tf32_off);

@@ -116,36 +116,40 @@ using MicroTileKernel = void (*)(const double *const *a_rows, const double *cons
                                  int64_t k, const double *b_strip, const double *b_abs_strip,
                                  double *sums, double *abs_sums);
 
-// The widest micro tile kernel this CPU runs, or the one TCJIT_REFERENCE_SIMD names (avx512,
-// avx2, portable), so that one machine can check each against the plain loop.
 MicroTileKernel micro_tile_kernel() {
+  const std::string name = reference_simd_kernel();
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  if (name == "avx512")
+    return multiply_micro_tile_avx512;
+  if (name == "avx2")
+    return multiply_micro_tile_avx2;
+#endif
+  return multiply_micro_tile_portable;
+}
+
+} // namespace
+
+std::string reference_simd_kernel() {
   const char *env = std::getenv("TCJIT_REFERENCE_SIMD");
   const std::string asked = env ? env : "";
-  if (asked == "portable")
-    return multiply_micro_tile_portable;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   const bool has_avx512 = __builtin_cpu_supports("avx512f");
   const bool has_avx2 = __builtin_cpu_supports("avx2");
+#else
+  const bool has_avx512 = false, has_avx2 = false;
+#endif
   if (asked.empty())
-    return has_avx512 ? multiply_micro_tile_avx512
-           : has_avx2 ? multiply_micro_tile_avx2
-                      : multiply_micro_tile_portable;
-  if ((asked == "avx512" && has_avx512) || (asked == "avx2" && has_avx2))
-    return asked == "avx512" ? multiply_micro_tile_avx512 : multiply_micro_tile_avx2;
+    return has_avx512 ? "avx512" : has_avx2 ? "avx2" : "portable";
+  if (asked == "portable" || (asked == "avx512" && has_avx512) || (asked == "avx2" && has_avx2))
+    return asked;
   if (asked == "avx512" || asked == "avx2")
     throw std::invalid_argument("tcjit reference: TCJIT_REFERENCE_SIMD=" + asked +
                                 " but this CPU lacks " + asked +
                                 "; unset it, or set it to portable");
-#else
-  if (asked.empty())
-    return multiply_micro_tile_portable;
-#endif
   throw std::invalid_argument("tcjit reference: TCJIT_REFERENCE_SIMD='" + asked +
                               "' is none of avx512, avx2, portable; unset it to use the widest "
                               "this CPU has");
 }
-
-} // namespace
 
 ReferenceResult reference_gemm(const OpSpec &spec, const GemmBuffers &buffers, MathMode resolved) {
   if (spec.sparsity != Sparsity::dense)

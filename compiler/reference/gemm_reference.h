@@ -4,6 +4,8 @@
 #include "compiler/reference/reference_result.h"
 #include "tcjit/op_spec.h"
 
+#include <string>
+
 namespace tcjit {
 
 // Raw operand buffers in the spec's dtypes and layouts (see numeric_convert.h for the formats).
@@ -24,5 +26,10 @@ struct GemmBuffers {
 // Throws std::invalid_argument when the spec is not a concrete GEMM (see gemm_geometry.h),
 // `resolved` is `automatic`, or a needed buffer is null.
 ReferenceResult reference_gemm(const OpSpec &spec, const GemmBuffers &buffers, MathMode resolved);
+
+// The micro tile kernel reference_gemm multiplies with: "avx512", "avx2" or "portable", the widest
+// this CPU runs unless TCJIT_REFERENCE_SIMD names one (so that one machine can check each).
+// std::invalid_argument naming the variable when its value is none of them or the CPU lacks it.
+std::string reference_simd_kernel();
 
 } // namespace tcjit

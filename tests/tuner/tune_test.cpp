@@ -215,6 +215,31 @@ TEST(Tune, ABadEpilogueUnrollValueIsRefusedBeforeAnythingIsStored) {
   EXPECT_EQ(r.measured, 2u);
 }
 
+// Every candidate's check against the CPU reference would fail on a bad TCJIT_REFERENCE_SIMD, and
+// each failure be stored and reused: refused before anything is stored.
+TEST(Tune, ABadReferenceSimdValueIsRefusedBeforeAnythingIsStored) {
+  TempDir dir;
+  auto db = kernels_db::KernelsDb::open(dir.file("k.db"));
+  auto measurer = make_model_measurer(a100_model(), nullptr);
+  const TuneTask task = task_of(kSmall);
+  TuneOptions options;
+  options.measurer = measurer.get();
+  options.budget.candidates = 2;
+  setenv("TCJIT_REFERENCE_SIMD", "sse9", 1);
+  try {
+    tune_problem(task, options, &db);
+    ADD_FAILURE() << "TCJIT_REFERENCE_SIMD=sse9 was accepted";
+  } catch (const std::invalid_argument &e) {
+    EXPECT_NE(std::string(e.what()).find("TCJIT_REFERENCE_SIMD='sse9'"), std::string::npos)
+        << e.what();
+  }
+  unsetenv("TCJIT_REFERENCE_SIMD");
+  EXPECT_TRUE(db.results(task.key.text).empty());
+  const TuneResult r = tune_problem(task, options, &db);
+  EXPECT_EQ(r.failed, 0u);
+  EXPECT_EQ(r.measured, 2u);
+}
+
 TEST(Tune, ABudgetSmallerThanTheBuildThreadsIsKept) {
   auto measurer = make_model_measurer(a100_model(), nullptr);
   TuneOptions options;
