@@ -2,6 +2,7 @@
 
 #include "compiler/codegen/plan/epilogue_loop.h"
 #include "compiler/codegen/plan/kernel_plan.h"
+#include "compiler/codegen/plan/llvm_overrides.h"
 #include "compiler/reference/gemm_reference.h"
 #include "compiler/target/arch.h"
 #include "engine/custom_activation.h"
@@ -227,6 +228,7 @@ TuneResult tune_problem(const TuneTask &task, const TuneOptions &options,
   // A bad TCJIT_EPILOGUE_UNROLL fails every build: refused here, before any candidate's failure
   // is stored (a stored failure is reused by the next run, which would then skip the config).
   codegen::epilogue_unroll_requested();
+  codegen::llvm_overrides(); // and a bad TCJIT_LLC_OPT
   // Likewise a bad TCJIT_REFERENCE_SIMD fails every verification against the CPU reference.
   reference_simd_kernel();
   const auto start = Clock::now();

@@ -142,7 +142,7 @@ CompiledKernel compile_gemm(const OpSpec &spec, const CompileOptions &opt) {
   std::unique_ptr<llvm::TargetMachine> tm;
   pass.run("link_libdevice", [&] {
     tm = make_nvptx_target(out.plan.sm, out.plan.ptx_version,
-                           out.plan.mma.kind != MmaKind::simt_f32);
+                           out.plan.mma.kind != MmaKind::simt_f32, out.plan.llc_opt);
     module->setDataLayout(tm->createDataLayout());
     link_libdevice(*module, opt.libdevice);
   });
@@ -150,7 +150,7 @@ CompiledKernel compile_gemm(const OpSpec &spec, const CompileOptions &opt) {
   // NVVMReflect (for libdevice) runs inside the target's pipeline: after link_libdevice.
   // Element-wise fragment loads of 8-bit operands: too many addresses to hoist (kernel_plan.h).
   const bool hoist = !bytewise_fragments(out.plan);
-  pass.run("optimize_llvm", [&] { optimize_module(*module, *tm, hoist); });
+  pass.run("optimize_llvm", [&] { optimize_module(*module, *tm, hoist, out.plan.llvm_pipeline); });
   if (pass.level() >= 3)
     dump_ir("optimize_llvm", *module);
 

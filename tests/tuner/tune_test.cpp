@@ -240,6 +240,21 @@ TEST(Tune, ABadReferenceSimdValueIsRefusedBeforeAnythingIsStored) {
   EXPECT_EQ(r.measured, 2u);
 }
 
+TEST(Tune, ABadLlcLevelIsRefusedBeforeAnythingIsStored) {
+  TempDir dir;
+  auto db = kernels_db::KernelsDb::open(dir.file("k.db"));
+  auto measurer = make_model_measurer(a100_model(), nullptr);
+  const TuneTask task = task_of(kSmall);
+  TuneOptions options;
+  options.measurer = measurer.get();
+  options.budget.candidates = 2;
+  setenv("TCJIT_LLC_OPT", "fast", 1);
+  EXPECT_THROW(tune_problem(task, options, &db), std::runtime_error);
+  unsetenv("TCJIT_LLC_OPT");
+  EXPECT_TRUE(db.results(task.key.text).empty());
+  EXPECT_EQ(tune_problem(task, options, &db).measured, 2u);
+}
+
 TEST(Tune, ABudgetSmallerThanTheBuildThreadsIsKept) {
   auto measurer = make_model_measurer(a100_model(), nullptr);
   TuneOptions options;

@@ -58,9 +58,8 @@ void init_nvptx() {
 // mma main loop (fragments and accumulators carried round the loop), which ptxas keeps; level 1
 // removes them (f16: 3.28 -> 2.92 instructions per HMMA) for ~10-20 ms more. A SIMT FFMA loop
 // gains nothing from it (1.34 at 0, 1.58 at 1) and takes 4x the time: 0 there.
-llvm::CodeGenOptLevel codegen_opt_level(bool tensor_core) {
-  const char *env = std::getenv("TCJIT_LLC_OPT");
-  const int level = env && *env ? std::atoi(env) : (tensor_core ? 1 : 0);
+llvm::CodeGenOptLevel codegen_opt_level(bool tensor_core, int llc_opt) {
+  const int level = llc_opt >= 0 ? llc_opt : (tensor_core ? 1 : 0);
   switch (level) {
   case 0: return llvm::CodeGenOptLevel::None;
   case 1: return llvm::CodeGenOptLevel::Less;
@@ -103,7 +102,8 @@ std::string renumber_call_sequences(const std::string &ptx) {
 
 } // namespace
 
-std::unique_ptr<llvm::TargetMachine> make_nvptx_target(int sm, int ptx_version, bool tensor_core) {
+std::unique_ptr<llvm::TargetMachine> make_nvptx_target(int sm, int ptx_version, bool tensor_core,
+                                                       int llc_opt) {
   init_nvptx();
   std::string error;
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(kTriple, error);
@@ -112,7 +112,7 @@ std::unique_ptr<llvm::TargetMachine> make_nvptx_target(int sm, int ptx_version, 
   llvm::TargetOptions options;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
       kTriple, "sm_" + std::to_string(sm), "+ptx" + std::to_string(ptx_version), options,
-      std::nullopt, std::nullopt, codegen_opt_level(tensor_core)));
+      std::nullopt, std::nullopt, codegen_opt_level(tensor_core, llc_opt)));
 }
 
 std::string libdevice_path(const std::string &given) {
@@ -161,7 +161,8 @@ bool link_libdevice(llvm::Module &m, const std::string &given) {
   return true;
 }
 
-void optimize_module(llvm::Module &m, llvm::TargetMachine &tm, bool hoist_invariants) {
+void optimize_module(llvm::Module &m, llvm::TargetMachine &tm, bool hoist_invariants,
+                     const std::string &pipeline_override) {
   bool has_libdevice = false;
   for (const llvm::Function &f : m)
     if (!f.isDeclaration() && f.getName().starts_with("__nv_"))
@@ -179,8 +180,7 @@ void optimize_module(llvm::Module &m, llvm::TargetMachine &tm, bool hoist_invari
   pb.registerFunctionAnalyses(fam);
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
-  const char *env = std::getenv("TCJIT_LLVM_PIPELINE");
-  std::string pipeline = env && *env ? env
+  std::string pipeline = !pipeline_override.empty() ? pipeline_override
                          : has_libdevice
                              ? (hoist_invariants ? kLibdevicePipeline : kLibdevicePipelineNoHoist)
                              : (hoist_invariants ? kFastPipeline : kFastPipelineNoHoist);
@@ -188,6 +188,10 @@ void optimize_module(llvm::Module &m, llvm::TargetMachine &tm, bool hoist_invari
   if (pipeline == "O3") {
     mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   } else if (auto err = pb.parsePassPipeline(mpm, pipeline)) {
+    if (!pipeline_override.empty()) // the user's: an error naming where it came from
+      throw std::runtime_error("TCJIT_LLVM_PIPELINE='" + pipeline +
+                               "' in the environment is not a pass pipeline LLVM can run (" +
+                               llvm::toString(std::move(err)) + "); give one, or O3, or unset it");
     throw std::logic_error("optimize_module: bad pass pipeline '" + pipeline +
                            "': " + llvm::toString(std::move(err)));
   }

@@ -2,6 +2,7 @@
 
 #include "compiler/codegen/plan/epilogue_loop.h"
 #include "compiler/codegen/plan/formulas.h"
+#include "compiler/codegen/plan/llvm_overrides.h"
 #include "compiler/codegen/plan/sparse_metadata.h"
 
 #include "compiler/spec/problem_key.h"
@@ -10,6 +11,7 @@
 #include "compiler/target/arch.h"
 #include "compiler/target/dtype_info.h"
 #include "support/fnv1a.h"
+#include "support/hex16.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -188,6 +190,7 @@ KernelPlan plan_view(const OpSpec &spec, const TileConfig &c, std::string_view a
                        spec.epilogue.act == Activation::none;
   plan_epilogue_staging(p);
   plan_epilogue_loop(p);
+  plan_llvm_overrides(p);
   std::ostringstream name;
   name << "tcjit_gemm_" << to_string(p.mma.kind) << "_"
        << (spec.gemm.a.layout == MatrixLayout::row ? 'r' : 'c')
@@ -233,7 +236,10 @@ std::string kernel_identity(const KernelPlan &p) {
   o << p.kernel_name << "|" << p.arch << "|ptx" << p.ptx_version << "|" << to_string(p.math) << "|"
     << to_string(p.epi) << (p.integer_identity ? "|integer_identity" : "")
     << (p.stage_epilogue ? "|staged" + std::to_string(p.stage_vec) : std::string())
-    << (p.epilogue_loop ? "" : "|epilogue_unrolled"); // TCJIT_EPILOGUE_UNROLL: other code
+    << (p.epilogue_loop ? "" : "|epilogue_unrolled") // TCJIT_EPILOGUE_UNROLL: other code
+    << (p.llc_opt >= 0 ? "|llc" + std::to_string(p.llc_opt) : std::string()) // TCJIT_LLC_OPT
+    << (p.llvm_pipeline.empty() ? std::string() // TCJIT_LLVM_PIPELINE, by its digest
+                                : "|pipeline" + support::hex16(support::fnv1a64(p.llvm_pipeline)));
   if (p.conv)
     o << "|" << describe(*p.conv) << (p.bias_per_batch ? "|grouped_bias" : "")
       << (p.pad_from != 0 ? "|pad_from" + std::to_string(p.pad_from) : "")

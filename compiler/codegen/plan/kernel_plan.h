@@ -128,6 +128,10 @@ struct KernelPlan {
   int stage_bytes = 0;    // staging buffer of the CTA: warps * lines * line_len * 4
   // The epilogue's passes as a loop, their code emitted once (epilogue_loop.h).
   bool epilogue_loop = false;
+  // The LLVM backend's environment overrides at planning (llvm_overrides.h): the NVPTX level
+  // (-1: the backend's choice) and the pass pipeline ("": the backend's own).
+  int llc_opt = -1;
+  std::string llvm_pipeline;
 };
 
 // acc and acc_regs of a plan whose main loop issues `mma` (see KernelPlan::acc).
