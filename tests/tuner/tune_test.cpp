@@ -196,63 +196,46 @@ TEST(Tune, AStoppedRunLosesNothingAndTheNextOneContinues) {
   EXPECT_EQ(third.measured, 2u);
 }
 
+// With `name` set to `value`, tune_problem throws Error naming both before anything is stored; with
+// it unset, the same tune measures its 2 candidates, none failed (no stored failure was reused).
+template <typename Error>
+void expect_refused_before_anything_is_stored(const char *name, const char *value) {
+  TempDir dir;
+  auto db = kernels_db::KernelsDb::open(dir.file("k.db"));
+  auto measurer = make_model_measurer(a100_model(), nullptr);
+  const TuneTask task = task_of(kSmall);
+  TuneOptions options;
+  options.measurer = measurer.get();
+  options.budget.candidates = 2;
+  setenv(name, value, 1);
+  try {
+    tune_problem(task, options, &db);
+    ADD_FAILURE() << name << "=" << value << " was accepted";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find(std::string(name) + "='" + value + "'"), std::string::npos)
+        << e.what();
+  }
+  unsetenv(name);
+  EXPECT_TRUE(db.results(task.key.text).empty());
+  const TuneResult r = tune_problem(task, options, &db);
+  EXPECT_EQ(r.failed, 0u);
+  EXPECT_EQ(r.measured, 2u);
+}
+
 // A bad TCJIT_EPILOGUE_UNROLL would fail every candidate's build, and a stored failure is reused by
 // the next run: the tune is refused before anything is stored.
 TEST(Tune, ABadEpilogueUnrollValueIsRefusedBeforeAnythingIsStored) {
-  TempDir dir;
-  auto db = kernels_db::KernelsDb::open(dir.file("k.db"));
-  auto measurer = make_model_measurer(a100_model(), nullptr);
-  const TuneTask task = task_of(kSmall);
-  TuneOptions options;
-  options.measurer = measurer.get();
-  options.budget.candidates = 2;
-  setenv("TCJIT_EPILOGUE_UNROLL", "yes", 1);
-  EXPECT_THROW(tune_problem(task, options, &db), std::runtime_error);
-  unsetenv("TCJIT_EPILOGUE_UNROLL");
-  EXPECT_TRUE(db.results(task.key.text).empty());
-  const TuneResult r = tune_problem(task, options, &db);
-  EXPECT_EQ(r.failed, 0u);
-  EXPECT_EQ(r.measured, 2u);
+  expect_refused_before_anything_is_stored<std::runtime_error>("TCJIT_EPILOGUE_UNROLL", "yes");
 }
 
-// Every candidate's check against the CPU reference would fail on a bad TCJIT_REFERENCE_SIMD, and
-// each failure be stored and reused: refused before anything is stored.
+// Likewise every candidate's check against the CPU reference on a bad TCJIT_REFERENCE_SIMD.
 TEST(Tune, ABadReferenceSimdValueIsRefusedBeforeAnythingIsStored) {
-  TempDir dir;
-  auto db = kernels_db::KernelsDb::open(dir.file("k.db"));
-  auto measurer = make_model_measurer(a100_model(), nullptr);
-  const TuneTask task = task_of(kSmall);
-  TuneOptions options;
-  options.measurer = measurer.get();
-  options.budget.candidates = 2;
-  setenv("TCJIT_REFERENCE_SIMD", "sse9", 1);
-  try {
-    tune_problem(task, options, &db);
-    ADD_FAILURE() << "TCJIT_REFERENCE_SIMD=sse9 was accepted";
-  } catch (const std::invalid_argument &e) {
-    EXPECT_NE(std::string(e.what()).find("TCJIT_REFERENCE_SIMD='sse9'"), std::string::npos)
-        << e.what();
-  }
-  unsetenv("TCJIT_REFERENCE_SIMD");
-  EXPECT_TRUE(db.results(task.key.text).empty());
-  const TuneResult r = tune_problem(task, options, &db);
-  EXPECT_EQ(r.failed, 0u);
-  EXPECT_EQ(r.measured, 2u);
+  expect_refused_before_anything_is_stored<std::invalid_argument>("TCJIT_REFERENCE_SIMD", "sse9");
 }
 
+// And every build on a bad TCJIT_LLC_OPT.
 TEST(Tune, ABadLlcLevelIsRefusedBeforeAnythingIsStored) {
-  TempDir dir;
-  auto db = kernels_db::KernelsDb::open(dir.file("k.db"));
-  auto measurer = make_model_measurer(a100_model(), nullptr);
-  const TuneTask task = task_of(kSmall);
-  TuneOptions options;
-  options.measurer = measurer.get();
-  options.budget.candidates = 2;
-  setenv("TCJIT_LLC_OPT", "fast", 1);
-  EXPECT_THROW(tune_problem(task, options, &db), std::runtime_error);
-  unsetenv("TCJIT_LLC_OPT");
-  EXPECT_TRUE(db.results(task.key.text).empty());
-  EXPECT_EQ(tune_problem(task, options, &db).measured, 2u);
+  expect_refused_before_anything_is_stored<std::runtime_error>("TCJIT_LLC_OPT", "fast");
 }
 
 TEST(Tune, ABudgetSmallerThanTheBuildThreadsIsKept) {
