@@ -32,12 +32,11 @@ std::vector<uint64_t> gather_bits(const MatrixGeometry &m, int64_t batch, int64_
 
 } // namespace
 
-std::vector<double> binary_gemm_counts(const GemmGeometry &g, BitOp op, const void *a,
-                                       const void *b) {
+ReferenceValues binary_gemm_counts(const GemmGeometry &g, BitOp op, const void *a, const void *b) {
   const int64_t words = (g.k + 63) / 64;
   const std::vector<uint64_t> rows = gather_bits(g.a, g.batch, g.m, g.k, true, a, words);
   const std::vector<uint64_t> cols = gather_bits(g.b, g.batch, g.n, g.k, false, b, words);
-  std::vector<double> out(static_cast<size_t>(g.batch * g.m * g.n));
+  ReferenceValues out(static_cast<size_t>(g.batch * g.m * g.n)); // every element written
   parallel_for(g.batch * g.m, 16, [&](int64_t begin, int64_t end) {
     for (int64_t line = begin; line < end; ++line) {
       const int64_t batch = line / g.m, row = line % g.m;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "compiler/reference/gemm_geometry.h"
+#include "compiler/reference/reference_result.h"
 
 #include <vector>
 
@@ -11,7 +12,6 @@ namespace tcjit {
 
 // The accumulators of every output element, in the output's element order ([batch][m][n] for a
 // row-major C, [batch][n][m] for a column-major one), as exact counts.
-std::vector<double> binary_gemm_counts(const GemmGeometry &g, BitOp op, const void *a,
-                                       const void *b);
+ReferenceValues binary_gemm_counts(const GemmGeometry &g, BitOp op, const void *a, const void *b);
 
 } // namespace tcjit

@@ -76,8 +76,9 @@ int64_t output_coordinate(const ConvGeometry &g, int dim, int64_t in, int64_t ta
 }
 
 struct Sums {
-  std::vector<double> acc, abs;
-  explicit Sums(int64_t count) : acc(static_cast<size_t>(count)), abs(static_cast<size_t>(count)) {}
+  ReferenceValues acc, abs;
+  explicit Sums(int64_t count)
+      : acc(static_cast<size_t>(count), 0.0), abs(static_cast<size_t>(count), 0.0) {}
 };
 
 // Sums of fprop output pixel (n, o, p, q) for every k, in (t, r, s, c) order. x is channels-last

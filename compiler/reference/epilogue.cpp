@@ -25,7 +25,7 @@ EpilogueValue apply_epilogue(const Epilogue &epilogue, double acc, double acc_ab
 }
 
 ReferenceResult finish_reference(const OpSpec &spec, const OutputLayout &layout,
-                                 std::vector<double> accumulators, std::vector<double> abs_sums,
+                                 ReferenceValues accumulators, ReferenceValues abs_sums,
                                  void *output, const void *bias) {
   if (layout.bias_axis >= 0 && bias == nullptr)
     throw std::invalid_argument("tcjit reference: the epilogue has a bias but no bias buffer");

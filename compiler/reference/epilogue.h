@@ -25,7 +25,7 @@ EpilogueValue apply_epilogue(const Epilogue &epilogue, double acc, double acc_ab
 // to the output dtype, into `output`. Throws std::invalid_argument when a bias is required and
 // `bias` is null.
 ReferenceResult finish_reference(const OpSpec &spec, const OutputLayout &layout,
-                                 std::vector<double> accumulators, std::vector<double> abs_sums,
+                                 ReferenceValues accumulators, ReferenceValues abs_sums,
                                  void *output, const void *bias);
 
 } // namespace tcjit

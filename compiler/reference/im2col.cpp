@@ -187,8 +187,8 @@ ReferenceResult reference_conv_via_im2col(const OpSpec &conv, const ConvBuffers 
   const ReferenceResult sums = reference_gemm(
       lowered.gemm, GemmBuffers{lowered.a.data(), lowered.b.data(), d.data(), nullptr},
       MathMode::f32);
-  std::vector<double> accumulators(static_cast<size_t>(layout.count));
-  std::vector<double> abs_sums(static_cast<size_t>(layout.count));
+  ReferenceValues accumulators(static_cast<size_t>(layout.count), 0.0);
+  ReferenceValues abs_sums(static_cast<size_t>(layout.count), 0.0);
   for (int64_t group = 0; group < g.groups; ++group)
     for (int64_t row = 0; row < m; ++row)
       for (int64_t col = 0; col < n; ++col) {

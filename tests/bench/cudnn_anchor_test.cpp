@@ -98,7 +98,8 @@ protected:
   std::vector<double> reference(const std::string &pass) {
     ConvProblem problem = problem_;
     problem.pass = pass;
-    return testing::reference_output(problem, x_, w_, y_).values;
+    const ReferenceValues values = testing::reference_output(problem, x_, w_, y_).values;
+    return {values.begin(), values.end()};
   }
 
   // The tensor `pass` writes, and its element count.

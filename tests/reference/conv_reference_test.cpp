@@ -60,8 +60,8 @@ TEST(ConvFprop, TwoByTwoFilterOnThreeByThree) {
   const OpSpec spec = conv_spec(shape, ConvPass::fprop);
   const ConvRun run = run_conv(spec, iota(9), {1, 2, 3, 4}, std::vector<double>(4));
   EXPECT_EQ(values_of(run.y), (std::vector<double>{37, 47, 67, 77}));
-  EXPECT_EQ(run.result.values, (std::vector<double>{37, 47, 67, 77}));
-  EXPECT_EQ(run.result.magnitudes, (std::vector<double>{37, 47, 67, 77}));
+  EXPECT_EQ(run.result.values, (ReferenceValues{37, 47, 67, 77}));
+  EXPECT_EQ(run.result.magnitudes, (ReferenceValues{37, 47, 67, 77}));
 }
 
 TEST(ConvFprop, StrideTwoWithPadding) {
@@ -123,7 +123,7 @@ TEST(ConvFprop, EpilogueBiasPerOutputChannelAndBetaReadsY) {
   // 2 * [3 -1 11 -1] + 1 + bias[k]
   EXPECT_EQ(values_of(run.y), (std::vector<double>{107, 199, 123, 199}));
   // 2 sum|x||f| + |y| + |bias|: k1 of pixel 0 has sum|x||f| = 3 + 4, of pixel 1 7 + 8.
-  EXPECT_EQ(run.result.magnitudes, (std::vector<double>{107, 215, 123, 231}));
+  EXPECT_EQ(run.result.magnitudes, (ReferenceValues{107, 215, 123, 231}));
 }
 
 TEST(ConvFprop, Depthwise) {

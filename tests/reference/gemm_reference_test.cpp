@@ -33,7 +33,7 @@ using testing::matrix_index;
 //                          [ -1 3  1 ]
 const std::vector<double> small_a = {1, 2, 3, 4, -1, 0, 2, -3};
 const std::vector<double> small_b = {1, 0, 2, 0, 1, -1, 2, 1, 0, -1, 3, 1};
-const std::vector<double> small_ab = {3, 17, 4, 6, -7, -5};
+const ReferenceValues small_ab = {3, 17, 4, 6, -7, -5};
 const std::vector<double> small_abs = {11, 17, 8, 8, 11, 5};
 
 constexpr double padding_sentinel = 99;
@@ -127,8 +127,8 @@ TEST(GemmReference, AlphaBetaAndRowBias) {
   const Buffer bias = buffer_of(DType::f32, {10, 20});
   const ReferenceResult r =
       reference_gemm(g.spec, {g.a.data(), g.b.data(), g.c.data(), bias.data()}, MathMode::f32);
-  const std::vector<double> expected = {15, 42, 15, 28, 1, 4};
-  const std::vector<double> magnitudes = {33, 46, 29, 40, 47, 36}; // 2|AB| + |C| + |bias|
+  const ReferenceValues expected = {15, 42, 15, 28, 1, 4};
+  const ReferenceValues magnitudes = {33, 46, 29, 40, 47, 36}; // 2|AB| + |C| + |bias|
   EXPECT_EQ(r.values, expected);
   EXPECT_EQ(r.magnitudes, magnitudes);
   EXPECT_EQ(r.accumulators, small_ab);
@@ -188,7 +188,7 @@ TEST(GemmReference, EachActivationAppliesToTheScaledSum) {
   g.spec.epilogue.act = Activation::relu;
   const ReferenceResult r =
       reference_gemm(g.spec, {g.a.data(), g.b.data(), g.c.data(), nullptr}, MathMode::f32);
-  EXPECT_EQ(r.values, (std::vector<double>{0.75, 4.25, 1, 1.5, 0, 0}));
+  EXPECT_EQ(r.values, (ReferenceValues{0.75, 4.25, 1, 1.5, 0, 0}));
 }
 
 TEST(GemmReference, Int8AccumulatesExactlyIntoInt32) {
@@ -225,7 +225,7 @@ TEST(GemmReference, Int8OutputRoundsHalfToEvenAndSaturatesAfterScaling) {
   Buffer c(DType::s8, 6);
   spec.epilogue.alpha = 0.5;
   const ReferenceResult half = reference_gemm(spec, {a.data(), b.data(), c.data()}, MathMode::f32);
-  EXPECT_EQ(half.values, (std::vector<double>{2.5, -2.5, 3.5, -3.5, 63.5, -63.5}));
+  EXPECT_EQ(half.values, (ReferenceValues{2.5, -2.5, 3.5, -3.5, 63.5, -63.5}));
   const std::vector<double> rounded = {2, -2, 4, -4, 64, -64};
   for (int64_t i = 0; i < 6; ++i)
     EXPECT_EQ(c.get(i), rounded[size_t(i)]) << i;
@@ -391,6 +391,37 @@ TEST(GemmReference, AnUnknownOrMissingSimdKernelIsAnErrorNamingIt) {
       EXPECT_NE(std::string(e.what()).find("TCJIT_REFERENCE_SIMD"), std::string::npos) << e.what();
       EXPECT_NE(std::string(e.what()).find(value), std::string::npos) << e.what();
     }
+  }
+}
+
+TEST(GemmReference, F64ProductsAreRoundedBeforeTheyAreAddedWithEveryKernel) {
+  // f64 products are not exact in double, so no kernel may fuse them with the sum: a = [1, 1 +
+  // 2^-30], b = [-1, 1 + 2^-30]. Rounded, (1 + 2^-30)^2 = 1 + 2^-29 (the 2^-60 is lost) and the
+  // sum is 2^-29; a fused multiply-add would keep it (2^-29 + 2^-60). f32 inputs (24-bit
+  // significands: exact products) may be fused: the same sum either way.
+  for (const std::string &simd : simd_kernels()) {
+    SCOPED_TRACE("TCJIT_REFERENCE_SIMD=" + simd);
+    const ScopedSimd scoped(simd);
+    const OpSpec spec = gemm_spec(1, 1, 2, matrix(DType::f64, MatrixLayout::row),
+                                  matrix(DType::f64, MatrixLayout::row),
+                                  matrix(DType::f64, MatrixLayout::row), DType::f64);
+    const Buffer a = buffer_of(DType::f64, {1, 1 + 0x1p-30});
+    const Buffer b = buffer_of(DType::f64, {-1, 1 + 0x1p-30});
+    Buffer c(DType::f64, 1);
+    const ReferenceResult r = reference_gemm(spec, {a.data(), b.data(), c.data()}, MathMode::f32);
+    EXPECT_EQ(r.accumulators[0], 0x1p-29);
+    EXPECT_EQ(c.get(0), 0x1p-29);
+    EXPECT_EQ(r.magnitudes[0], 2 + 0x1p-29); // 1 + (1 + 2^-29)
+
+    const OpSpec f32 =
+        gemm_spec(1, 1, 2, matrix(DType::f32, MatrixLayout::row),
+                  matrix(DType::f32, MatrixLayout::row), matrix(DType::f32, MatrixLayout::row));
+    const Buffer a32 = buffer_of(DType::f32, {1, 1 + 0x1p-23});
+    const Buffer b32 = buffer_of(DType::f32, {-1, 1 + 0x1p-23});
+    Buffer c32(DType::f32, 1);
+    const ReferenceResult r32 =
+        reference_gemm(f32, {a32.data(), b32.data(), c32.data()}, MathMode::f32);
+    EXPECT_EQ(r32.accumulators[0], 0x1p-22 + 0x1p-46); // exact: 2^-22 + 2^-46
   }
 }
 
