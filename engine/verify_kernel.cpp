@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <vector>
 
 namespace tcjit::engine {
@@ -138,11 +139,12 @@ KernelCheck run_and_check_conv(device::Device &dev, const codegen::CompiledKerne
   const std::vector<std::byte> &host_out = roles.c == codegen::ConvTensor::x        ? x
                                            : roles.c == codegen::ConvTensor::filter ? w
                                                                                     : y;
-  std::vector<std::byte> out(host_out.size());
-  dev.copy_to_host(out.data(), ptr(roles.c), out.size());
+  // written whole by the download (not zeroed first: fresh pages are dear, and this is timed)
+  const auto out = std::make_unique_for_overwrite<std::byte[]>(host_out.size());
+  dev.copy_to_host(out.get(), ptr(roles.c), host_out.size());
   dev.unload_module(loaded.module);
   check.device_ms = ms_since(t_dev);
-  check.report = compare_with_reference(spec, kernel.plan.math, out.data(), ref);
+  check.report = compare_with_reference(spec, kernel.plan.math, out.get(), ref);
   return check;
 }
 
@@ -210,12 +212,12 @@ KernelCheck run_and_check_kernel(device::Device &dev, const codegen::CompiledKer
                   if (emu_dev)
                     check.counters = emu_dev->last_counters(); // the main kernel's
                 });
-  std::vector<std::byte> out(c.size());
-  dev.copy_to_host(out.data(), dc.ptr(), out.size());
+  const auto out = std::make_unique_for_overwrite<std::byte[]>(c.size()); // as in the conv path
+  dev.copy_to_host(out.get(), dc.ptr(), c.size());
   dev.unload_module(loaded.module);
   check.device_ms = ms_since(t_dev);
 
-  check.report = compare_with_reference(spec, kernel.plan.math, out.data(), ref);
+  check.report = compare_with_reference(spec, kernel.plan.math, out.get(), ref);
   return check;
 }
 

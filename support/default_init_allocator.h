@@ -13,15 +13,12 @@ namespace tcjit::support {
 template <typename T> class DefaultInitAllocator : public std::allocator<T> {
 public:
   using value_type = T;
-  template <typename U> struct rebind {
-    using other = DefaultInitAllocator<U>;
-  };
+  template <typename U> struct rebind { using other = DefaultInitAllocator<U>; };
 
   DefaultInitAllocator() noexcept = default;
   template <typename U> DefaultInitAllocator(const DefaultInitAllocator<U> &) noexcept {}
 
-  template <typename U>
-  void construct(U *p) noexcept(std::is_nothrow_default_constructible_v<U>) {
+  template <typename U> void construct(U *p) noexcept(std::is_nothrow_default_constructible_v<U>) {
     ::new (static_cast<void *>(p)) U;
   }
   template <typename U, typename... Args> void construct(U *p, Args &&...args) {

@@ -28,14 +28,11 @@ uint64_t GlobalMemory::allocate(uint64_t size, uint32_t align) {
   Allocation al;
   al.base = base;
   al.size = size;
-  try {
-    al.data.reset(new uint8_t[size ? size : 1]);
-  } catch (const std::bad_alloc &) {
+  al.data.reset(static_cast<uint8_t *>(std::calloc(size ? size : 1, 1)));
+  if (!al.data)
     throw device::DeviceError(device::ErrorKind::OutOfMemory,
                               "emulator: host memory exhausted allocating " + std::to_string(size) +
                                   " bytes of device memory");
-  }
-  std::memset(al.data.get(), 0, size ? size : 1);
   allocations_[base] = std::move(al);
   next_ = base + size + kGlobalGuardBytes;
   live_bytes_ += size;

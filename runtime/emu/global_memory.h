@@ -3,16 +3,24 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
 
 namespace tcjit::emu {
 
+// Releases calloc'd memory.
+struct FreeBytes {
+  void operator()(uint8_t *p) const noexcept { std::free(p); }
+};
+
 struct Allocation {
   uint64_t base = 0;
   uint64_t size = 0;
-  std::unique_ptr<uint8_t[]> data; // null once freed
+  // Zero-filled by calloc: fresh pages from the kernel are not written twice (a zero-fill, then
+  // the upload); null once freed.
+  std::unique_ptr<uint8_t[], FreeBytes> data;
   bool freed = false;
   bool contains(uint64_t addr, uint64_t bytes) const {
     return addr >= base && addr - base <= size && bytes <= size - (addr - base);
