@@ -706,18 +706,104 @@ void mma_float(Warp &w, const Instr &in, const Regs &regs, Decode decode) {
   scatter_d_row_pairs(w, regs.d, acc);
 }
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// In the 8-bit layouts each register of a lane holds 4 consecutive k (one byte quad) of one A row
+// or one B column, and lanes 4g..4g+3 hold 4 consecutive quads of the same row (column).
+template <MmaKind kKind> constexpr bool byte_quads_in_lane_fours() {
+  constexpr const Layout &L = kLayouts[static_cast<uint32_t>(kKind)];
+  for (uint32_t lane = 0; lane < 32; ++lane) {
+    const uint32_t first = lane & ~3u, j = lane & 3;
+    for (uint32_t r = 0; r < L.a_elems / 4; ++r)
+      for (uint32_t e = 0; e < 4; ++e)
+        if (L.a[lane][4 * r + e] != L.a[first][4 * r] + 4 * j + e)
+          return false;
+    for (uint32_t r = 0; r < L.b_elems / 4; ++r)
+      for (uint32_t e = 0; e < 4; ++e)
+        if (L.b[lane][4 * r + e] != L.b[first][4 * r] + (4 * j + e) * L.n)
+          return false;
+  }
+  return true;
+}
+
+// s8 or u8 A times s8 B as dot products of byte quads: vpdpbusd multiplies 4 unsigned bytes by
+// 4 signed bytes and adds the 4 products to an s32 lane, so a row of 8 sums takes K/4 of them. A
+// signed A is made unsigned by adding 128 to each byte (xor 0x80), and 128 * (B's column sums)
+// taken back off. Every partial sum is an exact integer below 2^20, so sums[] (row-major M x N,
+// f32) holds the same values the f32 products give.
+template <MmaKind kKind, bool kSignedA>
+__attribute__((target("avx2,avx512f,avx512vl,avx512vnni"))) void
+multiply_bytes_vnni(const Warp &w, const Regs &regs, float *sums) {
+  constexpr const Layout &L = kLayouts[static_cast<uint32_t>(kKind)];
+  constexpr uint32_t M = L.m, N = L.n, K = L.k, Q = K / 4;
+  static_assert(N == 8 && K % 16 == 0 && L.a_per_reg == 4 && byte_quads_in_lane_fours<kKind>());
+  alignas(32) uint32_t a[M][Q], b[N][Q]; // quads: a[row][q], b[column][q]
+  const __m128i flip = _mm_set1_epi32(kSignedA ? static_cast<int>(0x80808080u) : 0);
+  const __m256i low_words = _mm256_setr_epi32(0, 2, 4, 6, 0, 0, 0, 0); // 4 x u64 -> 4 x u32
+
+  for (uint32_t r = 0; r < L.a_elems / 4; ++r) {
+    const uint64_t *src = w.regs + size_t{regs.a[r]} * 32;
+#pragma GCC unroll 8
+    for (uint32_t g = 0; g < 8; ++g) {       // lanes 4g..4g+3: 4 quads of one row
+      const uint32_t at = L.a[4 * g][4 * r]; // row * K + k, k a multiple of 4
+      const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + 4 * g));
+      const __m128i quads = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(words, low_words));
+      _mm_store_si128(reinterpret_cast<__m128i *>(&a[at / K][at % K / 4]),
+                      _mm_xor_si128(quads, flip));
+    }
+  }
+  for (uint32_t r = 0; r < L.b_elems / 4; ++r) {
+    const uint64_t *src = w.regs + size_t{regs.b[r]} * 32;
+#pragma GCC unroll 8
+    for (uint32_t g = 0; g < 8; ++g) {       // lanes 4g..4g+3: 4 quads of one column
+      const uint32_t at = L.b[4 * g][4 * r]; // k * N + n
+      const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + 4 * g));
+      _mm_store_si128(reinterpret_cast<__m128i *>(&b[at % N][at / N / 4]),
+                      _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(words, low_words)));
+    }
+  }
+  // bq[q]: quad q of the 8 columns
+  const __m256i columns = _mm256_setr_epi32(0, Q, 2 * Q, 3 * Q, 4 * Q, 5 * Q, 6 * Q, 7 * Q);
+  __m256i bq[Q];
+  __m256i start = _mm256_setzero_si256(); // -128 * column sums of B for a signed A
+  for (uint32_t q = 0; q < Q; ++q) {
+    bq[q] = _mm256_i32gather_epi32(reinterpret_cast<const int *>(&b[0][q]), columns, 4);
+    if constexpr (kSignedA)
+      start = _mm256_dpbusd_epi32(start, _mm256_set1_epi32(0x01010101), bq[q]);
+  }
+  if constexpr (kSignedA)
+    start = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(start, 7));
+#pragma GCC unroll 4
+  for (uint32_t row = 0; row < M; ++row) {
+    __m256i acc = start;
+#pragma GCC unroll 8
+    for (uint32_t q = 0; q < Q; ++q)
+      acc = _mm256_dpbusd_epi32(acc, _mm256_set1_epi32(static_cast<int>(a[row][q])), bq[q]);
+    _mm256_storeu_ps(sums + row * N, _mm256_cvtepi32_ps(acc));
+  }
+}
+#endif
+
 // s8/u8/s4/u4 mma with s32 accumulators (exact; see the file comment).
 template <MmaKind kKind, uint32_t kBits, typename DecodeA, typename DecodeB>
 void mma_int(Warp &w, const Instr &in, const Regs &regs, DecodeA decode_a, DecodeB decode_b) {
   constexpr const Layout &L = kLayouts[static_cast<uint32_t>(kKind)];
   constexpr uint32_t M = L.m, N = L.n, K = L.k;
   float A[M * K], B[K * N], sum[M * N] = {};
-  bool a_done = false, b_done = false;
+  bool a_done = false, b_done = false, summed = false;
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   static const bool has_avx2 = cpu_has_avx2_f16c();
+  static const bool has_vnni =
+      has_avx2 && __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
+  if constexpr (kBits == 8 && std::is_same_v<DecodeB, DecodeS8> &&
+                (std::is_same_v<DecodeA, DecodeS8> || std::is_same_v<DecodeA, DecodeU8>)) {
+    if (has_vnni) {
+      multiply_bytes_vnni<kKind, std::is_same_v<DecodeA, DecodeS8>>(w, regs, sum);
+      a_done = b_done = summed = true;
+    }
+  }
   if constexpr (kBits == 8 &&
                 (std::is_same_v<DecodeA, DecodeS8> || std::is_same_v<DecodeA, DecodeU8>)) {
-    if (has_avx2) {
+    if (has_avx2 && !a_done) {
       decode_bytes_avx2<L.a_elems / 4, std::is_same_v<DecodeA, DecodeS8>>(w, regs.a, A);
       a_done = true;
     }
@@ -728,7 +814,7 @@ void mma_int(Warp &w, const Instr &in, const Regs &regs, DecodeA decode_a, Decod
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   if constexpr (kBits == 8 && b_is_k_major<4>(L) &&
                 (std::is_same_v<DecodeB, DecodeS8> || std::is_same_v<DecodeB, DecodeU8>)) {
-    if (has_avx2) {
+    if (has_avx2 && !b_done) {
       decode_b_rows_avx2<L.b_elems / 4, std::is_same_v<DecodeB, DecodeS8> ? 2 : 3>(w, regs.b, B);
       b_done = true;
     }
@@ -736,7 +822,8 @@ void mma_int(Warp &w, const Instr &in, const Regs &regs, DecodeA decode_a, Decod
 #endif
   if (!b_done)
     gather<L.b_elems, kBits>(w, regs.b, L.b, decode_b, B);
-  multiply_f32<kKind>(A, B, sum);
+  if (!summed)
+    multiply_f32<kKind>(A, B, sum);
   static_assert(c_is_row_pairs(L));
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   if (!in.satfinite && has_avx2) {
