@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,11 @@ ReferenceResult finish_reference(const OpSpec &spec, const OutputLayout &layout,
     throw std::invalid_argument("tcjit reference: the epilogue has a bias but no bias buffer");
   if (output == nullptr)
     throw std::invalid_argument("tcjit reference: no output buffer");
+  const auto count = static_cast<size_t>(layout.count);
+  if (accumulators.size() != count || abs_sums.size() != count)
+    throw std::logic_error("tcjit reference: " + std::to_string(accumulators.size()) +
+                           " sums and " + std::to_string(abs_sums.size()) + " |a||b| sums for " +
+                           std::to_string(count) + " output elements");
   ReferenceResult result;
   result.values.resize(accumulators.size());
   result.accumulators = std::move(accumulators);
