@@ -5,6 +5,7 @@
 #include "compiler/reference/gemm_geometry.h"
 #include "compiler/reference/numeric_convert.h"
 #include "compiler/reference/output_layout.h"
+#include "support/escape_controls.h"
 #include "support/parallel_for.h"
 
 #include <algorithm>
@@ -208,7 +209,8 @@ std::string reference_simd_kernel() {
     throw std::invalid_argument("tcjit reference: TCJIT_REFERENCE_SIMD=" + asked +
                                 " but this CPU lacks " + asked +
                                 "; unset it, or set it to portable");
-  throw std::invalid_argument("tcjit reference: TCJIT_REFERENCE_SIMD='" + asked +
+  throw std::invalid_argument("tcjit reference: TCJIT_REFERENCE_SIMD='" +
+                              support::escape_controls(asked) +
                               "' is none of avx512, avx2, portable; unset it to use the widest "
                               "this CPU has");
 }

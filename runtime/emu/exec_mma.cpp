@@ -307,6 +307,15 @@ inline uint32_t decode_fragments(const Warp &w, const uint32_t *regs, Decode dec
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// The low 32-bit words of 4 lanes' registers (64-bit slots), in lane order: a register's 4 lanes
+// at once.
+[[gnu::always_inline]] __attribute__((target("avx2"))) inline __m128i
+low_words_of_4_lanes(const uint64_t *four) {
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(four));
+  return _mm256_castsi256_si128(
+      _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7)));
+}
+
 // decode_fragments for f16 / bf16 registers with AVX2 (+F16C for f16): the low words of 4 lanes
 // are 8 halves in fragment order, converted at once. Exact for every non-NaN value (f16 and bf16
 // are subsets of f32); when a NaN is present the caller decodes through the tables instead (NaN
@@ -314,7 +323,6 @@ inline uint32_t decode_fragments(const Warp &w, const uint32_t *regs, Decode dec
 template <uint32_t kRegs, bool kBf16>
 __attribute__((target("avx2,f16c"))) uint32_t decode_halves_avx2(const Warp &w,
                                                                  const uint32_t *regs, float *out) {
-  const __m256i low_words = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
   const __m128i magnitude = _mm_set1_epi32(0x7fff7fff), sign = _mm_set1_epi32(0x80008000u);
   const __m128i nan_add = _mm_set1_epi32(kBf16 ? 0x007f007f : 0x03ff03ff);
   __m128i nan = _mm_setzero_si128();
@@ -322,8 +330,7 @@ __attribute__((target("avx2,f16c"))) uint32_t decode_halves_avx2(const Warp &w,
     const uint64_t *src = w.regs + size_t{regs[r]} * 32;
     float *dst = out + r * 64;
     for (uint32_t lane = 0; lane < 32; lane += 4) {
-      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + lane));
-      const __m128i h = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(v, low_words));
+      const __m128i h = low_words_of_4_lanes(src + lane);
       nan = _mm_or_si128(nan,
                          _mm_and_si128(_mm_add_epi32(_mm_and_si128(h, magnitude), nan_add), sign));
       if constexpr (kBf16) {
@@ -346,13 +353,11 @@ __attribute__((target("avx2,f16c"))) uint32_t decode_halves_avx2(const Warp &w,
 template <uint32_t kRegs, bool kSigned>
 __attribute__((target("avx2"))) void decode_bytes_avx2(const Warp &w, const uint32_t *regs,
                                                        float *out) {
-  const __m256i low_words = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
   for (uint32_t r = 0; r < kRegs; ++r) {
     const uint64_t *src = w.regs + size_t{regs[r]} * 32;
     float *dst = out + r * 128;
     for (uint32_t lane = 0; lane < 32; lane += 4) {
-      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + lane));
-      const __m128i b = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(v, low_words));
+      const __m128i b = low_words_of_4_lanes(src + lane);
       const __m128i hi = _mm_srli_si128(b, 8);
       const __m256i x0 = kSigned ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
       const __m256i x1 = kSigned ? _mm256_cvtepi8_epi32(hi) : _mm256_cvtepu8_epi32(hi);
@@ -738,17 +743,14 @@ multiply_bytes_vnni(const Warp &w, const Regs &regs, float *sums) {
   static_assert(N == 8 && K % 16 == 0 && L.a_per_reg == 4 && byte_quads_in_lane_fours<kKind>());
   alignas(32) uint32_t a[M][Q], b[N][Q]; // quads: a[row][q], b[column][q]
   const __m128i flip = _mm_set1_epi32(kSignedA ? static_cast<int>(0x80808080u) : 0);
-  const __m256i low_words = _mm256_setr_epi32(0, 2, 4, 6, 0, 0, 0, 0); // 4 x u64 -> 4 x u32
 
   for (uint32_t r = 0; r < L.a_elems / 4; ++r) {
     const uint64_t *src = w.regs + size_t{regs.a[r]} * 32;
 #pragma GCC unroll 8
     for (uint32_t g = 0; g < 8; ++g) {       // lanes 4g..4g+3: 4 quads of one row
       const uint32_t at = L.a[4 * g][4 * r]; // row * K + k, k a multiple of 4
-      const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + 4 * g));
-      const __m128i quads = _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(words, low_words));
       _mm_store_si128(reinterpret_cast<__m128i *>(&a[at / K][at % K / 4]),
-                      _mm_xor_si128(quads, flip));
+                      _mm_xor_si128(low_words_of_4_lanes(src + 4 * g), flip));
     }
   }
   for (uint32_t r = 0; r < L.b_elems / 4; ++r) {
@@ -756,9 +758,8 @@ multiply_bytes_vnni(const Warp &w, const Regs &regs, float *sums) {
 #pragma GCC unroll 8
     for (uint32_t g = 0; g < 8; ++g) {       // lanes 4g..4g+3: 4 quads of one column
       const uint32_t at = L.b[4 * g][4 * r]; // k * N + n
-      const __m256i words = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(src + 4 * g));
       _mm_store_si128(reinterpret_cast<__m128i *>(&b[at % N][at / N / 4]),
-                      _mm256_castsi256_si128(_mm256_permutevar8x32_epi32(words, low_words)));
+                      low_words_of_4_lanes(src + 4 * g));
     }
   }
   // bq[q]: quad q of the 8 columns

@@ -1,7 +1,6 @@
 #include "runtime/emu/global_memory.h"
 
 #include <cstdio>
-#include <cstring>
 
 #include "runtime/device/device.h"
 #include "runtime/emu/memory_layout.h"

@@ -119,5 +119,27 @@ TEST(LlvmOverrides, APipelineLlvmCannotRunIsAnErrorNamingTheVariable) {
   }
 }
 
+TEST(LlvmOverrides, ControlCharactersAndBadUtf8InAValueAreEscapedInTheError) {
+  // a value that would set the terminal's title and hold a byte that is not UTF-8
+  const std::string hostile = "\x1b]0;pwned\x07\xff";
+  for (const char *name : {"TCJIT_LLC_OPT", "TCJIT_LLVM_PIPELINE"}) {
+    SCOPED_TRACE(name);
+    const ScopedEnv env(name, hostile);
+    try {
+      if (std::string(name) == "TCJIT_LLC_OPT")
+        codegen::llvm_overrides();
+      else
+        compile();
+      ADD_FAILURE() << name << " with control characters was accepted";
+    } catch (const std::runtime_error &e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(name), std::string::npos) << what;
+      EXPECT_NE(what.find("\\x1b]0;pwned\\x07\\xff"), std::string::npos) << what;
+      for (const char c : what)
+        EXPECT_FALSE(c == '\x1b' || c == '\x07' || c == '\xff') << what;
+    }
+  }
+}
+
 } // namespace
 } // namespace tcjit

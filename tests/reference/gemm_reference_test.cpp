@@ -1,4 +1,5 @@
 #include "compiler/reference/gemm_reference.h"
+#include "support/escape_controls.h"
 
 #include "compiler/reference/activation.h"
 #include "compiler/reference/bind_dims.h"
@@ -375,7 +376,7 @@ TEST(GemmReference, AnUnknownOrMissingSimdKernelIsAnErrorNamingIt) {
       gemm_spec(8, 8, 8, matrix(DType::f32, MatrixLayout::row),
                 matrix(DType::f32, MatrixLayout::row), matrix(DType::f32, MatrixLayout::row));
   Buffer a(DType::f32, 64), b(DType::f32, 64), c(DType::f32, 64);
-  std::vector<std::string> refused = {"sse9", "AVX2", " "};
+  std::vector<std::string> refused = {"sse9", "AVX2", " ", "\x1b]0;x\x07\xff"};
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
   if (!__builtin_cpu_supports("avx512f"))
     refused.push_back("avx512");
@@ -389,7 +390,9 @@ TEST(GemmReference, AnUnknownOrMissingSimdKernelIsAnErrorNamingIt) {
       ADD_FAILURE() << "TCJIT_REFERENCE_SIMD='" << value << "' was accepted";
     } catch (const std::invalid_argument &e) {
       EXPECT_NE(std::string(e.what()).find("TCJIT_REFERENCE_SIMD"), std::string::npos) << e.what();
-      EXPECT_NE(std::string(e.what()).find(value), std::string::npos) << e.what();
+      const std::string what = e.what();
+      EXPECT_NE(what.find(support::escape_controls(value)), std::string::npos) << what;
+      EXPECT_EQ(what.find('\x1b'), std::string::npos) << "a control character printed raw";
     }
   }
 }

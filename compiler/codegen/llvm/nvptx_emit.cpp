@@ -1,5 +1,7 @@
 #include "compiler/codegen/llvm/nvptx_emit.h"
 
+#include "support/escape_controls.h"
+
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/IR/InstrTypes.h>
 #include <llvm/IR/LegacyPassManager.h>
@@ -189,9 +191,11 @@ void optimize_module(llvm::Module &m, llvm::TargetMachine &tm, bool hoist_invari
     mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
   } else if (auto err = pb.parsePassPipeline(mpm, pipeline)) {
     if (!pipeline_override.empty()) // the user's: an error naming where it came from
-      throw std::runtime_error("TCJIT_LLVM_PIPELINE='" + pipeline +
-                               "' in the environment is not a pass pipeline LLVM can run (" +
-                               llvm::toString(std::move(err)) + "); give one, or O3, or unset it");
+      throw std::runtime_error(     // LLVM's message quotes the text too: both escaped
+          "TCJIT_LLVM_PIPELINE='" + support::escape_controls(pipeline) +
+          "' in the environment is not a pass pipeline LLVM can run (" +
+          support::escape_controls(llvm::toString(std::move(err))) +
+          "); give one, or O3, or unset it");
     throw std::logic_error("optimize_module: bad pass pipeline '" + pipeline +
                            "': " + llvm::toString(std::move(err)));
   }

@@ -1,5 +1,7 @@
 #include "compiler/codegen/plan/llvm_overrides.h"
 
+#include "support/escape_controls.h"
+
 #include <cstdlib>
 #include <stdexcept>
 #include <string_view>
@@ -13,7 +15,7 @@ LlvmOverrides llvm_overrides() {
   if (level.size() == 1 && level[0] >= '0' && level[0] <= '3')
     o.llc_opt = level[0] - '0';
   else if (!level.empty())
-    throw std::runtime_error("TCJIT_LLC_OPT='" + std::string(level) +
+    throw std::runtime_error("TCJIT_LLC_OPT='" + support::escape_controls(level) +
                              "' in the environment: give 0, 1, 2 or 3 (the NVPTX code "
                              "generator's optimisation level), or unset it (1 for mma kernels, "
                              "0 for SIMT)");
