@@ -40,6 +40,14 @@ constexpr int64_t micro_cols = 8;
 constexpr int64_t panel_cols = 64;  // B columns packed at once: micro_cols-wide strips
 constexpr int64_t chunk_rows = 128; // rows of A one work item takes against a packed panel
 
+// Integer inputs of at most 8 bits (s8, u8, s4, u4) as int16, K in groups of 4 (zero past K):
+// B's packed strip holds, per group, micro_cols x 4 values, column-major inside the group, so
+// that one 64-bit broadcast of a row's 4 values meets 2-value pairs of 4 columns per 256 bits
+// (vpmaddwd: a[2q] * b[2q][j] + a[2q + 1] * b[2q + 1][j] in the 32-bit lane (j, q)). Each sum is
+// then the exact integer the double kernels reach: int_tile_kernel makes sure no int32 sum
+// overflows.
+constexpr int64_t int_k_group = 4;
+
 // A matrix operand converted to Element (double, or int16 for small integers), row-major and
 // dense: [batch][rows][row_stride], zero past its columns. Allocated uninitialized and written by
 // the worker threads, so that no thread zeroes (and first touches) it alone: fresh memory is dear
@@ -172,14 +180,6 @@ multiply_micro_tile_avx512_fma(const double *const *a_rows, const double *const 
     _mm512_storeu_pd(abs_sums + r * micro_cols, abs[r]);
   }
 }
-
-// Integer inputs of at most 8 bits (s8, u8, s4, u4) as int16, K in groups of 4 (zero past K):
-// B's packed strip holds, per group, micro_cols x 4 values, column-major inside the group, so
-// that one 64-bit broadcast of a row's 4 values meets 2-value pairs of 4 columns per 256 bits
-// (vpmaddwd: a[2q] * b[2q][j] + a[2q + 1] * b[2q + 1][j] in the 32-bit lane (j, q)). Each sum is
-// then the exact integer the double kernels reach: the caller makes sure no int32 overflows
-// (fits_int32_sums).
-constexpr int64_t int_k_group = 4;
 
 // The sums of the int32 lane pairs (2j, 2j + 1) as doubles: each 64-bit lane's low half plus
 // its high half (the high half's own sum is dropped), then the low halves narrowed.
