@@ -469,70 +469,94 @@ void expect_matches_a_naive_triple_loop() {
 }
 
 // Small integer inputs (s8, u8, s4, u4) take the int16 kernels where their int32 sums cannot
-// overflow: the sums must be the exact integers, with K not a multiple of the kernels' group of 4,
-// rows and columns crossing the micro tiles and panels, every type pair and every kernel.
+// overflow: the sums must be the exact integers, with K a multiple of the kernels' group of 4 or
+// not, rows and columns crossing the micro tiles and panels, both operand orders with padded
+// leading dimensions, every 8-bit and every 4-bit type pair, and every kernel.
 TEST(GemmReference, SmallIntegerSumsAreExactWithEveryKernel) {
   const int64_t m = 133, n = 75, batch = 2;
   const std::vector<std::pair<DType, DType>> pairs = {
       {DType::s8, DType::s8}, {DType::u8, DType::s8}, {DType::s8, DType::u8},
-      {DType::u8, DType::u8}, {DType::s4, DType::u4}, {DType::u4, DType::s4}};
+      {DType::u8, DType::u8}, {DType::s4, DType::s4}, {DType::s4, DType::u4},
+      {DType::u4, DType::s4}, {DType::u4, DType::u4}};
   for (const std::string &simd : simd_kernels()) {
     const ScopedSimd scoped(simd);
     for (const auto &[a_type, b_type] : pairs)
-      for (const int64_t k : {1, 3, 66}) {
-        SCOPED_TRACE("TCJIT_REFERENCE_SIMD=" + simd + " " + std::string(to_string(a_type)) + " x " +
-                     std::string(to_string(b_type)) + " k=" + std::to_string(k));
-        const OpSpec spec =
-            gemm_spec(m, n, k, matrix(a_type, MatrixLayout::row), matrix(b_type, MatrixLayout::col),
-                      matrix(DType::s32, MatrixLayout::row), DType::s32, batch);
-        // raw bytes: the 4-bit types pack two elements per byte
-        const int64_t a_count = testing::matrix_buffer_size(spec.gemm.a, m, k, batch);
-        const int64_t b_count = testing::matrix_buffer_size(spec.gemm.b, k, n, batch);
-        std::vector<unsigned char> a(size_t(packed_bytes(a_type, a_count)));
-        std::vector<unsigned char> b(size_t(packed_bytes(b_type, b_count)));
-        Buffer c(DType::s32, m * n * batch);
-        fill_random(a_type, a.data(), a_count, uint64_t(k), -8, 8); // the types' whole ranges
-        fill_random(b_type, b.data(), b_count, uint64_t(k + 1), -8, 8);
-        const ReferenceResult r =
-            reference_gemm(spec, {a.data(), b.data(), c.data()}, MathMode::f32);
-        for (int64_t bt = 0; bt < batch; ++bt)
-          for (int64_t i = 0; i < m; ++i)
-            for (int64_t j = 0; j < n; ++j) {
-              int64_t sum = 0, abs_sum = 0;
-              for (int64_t kk = 0; kk < k; ++kk) {
-                const auto av = int64_t(
-                    read_element(a_type, a.data(), matrix_index(spec.gemm.a, m, k, bt, i, kk)));
-                const auto bv = int64_t(
-                    read_element(b_type, b.data(), matrix_index(spec.gemm.b, k, n, bt, kk, j)));
-                sum += av * bv;
-                abs_sum += std::abs(av) * std::abs(bv);
+      for (const int64_t k : {1, 3, 64, 66})
+        for (const bool transposed : {false, true}) {
+          SCOPED_TRACE("TCJIT_REFERENCE_SIMD=" + simd + " " + std::string(to_string(a_type)) +
+                       " x " + std::string(to_string(b_type)) + " k=" + std::to_string(k) +
+                       (transposed ? " col x row -> col, padded" : " row x col -> row"));
+          const OpSpec spec =
+              transposed
+                  ? gemm_spec(m, n, k, matrix(a_type, MatrixLayout::col, m + 3),
+                              matrix(b_type, MatrixLayout::row, n + 1),
+                              matrix(DType::s32, MatrixLayout::col, m + 2), DType::s32, batch)
+                  : gemm_spec(m, n, k, matrix(a_type, MatrixLayout::row),
+                              matrix(b_type, MatrixLayout::col),
+                              matrix(DType::s32, MatrixLayout::row), DType::s32, batch);
+          // raw bytes: the 4-bit types pack two elements per byte
+          const int64_t a_count = testing::matrix_buffer_size(spec.gemm.a, m, k, batch);
+          const int64_t b_count = testing::matrix_buffer_size(spec.gemm.b, k, n, batch);
+          std::vector<unsigned char> a(size_t(packed_bytes(a_type, a_count)));
+          std::vector<unsigned char> b(size_t(packed_bytes(b_type, b_count)));
+          Buffer c(DType::s32, testing::matrix_buffer_size(spec.gemm.c, m, n, batch));
+          // [-128, 255] (scaled by integer_fill_scale) within each type: its whole range
+          fill_random(a_type, a.data(), a_count, uint64_t(k), -8, 255 / 16.0);
+          fill_random(b_type, b.data(), b_count, uint64_t(k + 1), -8, 255 / 16.0);
+          const ReferenceResult r =
+              reference_gemm(spec, {a.data(), b.data(), c.data()}, MathMode::f32);
+          for (int64_t bt = 0; bt < batch; ++bt)
+            for (int64_t i = 0; i < m; ++i)
+              for (int64_t j = 0; j < n; ++j) {
+                int64_t sum = 0, abs_sum = 0;
+                for (int64_t kk = 0; kk < k; ++kk) {
+                  const auto av = int64_t(
+                      read_element(a_type, a.data(), matrix_index(spec.gemm.a, m, k, bt, i, kk)));
+                  const auto bv = int64_t(
+                      read_element(b_type, b.data(), matrix_index(spec.gemm.b, k, n, bt, kk, j)));
+                  sum += av * bv;
+                  abs_sum += std::abs(av) * std::abs(bv);
+                }
+                const size_t e = transposed ? size_t((bt * n + j) * m + i) // the output's order
+                                            : size_t((bt * m + i) * n + j);
+                ASSERT_EQ(r.accumulators[e], double(sum)) << bt << " " << i << " " << j;
+                ASSERT_EQ(r.magnitudes[e], double(abs_sum)) << bt << " " << i << " " << j;
               }
-              const size_t e = size_t((bt * m + i) * n + j);
-              ASSERT_EQ(r.accumulators[e], double(sum)) << bt << " " << i << " " << j;
-              ASSERT_EQ(r.magnitudes[e], double(abs_sum)) << bt << " " << i << " " << j;
-            }
-      }
+        }
   }
 }
 
-// The int16 kernels run only while K * max|a| * max|b| fits in int32: u8 x u8 all 255 with K =
-// 33025 sums to 2,147,450,625 (int32 holds it), with K = 33026 to 2,147,515,650 (it does not, and
-// an int32 sum would wrap negative).
+// The int16 kernels run only while K * max|a| * max|b| fits in int32 (2,147,483,647), and the
+// sums must be exact on both sides of that bound (an int32 sum past it would wrap negative):
+// - u8 x u8, all 255: K = 33,025 sums to 2,147,450,625, K = 33,026 to 2,147,515,650;
+// - s8 x s8, all -128 (max|s8| is 128, not 127): K = 131,071 sums to 2,147,467,264, K = 131,072
+//   to 2^31.
 TEST(GemmReference, SmallIntegerSumsPastInt32AreExactToo) {
+  struct Case {
+    DType type;
+    double value;
+    int64_t k;
+  };
+  const std::vector<Case> cases = {{DType::u8, 255, 33025},
+                                   {DType::u8, 255, 33026},
+                                   {DType::s8, -128, 131071},
+                                   {DType::s8, -128, 131072}};
   for (const std::string &simd : simd_kernels())
-    for (const int64_t k : {33025, 33026}) {
-      SCOPED_TRACE("TCJIT_REFERENCE_SIMD=" + simd + " k=" + std::to_string(k));
+    for (const Case &t : cases) {
+      SCOPED_TRACE("TCJIT_REFERENCE_SIMD=" + simd + " " + std::string(to_string(t.type)) +
+                   " k=" + std::to_string(t.k));
       const ScopedSimd scoped(simd);
-      const OpSpec spec = gemm_spec(5, 9, k, matrix(DType::u8, MatrixLayout::row),
-                                    matrix(DType::u8, MatrixLayout::col),
-                                    matrix(DType::f32, MatrixLayout::row), DType::s32);
-      const Buffer a = buffer_of(DType::u8, std::vector<double>(size_t(5 * k), 255));
-      const Buffer b = buffer_of(DType::u8, std::vector<double>(size_t(9 * k), 255));
+      const OpSpec spec =
+          gemm_spec(5, 9, t.k, matrix(t.type, MatrixLayout::row), matrix(t.type, MatrixLayout::col),
+                    matrix(DType::f32, MatrixLayout::row), DType::s32);
+      const Buffer a = buffer_of(t.type, std::vector<double>(size_t(5 * t.k), t.value));
+      const Buffer b = buffer_of(t.type, std::vector<double>(size_t(9 * t.k), t.value));
       Buffer c(DType::f32, 5 * 9);
       const ReferenceResult r = reference_gemm(spec, {a.data(), b.data(), c.data()}, MathMode::f32);
+      const double expected = double(t.k) * t.value * t.value;
       for (size_t e = 0; e < r.accumulators.size(); ++e) {
-        ASSERT_EQ(r.accumulators[e], double(k * 255 * 255)) << e;
-        ASSERT_EQ(r.magnitudes[e], double(k * 255 * 255)) << e;
+        ASSERT_EQ(r.accumulators[e], expected) << e;
+        ASSERT_EQ(r.magnitudes[e], expected) << e;
       }
     }
 }
