@@ -241,6 +241,16 @@ void emit_epilogue_value(std::ostringstream &s, const KernelPlan &p, const std::
   s << "}\n";
 }
 
+// The byte offset of accumulator (line, pos) in a warp's epilogue staging slab (formulas.h).
+void emit_staging_offset(std::ostringstream &s, const KernelPlan &p) {
+  ExprGraph g;
+  const ExprSource offset = expr_source(
+      {staging_offset(p, input(g, ExprType::i32, "line"), input(g, ExprType::i32, "pos"))},
+      {{"line", "line"}, {"pos", "pos"}}, "  ");
+  s << "__device__ __forceinline__ u32 staging_offset(u32 line, u32 pos) {\n"
+    << offset.statements << "  return " << offset.values[0] << ";\n}\n";
+}
+
 // An empty asm statement that makes the thread's `index` opaque where it stands, so that NVRTC
 // cannot hoist what depends on it out of the main loop (empty when `when` is false). Used where
 // the hoisted addresses would not fit in registers:
@@ -642,6 +652,97 @@ void emit_sparse_k_step(std::ostringstream &s, const KernelPlan &p) {
     << "        }\n      }\n";
 }
 
+// The staged epilogue (KernelPlan::stage_epilogue; the LLVM backend's llvm/epilogue.cpp): per pass
+// (row-major D: an mma row-block, 16 rows x wn; col-major D: a column-block, 8 columns x wm) the
+// warp writes its accumulators to its slab of shared memory (staging_offset's swizzle), then each
+// lane reads back V contiguous elements of a line and stores them as one vector of C/D.
+void emit_staged_epilogue(std::ostringstream &s, const KernelPlan &p) {
+  const bool row_major = p.out_layout == MatrixLayout::row;
+  const std::string A = acc_type(p), O = storage_type(p.out);
+  const int esize = dtype_bits(p.out) / 8;
+  const int V = p.stage_vec, L = p.stage_line_len;
+  const int per_line = L / V, items = p.stage_lines * per_line, iters = (items + 31) / 32;
+  const int chunk = std::min(V, 4); // accumulators per shared load (16 bytes at most)
+  const int passes = row_major ? p.tiles_m : p.tiles_n, across = row_major ? p.tiles_n : p.tiles_m;
+  const bool loop = p.epilogue_loop && passes > 1, loop_items = loop && iters > 1;
+  const std::string pass_step = std::to_string(row_major ? p.mma.m : p.mma.n);
+  // value r of tile t (across the pass) of this pass
+  auto value = [&](const std::string &t, const std::string &r) {
+    if (loop)
+      return "v[" + t + "][" + r + "]";
+    return row_major ? "acc[pass][" + t + "][" + r + "]" : "acc[" + t + "][pass][" + r + "]";
+  };
+  s << "  // epilogue staged through shared memory: per pass " << p.stage_lines << " x " << L
+    << " accumulators per warp, read back as\n"
+    << "  // vectors of " << V << " elements of " << (row_major ? "a row" : "a column") << " of D\n"
+    << "  __syncthreads(); // every warp is done with the pipeline's buffers before any overwrites "
+       "them\n"
+    << "  u8 *const slab = tcjit_smem + warp * " << p.stage_lines * L * 4 << ";\n"
+    << (loop ? "#pragma unroll 1\n" : "#pragma unroll\n") << "  for (int pass = 0; pass < "
+    << passes << "; ++pass) {\n";
+  if (loop) { // the pass's accumulators picked by a switch (plan/epilogue_loop.h)
+    s << "  " << A << " v[" << across << "][4];\n  switch (pass) {\n";
+    for (int k = 0; k < passes; ++k)
+      s << "  " << (k + 1 < passes ? "case " + std::to_string(k) : std::string("default")) << ":\n"
+        << "#pragma unroll\n    for (int t = 0; t < " << across << "; ++t)\n"
+        << "#pragma unroll\n      for (int r = 0; r < 4; ++r)\n"
+        << "        v[t][r] = "
+        << (row_major ? "acc[" + std::to_string(k) + "][t][r]"
+                      : "acc[t][" + std::to_string(k) + "][r]")
+        << ";\n    break;\n";
+    s << "  }\n";
+  }
+  if (row_major) // (r, r + 1): adjacent columns of one row, one 8-byte store
+    s << "#pragma unroll\n    for (int t = 0; t < " << across << "; ++t)\n"
+      << "#pragma unroll\n      for (int r = 0; r < 4; r += 2) {\n"
+      << "        const u32 line = u32(frag_row0 + c_row(r)), pos = u32(frag_col0 + t * " << p.mma.n
+      << " + c_col(r));\n"
+      << "        struct alignas(8) { " << A << " lo, hi; } two = {" << value("t", "r") << ", "
+      << value("t", "r + 1") << "};\n"
+      << "        *(decltype(two) *)(slab + staging_offset(line, pos)) = two;\n"
+      << "      }\n";
+  else
+    s << "#pragma unroll\n    for (int t = 0; t < " << across << "; ++t)\n"
+      << "#pragma unroll\n      for (int r = 0; r < 4; ++r) {\n"
+      << "        const u32 line = u32(frag_col0 + c_col(r)), pos = u32(frag_row0 + t * " << p.mma.m
+      << " + c_row(r));\n"
+      << "        *(" << A << " *)(slab + staging_offset(line, pos)) = " << value("t", "r")
+      << ";\n      }\n";
+  s << "    __syncwarp(); // the slab is complete before any lane reads it back\n"
+    << (loop_items ? "#pragma unroll 1\n" : "#pragma unroll\n") << "    for (int it = 0; it < "
+    << iters << "; ++it) {\n"
+    << "      const u32 idx = u32(lane) + u32(it * 32);\n"
+    << (items % 32 != 0 ? "      if (idx >= " + std::to_string(items) + "u) continue;\n" : "")
+    << "      const u32 line = idx / " << per_line << "u, pos = idx % " << per_line << "u * " << V
+    << "u;\n";
+  if (row_major)
+    s << "      const int row = m0 + warp_m0 + int(line) + pass * " << pass_step
+      << ", col = n0 + warp_n0 + int(pos);\n";
+  else
+    s << "      const int row = m0 + warp_m0 + int(pos), col = n0 + warp_n0 + int(line) + pass * "
+      << pass_step << ";\n";
+  // V divides D's contiguous extent (c_vec), so the vector's first element in range means all of
+  // it is.
+  s << phased_dgrad_row_guard(p, row_major ? "(s64)row * ld_out + col" : "(s64)col * ld_out + row",
+                              esize)
+    << "      " << A << " vals[" << V << "];\n"
+    << "#pragma unroll\n      for (int j = 0; j < " << V << "; j += " << chunk << ") {\n"
+    << "        struct alignas(" << 4 * chunk << ") { " << A << " x[" << chunk << "]; } part = *("
+    << "decltype(part) *)(slab + staging_offset(line, pos + u32(j)));\n"
+    << "#pragma unroll\n        for (int e = 0; e < " << chunk << "; ++e)\n"
+    << "          vals[j + e] = part.x[e];\n"
+    << "      }\n"
+    << "      struct alignas(" << V * esize << ") { " << O << " x[" << V << "]; } out;\n"
+    << "#pragma unroll\n      for (int e = 0; e < " << V << "; ++e)\n"
+    << "        out.x[e] = epilogue_value(vals[e], c, bias, "
+    << (row_major ? "row, col + e" : "row + e, col") << ", off + e * " << esize
+    << ", alpha, beta);\n"
+    << "      *(decltype(out) *)(d + off) = out;\n"
+    << "    }\n"
+    << "    __syncwarp(); // this pass's reads are done before the next pass overwrites the slab\n"
+    << "  }\n";
+}
+
 void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
   const int SK = p.config.split_k, S = p.config.stages;
   const bool simt = p.mma.kind == MmaKind::simt_f32;
@@ -772,8 +873,17 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
          "cvt.f32.f16 %1, hi; }\"\n"
       << "            : \"=f\"(acc[i][j][2 * r]), \"=f\"(acc[i][j][2 * r + 1]) : "
          "\"r\"(acc16[i][j][r]));\n";
-  // epilogue: straight from the fragments (no staging through shared memory)
   const bool raw = SK > 1; // split-K pass 1: raw accumulators to the workspace (D)
+  if (p.stage_epilogue && !raw) {
+    s << "  const u8 *c = C + batch * batch_stride_c * " << out_esize << ";\n"
+      << "  u8 *d = D + batch * batch_stride_c * " << out_esize << ";\n"
+      << "  const s64 ld_out = ldc;\n"
+      << per_group_bias(p);
+    emit_staged_epilogue(s, p);
+    s << "}\n";
+    return;
+  }
+  // epilogue: straight from the fragments
   const DType out = raw ? p.acc : p.out;
   const bool row_major = raw || p.out_layout == MatrixLayout::row;
   const int c_vec = raw ? (p.out_layout == MatrixLayout::row ? p.c_vec : 1) : p.c_vec;
@@ -878,6 +988,8 @@ std::string emit_cuda_source(const KernelPlan &p) {
   }
   emit_activation(s, p);
   emit_epilogue_value(s, p, "epilogue_value");
+  if (p.stage_epilogue)
+    emit_staging_offset(s, p);
   if (p.conv) {
     s << "\n";
     emit_conv_constants(s, p);

@@ -10,9 +10,9 @@
 // GEMMs with the im2col / strided / tap_rows gathers (the ConvConstants written in as constants,
 // the batch n a run-time value through M or K), per-group bias, channel padding's
 // `<kernel_name>_pad_channels` kernel and the direct depthwise kernel (cuda_source_conv.h). The
-// epilogue stores straight from the fragments (the LLVM backend's shared-memory-staged epilogue is
-// a store-efficiency optimization, not a different result); it uses no more shared memory than the
-// plan reserves. A user-defined activation (act=custom:FILE, custom_activation.h) is embedded in
+// epilogue is the plan's: staged through shared memory where KernelPlan::stage_epilogue says so
+// (within the shared memory the plan reserves), else straight from the fragments. A user-defined
+// activation (act=custom:FILE, custom_activation.h) is embedded in
 // namespace tcjit_user with #line directives, so that NVRTC reports its errors at the user's lines.
 #pragma once
 
