@@ -154,7 +154,7 @@ CompiledKernel compile_gemm(const OpSpec &spec, const CompileOptions &opt) {
   if (pass.level() >= 3)
     dump_ir("optimize_llvm", *module);
 
-  pass.run("emit_ptx", [&] { out.ptx = emit_ptx_text(*module, *tm); });
+  pass.run("emit_ptx", [&] { out.ptx = emit_ptx_text(*module, *tm, opt.every_codegen_pass); });
   return out;
 }
 

@@ -172,7 +172,7 @@ struct Side {
   uint64_t bank_conflicts = 0;
   double load_efficiency = 0;
   double compile_ms = 0;
-  bool staged_epilogue = false; // the plan stages the epilogue in shared memory
+  bool staged_epilogue = false;                   // the plan stages the epilogue in shared memory
   uint64_t store_requests = 0, store_sectors = 0; // global stores of the kernel
 };
 

@@ -40,7 +40,8 @@ std::string libdevice_path(const std::string &given = "");
 void optimize_module(llvm::Module &, llvm::TargetMachine &, bool hoist_invariants = true,
                      const std::string &pipeline_override = "");
 
-// The PTX text of the module.
-std::string emit_ptx_text(llvm::Module &, llvm::TargetMachine &);
+// The PTX text of the module. NVPTX's code generator skips the passes that change nothing in
+// tcjit's kernels (kPassesWithoutEffect, nvptx_emit.cpp) unless `every_pass`.
+std::string emit_ptx_text(llvm::Module &, llvm::TargetMachine &, bool every_pass = false);
 
 } // namespace tcjit::codegen
