@@ -71,7 +71,8 @@ TEST(CodegenPasses, TheSkippedPassesChangeNoKernel) {
 // The gate is on: the one kernel measured to differ, a split-K GEMM in which NaryReassociate
 // folds two adds (the SASS is the same), comes out without the fold.
 TEST(CodegenPasses, TheGateSkipsThem) {
-  const Case split_k{"gemm m=64 n=48 k=4096 a=f16 b=f16:col c=f16 acc=f32", "32x32x32 w16x16 s3 k4"};
+  const Case split_k{"gemm m=64 n=48 k=4096 a=f16 b=f16:col c=f16 acc=f32",
+                     "32x32x32 w16x16 s3 k4"};
   const codegen::CompiledKernel skipped = compile(split_k, false), every = compile(split_k, true);
   ASSERT_FALSE(every.ptx.empty());
   EXPECT_NE(skipped.ptx, every.ptx);
