@@ -60,9 +60,10 @@ struct CompileOptions {
   // libdevice.10.bc as found at run time (runtime/jit/cuda_toolkit.h); "": $TCJIT_LIBDEVICE, else
   // the path tcjit was built with. Read only by kernels whose epilogue calls libdevice.
   std::string libdevice;
-  // Run every pass of NVPTX's code generator, the ones that change nothing in tcjit's kernels
-  // included (llvm/nvptx_emit.h): to measure them, and for the test that proves they change
-  // nothing. The PTX is the same either way, so the kernel identity does not record it.
+  // Run every pass of NVPTX's code generator (llvm/nvptx_emit.h, CodegenPasses): the ones that
+  // change nothing in tcjit's kernels, and LSR in a conv wgrad kernel. To measure them, and for
+  // the tests that prove the first change nothing and the second costs registers. Not part of
+  // the kernel identity: a kernel compiled so is not for the cache.
   bool every_codegen_pass = false;
 };
 

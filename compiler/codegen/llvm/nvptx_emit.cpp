@@ -121,13 +121,23 @@ constexpr std::array<std::string_view, 5> kPassesWithoutEffect = {
     "SROA", "GPU Load and Store Vectorizer", "Nary reassociation",
     "Speculatively execute instructions", "Constant Hoisting"};
 
-class SkipPassesWithoutEffect final : public llvm::OptPassGate {
+// LLVM's name of its loop strength reduction (CodegenPasses::loop_strength_reduction).
+constexpr std::string_view kLoopStrengthReduction = "Loop Strength Reduction";
+
+class SkipPasses final : public llvm::OptPassGate {
 public:
+  explicit SkipPasses(bool skip_lsr) : skip_lsr_(skip_lsr) {}
   bool shouldRunPass(const llvm::StringRef name, llvm::StringRef) override {
-    return std::find(kPassesWithoutEffect.begin(), kPassesWithoutEffect.end(),
-                     std::string_view(name.data(), name.size())) == kPassesWithoutEffect.end();
+    const std::string_view pass(name.data(), name.size());
+    if (skip_lsr_ && pass == kLoopStrengthReduction)
+      return false;
+    return std::find(kPassesWithoutEffect.begin(), kPassesWithoutEffect.end(), pass) ==
+           kPassesWithoutEffect.end();
   }
   bool isEnabled() const override { return true; }
+
+private:
+  bool skip_lsr_;
 };
 
 // Installs `gate` on the context for one scope (the context is the compile's own: pipeline.h,
@@ -247,16 +257,16 @@ void optimize_module(llvm::Module &m, llvm::TargetMachine &tm, bool hoist_invari
   mpm.run(m, mam);
 }
 
-std::string emit_ptx_text(llvm::Module &m, llvm::TargetMachine &tm, bool every_pass) {
+std::string emit_ptx_text(llvm::Module &m, llvm::TargetMachine &tm, CodegenPasses passes) {
   m.setDataLayout(tm.createDataLayout());
   llvm::SmallString<0> out;
   llvm::raw_svector_ostream os(out);
   llvm::legacy::PassManager pm;
   if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
     throw std::logic_error("emit_ptx_text: the NVPTX target cannot emit assembly");
-  SkipPassesWithoutEffect skip;
+  SkipPasses skip(!passes.loop_strength_reduction);
   std::optional<ScopedPassGate> gate;
-  if (!every_pass)
+  if (!passes.every_pass)
     gate.emplace(m.getContext(), skip);
   pm.run(m);
   return renumber_call_sequences(std::string(out.str()));

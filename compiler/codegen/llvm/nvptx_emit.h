@@ -40,8 +40,14 @@ std::string libdevice_path(const std::string &given = "");
 void optimize_module(llvm::Module &, llvm::TargetMachine &, bool hoist_invariants = true,
                      const std::string &pipeline_override = "");
 
-// The PTX text of the module. NVPTX's code generator skips the passes that change nothing in
-// tcjit's kernels (kPassesWithoutEffect, nvptx_emit.cpp) unless `every_pass`.
-std::string emit_ptx_text(llvm::Module &, llvm::TargetMachine &, bool every_pass = false);
+// Which passes of NVPTX's code generator run. It always skips the ones that change nothing in
+// tcjit's kernels (kPassesWithoutEffect, nvptx_emit.cpp).
+struct CodegenPasses {
+  bool every_pass = false;             // run those too, and LSR: to measure, and for tests
+  bool loop_strength_reduction = true; // LSR (pipeline.cpp turns it off for conv wgrad kernels)
+};
+
+// The PTX text of the module.
+std::string emit_ptx_text(llvm::Module &, llvm::TargetMachine &, CodegenPasses passes = {});
 
 } // namespace tcjit::codegen
