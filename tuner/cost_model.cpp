@@ -28,10 +28,10 @@ struct KtileCounts {
   double load_wavefronts = 0, copy_wavefronts = 0;
 };
 
-KtileCounts ktile_counts(const OpSpec &spec, const codegen::TileConfig &c, bool tf32_off) {
-  const codegen::MmaForm f = codegen::math_form(spec, tf32_off);
-  const codegen::TileConfig r = codegen::resolve_vectors(spec, c);
-  const double esize = bytes_of(codegen::gemm_view(spec).gemm.a.dtype);
+KtileCounts ktile_counts(const codegen::SpecFacts &facts, const codegen::TileConfig &c) {
+  const codegen::MmaForm &f = facts.mma;
+  const codegen::TileConfig r = codegen::resolve_vectors(facts, c);
+  const double esize = bytes_of(facts.view.gemm.a.dtype);
   const int warps = std::max(1, codegen::warps_per_cta(c));
   KtileCounts k;
   if (f.kind == codegen::MmaKind::simt_f32) {
@@ -99,7 +99,11 @@ std::string cost_model_version() {
 }
 
 int estimated_registers(const OpSpec &spec, const codegen::TileConfig &c, bool tf32_off) {
-  const codegen::MmaForm f = codegen::math_form(spec, tf32_off);
+  return estimated_registers(codegen::spec_facts(spec, tf32_off, c.pad_c), c);
+}
+
+int estimated_registers(const codegen::SpecFacts &facts, const codegen::TileConfig &c) {
+  const codegen::MmaForm &f = facts.mma;
   if (f.kind == codegen::MmaKind::simt_f32)
     return c.wm * c.wn / 32 + (c.wm / 4 + c.wn / 8) + 40;
   const int wide = f.elem_bits == 64 ? 2 : 1; // f64 registers are pairs
@@ -109,17 +113,17 @@ int estimated_registers(const OpSpec &spec, const codegen::TileConfig &c, bool t
   int extra = 48; // addresses, predicates, loop state
   if (f.kind == codegen::MmaKind::tf32_f32 || f.elem_bits == 8)
     extra += 32; // tf32: converted copies of the fragments; s8/u8: byte-wise fragment addressing
-  const codegen::TileConfig r = codegen::resolve_vectors(spec, c);
-  if (std::min(r.vec_a, r.vec_b) * bytes_of(codegen::gemm_view(spec).gemm.a.dtype) < 16)
+  const codegen::TileConfig r = codegen::resolve_vectors(facts, c);
+  if (std::min(r.vec_a, r.vec_b) * bytes_of(facts.view.gemm.a.dtype) < 16)
     extra += 16; // an address and a predicate per narrower piece
   if (c.split_k > 1)
     extra += 16; // the slice's K bounds and the workspace addresses
-  if (spec.kind != OpKind::gemm) {
+  if (facts.lowering) {
     // A convolution's copies keep their loop-invariant parts live across the main loop: a gathered
     // copy its pixel or tap-row coordinates and padding bounds (about 5 registers), a linear one
     // its address (about 3). Narrow vectors multiply the copies: c = 3 in f16 makes 16 of each per
     // thread for a 16x16x32 tile (counted: 244 registers) and 32 for a 32x32x32 one (spills).
-    const codegen::ConvLowering l = codegen::lower_conv(codegen::effective_spec(spec, r));
+    const codegen::ConvLowering &l = *facts.lowering;
     const int threads = std::max(32, codegen::threads_per_cta(c));
     auto copies = [&](int rows, int vec) {
       return (rows * c.bk / std::max(1, vec) + threads - 1) / threads;
@@ -132,21 +136,31 @@ int estimated_registers(const OpSpec &spec, const codegen::TileConfig &c, bool t
 
 double estimated_instructions_per_mma(const OpSpec &spec, const codegen::TileConfig &c,
                                       bool tf32_off) {
-  const KtileCounts k = ktile_counts(spec, c, tf32_off);
+  return estimated_instructions_per_mma(codegen::spec_facts(spec, tf32_off, c.pad_c), c);
+}
+
+double estimated_instructions_per_mma(const codegen::SpecFacts &facts,
+                                      const codegen::TileConfig &c) {
+  const KtileCounts k = ktile_counts(facts, c);
   // Each cp.async needs its address and predicate (~2 more); the K-tile's barrier, commit, wait,
   // pointer increments and loop branch about 20.
   double other = k.shared_loads + k.converts + 3 * k.global_copies + 20;
   // A convolution's gathered copies (codegen/plan/formulas.h, global_element) split the pixel and
   // tap indices (the row's are loop-invariant and hoisted) and test the padding: about 12 more per
   // copy, for about half of the copies (one of the two operands).
-  if (spec.kind != OpKind::gemm)
+  if (facts.spec.kind != OpKind::gemm)
     other += 12 * k.global_copies / 2;
   return 1 + other / std::max(1.0, k.mma);
 }
 
 KernelFeatures kernel_features(const OpSpec &spec, const codegen::TileConfig &config, bool tf32_off,
                                const CandidateFacts &facts) {
-  const codegen::MmaForm f = codegen::math_form(spec, tf32_off);
+  return kernel_features(codegen::spec_facts(spec, tf32_off, config.pad_c), config, facts);
+}
+
+KernelFeatures kernel_features(const codegen::SpecFacts &spec_facts,
+                               const codegen::TileConfig &config, const CandidateFacts &facts) {
+  const codegen::MmaForm &f = spec_facts.mma;
   KernelFeatures k;
   k.math = f.unit;
   k.sparse = f.sparse;
@@ -159,25 +173,26 @@ KernelFeatures kernel_features(const OpSpec &spec, const codegen::TileConfig &co
     k.mma_m = f.m, k.mma_n = f.n, k.mma_k = f.k;
   }
   k.threads = codegen::threads_per_cta(config);
-  k.registers = facts.registers > 0 ? facts.registers : estimated_registers(spec, config, tf32_off);
-  k.shared_bytes = codegen::shared_bytes(spec, config) + std::max(0, facts.static_shared_bytes);
+  k.registers = facts.registers > 0 ? facts.registers : estimated_registers(spec_facts, config);
+  k.shared_bytes =
+      codegen::shared_bytes(spec_facts.spec, config) + std::max(0, facts.static_shared_bytes);
   k.instructions_per_mma = facts.instructions_per_mma > 0
                                ? facts.instructions_per_mma
-                               : estimated_instructions_per_mma(spec, config, tf32_off);
+                               : estimated_instructions_per_mma(spec_facts, config);
   if (facts.shared_wavefronts_per_mma > 0) {
     k.shared_wavefronts_per_mma = facts.shared_wavefronts_per_mma;
   } else {
-    const KtileCounts c = ktile_counts(spec, config, tf32_off);
+    const KtileCounts c = ktile_counts(spec_facts, config);
     k.shared_wavefronts_per_mma = (c.load_wavefronts + c.copy_wavefronts) / std::max(1.0, c.mma);
   }
   if (facts.global_load_efficiency > 0)
     k.global_load_efficiency = facts.global_load_efficiency;
   k.split_k = config.split_k;
   k.stages = config.stages;
-  const OpSpec view = codegen::gemm_view(spec);
-  k.a_bytes = bytes_of(view.gemm.a.dtype);
-  k.b_bytes = bytes_of(view.gemm.b.dtype);
-  k.c_bytes = bytes_of(view.gemm.c.dtype);
+  const GemmSpec &view = spec_facts.view.gemm;
+  k.a_bytes = bytes_of(view.a.dtype);
+  k.b_bytes = bytes_of(view.b.dtype);
+  k.c_bytes = bytes_of(view.c.dtype);
   return k;
 }
 
@@ -247,14 +262,21 @@ double channel_padding_seconds(const GpuModel &gpu, const OpSpec &spec,
 Prediction predict_config(const GpuModel &gpu, const OpSpec &spec,
                           const codegen::TileConfig &config, bool tf32_off,
                           const CandidateFacts &facts) {
-  if (spec.kind == OpKind::gemm)
-    return predict(gpu, kernel_features(spec, config, tf32_off, facts), model_problem(spec));
   // A convolution's kernel computes its view (with channel padding: the padded problem, after
-  // copying x and the filter); TFLOP/s are those of the convolution as asked (flop_count), not of
-  // the zeros the view also multiplies (padded channels, a strided dgrad's gaps).
-  const OpSpec computed = codegen::effective_spec(spec, config);
-  const Problem problem = model_problem(computed);
-  Prediction p = predict(gpu, kernel_features(computed, config, tf32_off, facts), problem);
+  // copying x and the filter).
+  const OpSpec computed = spec.kind == OpKind::gemm ? spec : codegen::effective_spec(spec, config);
+  return predict_config(gpu, spec, codegen::spec_facts(computed, tf32_off, config.pad_c),
+                        model_problem(computed), config, facts);
+}
+
+Prediction predict_config(const GpuModel &gpu, const OpSpec &spec,
+                          const codegen::SpecFacts &computed, const Problem &problem,
+                          const codegen::TileConfig &config, const CandidateFacts &facts) {
+  if (spec.kind == OpKind::gemm)
+    return predict(gpu, kernel_features(computed, config, facts), problem);
+  // TFLOP/s are those of the convolution as asked (flop_count), not of the zeros the view also
+  // multiplies (padded channels, a strided dgrad's gaps).
+  Prediction p = predict(gpu, kernel_features(computed, config, facts), problem);
   if (!p.launchable || p.seconds <= 0)
     return p;
   const double view_flops =

@@ -39,10 +39,18 @@ struct CandidateFacts {
 KernelFeatures kernel_features(const OpSpec &spec, const codegen::TileConfig &config, bool tf32_off,
                                const CandidateFacts &facts = {});
 
-// The estimates used before compiling.
+// The same from the spec's facts (codegen::spec_facts with the config's pad_c), derived once for
+// many configs.
+KernelFeatures kernel_features(const codegen::SpecFacts &spec_facts,
+                               const codegen::TileConfig &config, const CandidateFacts &facts = {});
+
+// The estimates used before compiling (of a spec, or of its facts).
 int estimated_registers(const OpSpec &spec, const codegen::TileConfig &config, bool tf32_off);
+int estimated_registers(const codegen::SpecFacts &facts, const codegen::TileConfig &config);
 double estimated_instructions_per_mma(const OpSpec &spec, const codegen::TileConfig &config,
                                       bool tf32_off);
+double estimated_instructions_per_mma(const codegen::SpecFacts &facts,
+                                      const codegen::TileConfig &config);
 
 // The problem of a spec with sizes bound (or nominal_sizes() for symbolic ones).
 Problem model_problem(const OpSpec &spec);
@@ -61,5 +69,11 @@ MathKind math_kind_of(const OpSpec &spec, bool tf32_off);
 Prediction predict_config(const GpuModel &gpu, const OpSpec &spec,
                           const codegen::TileConfig &config, bool tf32_off,
                           const CandidateFacts &facts = {});
+// The same with the spec's part derived once for many configs: `computed` is
+// codegen::spec_facts of the spec the kernel computes (a convolution with config.pad_c:
+// effective_spec) and `problem` its model_problem.
+Prediction predict_config(const GpuModel &gpu, const OpSpec &spec,
+                          const codegen::SpecFacts &computed, const Problem &problem,
+                          const codegen::TileConfig &config, const CandidateFacts &facts = {});
 
 } // namespace tcjit::tuner

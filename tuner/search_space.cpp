@@ -71,30 +71,56 @@ NominalSizes nominal_sizes(const OpSpec &spec) {
   return {nominal(g.m, 1024), nominal(g.n, 1024), nominal(g.k, 1024), nominal(g.batch, 1)};
 }
 
-std::vector<PrunedConfig> prune_reasons(const OpSpec &spec, const TileConfig &c,
-                                        std::string_view arch, bool tf32_off, const GpuModel &gpu) {
+namespace {
+
+// What the rules read of one spec with one channel padding, derived once (every config of a space
+// shares them): the spec's rule errors (support, padding) and its facts.
+struct SpecRules {
+  std::vector<codegen::ConfigError> spec_errors; // check_codegen_support, channel_padding_errors
+  codegen::SpecFacts facts;
+  GemmSpec given; // the (implicit) GEMM of the spec as given, without the padding
+  NominalSizes nominal;
+};
+
+SpecRules spec_rules(const OpSpec &spec, int pad_c, std::string_view arch, bool tf32_off) {
+  SpecRules r;
+  r.spec_errors = codegen::check_codegen_support(spec, arch, tf32_off);
+  if (r.spec_errors.empty())
+    r.spec_errors = codegen::channel_padding_errors(spec, pad_c);
+  if (!r.spec_errors.empty())
+    return r;
+  r.facts = codegen::spec_facts(spec, tf32_off, pad_c);
+  r.given = pad_c == 0 ? r.facts.view.gemm : codegen::gemm_view(spec).gemm;
+  r.nominal = nominal_sizes(spec);
+  return r;
+}
+
+// prune_reasons with the spec's part derived (`rules`, of the config's pad_c).
+std::vector<PrunedConfig> config_prune_reasons(const SpecRules &rules, const TileConfig &c,
+                                               std::string_view arch, const GpuModel &gpu) {
   std::vector<PrunedConfig> out;
   auto prune = [&](std::string rule, std::string reason) {
     out.push_back({c, std::move(rule), std::move(reason)});
   };
-  for (const codegen::ConfigError &e : codegen::validate_tile_config(spec, c, arch, tf32_off))
+  for (const codegen::ConfigError &e : rules.spec_errors.empty()
+                                           ? codegen::tile_rule_errors(rules.facts, c, arch)
+                                           : rules.spec_errors)
     prune(rule_of(e), e.field + ": " + e.message);
   if (!out.empty())
     return out;
-  const codegen::MmaForm f = codegen::math_form(spec, tf32_off);
+  const codegen::MmaForm &f = rules.facts.mma;
   if (f.kind != codegen::MmaKind::simt_f32 && (c.wm % f.m != 0 || c.wn % f.n != 0))
     prune("divisibility", "the warp tile " + num(c.wm) + "x" + num(c.wn) +
                               " is not a multiple of the mma shape m" + num(f.m) + "n" + num(f.n));
-  const int registers = estimated_registers(spec, c, tf32_off);
+  const int registers = estimated_registers(rules.facts, c);
   if (registers > 255)
     prune("registers", "an estimated " + num(registers) +
                            " registers per thread (accumulators, double-buffered fragments, "
                            "addresses) exceed 255: it would spill");
   std::string why;
-  if (ctas_per_sm(gpu, kernel_features(spec, c, tf32_off), &why) == 0)
+  if (ctas_per_sm(gpu, kernel_features(rules.facts, c), &why) == 0)
     prune("occupancy", "not one CTA fits on an SM of " + gpu.name + ": " + why);
-  const OpSpec view = codegen::gemm_view(spec);
-  const GemmSpec &g = view.gemm;
+  const GemmSpec &g = rules.given;
   auto oversized = [&](const char *field, int tile, const Dim &d, const char *dim) {
     if (d.is_fixed() && tile >= 32 && tile >= 2 * d.value)
       prune("oversized_tile", std::string(field) + "=" + num(tile) + " is at least twice " + dim +
@@ -116,13 +142,19 @@ std::vector<PrunedConfig> prune_reasons(const OpSpec &spec, const TileConfig &c,
     }
   }
   if (c.raster_group > 1) {
-    const NominalSizes s = nominal_sizes(spec);
-    const int64_t rows = (s.m + c.bm - 1) / c.bm;
+    const int64_t rows = (rules.nominal.m + c.bm - 1) / c.bm;
     if (rows <= c.raster_group)
       prune("raster_group", "raster_group=" + num(c.raster_group) + " with only " + num(rows) +
                                 " CTA rows along m: the same order as raster_group=1");
   }
   return out;
+}
+
+} // namespace
+
+std::vector<PrunedConfig> prune_reasons(const OpSpec &spec, const TileConfig &c,
+                                        std::string_view arch, bool tf32_off, const GpuModel &gpu) {
+  return config_prune_reasons(spec_rules(spec, c.pad_c, arch, tf32_off), c, arch, gpu);
 }
 
 SpaceOptions heuristic_space_options(const OpSpec &spec, bool tf32_off) {
@@ -153,10 +185,8 @@ SearchSpace enumerate_space(const OpSpec &spec, std::string_view arch, bool tf32
       target && o.channel_padding)
     pads.push_back(int(*target));
   for (int pad_c : pads) {
-    codegen::TileConfig base;
-    base.pad_c = pad_c;
-    const codegen::ViewVectorLimits limits =
-        codegen::view_vector_limits(codegen::effective_spec(spec, base));
+    const SpecRules rules = spec_rules(spec, pad_c, arch, tf32_off);
+    const codegen::ViewVectorLimits &limits = rules.facts.vectors;
     auto widths = [&](const std::string &operand) {
       int widest = std::min(operand == "a" ? limits.a : limits.b, 128 / ebits);
       const int cap = operand == "a" ? o.max_vec_a : o.max_vec_b;
@@ -189,7 +219,7 @@ SearchSpace enumerate_space(const OpSpec &spec, std::string_view arch, bool tf32
                     for (int a : va)
                       for (int b : vb) {
                         const TileConfig c{bm, bn, bk, wm, wn, stages, split, group, a, b, pad_c};
-                        std::vector<PrunedConfig> why = prune_reasons(spec, c, arch, tf32_off, gpu);
+                        std::vector<PrunedConfig> why = config_prune_reasons(rules, c, arch, gpu);
                         if (why.empty())
                           space.legal.push_back(c);
                         else

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace tcjit::tuner {
@@ -382,6 +383,56 @@ TEST(Ranking, ANearTieWithOneCtaPerSmGoesToFewerKTiles) {
   ASSERT_EQ(forward.size(), 2u);
   ASSERT_EQ(backward.size(), 2u);
   EXPECT_EQ(forward.front().config.bk, backward.front().config.bk);
+}
+
+// rank_by_model derives the spec's part of the predictions once per channel padding: each ranked
+// config's prediction must be the one predict_config gives that config alone, every launchable
+// legal config must be ranked once, and the order must follow the model's time in 1% buckets,
+// then no split-K first. A c = 3 convolution ranks both channel strategies (pad_c 0 and 8).
+TEST(Ranking, EachPredictionIsTheConfigsOwnAndTheOrderFollowsTheModel) {
+  SpaceOptions options;
+  options.k_bytes = {32, 64};
+  options.stages = {2, 3};
+  options.split_k = {1, 4};
+  for (const char *text : {"gemm m=1024 n=512 k=4096 a=f16 b=f16:col c=f16 acc=f32",
+                           "conv2d n=8 h=56 w=56 c=3 k=64 r=7 s=7 pad=3 stride=2 x=f16 acc=f32"}) {
+    SCOPED_TRACE(text);
+    const OpSpec spec = spec_of(text);
+    const SearchSpace space = enumerate_space(spec, "sm_80", false, a100_model(), options);
+    const std::vector<RankedConfig> ranked = rank_by_model(spec, space.legal, false, a100_model());
+    size_t launchable = 0;
+    std::set<int> pads;
+    for (const codegen::TileConfig &c : space.legal) {
+      launchable += predict_config(a100_model(), spec, c, false).launchable;
+      pads.insert(c.pad_c);
+    }
+    EXPECT_EQ(pads.size(), spec.kind == OpKind::gemm ? 1u : 2u);
+    ASSERT_GT(launchable, 100u);
+    ASSERT_EQ(ranked.size(), launchable);
+    std::set<size_t> indices;
+    double best = ranked.front().prediction.seconds;
+    for (const RankedConfig &r : ranked) {
+      ASSERT_LT(r.index, space.legal.size());
+      EXPECT_EQ(r.config, space.legal[r.index]);
+      indices.insert(r.index);
+      const Prediction alone = predict_config(a100_model(), spec, r.config, false);
+      EXPECT_EQ(r.prediction.seconds, alone.seconds) << to_string(r.config);
+      EXPECT_EQ(r.prediction.tflops, alone.tflops) << to_string(r.config);
+      EXPECT_EQ(r.prediction.ctas_per_sm, alone.ctas_per_sm) << to_string(r.config);
+      best = std::min(best, r.prediction.seconds);
+    }
+    EXPECT_EQ(indices.size(), ranked.size());
+    auto bucket = [&](const RankedConfig &r) {
+      return std::lround(std::log(r.prediction.seconds / best) / std::log(1.01));
+    };
+    for (size_t i = 1; i < ranked.size(); ++i) {
+      const RankedConfig &a = ranked[i - 1], &b = ranked[i];
+      ASSERT_LE(bucket(a), bucket(b)) << i;
+      if (bucket(a) == bucket(b)) {
+        ASSERT_LE(a.config.split_k, b.config.split_k) << i;
+      }
+    }
+  }
 }
 
 } // namespace

@@ -549,6 +549,56 @@ TEST(SearchSpace, MixedEightBitAndF16AccumulationAreTuned) {
   }
 }
 
+// enumerate_space derives each spec's part of the rules once (codegen::spec_facts): every config
+// it lists must be judged as prune_reasons and validate_tile_config judge that config alone, with
+// the same first reason for a pruned one. The specs cover channel padding (c = 3: two passes of
+// the space), a strided dgrad (no split-K), depthwise, packed s4, 2:4 sparsity, a short K and
+// symbolic sizes.
+TEST(SearchSpace, EveryConfigIsJudgedAsItIsAlone) {
+  SpaceOptions options;
+  options.cta_sizes = {16, 64, 256};
+  options.k_bytes = {32, 128};
+  options.warp_sizes = {16, 64, 128};
+  options.stages = {2, 6};
+  options.split_k = {1, 4, 16};
+  const GpuModel &gpu = a100_model();
+  for (const char *text :
+       {"gemm m=4096 n=4096 k=4096 a=f16 b=f16:col c=f16 acc=f32",
+        "gemm m=64 n=40 k=96 a=bf16:col b=bf16 c=bf16 acc=f32 act=gelu bias=col",
+        "gemm m=? n=4096 k=1..8192 a=f32 b=f32:col c=f32 acc=f32",
+        "gemm m=512 n=512 k=1024 a=s4 b=s4:col c=s32 acc=s32",
+        "gemm m=512 n=512 k=512 a=f16 b=f16:col c=f16 acc=f32 sparse=2:4",
+        "conv2d n=8 h=56 w=56 c=3 k=64 r=7 s=7 pad=3 stride=2 x=f16 acc=f32",
+        "conv2d n=8 h=14 w=14 c=64 k=32 r=3 s=3 pad=1 stride=2 x=f16 acc=f32 pass=dgrad",
+        "conv2d n=8 h=28 w=28 c=64 k=64 r=3 s=3 pad=1 groups=64 x=f16 acc=f32"}) {
+    SCOPED_TRACE(text);
+    const TuneTask task = task_of(text);
+    const SearchSpace space = enumerate_space(task.spec, "sm_80", false, gpu, options);
+    ASSERT_FALSE(space.legal.empty());
+    ASSERT_FALSE(space.pruned.empty());
+    for (const codegen::TileConfig &c : space.legal) {
+      EXPECT_TRUE(prune_reasons(task.spec, c, "sm_80", false, gpu).empty()) << to_string(c);
+      EXPECT_TRUE(codegen::validate_tile_config(task.spec, c, "sm_80", false).empty())
+          << to_string(c);
+    }
+    size_t padded_split_k = 0;
+    for (const PrunedConfig &p : space.pruned) {
+      const std::vector<PrunedConfig> alone =
+          prune_reasons(task.spec, p.config, "sm_80", false, gpu);
+      ASSERT_FALSE(alone.empty()) << to_string(p.config);
+      EXPECT_EQ(alone.front().rule + ": " + alone.front().reason, p.rule + ": " + p.reason);
+      // The size rules read the spec as given: K = 7 * 7 * 3, not the padded 7 * 7 * 8.
+      if (p.config.pad_c != 0 && p.rule == "split_k") {
+        ++padded_split_k;
+        EXPECT_NE(p.reason.find("of k=147,"), std::string::npos) << p.reason;
+      }
+    }
+    if (task.spec.kind != OpKind::gemm && task.spec.conv.c == 3) {
+      EXPECT_GT(padded_split_k, 0u);
+    }
+  }
+}
+
 TEST(SizeRange, RepresentativeSizesAndBucketsCoverTheRangeOnce) {
   const TuneTask ranged = task_of("gemm m=1..1000 n=64 k=64 a=f16 b=f16:col c=f16 acc=f32");
   std::string error;

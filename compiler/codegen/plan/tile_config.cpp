@@ -43,11 +43,6 @@ std::string num(int64_t v) {
   return std::to_string(v);
 }
 
-int max_vec(const OpSpec &spec, const std::string &operand) {
-  const ViewVectorLimits v = view_vector_limits(spec);
-  return operand == "a" ? v.a : operand == "b" ? v.b : v.c;
-}
-
 } // namespace
 
 MmaForm math_form(const OpSpec &spec, bool tf32_off) {
@@ -115,28 +110,53 @@ OpSpec effective_spec(const OpSpec &spec, const TileConfig &config) {
   return config.pad_c == 0 ? spec : padded_conv(spec, config.pad_c);
 }
 
-std::vector<ConfigError> validate_tile_config(const OpSpec &spec_in, const TileConfig &c,
+SpecFacts spec_facts(const OpSpec &spec_in, bool tf32_off, int pad_c) {
+  SpecFacts f;
+  f.spec = pad_c != 0 && channel_padding_target(spec_in) == pad_c ? padded_conv(spec_in, pad_c)
+                                                                  : spec_in;
+  if (f.spec.kind != OpKind::gemm)
+    f.lowering = lower_conv(f.spec);
+  f.view = f.lowering ? f.lowering->view : f.spec;
+  f.vectors = f.lowering ? ViewVectorLimits{f.lowering->max_vec_a, f.lowering->max_vec_b,
+                                            f.lowering->max_vec_c}
+                         : view_vector_limits(f.spec);
+  f.depthwise = is_depthwise_path(f.spec);
+  const std::optional<MmaForm> form = find_mma_form(math_request(f.view, tf32_off));
+  f.mma = !f.depthwise && form ? *form : simt_f32_form();
+  f.element_bits = element_bits(f.spec);
+  f.dgrad_phases = takes_dgrad_phases(f.spec);
+  return f;
+}
+
+std::vector<ConfigError> channel_padding_errors(const OpSpec &spec, int pad_c) {
+  if (pad_c == 0)
+    return {};
+  const std::optional<int64_t> target = channel_padding_target(spec);
+  if (!target)
+    return {{"pad_c", "pad_c=" + num(pad_c) +
+                          ": channel padding applies to a convolution fprop with one group "
+                          "whose c does not fill 16-byte vectors; this spec has none"}};
+  if (pad_c != *target)
+    return {{"pad_c", "pad_c=" + num(pad_c) + " must be " + num(*target) + " (c=" +
+                          num(spec.conv.c) + " rounded up to a 16-byte vector of channels)"}};
+  return {};
+}
+
+std::vector<ConfigError> validate_tile_config(const OpSpec &spec, const TileConfig &c,
                                               std::string_view arch, bool tf32_off) {
-  std::vector<ConfigError> e = check_codegen_support(spec_in, arch, tf32_off);
+  std::vector<ConfigError> e = check_codegen_support(spec, arch, tf32_off);
+  if (e.empty())
+    e = channel_padding_errors(spec, c.pad_c);
   if (!e.empty())
     return e;
-  if (c.pad_c != 0) {
-    const std::optional<int64_t> target = channel_padding_target(spec_in);
-    if (!target) {
-      e.push_back({"pad_c", "pad_c=" + num(c.pad_c) +
-                                ": channel padding applies to a convolution fprop with one group "
-                                "whose c does not fill 16-byte vectors; this spec has none"});
-      return e;
-    }
-    if (c.pad_c != *target) {
-      e.push_back({"pad_c", "pad_c=" + num(c.pad_c) + " must be " + num(*target) +
-                                " (c=" + num(spec_in.conv.c) +
-                                " rounded up to a 16-byte vector of channels)"});
-      return e;
-    }
-  }
-  const OpSpec spec = effective_spec(spec_in, c);
-  const MmaForm mma = math_form(spec, tf32_off);
+  return tile_rule_errors(spec_facts(spec, tf32_off, c.pad_c), c, arch);
+}
+
+std::vector<ConfigError> tile_rule_errors(const SpecFacts &f, const TileConfig &c,
+                                          std::string_view arch) {
+  std::vector<ConfigError> e;
+  const OpSpec &spec = f.spec;
+  const MmaForm &mma = f.mma;
   auto pow2_in = [&](const char *field, int v, int lo, int hi) {
     if (!is_pow2(v) || v < lo || v > hi)
       e.push_back({field, std::string(field) + "=" + num(v) + " must be a power of two in [" +
@@ -172,17 +192,17 @@ std::vector<ConfigError> validate_tile_config(const OpSpec &spec_in, const TileC
     e.push_back({"split_k", "split_k=" + num(c.split_k) + " must be in [1, 16]"});
   if (c.raster_group < 1 || c.raster_group > 64)
     e.push_back({"raster_group", "raster_group=" + num(c.raster_group) + " must be in [1, 64]"});
-  if (is_depthwise_path(spec) && c.split_k != 1)
+  if (f.depthwise && c.split_k != 1)
     e.push_back({"split_k", "split_k=" + num(c.split_k) +
                                 ": the depthwise kernel sums each output's taps in one thread; it "
                                 "has no split-K (use split_k=1)"});
-  if (c.split_k != 1 && takes_dgrad_phases(spec))
+  if (c.split_k != 1 && f.dgrad_phases)
     e.push_back({"split_k", "split_k=" + num(c.split_k) +
                                 ": a strided dgrad runs one dense implicit GEMM per stride phase, "
                                 "each with its own K; it has no split-K (use split_k=1)"});
-  const int esize = element_bytes(spec), ebits = element_bits(spec);
+  const int esize = element_bytes(spec), ebits = f.element_bits;
   auto check_vec = [&](const char *field, int v, const std::string &operand) {
-    const int allowed = max_vec(spec, operand);
+    const int allowed = operand == "a" ? f.vectors.a : f.vectors.b;
     if (v == 0)
       return;
     if (!is_pow2(v) || v * ebits > 128)
@@ -237,16 +257,26 @@ std::vector<TileConfig> default_tile_configs(const OpSpec &spec, std::string_vie
   return out;
 }
 
-TileConfig resolve_vectors(const OpSpec &spec_in, const TileConfig &config) {
+TileConfig resolve_vectors(const OpSpec &spec, const TileConfig &config) {
   TileConfig c = config;
-  const OpSpec spec = c.pad_c != 0 && channel_padding_target(spec_in) == c.pad_c
-                          ? effective_spec(spec_in, c)
-                          : spec_in;
-  const int widest = 128 / element_bits(spec);
+  const OpSpec effective =
+      c.pad_c != 0 && channel_padding_target(spec) == c.pad_c ? effective_spec(spec, c) : spec;
+  const ViewVectorLimits limits = view_vector_limits(effective);
+  const int widest = 128 / element_bits(effective);
   if (c.vec_a == 0)
-    c.vec_a = std::min(widest, max_vec(spec, "a"));
+    c.vec_a = std::min(widest, limits.a);
   if (c.vec_b == 0)
-    c.vec_b = std::min(widest, max_vec(spec, "b"));
+    c.vec_b = std::min(widest, limits.b);
+  return c;
+}
+
+TileConfig resolve_vectors(const SpecFacts &f, const TileConfig &config) {
+  TileConfig c = config;
+  const int widest = 128 / f.element_bits;
+  if (c.vec_a == 0)
+    c.vec_a = std::min(widest, f.vectors.a);
+  if (c.vec_b == 0)
+    c.vec_b = std::min(widest, f.vectors.b);
   return c;
 }
 

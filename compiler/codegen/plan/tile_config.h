@@ -1,10 +1,13 @@
 // TileConfig: *how* a GEMM is computed (what the tuner searches), its validation and a default.
 #pragma once
 
+#include "compiler/codegen/plan/conv_lowering.h"
 #include "compiler/target/mma_table.h"
 #include "tcjit/op_spec.h"
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tcjit::codegen {
@@ -43,9 +46,35 @@ int threads_per_cta(const TileConfig &);
 int shared_bytes(const OpSpec &, const TileConfig &);
 
 // Every rule `config` breaks for `spec` on `arch` (empty when it compiles). `tf32_off`: the
-// NVIDIA_TF32_OVERRIDE=0 environment flag (for math=auto).
+// NVIDIA_TF32_OVERRIDE=0 environment flag (for math=auto). In order: check_codegen_support,
+// channel_padding_errors, then tile_rule_errors.
 std::vector<ConfigError> validate_tile_config(const OpSpec &spec, const TileConfig &config,
                                               std::string_view arch, bool tf32_off);
+
+// What the tile rules and the tuner's estimates read off a spec, derived once per spec and channel
+// padding: a tuner checks some 10^5 configs of one spec, and deriving these for each (copies of the
+// spec, its lowering and alignment) was most of the time of enumerating them.
+struct SpecFacts {
+  OpSpec spec; // the spec the kernel computes: with a valid pad_c, the padded convolution
+  OpSpec view; // gemm_view(spec)
+  std::optional<ConvLowering> lowering; // lower_conv(spec), for a convolution
+  MmaForm mma;                          // math_form(spec)
+  ViewVectorLimits vectors;             // view_vector_limits(spec)
+  int element_bits = 0;                 // of the multiplied inputs (s4 4, b1 1)
+  bool depthwise = false;               // is_depthwise_path(spec)
+  bool dgrad_phases = false;            // takes_dgrad_phases(spec)
+};
+// `spec` must pass check_codegen_support. A pad_c other than channel_padding_target(spec) is not
+// applied (channel_padding_errors says why it is wrong).
+SpecFacts spec_facts(const OpSpec &spec, bool tf32_off, int pad_c = 0);
+
+// Why `pad_c` does not fit `spec` (empty for 0 or channel_padding_target).
+std::vector<ConfigError> channel_padding_errors(const OpSpec &spec, int pad_c);
+
+// The rules on the config's own fields (sizes, warps, accumulators, stages, split-K, vectors,
+// shared memory on `arch`) for a spec whose support and padding were checked.
+std::vector<ConfigError> tile_rule_errors(const SpecFacts &facts, const TileConfig &config,
+                                          std::string_view arch);
 
 // The math instruction form of a supported spec: its mma form, or simt_f32_form() for math=f32.
 MmaForm math_form(const OpSpec &spec, bool tf32_off);
@@ -71,6 +100,7 @@ OpSpec effective_spec(const OpSpec &spec, const TileConfig &config);
 
 // Resolves vec_a/vec_b = 0 to the widest width the spec's alignment allows.
 TileConfig resolve_vectors(const OpSpec &spec, const TileConfig &config);
+TileConfig resolve_vectors(const SpecFacts &facts, const TileConfig &config);
 
 // Parses the to_string() form; any subset of words, in any order, over `base`
 // ("64x64x32 s4"). Returns false and sets `error` on a malformed word.
