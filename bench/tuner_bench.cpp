@@ -4,9 +4,9 @@
 // (tuner::heuristic_configs: the small space, ranked by the model).
 //   build/bench/bench_tuner --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include "compiler/dsl/parser.h"
+#include "tuner/cost_model.h"
 #include "tuner/heuristic.h"
 #include "tuner/ranking.h"
-#include "tuner/cost_model.h"
 #include "tuner/search_space.h"
 
 #include <benchmark/benchmark.h>
@@ -17,7 +17,7 @@
 namespace {
 
 constexpr const char *kF16 = "gemm m=4096 n=4096 k=4096 a=f16:row b=f16:col c=f16:row acc=f32";
-constexpr const char *kConv = 
+constexpr const char *kConv =
     "conv2d n=32 h=56 w=56 c=64 k=64 r=3 s=3 pad=1 x=f16 acc=f32 act=relu bias=col beta=1";
 constexpr const char *kSymbolic = "gemm m=? n=4096 k=4096 a=bf16:row b=bf16:col c=bf16:row";
 
@@ -58,13 +58,27 @@ void heuristic(benchmark::State &state, const char *text) {
     benchmark::DoNotOptimize(tcjit::tuner::heuristic_configs(spec, "sm_80", false, 4));
 }
 
-void BM_EnumerateSpace_F16(benchmark::State &state) { enumerate(state, kF16); }
-void BM_EnumerateSpace_Conv(benchmark::State &state) { enumerate(state, kConv); }
-void BM_EnumerateSpace_Symbolic(benchmark::State &state) { enumerate(state, kSymbolic); }
-void BM_RankByModel_F16(benchmark::State &state) { rank(state, kF16); }
-void BM_RankByModel_Conv(benchmark::State &state) { rank(state, kConv); }
-void BM_HeuristicConfigs_F16(benchmark::State &state) { heuristic(state, kF16); }
-void BM_HeuristicConfigs_Conv(benchmark::State &state) { heuristic(state, kConv); }
+void BM_EnumerateSpace_F16(benchmark::State &state) {
+  enumerate(state, kF16);
+}
+void BM_EnumerateSpace_Conv(benchmark::State &state) {
+  enumerate(state, kConv);
+}
+void BM_EnumerateSpace_Symbolic(benchmark::State &state) {
+  enumerate(state, kSymbolic);
+}
+void BM_RankByModel_F16(benchmark::State &state) {
+  rank(state, kF16);
+}
+void BM_RankByModel_Conv(benchmark::State &state) {
+  rank(state, kConv);
+}
+void BM_HeuristicConfigs_F16(benchmark::State &state) {
+  heuristic(state, kF16);
+}
+void BM_HeuristicConfigs_Conv(benchmark::State &state) {
+  heuristic(state, kConv);
+}
 BENCHMARK(BM_EnumerateSpace_F16)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_EnumerateSpace_Conv)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_EnumerateSpace_Symbolic)->Unit(benchmark::kMillisecond);

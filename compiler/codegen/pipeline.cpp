@@ -155,13 +155,16 @@ CompiledKernel compile_gemm(const OpSpec &spec, const CompileOptions &opt) {
     dump_ir("optimize_llvm", *module);
 
   // LLVM's loop strength reduction gives a convolution's wgrad main loop induction variables
-  // that ptxas must keep in registers: without it, ptxas sm_80, f16/bf16 3x3 and 1x1 and strided
-  // wgrads at their default configs: 162-168 -> 128 registers and 3-9% fewer main-loop
-  // instructions per HMMA, tf32 185 -> 162, s8 the same. fprop and dgrad gain nothing
-  // consistent (within +-2%, some worse), so they keep it.
+  // that ptxas must keep in registers: without it, ptxas sm_80, f16/bf16 wgrads at their default
+  // configs: 3x3 and 1x1 at 56x56 162-168 -> 128 registers, 3x3 at 28x28 250 -> 238, and 3-9%
+  // fewer main-loop instructions per HMMA; tf32 185 -> 162, s8 the same. fprop and dgrad gain
+  // nothing consistent (within +-2%, some worse), so they keep it. A TCJIT_LLC_OPT or
+  // TCJIT_LLVM_PIPELINE override runs every pass: the skips were measured without one.
+  const bool overridden = !out.plan.llvm_pipeline.empty() || out.plan.llc_opt >= 0;
   CodegenPasses passes;
-  passes.every_pass = opt.every_codegen_pass;
-  passes.loop_strength_reduction = !(out.plan.conv && out.plan.conv->pass == ConvPass::wgrad);
+  passes.every_pass = opt.every_codegen_pass || overridden;
+  passes.loop_strength_reduction = opt.wgrad_loop_strength_reduction || overridden ||
+                                   !(out.plan.conv && out.plan.conv->pass == ConvPass::wgrad);
   pass.run("emit_ptx", [&] { out.ptx = emit_ptx_text(*module, *tm, passes); });
   return out;
 }

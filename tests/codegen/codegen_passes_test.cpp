@@ -3,6 +3,7 @@
 //   PTX of the full pipeline (CompileOptions::every_codegen_pass). A new LLVM that makes one of
 //   them matter fails here, naming the kernel.
 // - LSR, skipped in conv wgrad kernels, costs them registers (ptxas sm_80).
+// - With TCJIT_LLC_OPT (or TCJIT_LLVM_PIPELINE) set, nothing is skipped.
 #include "compiler/codegen/pipeline.h"
 #include "compiler/dsl/parser.h"
 #include "runtime/jit/entry_resources.h"
@@ -10,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 namespace tcjit {
@@ -20,7 +22,7 @@ struct Case {
   const char *config; // "" for the default
 };
 
-codegen::CompiledKernel compile(const Case &c, bool every_pass) {
+codegen::CompiledKernel compile(const Case &c, bool every_pass, bool wgrad_lsr = false) {
   const ParseResult parsed = parse_spec(c.spec);
   EXPECT_TRUE(parsed.ok()) << c.spec;
   codegen::CompileOptions options;
@@ -31,6 +33,7 @@ codegen::CompiledKernel compile(const Case &c, bool every_pass) {
     options.config = config;
   }
   options.every_codegen_pass = every_pass;
+  options.wgrad_loop_strength_reduction = wgrad_lsr;
   codegen::CompiledKernel k = codegen::compile_gemm(parsed.entries.at(0).spec, options);
   EXPECT_TRUE(k.ok()) << c.spec << ": " << (k.ok() ? "" : k.errors[0].message);
   return k;
@@ -70,14 +73,46 @@ TEST(CodegenPasses, TheSkippedPassesChangeNoKernel) {
   }
 }
 
-// The gate is on: the one kernel measured to differ, a split-K GEMM in which NaryReassociate
-// folds two adds (the SASS is the same), comes out without the fold.
+// The one kernel measured to differ: a split-K GEMM in which NaryReassociate folds two adds (the
+// SASS is the same).
+const Case kSplitK{"gemm m=64 n=48 k=4096 a=f16 b=f16:col c=f16 acc=f32", "32x32x32 w16x16 s3 k4"};
+
+// The gate is on: the split-K kernel comes out without the fold.
 TEST(CodegenPasses, TheGateSkipsThem) {
-  const Case split_k{"gemm m=64 n=48 k=4096 a=f16 b=f16:col c=f16 acc=f32",
-                     "32x32x32 w16x16 s3 k4"};
-  const codegen::CompiledKernel skipped = compile(split_k, false), every = compile(split_k, true);
+  const codegen::CompiledKernel skipped = compile(kSplitK, false), every = compile(kSplitK, true);
   ASSERT_FALSE(every.ptx.empty());
   EXPECT_NE(skipped.ptx, every.ptx);
+}
+
+// Sets an environment variable for one scope.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const char *value) : name_(name) { setenv(name, value, 1); }
+  ScopedEnv(const ScopedEnv &) = delete;
+  ScopedEnv &operator=(const ScopedEnv &) = delete;
+  ~ScopedEnv() { unsetenv(name_); }
+
+private:
+  const char *name_;
+};
+
+// An override of LLVM's level (here the level tcjit uses anyway) or pipeline runs every pass: the
+// split-K kernel keeps the fold whether every_codegen_pass is asked or not.
+TEST(CodegenPasses, AnLlvmOverrideRunsEveryPass) {
+  ASSERT_EQ(std::getenv("TCJIT_LLC_OPT"), nullptr);
+  ASSERT_EQ(std::getenv("TCJIT_LLVM_PIPELINE"), nullptr);
+  {
+    const ScopedEnv level("TCJIT_LLC_OPT", "1");
+    const codegen::CompiledKernel asked = compile(kSplitK, false), every = compile(kSplitK, true);
+    ASSERT_FALSE(every.ptx.empty());
+    EXPECT_EQ(asked.ptx, every.ptx);
+  }
+  {
+    const ScopedEnv pipeline("TCJIT_LLVM_PIPELINE", "function(early-cse,loop-mssa(licm))");
+    const codegen::CompiledKernel asked = compile(kSplitK, false), every = compile(kSplitK, true);
+    ASSERT_FALSE(every.ptx.empty());
+    EXPECT_EQ(asked.ptx, every.ptx);
+  }
 }
 
 int registers(const codegen::CompiledKernel &k) {
@@ -91,14 +126,14 @@ int registers(const codegen::CompiledKernel &k) {
 // Without LSR a wgrad kernel's main loop keeps fewer induction variables: fewer registers (f16
 // 3x3 at its default config: 128 against 168 with LSR).
 TEST(CodegenPasses, AWgradKernelIsLeanerWithoutLoopStrengthReduction) {
-  if (!jit::ptxas_available())
-    GTEST_SKIP() << "no ptxas";
   for (const Case c :
        {Case{"conv2d n=32 h=56 w=56 c=64 k=64 r=3 s=3 pad=1 pass=wgrad x=f16 acc=f32", ""},
         Case{"conv2d n=32 h=56 w=56 c=256 k=64 r=1 s=1 pass=wgrad x=bf16 acc=f32", ""}}) {
     SCOPED_TRACE(c.spec);
-    const codegen::CompiledKernel without = compile(c, false), with = compile(c, true);
+    const codegen::CompiledKernel without = compile(c, false), with = compile(c, false, true);
     ASSERT_NE(without.ptx, with.ptx);
+    if (!jit::ptxas_available())
+      GTEST_SKIP() << "no ptxas";
     const int lean = registers(without), full = registers(with);
     ASSERT_GT(lean, 0);
     EXPECT_LT(lean, full);

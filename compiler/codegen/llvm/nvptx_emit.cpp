@@ -111,7 +111,7 @@ std::string renumber_call_sequences(const std::string &ptx) {
 // tcjit's kernels, skipped: the IR reaching them is already SSA (SROA), its shared and global
 // accesses already vectors (the load/store vectorizer), its addresses already reassociated and
 // common (NaryReassociate), with no branch worth speculating around and no large constant to
-// hoist. ~9-10% of emit_ptx (f16, bf16 + gelu, tf32, s8, conv: 0.90-0.93x, median of 9 paired
+// hoist. 7-10% of emit_ptx (f16, bf16 + gelu, tf32, s8, conv: 0.90-0.93x, median of 9 paired
 // runs). Over 18 kernels (every dtype, SIMT, f64 + libdevice, split-K, 2:4-sparse, s4, fprop,
 // dgrad, wgrad, depthwise, the 7x7 stem) the PTX is byte-identical with and without them, but
 // for a split-K GEMM where NaryReassociate folds two adds (its SASS is the same, 278
@@ -126,18 +126,18 @@ constexpr std::string_view kLoopStrengthReduction = "Loop Strength Reduction";
 
 class SkipPasses final : public llvm::OptPassGate {
 public:
-  explicit SkipPasses(bool skip_lsr) : skip_lsr_(skip_lsr) {}
+  explicit SkipPasses(CodegenPasses passes) : passes_(passes) {}
   bool shouldRunPass(const llvm::StringRef name, llvm::StringRef) override {
     const std::string_view pass(name.data(), name.size());
-    if (skip_lsr_ && pass == kLoopStrengthReduction)
-      return false;
-    return std::find(kPassesWithoutEffect.begin(), kPassesWithoutEffect.end(), pass) ==
-           kPassesWithoutEffect.end();
+    if (pass == kLoopStrengthReduction)
+      return passes_.loop_strength_reduction;
+    return passes_.every_pass || std::find(kPassesWithoutEffect.begin(), kPassesWithoutEffect.end(),
+                                           pass) == kPassesWithoutEffect.end();
   }
   bool isEnabled() const override { return true; }
 
 private:
-  bool skip_lsr_;
+  CodegenPasses passes_;
 };
 
 // Installs `gate` on the context for one scope (the context is the compile's own: pipeline.h,
@@ -264,9 +264,9 @@ std::string emit_ptx_text(llvm::Module &m, llvm::TargetMachine &tm, CodegenPasse
   llvm::legacy::PassManager pm;
   if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
     throw std::logic_error("emit_ptx_text: the NVPTX target cannot emit assembly");
-  SkipPasses skip(!passes.loop_strength_reduction);
+  SkipPasses skip(passes);
   std::optional<ScopedPassGate> gate;
-  if (!passes.every_pass)
+  if (!passes.every_pass || !passes.loop_strength_reduction)
     gate.emplace(m.getContext(), skip);
   pm.run(m);
   return renumber_call_sequences(std::string(out.str()));

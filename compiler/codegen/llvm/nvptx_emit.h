@@ -40,10 +40,10 @@ std::string libdevice_path(const std::string &given = "");
 void optimize_module(llvm::Module &, llvm::TargetMachine &, bool hoist_invariants = true,
                      const std::string &pipeline_override = "");
 
-// Which passes of NVPTX's code generator run. It always skips the ones that change nothing in
+// Which passes of NVPTX's code generator run. By default it skips the ones that change nothing in
 // tcjit's kernels (kPassesWithoutEffect, nvptx_emit.cpp).
 struct CodegenPasses {
-  bool every_pass = false;             // run those too, and LSR: to measure, and for tests
+  bool every_pass = false;             // run those too: to measure, and for tests
   bool loop_strength_reduction = true; // LSR (pipeline.cpp turns it off for conv wgrad kernels)
 };
 
