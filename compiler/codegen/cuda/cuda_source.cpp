@@ -655,7 +655,8 @@ void emit_sparse_k_step(std::ostringstream &s, const KernelPlan &p) {
 // The staged epilogue (KernelPlan::stage_epilogue; the LLVM backend's llvm/epilogue.cpp): per pass
 // (row-major D: an mma row-block, 16 rows x wn; col-major D: a column-block, 8 columns x wm) the
 // warp writes its accumulators to its slab of shared memory (staging_offset's swizzle), then each
-// lane reads back V contiguous elements of a line and stores them as one vector of C/D.
+// lane reads back V contiguous elements of a line and stores them as one vector of D. C (beta != 0)
+// is read element by element in epilogue_value: the LLVM backend loads it as a vector.
 void emit_staged_epilogue(std::ostringstream &s, const KernelPlan &p) {
   const bool row_major = p.out_layout == MatrixLayout::row;
   const std::string A = acc_type(p), O = storage_type(p.out);
