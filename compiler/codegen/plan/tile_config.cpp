@@ -43,13 +43,21 @@ std::string num(int64_t v) {
   return std::to_string(v);
 }
 
+// The math form of a spec whose GEMM view is `view`: a depthwise kernel does multiply-adds per
+// output (conv_lowering.h); a spec without an mma form runs SIMT FFMA.
+MmaForm math_form_of(const OpSpec &view, bool depthwise, bool tf32_off) {
+  if (depthwise)
+    return simt_f32_form();
+  const auto form = find_mma_form(math_request(view, tf32_off));
+  return form ? *form : simt_f32_form();
+}
+
 } // namespace
 
 MmaForm math_form(const OpSpec &spec, bool tf32_off) {
-  if (is_depthwise_path(spec)) // multiply-adds per output (conv_lowering.h)
+  if (is_depthwise_path(spec))
     return simt_f32_form();
-  const auto form = find_mma_form(math_request(gemm_view(spec), tf32_off));
-  return form ? *form : simt_f32_form();
+  return math_form_of(gemm_view(spec), false, tf32_off);
 }
 
 std::string to_string(const TileConfig &c) {
@@ -121,8 +129,7 @@ SpecFacts spec_facts(const OpSpec &spec_in, bool tf32_off, int pad_c) {
                                             f.lowering->max_vec_c}
                          : view_vector_limits(f.spec);
   f.depthwise = is_depthwise_path(f.spec);
-  const std::optional<MmaForm> form = find_mma_form(math_request(f.view, tf32_off));
-  f.mma = !f.depthwise && form ? *form : simt_f32_form();
+  f.mma = math_form_of(f.view, f.depthwise, tf32_off);
   f.element_bits = element_bits(f.spec);
   f.dgrad_phases = takes_dgrad_phases(f.spec);
   return f;
@@ -258,16 +265,7 @@ std::vector<TileConfig> default_tile_configs(const OpSpec &spec, std::string_vie
 }
 
 TileConfig resolve_vectors(const OpSpec &spec, const TileConfig &config) {
-  TileConfig c = config;
-  const OpSpec effective =
-      c.pad_c != 0 && channel_padding_target(spec) == c.pad_c ? effective_spec(spec, c) : spec;
-  const ViewVectorLimits limits = view_vector_limits(effective);
-  const int widest = 128 / element_bits(effective);
-  if (c.vec_a == 0)
-    c.vec_a = std::min(widest, limits.a);
-  if (c.vec_b == 0)
-    c.vec_b = std::min(widest, limits.b);
-  return c;
+  return resolve_vectors(spec_facts(spec, false, config.pad_c), config); // tf32_off: no matter
 }
 
 TileConfig resolve_vectors(const SpecFacts &f, const TileConfig &config) {
