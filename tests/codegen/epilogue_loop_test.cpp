@@ -2,9 +2,9 @@
 // pass's alpha/beta/bias/activation once and loop over the passes, picking the pass's
 // accumulators by a switch. Checked: every activation, in the staged epilogue
 // (row- and col-major D) and the direct one, with alpha, beta, bias, tails and split-K, on the
-// emulator against the CPU reference under the tolerance model, for both backends; and that the
-// activation's code does not grow with the warp tile's row-blocks (unrolled, it doubles when they
-// double).
+// emulator against the CPU reference under the tolerance model, for both backends, looped and
+// unrolled (TCJIT_EPILOGUE_UNROLL=1); and that the activation's code does not grow with the warp
+// tile's row-blocks (unrolled, it doubles when they double).
 #include "compiler/codegen/plan/epilogue_loop.h"
 #include "compiler/dsl/parser.h"
 #include "engine/kernel_compile.h"
@@ -33,11 +33,13 @@ codegen::CompiledKernel compile(const std::string &text, const std::string &conf
   return engine::compile_kernel(parsed.entries.at(0).spec, options);
 }
 
-void expect_matches(const std::string &text, const std::string &config, codegen::Backend backend) {
-  SCOPED_TRACE(text + " [" + config + "] " + codegen::to_string(backend));
+void expect_matches(const std::string &text, const std::string &config, codegen::Backend backend,
+                    bool looped = true) {
+  SCOPED_TRACE(text + " [" + config + "] " + codegen::to_string(backend) +
+               (looped ? "" : " TCJIT_EPILOGUE_UNROLL=1"));
   const codegen::CompiledKernel k = compile(text, config, backend);
   ASSERT_TRUE(k.ok()) << k.errors[0].field << ": " << k.errors[0].message;
-  EXPECT_TRUE(k.plan.epilogue_loop);
+  EXPECT_EQ(k.plan.epilogue_loop, looped);
   emu::EmuDevice dev;
   const engine::KernelCheck check =
       engine::run_and_check_kernel(dev, k, parse_spec(text).entries.at(0).spec, /*seed=*/3);
@@ -121,6 +123,36 @@ TEST(EpilogueLoop, EveryActivationMatchesTheReferenceInBothBackends) {
     expect_matches("gemm m=72 n=64 k=64 a=s8:row b=s8:col c=s8:col acc=s32", "64x64x64 w32x32 s2",
                    backend);
   }
+}
+
+// The unrolled epilogue (TCJIT_EPILOGUE_UNROLL=1, kept to measure against) computes the same
+// values: each epilogue shape with an activation, alpha, beta and bias, both backends.
+TEST(EpilogueLoop, TheUnrolledEpilogueMatchesTheReferenceInBothBackends) {
+  const struct {
+    const char *text, *config;
+  } cases[] = {
+      // staged, row-major D
+      {"gemm m=70 n=72 k=40 a=bf16:row b=bf16:col c=bf16:row acc=f32 alpha=0.5 bias=col act=gelu",
+       "64x64x32 w32x32 s2"},
+      // staged, col-major D
+      {"gemm m=64 n=56 k=32 a=f16:row b=f16:col c=f16:col acc=f32 beta=0.75 bias=row act=tanh",
+       "64x64x32 w32x32 s2"},
+      // direct (f32 D), and split-K's reduce
+      {"gemm m=61 n=66 k=32 a=f16:col b=f16:row c=f32:row acc=f32 alpha=1.5 beta=-0.5 bias=col "
+       "act=swish",
+       "64x64x32 w32x32 s2"},
+      {"gemm m=61 n=66 k=64 a=f16:col b=f16:row c=f32:row acc=f32 alpha=1.5 beta=-0.5 bias=col "
+       "act=softplus",
+       "64x64x32 w32x32 s2 k2"},
+      // s8 D
+      {"gemm m=72 n=64 k=64 a=s8:row b=s8:col c=s8:row acc=s32 alpha=0.02 bias=col act=relu",
+       "64x64x64 w32x32 s2"},
+  };
+  setenv("TCJIT_EPILOGUE_UNROLL", "1", 1);
+  for (codegen::Backend backend : {codegen::Backend::llvm, codegen::Backend::cuda_source})
+    for (const auto &c : cases)
+      expect_matches(c.text, c.config, backend, /*looped=*/false);
+  unsetenv("TCJIT_EPILOGUE_UNROLL");
 }
 
 // One pass's code, whatever the number of passes: the activation's ex2.approx count is the same

@@ -652,6 +652,30 @@ void emit_sparse_k_step(std::ostringstream &s, const KernelPlan &p) {
     << "        }\n      }\n";
 }
 
+// The epilogue's passes as a loop (plan/epilogue_loop.h; the LLVM backend's select_pass): the
+// accumulators of pass `pass` (0 .. passes - 1) copied into v[tiles][regs] by a switch, so that one
+// body serves every pass. acc_of(k) names pass k's accumulator of tile `tile`, register r.
+template <typename AccOf>
+void emit_pass_select(std::ostringstream &s, const std::string &type, const std::string &pass,
+                      int passes, const std::string &tile, int tiles, int regs, AccOf acc_of) {
+  s << "  " << type << " v[" << tiles << "][" << regs << "];\n  switch (" << pass << ") {\n";
+  for (int k = 0; k < passes; ++k)
+    s << "  " << (k + 1 < passes ? "case " + std::to_string(k) : std::string("default")) << ":\n"
+      << "#pragma unroll\n    for (int " << tile << " = 0; " << tile << " < " << tiles << "; ++"
+      << tile << ")\n"
+      << "#pragma unroll\n      for (int r = 0; r < " << regs << "; ++r)\n"
+      << "        v[" << tile << "][r] = " << acc_of(k) << ";\n    break;\n";
+  s << "  }\n";
+}
+
+// The epilogue's view of C and D: this batch's C and D, D's leading dimension and the group's bias.
+std::string epilogue_operands(const KernelPlan &p) {
+  const int out_esize = dtype_bits(p.out) / 8;
+  return "  const u8 *c = C + batch * batch_stride_c * " + std::to_string(out_esize) + ";\n" +
+         "  u8 *d = D + batch * batch_stride_c * " + std::to_string(out_esize) + ";\n" +
+         "  const s64 ld_out = ldc;\n" + per_group_bias(p);
+}
+
 // The staged epilogue (KernelPlan::stage_epilogue; the LLVM backend's llvm/epilogue.cpp): per pass
 // (row-major D: an mma row-block, 16 rows x wn; col-major D: a column-block, 8 columns x wm) the
 // warp writes its accumulators to its slab of shared memory (staging_offset's swizzle), then each
@@ -681,18 +705,11 @@ void emit_staged_epilogue(std::ostringstream &s, const KernelPlan &p) {
     << "  u8 *const slab = tcjit_smem + warp * " << p.stage_lines * L * 4 << ";\n"
     << (loop ? "#pragma unroll 1\n" : "#pragma unroll\n") << "  for (int pass = 0; pass < "
     << passes << "; ++pass) {\n";
-  if (loop) { // the pass's accumulators picked by a switch (plan/epilogue_loop.h)
-    s << "  " << A << " v[" << across << "][4];\n  switch (pass) {\n";
-    for (int k = 0; k < passes; ++k)
-      s << "  " << (k + 1 < passes ? "case " + std::to_string(k) : std::string("default")) << ":\n"
-        << "#pragma unroll\n    for (int t = 0; t < " << across << "; ++t)\n"
-        << "#pragma unroll\n      for (int r = 0; r < 4; ++r)\n"
-        << "        v[t][r] = "
-        << (row_major ? "acc[" + std::to_string(k) + "][t][r]"
-                      : "acc[t][" + std::to_string(k) + "][r]")
-        << ";\n    break;\n";
-    s << "  }\n";
-  }
+  if (loop)
+    emit_pass_select(s, A, "pass", passes, "t", across, 4, [&](int k) {
+      return row_major ? "acc[" + std::to_string(k) + "][t][r]"
+                       : "acc[t][" + std::to_string(k) + "][r]";
+    });
   if (row_major) // (r, r + 1): adjacent columns of one row, one 8-byte store
     s << "#pragma unroll\n    for (int t = 0; t < " << across << "; ++t)\n"
       << "#pragma unroll\n      for (int r = 0; r < 4; r += 2) {\n"
@@ -751,7 +768,6 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
   // address is a register plus a constant; one body for SIMT (nothing to gain) and for byte-wise
   // fragments (too many addresses).
   const int U = simt || bytewise_fragments(p) ? 1 : S;
-  const int out_esize = dtype_bits(p.out) / 8;
   const std::string A = main_acc_type(p), F = frag_type(p), T = epi_type(p);
   // f16 accumulation: the main loop's f16x2 registers are `acc16`, widened into `acc` after it.
   const bool widen = widens_f16_accumulators(p);
@@ -876,10 +892,7 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
          "\"r\"(acc16[i][j][r]));\n";
   const bool raw = SK > 1; // split-K pass 1: raw accumulators to the workspace (D)
   if (p.stage_epilogue && !raw) {
-    s << "  const u8 *c = C + batch * batch_stride_c * " << out_esize << ";\n"
-      << "  u8 *d = D + batch * batch_stride_c * " << out_esize << ";\n"
-      << "  const s64 ld_out = ldc;\n"
-      << per_group_bias(p);
+    s << epilogue_operands(p);
     emit_staged_epilogue(s, p);
     s << "}\n";
     return;
@@ -898,27 +911,16 @@ void emit_gemm_kernel(std::ostringstream &s, const KernelPlan &p) {
       << "  const s64 ld_out = N;\n"
       << "  (void)C; (void)bias; (void)alpha; (void)beta; (void)ldc; (void)batch_stride_c;\n";
   else
-    s << "  const u8 *c = C + batch * batch_stride_c * " << out_esize << ";\n"
-      << "  u8 *d = D + batch * batch_stride_c * " << out_esize << ";\n"
-      << "  const s64 ld_out = ldc;\n"
-      << per_group_bias(p);
+    s << epilogue_operands(p);
   // The row-blocks i as a loop, not unrolled, their accumulators picked by a
   // switch (plan/epilogue_loop.h; the LLVM backend's select_pass).
   const bool loop = p.epilogue_loop && p.tiles_m > 1;
   const std::string v = loop ? "v[j][r]" : "acc[i][j][r]";
   const std::string v1 = loop ? "v[j][r + 1]" : "acc[i][j][r + 1]";
   if (loop) {
-    s << "#pragma unroll 1\n  for (int i = 0; i < " << p.tiles_m << "; ++i) {\n"
-      << "  " << acc_type(p) << " v[" << p.tiles_n << "][" << p.acc_regs << "];\n"
-      << "  switch (i) {\n";
-    for (int k = 0; k < p.tiles_m; ++k)
-      s << "  " << (k + 1 < p.tiles_m ? "case " + std::to_string(k) : std::string("default"))
-        << ":\n"
-        << "#pragma unroll\n    for (int j = 0; j < " << p.tiles_n << "; ++j)\n"
-        << "#pragma unroll\n      for (int r = 0; r < " << p.acc_regs << "; ++r)\n"
-        << "        v[j][r] = acc[" << k << "][j][r];\n"
-        << "    break;\n";
-    s << "  }\n";
+    s << "#pragma unroll 1\n  for (int i = 0; i < " << p.tiles_m << "; ++i) {\n";
+    emit_pass_select(s, acc_type(p), "i", p.tiles_m, "j", p.tiles_n, p.acc_regs,
+                     [](int k) { return "acc[" + std::to_string(k) + "][j][r]"; });
   } else {
     s << "#pragma unroll\n  for (int i = 0; i < " << p.tiles_m << "; ++i)\n";
   }
