@@ -91,15 +91,32 @@ namespace {
 
 long double decode_by_fields(uint32_t bits, FloatFormat f);
 
-// Every f16 and bf16 value as a float (exact: both formats are subsets of f32), decoded once:
-// mma and the half instructions decode operands per lane and element, and ldexp on long double
-// made that ~40% of an f16 GEMM's emulation time.
+// The f32 bits of an f16 / bf16 value (exact: both are subsets of f32), a NaN as the canonical
+// quiet NaN with the input's sign.
+uint32_t f16_bits_as_f32_bits(uint32_t h) {
+  const uint32_t sign = (h & 0x8000u) << 16, exponent = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  if (exponent == 0x1f)
+    return sign | (mant ? 0x7fc00000u : 0x7f800000u);
+  if (exponent == 0) // subnormal: mant * 2^-24, exact in f32
+    return sign | std::bit_cast<uint32_t>(static_cast<float>(mant) * 0x1p-24f);
+  return sign | ((exponent + 112) << 23) | (mant << 13); // rebias 15 -> 127
+}
+uint32_t bf16_bits_as_f32_bits(uint32_t h) {
+  if ((h & 0x7fffu) > 0x7f80u)
+    return ((h & 0x8000u) << 16) | 0x7fc00000u;
+  return h << 16;
+}
+
+// Every f16 and bf16 value as a float, decoded once: mma and the half instructions decode
+// operands per lane and element, and ldexp on long double made that ~40% of an f16 GEMM's
+// emulation time. Built from the bits (with ldexp on long double the build itself was ~12 M host
+// instructions, a few ms of every process's first f16 or bf16 instruction).
 struct HalfTables {
   float f16[65536], bf16[65536];
   HalfTables() {
     for (uint32_t b = 0; b < 65536; ++b) {
-      f16[b] = static_cast<float>(decode_by_fields(b, kF16));
-      bf16[b] = static_cast<float>(decode_by_fields(b, kBF16));
+      f16[b] = std::bit_cast<float>(f16_bits_as_f32_bits(b));
+      bf16[b] = std::bit_cast<float>(bf16_bits_as_f32_bits(b));
     }
   }
 };

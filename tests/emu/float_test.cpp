@@ -1,10 +1,13 @@
 // f32/f64 and f16/bf16 arithmetic: rounding modes, ftz, NaN rules, packed halves.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cfenv>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
+#include "runtime/emu/float_format.h"
 #include "tests/emu/emu_test_util.h"
 
 namespace tcjit::emu::test {
@@ -20,6 +23,43 @@ std::vector<uint64_t> f32_lanes(const std::string &snippet,
   for (const auto &r : in)
     rows.push_back({f32_bits(r[0]), f32_bits(r[1]), f32_bits(r[2])});
   return run_lanes(snippet, "f32", rows);
+}
+
+// The decode tables every f16 / bf16 operand goes through (mma, cvt, the half instructions): each
+// of the 65536 bit patterns of both formats is its value by the IEEE fields, computed here with
+// ldexp in double; a NaN is the canonical quiet NaN with the input's sign, bit for bit.
+TEST(EmuFloat, EveryHalfAndBf16BitPatternDecodesToItsValue) {
+  struct Format {
+    const char *name;
+    const float *table;
+    int exponent_bits, mantissa_bits;
+  };
+  for (const Format &fmt :
+       {Format{"f16", f16_table(), 5, 10}, Format{"bf16", bf16_table(), 8, 7}}) {
+    SCOPED_TRACE(fmt.name);
+    const uint32_t exp_all_ones = (1u << fmt.exponent_bits) - 1;
+    const int bias = (1 << (fmt.exponent_bits - 1)) - 1;
+    int wrong = 0;
+    for (uint32_t b = 0; b < 65536; ++b) {
+      const bool negative = b & 0x8000u;
+      const uint32_t exponent = (b >> fmt.mantissa_bits) & exp_all_ones;
+      const uint32_t mant = b & ((1u << fmt.mantissa_bits) - 1);
+      uint32_t expected;
+      if (exponent == exp_all_ones && mant != 0) {
+        expected = (negative ? 0x80000000u : 0u) | 0x7fc00000u;
+      } else {
+        double v = exponent == exp_all_ones ? std::numeric_limits<double>::infinity()
+                   : exponent == 0          ? std::ldexp(double(mant), 1 - bias - fmt.mantissa_bits)
+                                            : std::ldexp(double(mant | (1u << fmt.mantissa_bits)),
+                                                         int(exponent) - bias - fmt.mantissa_bits);
+        expected = std::bit_cast<uint32_t>(static_cast<float>(negative ? -v : v));
+      }
+      const uint32_t got = std::bit_cast<uint32_t>(fmt.table[b]);
+      if (got != expected && ++wrong <= 5)
+        ADD_FAILURE() << std::hex << "0x" << b << " decodes to 0x" << got << ", not 0x" << expected;
+    }
+    EXPECT_EQ(wrong, 0);
+  }
 }
 
 TEST(EmuFloat, AddRoundingModes) {
