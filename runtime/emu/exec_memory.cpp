@@ -36,6 +36,29 @@ inline uint64_t load_element(const uint8_t *p, bool is_signed, uint32_t bytes) {
   }
 }
 
+// The low `bytes` (1, 2, 4 or 8) bytes of a register value stored at p: fixed-size copies, which
+// the compiler turns into one move (a memcpy of a variable size is a call).
+inline void store_element(uint8_t *p, uint64_t v, uint32_t bytes) {
+  switch (bytes) {
+  case 1: {
+    const auto x = static_cast<uint8_t>(v);
+    std::memcpy(p, &x, 1);
+    return;
+  }
+  case 2: {
+    const auto x = static_cast<uint16_t>(v);
+    std::memcpy(p, &x, 2);
+    return;
+  }
+  case 4: {
+    const auto x = static_cast<uint32_t>(v);
+    std::memcpy(p, &x, 4);
+    return;
+  }
+  default: std::memcpy(p, &v, 8);
+  }
+}
+
 void record_request(ExecContext &ctx, const Space *spaces, const uint64_t *addresses, uint32_t mask,
                     uint32_t size, bool is_store) {
   uint32_t shared = 0, global = 0;
@@ -146,8 +169,7 @@ void exec_memory(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
       LaneAccess a = translate_access_fast(ctx, w, in, l, in.space, base[l] + offset, elem, elem,
                                            AccessKind::Write);
       addresses[l] = a.address;
-      const uint64_t v = value[l];
-      std::memcpy(a.host, &v, elem);
+      store_element(a.host, value[l], elem);
     });
     if (in.space == Space::Shared)
       count_shared_request(ctx, addresses, mask, elem, true);
@@ -176,7 +198,7 @@ void exec_memory(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
       addresses[l] = a.address;
       if (is_store) {
         for (uint32_t i = 0; i < in.vec; ++i)
-          std::memcpy(a.host + i * elem, &elems[i][l], elem);
+          store_element(a.host + i * elem, elems[i][l], elem);
       } else {
         for (uint32_t i = 0; i < in.vec; ++i)
           elems[i][l] = load_element(a.host + i * elem, is_signed, elem);
@@ -196,8 +218,7 @@ void exec_memory(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
     spaces[l] = a.space;
     if (in.vec == 1 && data.kind != OperandKind::Vector) {
       if (is_store) {
-        uint64_t v = read_operand(ctx, w, data, l);
-        std::memcpy(a.host, &v, elem);
+        store_element(a.host, read_operand(ctx, w, data, l), elem);
       } else {
         write_reg(w, data.reg, l, load_element(a.host, is_signed, elem));
       }
@@ -206,8 +227,7 @@ void exec_memory(ExecContext &ctx, Warp &w, const Instr &in, uint32_t mask) {
     for (uint32_t i = 0; i < in.vec; ++i) {
       uint32_t reg = vector_reg(ctx, data, i);
       if (is_store) {
-        uint64_t v = w.regs[size_t{reg} * 32 + l];
-        std::memcpy(a.host + i * elem, &v, elem);
+        store_element(a.host + i * elem, w.regs[size_t{reg} * 32 + l], elem);
       } else {
         write_reg(w, reg, l, load_element(a.host + i * elem, is_signed, elem));
       }

@@ -53,10 +53,7 @@ void check_shared_race(ExecContext &ctx, Warp &warp, const Instr &in, uint32_t l
               " have no bar.sync between them (nor a bar.warp.sync, within one warp); add the "
               "barrier, or give each thread its own words");
   };
-  const uint64_t end = address + size;
-  for (uint64_t wd = address / 4; wd <= (end - 1) / 4; ++wd) {
-    const uint64_t lo = std::max(address, wd * 4), hi = std::min(end, wd * 4 + 4);
-    bytes = ((1u << (hi - lo)) - 1) << (lo - wd * 4);
+  auto check_word = [&](uint64_t wd) {
     ShadowWord &s = cta.race_shadow[wd];
     const ShadowAccess now{cta.race_epoch, thread, warp.sync_epoch, pc, bytes};
     if (kind == AccessKind::Write) {
@@ -68,6 +65,18 @@ void check_shared_race(ExecContext &ctx, Warp &warp, const Instr &in, uint32_t l
         report(s.write, "write");
       s.read = now;
     }
+  };
+  if (((address | size) & 3) == 0) { // whole words (every vector access and cp.async): all bytes
+    bytes = 0xf;
+    for (uint64_t wd = address / 4, last = (address + size) / 4; wd < last; ++wd)
+      check_word(wd);
+    return;
+  }
+  const uint64_t end = address + size;
+  for (uint64_t wd = address / 4; wd <= (end - 1) / 4; ++wd) {
+    const uint64_t lo = std::max(address, wd * 4), hi = std::min(end, wd * 4 + 4);
+    bytes = ((1u << (hi - lo)) - 1) << (lo - wd * 4);
+    check_word(wd);
   }
 }
 
