@@ -86,7 +86,7 @@ bool copy_warp_fast(ExecContext &ctx, Warp &w, const Instr &in, const LaneValues
     const uint64_t src_size = sizes[l];
     dst_addresses[l] = dst;
     src_addresses[l] = src;
-    ok &= (dst & (size - 1)) == 0 && dst < limit && dst + size <= limit && src_size <= size;
+    ok &= ((dst & (size - 1)) == 0) & (dst < limit) & (dst + size <= limit) & (src_size <= size);
     const bool reads = src_size != 0;
     read_mask |= uint32_t{reads} << l;
     ok &= !reads ||
