@@ -78,9 +78,6 @@ namespace {
 struct SpecRules {
   std::vector<codegen::ConfigError> spec_errors; // check_codegen_support, channel_padding_errors
   codegen::SpecFacts facts;
-  // The implicit GEMM the kernel runs: with channel padding, K counts the padded channels (the
-  // split-K rule's K-tiles are the kernel's); M and N are the spec's own.
-  GemmSpec kernel_gemm;
   NominalSizes nominal;
 };
 
@@ -92,7 +89,6 @@ SpecRules spec_rules(const OpSpec &spec, int pad_c, std::string_view arch, bool 
   if (!r.spec_errors.empty())
     return r;
   r.facts = codegen::spec_facts(spec, tf32_off, pad_c);
-  r.kernel_gemm = r.facts.view.gemm;
   r.nominal = nominal_sizes(spec);
   return r;
 }
@@ -122,7 +118,9 @@ std::vector<PrunedConfig> config_prune_reasons(const SpecRules &rules, const Til
   std::string why;
   if (ctas_per_sm(gpu, kernel_features(rules.facts, c), &why) == 0)
     prune("occupancy", "not one CTA fits on an SM of " + gpu.name + ": " + why);
-  const GemmSpec &g = rules.kernel_gemm;
+  // The implicit GEMM the kernel runs: with channel padding, K counts the padded channels (the
+  // split-K rule's K-tiles are the kernel's); M and N are the spec's own.
+  const GemmSpec &g = rules.facts.view.gemm;
   auto oversized = [&](const char *field, int tile, const Dim &d, const char *dim) {
     if (d.is_fixed() && tile >= 32 && tile >= 2 * d.value)
       prune("oversized_tile", std::string(field) + "=" + num(tile) + " is at least twice " + dim +

@@ -55,9 +55,7 @@ MmaForm math_form_of(const OpSpec &view, bool depthwise, bool tf32_off) {
 } // namespace
 
 MmaForm math_form(const OpSpec &spec, bool tf32_off) {
-  if (is_depthwise_path(spec))
-    return simt_f32_form();
-  return math_form_of(gemm_view(spec), false, tf32_off);
+  return math_form_of(gemm_view(spec), is_depthwise_path(spec), tf32_off);
 }
 
 std::string to_string(const TileConfig &c) {
